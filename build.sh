@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# build.sh — the only build entry of pipeplan.
+#
+#   ./build.sh          generate the UI code, build public/app.wasm, copy wasm_exec.js, precompress
+#   ./build.sh serve    build, then serve the playground on http://127.0.0.1:8080
+#   ./build.sh test     build, then check style (gofmt, go vet) and run the whole test suite
+set -euo pipefail
+cd "$(dirname "$0")"
+
+build() {
+	if compgen -G "ui/*.vugu" >/dev/null; then
+		echo "build: vugugen ui/" >&2
+		go tool vugugen -s -no-main ui
+	fi
+	if compgen -G "wasm/*.go" >/dev/null; then
+		echo "build: public/app.wasm" >&2
+		GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o public/app.wasm.tmp ./wasm
+		mv public/app.wasm.tmp public/app.wasm
+		cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" public/wasm_exec.js
+		gzip -9 -k -f public/app.wasm
+		if command -v brotli >/dev/null; then brotli -f -q 11 public/app.wasm; fi
+	fi
+}
+
+check_style() {
+	local unformatted
+	unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*'))
+	if [ -n "$unformatted" ]; then
+		echo "gofmt needed on:" >&2
+		echo "$unformatted" >&2
+		return 1
+	fi
+	go vet ./...
+}
+
+case "${1:-}" in
+"")
+	build
+	;;
+serve)
+	shift
+	build
+	go run . serve "$@"
+	;;
+test)
+	build
+	check_style
+	go test -count=1 ./...
+	;;
+*)
+	echo "usage: ./build.sh [serve|test]" >&2
+	exit 2
+	;;
+esac
