@@ -1,0 +1,191 @@
+package gavel
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// UnconsolidatedSuffix turns a worker type into its unconsolidated variant in
+// Gavel's throughput data: the job's GPUs sit on different servers (§5.4.1,
+// placement sensitivity).
+const UnconsolidatedSuffix = "_unconsolidated"
+
+// JobKey names a job type at a scale factor, like Gavel's throughput keys
+// "('ResNet-50 (batch size 64)', 1)".
+type JobKey struct {
+	// Model is the job table's model string.
+	Model string
+	// ScaleFactor is the number of GPUs the job uses.
+	ScaleFactor int
+}
+
+// String formats k as Gavel's Python tuple key.
+func (k JobKey) String() string {
+	return fmt.Sprintf("('%s', %d)", k.Model, k.ScaleFactor)
+}
+
+// ParseJobKey parses a key "('<model>', <scale factor>)" (Gavel's regex
+// `\('(.*)', (\d+)\)`).
+func ParseJobKey(s string) (JobKey, error) {
+	if !strings.HasPrefix(s, "('") || !strings.HasSuffix(s, ")") {
+		return JobKey{}, fmt.Errorf("job key %q: want ('<model>', <scale factor>)", s)
+	}
+	inner := s[2 : len(s)-1]
+	sep := strings.LastIndex(inner, "', ")
+	if sep <= 0 {
+		return JobKey{}, fmt.Errorf("job key %q: want ('<model>', <scale factor>)", s)
+	}
+	digits := inner[sep+3:]
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return JobKey{}, fmt.Errorf("job key %q: scale factor %q is not a number", s, digits)
+	}
+	sf, err := strconv.Atoi(digits)
+	if err != nil || sf < 1 {
+		return JobKey{}, fmt.Errorf("job key %q: scale factor must be >= 1, got %q", s, digits)
+	}
+	return JobKey{Model: inner[:sep], ScaleFactor: sf}, nil
+}
+
+// ThroughputTable holds measured throughputs (steps/s of the whole job) per
+// worker type: isolated, and co-located with a second job (space sharing).
+type ThroughputTable struct {
+	workerTypes []string
+	isolated    map[string]map[JobKey]float64
+	colocated   map[string]map[[2]JobKey][2]float64
+}
+
+// WorkerTypes returns the table's worker types, sorted, including the
+// unconsolidated variants.
+func (t *ThroughputTable) WorkerTypes() []string {
+	return append([]string(nil), t.workerTypes...)
+}
+
+// Isolated returns the throughput of job type k running alone on k.ScaleFactor
+// GPUs of workerType with consolidated placement; 0 means it cannot run there.
+func (t *ThroughputTable) Isolated(workerType string, k JobKey) (float64, error) {
+	byKey, ok := t.isolated[workerType]
+	if !ok {
+		return 0, fmt.Errorf("throughputs: unknown worker type %q", workerType)
+	}
+	v, ok := byKey[k]
+	if !ok {
+		return 0, fmt.Errorf("throughputs: worker type %q: unknown job type %s", workerType, k)
+	}
+	return v, nil
+}
+
+// Placed returns k's isolated throughput on workerType with the given
+// placement: consolidated (all GPUs on as few servers as possible) or not, in
+// which case the "_unconsolidated" measurement is used where the data has one
+// (§5.4.1, placement sensitivity).
+func (t *ThroughputTable) Placed(workerType string, k JobKey, consolidated bool) (float64, error) {
+	if !consolidated {
+		if v, err := t.Isolated(workerType+UnconsolidatedSuffix, k); err == nil {
+			return v, nil
+		}
+	}
+	return t.Isolated(workerType, k)
+}
+
+// Colocated returns the throughputs [a, b] of job types a and b sharing the
+// same GPUs of workerType; [0, 0] means they cannot be co-located.
+func (t *ThroughputTable) Colocated(workerType string, a, b JobKey) ([2]float64, error) {
+	byPair, ok := t.colocated[workerType]
+	if !ok {
+		return [2]float64{}, fmt.Errorf("throughputs: unknown worker type %q", workerType)
+	}
+	v, ok := byPair[[2]JobKey{a, b}]
+	if !ok {
+		return [2]float64{}, fmt.Errorf("throughputs: worker type %q: no co-located entry for %s with %s", workerType, a, b)
+	}
+	return v, nil
+}
+
+// ParseThroughputs parses Gavel's throughput JSON
+// ({worker type: {job key: {"null": x, job key: [self, other]}}}).
+func ParseThroughputs(data []byte) (*ThroughputTable, error) {
+	var doc map[string]map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("throughputs: %w", err)
+	}
+	if len(doc) == 0 {
+		return nil, fmt.Errorf("throughputs: no worker types")
+	}
+	t := &ThroughputTable{
+		isolated:  map[string]map[JobKey]float64{},
+		colocated: map[string]map[[2]JobKey][2]float64{},
+	}
+	for wt, jobs := range doc {
+		if wt == "" {
+			return nil, fmt.Errorf("throughputs: empty worker type name")
+		}
+		t.workerTypes = append(t.workerTypes, wt)
+		iso := map[JobKey]float64{}
+		col := map[[2]JobKey][2]float64{}
+		for ks, entries := range jobs {
+			k, err := ParseJobKey(ks)
+			if err != nil {
+				return nil, fmt.Errorf("throughputs: %s: %w", wt, err)
+			}
+			if err := parseJobEntries(wt, k, entries, iso, col); err != nil {
+				return nil, err
+			}
+		}
+		t.isolated[wt] = iso
+		t.colocated[wt] = col
+	}
+	sort.Strings(t.workerTypes)
+	return t, nil
+}
+
+// parseJobEntries reads one job key's "null" and co-located entries.
+func parseJobEntries(wt string, k JobKey, entries map[string]json.RawMessage, iso map[JobKey]float64, col map[[2]JobKey][2]float64) error {
+	where := wt + "." + k.String()
+	raw, ok := entries["null"]
+	if !ok {
+		return fmt.Errorf("throughputs: %s: missing \"null\" (isolated throughput)", where)
+	}
+	var v float64
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fmt.Errorf("throughputs: %s.null: %w", where, err)
+	}
+	if err := checkThroughput(where+".null", v); err != nil {
+		return err
+	}
+	iso[k] = v
+	for otherKey, raw := range entries {
+		if otherKey == "null" {
+			continue
+		}
+		other, err := ParseJobKey(otherKey)
+		if err != nil {
+			return fmt.Errorf("throughputs: %s: %w", where, err)
+		}
+		if other.ScaleFactor != k.ScaleFactor {
+			return fmt.Errorf("throughputs: %s.%s: co-located scale factors differ", where, other)
+		}
+		var pair [2]float64
+		if err := json.Unmarshal(raw, &pair); err != nil {
+			return fmt.Errorf("throughputs: %s.%s: %w", where, other, err)
+		}
+		for i, p := range pair {
+			if err := checkThroughput(fmt.Sprintf("%s.%s[%d]", where, other, i), p); err != nil {
+				return err
+			}
+		}
+		col[[2]JobKey{k, other}] = pair
+	}
+	return nil
+}
+
+// checkThroughput rejects negative or non-finite throughputs.
+func checkThroughput(field string, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return fmt.Errorf("throughputs: %s: must be a finite number >= 0, got %v", field, v)
+	}
+	return nil
+}
