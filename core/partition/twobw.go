@@ -1,0 +1,218 @@
+package partition
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// TwoBWBlockCost is what the PipeDream-2BW planner knows of one block of a
+// model at one per-GPU microbatch size (the profile inputs of dissertation
+// §3.3.3).
+type TwoBWBlockCost struct {
+	// ComputeSeconds is the block's forward plus backward time for one microbatch.
+	ComputeSeconds float64
+	// WeightBytes is the size of the block's weight parameters (its share of |W|).
+	WeightBytes float64
+	// ActivationBytes is everything the block stashes between its forward and
+	// backward pass for one microbatch (its share of |A_total(b)|).
+	ActivationBytes float64
+	// InputBytes is the block's input activation for one microbatch: what a
+	// stage starting at this block receives and stashes (|A_input(b)|).
+	InputBytes float64
+}
+
+// TwoBWModel is a chain of blocks whose costs are known for any per-GPU
+// microbatch size, so the planner can trade microbatch size for memory.
+type TwoBWModel interface {
+	// NumBlocks is the number of blocks in the chain.
+	NumBlocks() int
+	// BlockCost returns the cost of block k (0-based) at microbatch size b >= 1.
+	BlockCost(k, b int) TwoBWBlockCost
+}
+
+// TwoBWExecution is one of the three executions the 2BW planner considers
+// for every (d, p) (dissertation §3.3.3).
+type TwoBWExecution int
+
+// The executions of §3.3.3.
+const (
+	// TwoBWNoPipelining is model and data parallelism without pipelining:
+	// one weight version, one activation stash, stages run one after another.
+	TwoBWNoPipelining TwoBWExecution = iota
+	// TwoBWPipelined is 2BW pipelining with full activation stashes: two
+	// weight versions and p in-flight activation stashes.
+	TwoBWPipelined
+	// TwoBWPipelinedRecompute is 2BW pipelining with activation
+	// recomputation: only stage inputs are stashed for in-flight microbatches.
+	TwoBWPipelinedRecompute
+)
+
+// String names the execution as the CLI and JSON do.
+func (e TwoBWExecution) String() string {
+	switch e {
+	case TwoBWNoPipelining:
+		return "no-pipelining"
+	case TwoBWPipelined:
+		return "2bw"
+	case TwoBWPipelinedRecompute:
+		return "2bw-recompute"
+	}
+	return fmt.Sprintf("TwoBWExecution(%d)", int(e))
+}
+
+// MarshalText writes the execution's name.
+func (e TwoBWExecution) MarshalText() ([]byte, error) { return []byte(e.String()), nil }
+
+// TwoBWOptions describes the cluster and the training limits of a 2BW plan.
+type TwoBWOptions struct {
+	// GPUs is the number of workers N; every configuration uses all of them (d·p = N).
+	GPUs int
+	// GPUsPerServer is the number of GPUs sharing the fast intra-server links.
+	GPUsPerServer int
+	// IntraServerBandwidthBytesPerSec is B_high, the bandwidth inside a server.
+	IntraServerBandwidthBytesPerSec float64
+	// InterServerBandwidthBytesPerSec is B_low, the bandwidth between servers.
+	InterServerBandwidthBytesPerSec float64
+	// MemoryBytes is the memory capacity M of one GPU.
+	MemoryBytes float64
+	// BatchSize is the maximum safe global batch size B, in samples.
+	BatchSize int
+	// RecomputeFactor is c_extra, the compute multiplier of recomputation; 0 means 4/3 (§3.3.3).
+	RecomputeFactor float64
+	// StateBytesPerWeightByte is the gradient and optimizer state kept once
+	// per weight byte (e.g. 3 for fp32 Adam: gradient, m, v). The paper's
+	// MEMORY(.) counts weight versions only, which is 0 here.
+	StateBytesPerWeightByte float64
+}
+
+// TwoBWConfig is one evaluated configuration of the 2BW planner.
+type TwoBWConfig struct {
+	// DataParallel is d, the number of parallel pipelines (replicas of each stage).
+	DataParallel int `json:"dp"`
+	// Stages is p, the number of pipeline stages.
+	Stages int `json:"pp"`
+	// Microbatch is the per-GPU microbatch size b.
+	Microbatch int `json:"microbatch"`
+	// Execution says whether the configuration pipelines and recomputes.
+	Execution TwoBWExecution `json:"execution"`
+	// Microbatches is m(b, d) = B/(d·b), the microbatches per pipeline between
+	// data-parallel gradient exchanges.
+	Microbatches int `json:"microbatches"`
+	// GradientAccumulation is g: B/(N·b) when pipelined (m = p·g), m otherwise.
+	GradientAccumulation int `json:"gradient_accumulation"`
+	// FirstBlocks holds the first block of each stage; stage i ends where stage i+1 starts.
+	FirstBlocks []int `json:"first_blocks"`
+	// SecondsPerMicrobatch is t, the time in which each pipeline processes one microbatch.
+	SecondsPerMicrobatch float64 `json:"seconds_per_microbatch"`
+	// SamplesPerSecond is the throughput of all pipelines together, d·b/t.
+	SamplesPerSecond float64 `json:"samples_per_second"`
+	// MemoryBytes is the footprint of the most loaded GPU by MEMORY(.).
+	MemoryBytes float64 `json:"memory_bytes"`
+	// IntraServerAllReduce says the orientation chosen puts each stage's
+	// replicas inside one server (otherwise each pipeline is packed first).
+	IntraServerAllReduce bool `json:"intra_server_all_reduce"`
+}
+
+// TwoBWPlan is the result of the 2BW planner: the best configuration and,
+// for every (d, p, execution), the best feasible microbatch size.
+type TwoBWPlan struct {
+	// Best is the highest-throughput configuration that fits in memory.
+	Best TwoBWConfig `json:"best"`
+	// Candidates holds the best feasible configuration of every (d, p,
+	// execution), highest throughput first.
+	Candidates []TwoBWConfig `json:"candidates"`
+}
+
+// PlanTwoBW runs PipeDream-2BW's planner (dissertation §3.3.2, Algorithm 1):
+// it sweeps every (d, p) with d·p = N, every microbatch size b with B
+// divisible by d·b, and the three executions of §3.3.3, drops
+// configurations whose MEMORY(.) exceeds M, and returns the best
+// THROUGHPUT(.). progress, if not nil, is called with the (d, p) pairs done
+// and their total.
+func PlanTwoBW(ctx context.Context, m TwoBWModel, opt TwoBWOptions, progress func(done, total int)) (TwoBWPlan, error) {
+	if err := opt.validate(); err != nil {
+		return TwoBWPlan{}, err
+	}
+	if m == nil || m.NumBlocks() < 1 {
+		return TwoBWPlan{}, fmt.Errorf("model: must have at least one block")
+	}
+	var pairs [][2]int // (d, p) with d·p = N and p <= blocks; (N, 1) always qualifies
+	for d := 1; d <= opt.GPUs; d++ {
+		if opt.GPUs%d == 0 && opt.GPUs/d <= m.NumBlocks() {
+			pairs = append(pairs, [2]int{d, opt.GPUs / d})
+		}
+	}
+	ev := newTwoBWEvaluator(m, opt)
+	var plan TwoBWPlan
+	smallest := math.Inf(1)
+	for i, dp := range pairs {
+		if err := ctx.Err(); err != nil {
+			return TwoBWPlan{}, err
+		}
+		d, p := dp[0], dp[1]
+		for _, e := range []TwoBWExecution{TwoBWNoPipelining, TwoBWPipelined, TwoBWPipelinedRecompute} {
+			if e != TwoBWNoPipelining && p == 1 {
+				continue // one stage: nothing to pipeline
+			}
+			best, ok := TwoBWConfig{}, false
+			for b := 1; b*d <= opt.BatchSize; b++ {
+				c, valid := ev.evaluate(d, p, b, e)
+				if !valid {
+					continue
+				}
+				smallest = math.Min(smallest, c.MemoryBytes)
+				if c.MemoryBytes > opt.MemoryBytes {
+					continue
+				}
+				if !ok || c.SamplesPerSecond > best.SamplesPerSecond {
+					best, ok = c, true
+				}
+			}
+			if ok {
+				plan.Candidates = append(plan.Candidates, best)
+			}
+		}
+		if progress != nil {
+			progress(i+1, len(pairs))
+		}
+	}
+	if len(plan.Candidates) == 0 {
+		if math.IsInf(smallest, 1) {
+			return TwoBWPlan{}, fmt.Errorf("batch_size: %d admits no configuration on %d GPUs (B must be a multiple of d·b, and of N·b to pipeline)", opt.BatchSize, opt.GPUs)
+		}
+		return TwoBWPlan{}, fmt.Errorf("memory_bytes: does not fit: the smallest configuration needs %.4g bytes > %.4g", smallest, opt.MemoryBytes)
+	}
+	sort.SliceStable(plan.Candidates, func(i, j int) bool {
+		return plan.Candidates[i].SamplesPerSecond > plan.Candidates[j].SamplesPerSecond
+	})
+	plan.Best = plan.Candidates[0]
+	return plan, nil
+}
+
+func (o TwoBWOptions) validate() error {
+	positive := []struct {
+		name string
+		v    float64
+	}{
+		{"gpus", float64(o.GPUs)},
+		{"gpus_per_server", float64(o.GPUsPerServer)},
+		{"intra_server_bandwidth_bytes_per_sec", o.IntraServerBandwidthBytesPerSec},
+		{"inter_server_bandwidth_bytes_per_sec", o.InterServerBandwidthBytesPerSec},
+		{"memory_bytes", o.MemoryBytes},
+		{"batch_size", float64(o.BatchSize)},
+	}
+	for _, f := range positive {
+		if !(f.v > 0) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("%s: must be a positive number, got %v", f.name, f.v)
+		}
+	}
+	if o.RecomputeFactor != 0 && (!(o.RecomputeFactor >= 1) || math.IsInf(o.RecomputeFactor, 0)) {
+		return fmt.Errorf("recompute_factor: must be >= 1 (or 0 for 4/3), got %v", o.RecomputeFactor)
+	}
+	if !(o.StateBytesPerWeightByte >= 0) || math.IsInf(o.StateBytesPerWeightByte, 0) {
+		return fmt.Errorf("state_bytes_per_weight_byte: must be >= 0, got %v", o.StateBytesPerWeightByte)
+	}
+	return nil
+}
