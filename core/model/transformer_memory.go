@@ -1,0 +1,92 @@
+package model
+
+// ActivationOptions are the execution choices that change how much
+// activation memory a transformer layer keeps for its backward pass.
+type ActivationOptions struct {
+	// TP is the tensor-parallel size t (>= 1); 0 is read as 1.
+	TP int
+	// SequenceParallel shards the layer norm and dropout activations over the
+	// t tensor-parallel GPUs along the sequence (Korthikanti et al. 2022 §4.2.2).
+	SequenceParallel bool
+	// Recompute is the recomputation strategy; "" is read as none.
+	Recompute Recompute
+}
+
+// tp returns the tensor-parallel size, at least 1.
+func (o ActivationOptions) tp() float64 {
+	if o.TP < 1 {
+		return 1
+	}
+	return float64(o.TP)
+}
+
+// LayerActivationBytes returns the activation memory one transformer layer
+// keeps per GPU for a microbatch of b sequences (Korthikanti et al. 2022,
+// "Reducing Activation Recomputation in Large Transformer Models", §4 and
+// Table 2). In 16-bit precision it is sbh(34 + 5as/h) without parallelism;
+// sbh(10 + 24/t + 5as/(ht)) with tensor parallelism; sbh/t·(34 + 5as/h) with
+// sequence parallelism too; selective recomputation drops the 5as/h term;
+// full recomputation keeps only the layer input, 2sbh (2sbh/t with sequence
+// parallelism). Other precisions scale the stored values (w bytes each) but
+// not the 1-byte dropout masks; FFN sizes other than 4h scale the MLP terms.
+func (t Transformer) LayerActivationBytes(b int, o ActivationOptions) float64 {
+	w, err := t.BytesPerValue()
+	if err != nil {
+		return 0
+	}
+	s, h, f, a, bb := float64(t.Seq), float64(t.Hidden), float64(t.FFNSize()), float64(t.Heads), float64(b)
+	tp := o.tp()
+	sp := 1.0
+	if o.SequenceParallel {
+		sp = tp
+	}
+	sbh := s * bb * h
+	if o.Recompute == RecomputeFull {
+		return w * sbh / sp
+	}
+	// Replicated without sequence parallelism: both layer-norm inputs, the QKV
+	// and MLP GEMM inputs (4w·sbh), and the two dropout masks (2·sbh).
+	replicated := (4*w + 2) * sbh / sp
+	// Split over t: Q, K, V, the projection input (4w·sbh) and the MLP GEMM
+	// outputs before and after GeLU (2w·sbf).
+	split := (4*w*sbh + 2*w*s*bb*f) / tp
+	if o.Recompute == RecomputeSelective {
+		return replicated + split
+	}
+	// The attention core: softmax output, its dropout mask and output
+	// ((2w+1)·as²b, 5as²b in 16-bit), split over t.
+	core := (2*w + 1) * a * s * s * bb / tp
+	return replicated + split + core
+}
+
+// EmbeddingActivationBytes returns the activation memory of the input
+// embedding for b sequences: its dropout mask, sbh bytes, split over t with
+// sequence parallelism (Korthikanti et al. 2022 §4.3). It lives on the first
+// pipeline stage.
+func (t Transformer) EmbeddingActivationBytes(b int, o ActivationOptions) float64 {
+	sbh := float64(t.Seq) * float64(b) * float64(t.Hidden)
+	if o.SequenceParallel {
+		return sbh / o.tp()
+	}
+	return sbh
+}
+
+// OutputActivationBytes returns the activation memory of the output layer
+// for b sequences: the final layer norm's input and the output projection's
+// input (w·sbh each, split over t with sequence parallelism) and the fp32
+// logits the cross-entropy keeps (4sbV/t); 4sbh/t·(1 + V/h) in 16-bit with
+// sequence parallelism (Korthikanti et al. 2022 §4.3). It lives on the last
+// pipeline stage.
+func (t Transformer) OutputActivationBytes(b int, o ActivationOptions) float64 {
+	w, err := t.BytesPerValue()
+	if err != nil {
+		return 0
+	}
+	s, h, v, bb := float64(t.Seq), float64(t.Hidden), float64(t.Vocab), float64(b)
+	tp := o.tp()
+	sp := 1.0
+	if o.SequenceParallel {
+		sp = tp
+	}
+	return 2*w*s*bb*h/sp + 4*s*bb*v/tp
+}
