@@ -1,0 +1,221 @@
+package gavel
+
+import (
+	"math"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestGenerateTraceDeterministic(t *testing.T) {
+	cfg := TraceConfig{NumJobs: 200, JobsPerHour: 5.6, Seed: 7, MultiGPU: true, SLOs: true, PriorityWeights: true}
+	a, err := GenerateTrace(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := GenerateTrace(cfg)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same seed gave different traces")
+	}
+	cfg.Seed = 8
+	c, _ := GenerateTrace(cfg)
+	if reflect.DeepEqual(a, c) {
+		t.Fatal("different seeds gave the same trace")
+	}
+}
+
+// TestGenerateTraceDistribution checks the generator against §5.7.1 on a
+// large sample: uniform job types, the 0.8/0.2 duration mix and its ranges,
+// the Poisson rate, the multi-GPU mix and num_steps = duration × T[v100].
+func TestGenerateTraceDistribution(t *testing.T) {
+	const n = 40000
+	const rate = 4.0
+	jobs, err := GenerateTrace(TraceConfig{NumJobs: n, JobsPerHour: rate, Seed: 1, MultiGPU: true, PriorityWeights: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt := DefaultThroughputs()
+	distributed := map[string]bool{}
+	for _, jt := range DefaultJobTable() {
+		distributed[jt.Model] = jt.Distributed
+	}
+	long, heavy := 0, 0
+	sfCount := map[int]int{}
+	typeCount := map[string]int{}
+	for i, j := range jobs {
+		if j.ID != i {
+			t.Fatalf("job %d has ID %d", i, j.ID)
+		}
+		d := j.DurationSeconds
+		if d < 60*math.Pow(10, 1.5) || d > 60*1e4 {
+			t.Fatalf("duration %v out of range", d)
+		}
+		if d > 60*1e3 {
+			long++
+		}
+		if j.ScaleFactor > 1 && !distributed[j.JobType] {
+			t.Fatalf("%s got scale factor %d", j.JobType, j.ScaleFactor)
+		}
+		sfCount[j.ScaleFactor]++
+		if j.ScaleFactor == 1 {
+			typeCount[j.JobType]++
+		}
+		if j.PriorityWeight == 5 {
+			heavy++
+		}
+		tput, err := tt.Isolated("v100", JobKey{j.JobType, j.ScaleFactor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(j.NumSteps-math.Max(1, math.Round(d*tput))) > 0 {
+			t.Fatalf("num_steps %v, want round(%v × %v)", j.NumSteps, d, tput)
+		}
+	}
+	near := func(what string, got, want, tol float64) {
+		t.Helper()
+		if math.Abs(got-want) > tol {
+			t.Errorf("%s = %.4f, want %.4f ± %.4f", what, got, want, tol)
+		}
+	}
+	near("long-job fraction", float64(long)/n, 0.2, 0.01)
+	near("weight-5 fraction", float64(heavy)/n, 0.2, 0.01)
+	near("sf1 fraction", float64(sfCount[1])/n, 0.7, 0.01)
+	near("sf2 fraction", float64(sfCount[2])/n, 0.1, 0.01)
+	near("sf4 fraction", float64(sfCount[4])/n, 0.15, 0.01)
+	near("sf8 fraction", float64(sfCount[8])/n, 0.05, 0.01)
+	if len(typeCount) != 26 {
+		t.Errorf("single-GPU jobs cover %d types, want 26", len(typeCount))
+	}
+	for m, c := range typeCount {
+		near("share of "+m, float64(c)/float64(sfCount[1]), 1.0/26, 0.006)
+	}
+	meanGap := jobs[n-1].ArrivalSeconds / (n - 1)
+	near("mean inter-arrival (s)", meanGap, 3600/rate, 0.02*3600/rate)
+}
+
+func TestGenerateTraceStaticAndErrors(t *testing.T) {
+	jobs, err := GenerateTrace(TraceConfig{NumJobs: 50, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if j.ArrivalSeconds != 0 || j.ScaleFactor != 1 || j.SLOSeconds != 0 || j.PriorityWeight != 1 {
+			t.Fatalf("static single-GPU job %+v", j)
+		}
+	}
+	bad := []TraceConfig{
+		{NumJobs: -1},
+		{NumJobs: 1, JobsPerHour: math.NaN()},
+		{NumJobs: 1, JobsPerHour: -2},
+		{NumJobs: 1, ReferenceWorkerType: "tpu"},
+		{NumJobs: 1, MultiGPU: true, JobTypes: []JobType{{Model: "A3C"}}},
+	}
+	for _, cfg := range bad {
+		if _, err := GenerateTrace(cfg); err == nil {
+			t.Errorf("GenerateTrace(%+v): want error", cfg)
+		}
+	}
+}
+
+func TestParseTraceFiles(t *testing.T) {
+	tt := DefaultThroughputs()
+	cases := []struct {
+		file      string
+		n         int
+		sfs       map[int]int
+		allAtZero bool
+		legacy    bool
+	}{
+		{"small_test.trace", 20, nil, false},
+		{"max_min_fairness.trace", 96, map[int]int{1: 59, 2: 19, 4: 18}, false},
+		{"minimize_makespan.trace", 100, map[int]int{1: 71, 2: 6, 4: 23}, true},
+		{"795a4c.trace", 3, nil, false, true},
+		{"925e2b.trace", 4, nil, false, true},
+		{"23dbec.trace", 9, nil, false, true},
+	}
+	for _, c := range cases {
+		data, err := os.ReadFile("testdata/traces/" + c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs, err := ParseTrace(data)
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		if len(jobs) != c.n {
+			t.Errorf("%s: %d jobs, want %d", c.file, len(jobs), c.n)
+		}
+		sfs := map[int]int{}
+		for _, j := range jobs {
+			sfs[j.ScaleFactor]++
+			if c.allAtZero && j.ArrivalSeconds != 0 {
+				t.Errorf("%s: job %d arrives at %v, want 0", c.file, j.ID, j.ArrivalSeconds)
+			}
+			// Legacy MSR traces hold scale factors the throughput data lacks
+			// (e.g. CycleGAN × 8); only the current-format files must match it.
+			if _, err := tt.Isolated("v100", JobKey{j.JobType, j.ScaleFactor}); err != nil && !c.legacy {
+				t.Errorf("%s: %v", c.file, err)
+			}
+		}
+		if c.sfs != nil && !reflect.DeepEqual(sfs, c.sfs) {
+			t.Errorf("%s: scale factors %v, want %v", c.file, sfs, c.sfs)
+		}
+	}
+}
+
+func TestParseTraceLines(t *testing.T) {
+	cur := "LM (batch size 5)\tcmd %s\tdir\t--steps\t1\t1000\t2\t5\t3600.5\t12.5\n"
+	legacy := "A3C\tcmd\t-n\t0\t300\t7.0\t1\nA3C\tcmd\t-n\t0\t300\t9.0\t0\n"
+	jobs, err := ParseTrace([]byte(cur + "\n" + legacy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Job{
+		{ID: 0, JobType: "LM (batch size 5)", ScaleFactor: 2, PriorityWeight: 5, NumSteps: 1000, SLOSeconds: 3600.5, ArrivalSeconds: 12.5},
+		{ID: 1, JobType: "A3C", ScaleFactor: 1, PriorityWeight: 1, NumSteps: 300, ArrivalSeconds: 7},
+	}
+	if !reflect.DeepEqual(jobs, want) {
+		t.Fatalf("got %+v\nwant %+v", jobs, want)
+	}
+	bad := map[string]string{
+		"a\tb\tc":                        "fields",
+		"\tc\td\te\t1\t10\t1\t1\t-1\t0":  "job_type",
+		"A\tc\td\te\t1\t0\t1\t1\t-1\t0":  "total_steps",
+		"A\tc\td\te\t1\t5\t0\t1\t-1\t0":  "scale_factor",
+		"A\tc\td\te\t1\t5\t1\t0\t-1\t0":  "priority_weight",
+		"A\tc\td\te\t1\t5\t1\t1\tNaN\t0": "SLO",
+		"A\tc\td\te\t1\t5\t1\t1\t-1\t-3": "arrival_time",
+		"A\tc\t-n\t0\t300\tInf\t1":       "arrival_time",
+		"A\tc\t-n\t0\t300\t1\t-1":        "scale_factor",
+	}
+	for in, want := range bad {
+		_, err := ParseTrace([]byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "line 1") {
+			t.Errorf("ParseTrace(%q): err = %v, want line 1 and %q", in, err, want)
+		}
+	}
+}
+
+func FuzzParseTrace(f *testing.F) {
+	for _, name := range []string{"small_test.trace", "795a4c.trace"} {
+		data, err := os.ReadFile("testdata/traces/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte("A\tc\t-n\t0\t300\t9.0\t0\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		jobs, err := ParseTrace(data)
+		if err != nil {
+			return
+		}
+		for i, j := range jobs {
+			if j.ID != i || j.JobType == "" || j.ScaleFactor < 1 || !(j.NumSteps >= 1) || !(j.PriorityWeight > 0) ||
+				!(j.ArrivalSeconds >= 0) || math.IsInf(j.ArrivalSeconds, 0) || !(j.SLOSeconds >= 0) || math.IsInf(j.SLOSeconds, 0) {
+				t.Fatalf("accepted bad job %+v", j)
+			}
+		}
+	})
+}
