@@ -127,9 +127,9 @@ func TestParseTraceFiles(t *testing.T) {
 		allAtZero bool
 		legacy    bool
 	}{
-		{"small_test.trace", 20, nil, false},
-		{"max_min_fairness.trace", 96, map[int]int{1: 59, 2: 19, 4: 18}, false},
-		{"minimize_makespan.trace", 100, map[int]int{1: 71, 2: 6, 4: 23}, true},
+		{"small_test.trace", 20, nil, false, false},
+		{"max_min_fairness.trace", 96, map[int]int{1: 59, 2: 19, 4: 18}, false, false},
+		{"minimize_makespan.trace", 100, map[int]int{1: 71, 2: 6, 4: 23}, true, false},
 		{"795a4c.trace", 3, nil, false, true},
 		{"925e2b.trace", 4, nil, false, true},
 		{"23dbec.trace", 9, nil, false, true},
