@@ -1,0 +1,83 @@
+package gavel
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// DefaultGPUsPerServer is the server size used when a ClusterSpec gives none.
+const DefaultGPUsPerServer = 4
+
+// ClusterSpec is the cluster the mechanism places jobs on: a GPU count per
+// worker type, with the GPUs of a type grouped into servers.
+type ClusterSpec struct {
+	// WorkerTypes names the GPU types, e.g. ["k80","p100","v100"].
+	WorkerTypes []string `json:"worker_types"`
+	// NumWorkers is the GPU count per worker type.
+	NumWorkers []int `json:"num_workers"`
+	// GPUsPerServer is the server size per worker type; nil means DefaultGPUsPerServer.
+	GPUsPerServer []int `json:"gpus_per_server,omitempty"`
+}
+
+// ParseClusterSpec parses "36:36:36" as GPU counts for workerTypes, in order
+// (Gavel's cluster_spec), with DefaultGPUsPerServer GPUs per server.
+func ParseClusterSpec(s string, workerTypes []string) (ClusterSpec, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) != len(workerTypes) {
+		return ClusterSpec{}, fmt.Errorf("cluster %q: want %d counts (%s), got %d", s, len(workerTypes), strings.Join(workerTypes, ":"), len(parts))
+	}
+	spec := ClusterSpec{WorkerTypes: append([]string(nil), workerTypes...), NumWorkers: make([]int, len(parts))}
+	for j, p := range parts {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil {
+			return ClusterSpec{}, fmt.Errorf("cluster %q: %s count %q is not an integer", s, workerTypes[j], p)
+		}
+		spec.NumWorkers[j] = n
+	}
+	return spec, spec.Validate()
+}
+
+// Validate checks names, counts (>= 1) and server sizes (>= 1).
+func (c ClusterSpec) Validate() error {
+	if len(c.WorkerTypes) == 0 {
+		return fmt.Errorf("cluster.worker_types: must not be empty")
+	}
+	if len(c.NumWorkers) != len(c.WorkerTypes) {
+		return fmt.Errorf("cluster.num_workers: must have %d entries, got %d", len(c.WorkerTypes), len(c.NumWorkers))
+	}
+	if c.GPUsPerServer != nil && len(c.GPUsPerServer) != len(c.WorkerTypes) {
+		return fmt.Errorf("cluster.gpus_per_server: must have %d entries, got %d", len(c.WorkerTypes), len(c.GPUsPerServer))
+	}
+	seen := map[string]bool{}
+	for j, w := range c.WorkerTypes {
+		if w == "" || seen[w] {
+			return fmt.Errorf("cluster.worker_types[%d]: must be a unique non-empty name, got %q", j, w)
+		}
+		seen[w] = true
+		if c.NumWorkers[j] < 1 {
+			return fmt.Errorf("cluster.num_workers[%d]: must be >= 1, got %d", j, c.NumWorkers[j])
+		}
+		if c.serverSize(j) < 1 {
+			return fmt.Errorf("cluster.gpus_per_server[%d]: must be >= 1, got %d", j, c.serverSize(j))
+		}
+	}
+	return nil
+}
+
+// serverSize is the number of GPUs per server of worker type j.
+func (c ClusterSpec) serverSize(j int) int {
+	if c.GPUsPerServer == nil {
+		return DefaultGPUsPerServer
+	}
+	return c.GPUsPerServer[j]
+}
+
+// TotalWorkers is the number of GPUs of all types.
+func (c ClusterSpec) TotalWorkers() int {
+	n := 0
+	for _, w := range c.NumWorkers {
+		n += w
+	}
+	return n
+}

@@ -1,0 +1,134 @@
+package gavel
+
+import "sort"
+
+// place assigns GPUs to the chosen combinations (§5.5): in decreasing order
+// of scale factor, each keeps last round's GPUs if they are free (lease
+// renewal), else gets GPUs on as few servers as possible, best fit, avoiding
+// GPUs that other chosen combinations hold on lease.
+func (m *Mechanism) place(combos []Combination, chosen []candidate) []Placement {
+	used := make([][]bool, len(m.cluster.WorkerTypes))
+	reserved := make([][]bool, len(used))
+	for j, n := range m.cluster.NumWorkers {
+		used[j] = make([]bool, n)
+		reserved[j] = make([]bool, n)
+	}
+	for _, c := range chosen {
+		if l, ok := m.leases[keyOf(combos[c.combo])]; ok && l.workerType == c.workerType {
+			for _, g := range l.workers {
+				reserved[c.workerType][g] = true
+			}
+		}
+	}
+	order := make([]int, len(chosen))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		return combos[chosen[order[a]].combo].ScaleFactor > combos[chosen[order[b]].combo].ScaleFactor
+	})
+	out := make([]Placement, len(chosen))
+	for _, i := range order {
+		c := chosen[i]
+		combo := combos[c.combo]
+		j := c.workerType
+		p := Placement{Combination: c.combo, WorkerType: j}
+		if l, ok := m.leases[keyOf(combo)]; ok && l.workerType == j && len(l.workers) == combo.ScaleFactor && allFree(used[j], l.workers) {
+			p.Workers = append([]int(nil), l.workers...)
+			p.LeaseRenewed = true
+		} else {
+			p.Workers = m.pickGPUs(j, combo.ScaleFactor, used[j], reserved[j])
+		}
+		for _, g := range p.Workers {
+			used[j][g] = true
+		}
+		p.Consolidated = m.serversUsed(j, p.Workers) == m.minServers(j, combo.ScaleFactor)
+		out[i] = p
+	}
+	return out
+}
+
+// pickGPUs chooses n free GPUs of worker type j, consolidated if possible,
+// preferring GPUs nobody holds on lease. The scheduler guarantees n free GPUs.
+func (m *Mechanism) pickGPUs(j, n int, used, reserved []bool) []int {
+	unreserved, okU := m.gather(j, n, func(g int) bool { return !used[g] && !reserved[g] })
+	if okU {
+		return unreserved
+	}
+	all, okA := m.gather(j, n, func(g int) bool { return !used[g] })
+	if okA || unreserved == nil {
+		return all
+	}
+	return unreserved
+}
+
+// gather picks n GPUs of type j among those free() allows: from the
+// best-fitting single server if one fits, else from the servers with the
+// most free GPUs first. It reports whether the choice is consolidated; it
+// returns nil if fewer than n GPUs are free.
+func (m *Mechanism) gather(j, n int, free func(int) bool) ([]int, bool) {
+	size := m.cluster.serverSize(j)
+	var servers [][]int
+	total := 0
+	for start := 0; start < m.cluster.NumWorkers[j]; start += size {
+		var gpus []int
+		for g := start; g < min(start+size, m.cluster.NumWorkers[j]); g++ {
+			if free(g) {
+				gpus = append(gpus, g)
+			}
+		}
+		servers = append(servers, gpus)
+		total += len(gpus)
+	}
+	if total < n {
+		return nil, false
+	}
+	best := -1
+	for s, gpus := range servers {
+		if len(gpus) >= n && (best < 0 || len(gpus) < len(servers[best])) {
+			best = s
+		}
+	}
+	if best >= 0 {
+		return servers[best][:n], true
+	}
+	sort.SliceStable(servers, func(a, b int) bool { return len(servers[a]) > len(servers[b]) })
+	var out []int
+	nServers := 0
+	for _, gpus := range servers {
+		if len(out) == n {
+			break
+		}
+		take := min(n-len(out), len(gpus))
+		out = append(out, gpus[:take]...)
+		nServers++
+	}
+	sort.Ints(out)
+	return out, nServers == m.minServers(j, n)
+}
+
+// minServers is the fewest servers of type j that hold n GPUs.
+func (m *Mechanism) minServers(j, n int) int {
+	size := m.cluster.serverSize(j)
+	return (n + size - 1) / size
+}
+
+// serversUsed counts the distinct servers of type j among gpus.
+func (m *Mechanism) serversUsed(j int, gpus []int) int {
+	size := m.cluster.serverSize(j)
+	seen := map[int]bool{}
+	for _, g := range gpus {
+		seen[g/size] = true
+	}
+	return len(seen)
+}
+
+// allFree reports whether none of gpus is used.
+func allFree(used []bool, gpus []int) bool {
+	for _, g := range gpus {
+		if g >= len(used) || used[g] {
+			return false
+		}
+	}
+	return true
+}
