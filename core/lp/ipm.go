@@ -1,0 +1,398 @@
+package lp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Interior-point parameters.
+const (
+	ipmMaxIter  = 200
+	ipmTol      = 1e-10 // relative primal/dual infeasibility and gap at optimality
+	ipmStep     = 0.995 // fraction of the step to the boundary
+	ipmReg      = 1e-13 // diagonal regularization of the normal equations (relative)
+	ipmDiverged = 1e14  // iterate size that signals infeasibility or unboundedness
+	refineSteps = 2     // iterative-refinement rounds per normal-equation solve
+)
+
+var errNaN = errors.New("lp: numerical failure (NaN)")
+
+// interiorPoint solves s by Mehrotra's predictor-corrector primal-dual
+// interior-point method (Nocedal & Wright, Numerical Optimization, ch. 14,
+// Algorithm 14.3) with normal equations factored by a sparse LDL^T. It
+// assumes s is feasible and bounded; otherwise the iterates diverge and it
+// returns an error saying so.
+func interiorPoint(ctx context.Context, s *standard) (Status, []float64, int, error) {
+	m, n := s.m, s.n
+	if m == 0 {
+		for _, c := range s.c {
+			if c < 0 {
+				return Unbounded, nil, 0, nil
+			}
+		}
+		return Optimal, make([]float64, n), 0, nil
+	}
+	sys, err := newIPMSystem(s)
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	x, y, z := sys.start()
+	rp, rd := make([]float64, m), make([]float64, n)
+	rc := make([]float64, n)
+	dxa, dya, dza := make([]float64, n), make([]float64, m), make([]float64, n)
+	dx, dy, dz := make([]float64, n), make([]float64, m), make([]float64, n)
+	bnorm, cnorm := 1+normInf(s.b), 1+normInf(s.c)
+	for iter := 0; iter < ipmMaxIter; iter++ {
+		if err := ctx.Err(); err != nil {
+			return 0, nil, iter, err
+		}
+		// Residuals rp = b - Ax, rd = c - A^T y - z.
+		copy(rp, s.b)
+		sys.mulA(x, rp, -1)
+		for j := range rd {
+			rd[j] = s.c[j] - z[j]
+		}
+		sys.mulAT(y, rd, -1)
+		pobj, dobj := dot(s.c, x), dot(s.b, y)
+		if debugIPM {
+			fmt.Println(iter, pobj, dobj, normInf(rp), normInf(rd), normInf(x), normInf(y))
+		}
+		mu := dot(x, z) / float64(n)
+		if normInf(rp)/bnorm < ipmTol && normInf(rd)/cnorm < ipmTol && math.Abs(pobj-dobj)/(1+math.Abs(pobj)) < ipmTol {
+			return Optimal, x, iter, nil
+		}
+		// Diverging x means unbounded; diverging y while Ax = b still fails
+		// means infeasible (a growing y with feasible x is an unbounded dual face).
+		if normInf(x) > ipmDiverged || (normInf(y) > ipmDiverged && normInf(rp)/bnorm > 1e-6) || math.IsNaN(mu) {
+			return 0, nil, iter, fmt.Errorf("lp: interior point diverged after %d iterations: the problem is probably infeasible or unbounded (solve it with Method: Simplex to tell which)", iter)
+		}
+		dj := sys.dj
+		for j := range dj {
+			dj[j] = x[j] / z[j]
+		}
+		sys.prepare()
+		// Predictor (affine scaling) direction.
+		for j := range rc {
+			rc[j] = -x[j] * z[j]
+		}
+		sys.direction(x, z, rp, rd, rc, dxa, dya, dza)
+		ap, ad := maxStep(x, dxa), maxStep(z, dza)
+		muAff := 0.0
+		for j := range x {
+			muAff += (x[j] + ap*dxa[j]) * (z[j] + ad*dza[j])
+		}
+		muAff /= float64(n)
+		sigma := math.Pow(muAff/mu, 3)
+		// Corrector with centering.
+		for j := range rc {
+			rc[j] = sigma*mu - x[j]*z[j] - dxa[j]*dza[j]
+		}
+		sys.direction(x, z, rp, rd, rc, dx, dy, dz)
+		ap, ad = math.Min(1, ipmStep*maxStep(x, dx)), math.Min(1, ipmStep*maxStep(z, dz))
+		for j := range x {
+			x[j] += ap * dx[j]
+			z[j] += ad * dz[j]
+		}
+		for i := range y {
+			y[i] += ad * dy[i]
+		}
+		recenterFree(s, x)
+	}
+	return 0, nil, ipmMaxIter, fmt.Errorf("lp: interior point: no convergence after %d iterations (the problem may be infeasible, unbounded or badly scaled)", ipmMaxIter)
+}
+
+// recenterFree keeps split free variables x = z+ - z- from drifting to
+// infinity together: it lowers both halves alike, which leaves A z unchanged.
+func recenterFree(s *standard, z []float64) {
+	for j, neg := range s.neg {
+		if neg < 0 {
+			continue
+		}
+		pos := s.pos[j]
+		if d := math.Min(z[pos], z[neg]) - 1; d > 0 {
+			z[pos] -= d
+			z[neg] -= d
+		}
+	}
+}
+
+// ipmSystem solves the normal equations (A D A^T + reg I) dy = r of one
+// interior-point iteration: sparse columns through normalEq, dense columns
+// through the Woodbury identity, then iterative refinement.
+type ipmSystem struct {
+	s      *standard
+	f      *normalEq
+	dense  []int     // dense column indices
+	dj     []float64 // D, one per column
+	reg    float64
+	w      [][]float64 // S^{-1} a_j for each dense column j
+	cap    []float64   // small q x q matrix D_q^{-1} + U^T S^{-1} U, LU in place
+	capPiv []int
+	tmpN   []float64
+	tmpM   []float64
+}
+
+// newIPMSystem splits columns into sparse and dense and orders the sparse part.
+func newIPMSystem(s *standard) (*ipmSystem, error) {
+	limit := max(32, s.m/10)
+	isDense := make([]bool, s.n)
+	sys := &ipmSystem{s: s, dj: make([]float64, s.n), tmpN: make([]float64, s.n), tmpM: make([]float64, s.m)}
+	for j := 0; j < s.n; j++ {
+		if s.colStart[j+1]-s.colStart[j] > limit {
+			isDense[j] = true
+			sys.dense = append(sys.dense, j)
+		}
+	}
+	f, err := newNormalEq(s, isDense)
+	if err != nil {
+		return nil, err
+	}
+	sys.f = f
+	return sys, nil
+}
+
+// prepare factors for the current sys.dj.
+func (sys *ipmSystem) prepare() {
+	maxDiag := 0.0
+	for _, d := range sys.dj {
+		maxDiag = math.Max(maxDiag, d)
+	}
+	sys.reg = ipmReg * math.Max(1, maxDiag)
+	sys.f.factor(sys.s, sys.dj, sys.reg)
+	q := len(sys.dense)
+	if q == 0 {
+		return
+	}
+	sys.w = sys.w[:0]
+	for _, j := range sys.dense {
+		col := make([]float64, sys.s.m)
+		for k := sys.s.colStart[j]; k < sys.s.colStart[j+1]; k++ {
+			col[sys.s.rowIdx[k]] = sys.s.val[k]
+		}
+		sys.f.solve(col)
+		sys.w = append(sys.w, col)
+	}
+	sys.cap = make([]float64, q*q)
+	for a, ja := range sys.dense {
+		for b := range sys.dense {
+			v := 0.0
+			for k := sys.s.colStart[ja]; k < sys.s.colStart[ja+1]; k++ {
+				v += sys.s.val[k] * sys.w[b][sys.s.rowIdx[k]]
+			}
+			sys.cap[a*q+b] = v
+		}
+		sys.cap[a*q+a] += 1 / sys.dj[ja]
+	}
+	sys.capPiv = luFactor(sys.cap, q)
+}
+
+// solveOnce applies the (approximate) inverse of the normal matrix to r in place.
+func (sys *ipmSystem) solveOnce(r []float64) {
+	sys.f.solve(r)
+	q := len(sys.dense)
+	if q == 0 {
+		return
+	}
+	// r -= W C^{-1} U^T r  (r already holds S^{-1} r).
+	t := make([]float64, q)
+	for a, j := range sys.dense {
+		for k := sys.s.colStart[j]; k < sys.s.colStart[j+1]; k++ {
+			t[a] += sys.s.val[k] * r[sys.s.rowIdx[k]]
+		}
+	}
+	luSolve(sys.cap, sys.capPiv, q, t)
+	for a := range sys.dense {
+		for i, w := range sys.w[a] {
+			r[i] -= w * t[a]
+		}
+	}
+}
+
+// solve overwrites r with (A D A^T)^{-1} r: the regularized factorization
+// followed by iterative refinement.
+func (sys *ipmSystem) solve(r []float64) {
+	rhs := append([]float64(nil), r...)
+	sys.solveOnce(r)
+	res := sys.tmpM
+	for it := 0; it < refineSteps; it++ {
+		// res = rhs - A D A^T r: refining against the unregularized matrix
+		// removes the regularization's bias where the system allows.
+		for j := range sys.tmpN {
+			sys.tmpN[j] = 0
+		}
+		sys.mulAT(r, sys.tmpN, 1)
+		for j, d := range sys.dj {
+			sys.tmpN[j] *= d
+		}
+		for i := range res {
+			res[i] = rhs[i]
+		}
+		sys.mulA(sys.tmpN, res, -1)
+		sys.solveOnce(res)
+		for i := range r {
+			r[i] += res[i]
+		}
+	}
+}
+
+// direction solves the Newton system for complementarity target rc:
+// A dx = rp, A^T dy + dz = rd, Z dx + X dz = rc.
+func (sys *ipmSystem) direction(x, z, rp, rd, rc, dx, dy, dz []float64) {
+	// (A D A^T) dy = rp + A (D rd - Z^{-1} rc)
+	t := sys.tmpN
+	for j := range t {
+		t[j] = sys.dj[j]*rd[j] - rc[j]/z[j]
+	}
+	copy(dy, rp)
+	sys.mulA(t, dy, 1)
+	sys.solve(dy)
+	copy(dz, rd)
+	sys.mulAT(dy, dz, -1)
+	for j := range dx {
+		dx[j] = (rc[j] - x[j]*dz[j]) / z[j]
+	}
+}
+
+// start returns Mehrotra's starting point (Nocedal & Wright §14.2).
+func (sys *ipmSystem) start() (x, y, z []float64) {
+	s := sys.s
+	for j := range sys.dj {
+		sys.dj[j] = 1
+	}
+	sys.prepare()
+	w := append([]float64(nil), s.b...)
+	sys.solve(w)
+	x = make([]float64, s.n)
+	sys.mulAT(w, x, 1)
+	y = make([]float64, s.m)
+	sys.mulA(s.c, y, 1)
+	sys.solve(y)
+	z = append([]float64(nil), s.c...)
+	sys.mulAT(y, z, -1)
+	dx, dz := 0.0, 0.0
+	for j := range x {
+		dx = math.Max(dx, -1.5*x[j])
+		dz = math.Max(dz, -1.5*z[j])
+	}
+	// Keep the start strictly interior even when x or z is all zero.
+	dx, dz = math.Max(dx, 1e-2), math.Max(dz, 1e-2)
+	sx, sz, xz := 0.0, 0.0, 0.0
+	for j := range x {
+		x[j] += dx
+		z[j] += dz
+		sx += x[j]
+		sz += z[j]
+	}
+	for j := range x {
+		xz += x[j] * z[j]
+	}
+	ex, ez := 0.5*xz/sz, 0.5*xz/sx
+	for j := range x {
+		x[j] += ex
+		z[j] += ez
+	}
+	return x, y, z
+}
+
+// mulA adds alpha*A*v to out (len m).
+func (sys *ipmSystem) mulA(v, out []float64, alpha float64) {
+	s := sys.s
+	for j := 0; j < s.n; j++ {
+		if vj := v[j]; vj != 0 {
+			vj *= alpha
+			for k := s.colStart[j]; k < s.colStart[j+1]; k++ {
+				out[s.rowIdx[k]] += s.val[k] * vj
+			}
+		}
+	}
+}
+
+// mulAT adds alpha*A^T*v to out (len n).
+func (sys *ipmSystem) mulAT(v, out []float64, alpha float64) {
+	s := sys.s
+	for j := 0; j < s.n; j++ {
+		t := 0.0
+		for k := s.colStart[j]; k < s.colStart[j+1]; k++ {
+			t += s.val[k] * v[s.rowIdx[k]]
+		}
+		out[j] += alpha * t
+	}
+}
+
+// maxStep returns the largest a <= 1/ipmStep... such that v + a*dv >= 0
+// (capped at 1e30 when no component decreases).
+func maxStep(v, dv []float64) float64 {
+	a := 1e30
+	for j, d := range dv {
+		if d < 0 {
+			a = math.Min(a, -v[j]/d)
+		}
+	}
+	return a
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+func normInf(a []float64) float64 {
+	s := 0.0
+	for _, v := range a {
+		s = math.Max(s, math.Abs(v))
+	}
+	return s
+}
+
+// luFactor factors the q x q row-major matrix a in place by Gaussian
+// elimination with partial pivoting and returns the pivot rows.
+func luFactor(a []float64, q int) []int {
+	piv := make([]int, q)
+	for k := 0; k < q; k++ {
+		p := k
+		for i := k + 1; i < q; i++ {
+			if math.Abs(a[i*q+k]) > math.Abs(a[p*q+k]) {
+				p = i
+			}
+		}
+		piv[k] = p
+		if p != k {
+			for j := 0; j < q; j++ {
+				a[k*q+j], a[p*q+j] = a[p*q+j], a[k*q+j]
+			}
+		}
+		if a[k*q+k] == 0 {
+			a[k*q+k] = 1e-300
+		}
+		for i := k + 1; i < q; i++ {
+			f := a[i*q+k] / a[k*q+k]
+			a[i*q+k] = f
+			for j := k + 1; j < q; j++ {
+				a[i*q+j] -= f * a[k*q+j]
+			}
+		}
+	}
+	return piv
+}
+
+// luSolve solves a x = b in place using luFactor's output.
+func luSolve(a []float64, piv []int, q int, b []float64) {
+	for k := 0; k < q; k++ {
+		b[k], b[piv[k]] = b[piv[k]], b[k]
+		for i := k + 1; i < q; i++ {
+			b[i] -= a[i*q+k] * b[k]
+		}
+	}
+	for k := q - 1; k >= 0; k-- {
+		for j := k + 1; j < q; j++ {
+			b[k] -= a[k*q+j] * b[j]
+		}
+		b[k] /= a[k*q+k]
+	}
+}
+var debugIPM = false

@@ -1,0 +1,89 @@
+package lp
+
+import (
+	"context"
+	"math"
+)
+
+// Method selects the algorithm of Solve.
+type Method int8
+
+// Methods.
+const (
+	// Auto picks Simplex for small problems and InteriorPoint for large ones.
+	Auto Method = iota
+	// Simplex is the two-phase dense primal simplex: exact vertex solutions,
+	// for problems up to a few thousand rows times columns.
+	Simplex
+	// InteriorPoint is Mehrotra's predictor-corrector method on sparse
+	// normal equations, for large sparse problems that are feasible and bounded.
+	InteriorPoint
+)
+
+// autoDenseLimit is the tableau size (rows x columns) above which Auto uses
+// the interior-point method.
+const autoDenseLimit = 2_000_000
+
+// Options tunes Solve; the zero value is the default.
+type Options struct {
+	// Method selects the algorithm (default Auto).
+	Method Method
+}
+
+// Result is the outcome of Solve.
+type Result struct {
+	// Status says whether X is optimal or the problem is infeasible or unbounded.
+	Status Status
+	// X is an optimal point (nil unless Status is Optimal).
+	X []float64
+	// Objective is c·x at X, in the problem's own sense.
+	Objective float64
+	// Iterations counts simplex pivots or interior-point iterations.
+	Iterations int
+	// Method is the algorithm that produced the result.
+	Method Method
+}
+
+// Solve validates and solves p. An error means bad input, cancellation or a
+// numerical failure; infeasibility and unboundedness are reported in Status.
+func Solve(ctx context.Context, p *Problem, opt Options) (*Result, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	s := toStandard(p)
+	method := opt.Method
+	if method == Auto {
+		method = Simplex
+		if float64(s.m)*float64(s.n+s.m) > autoDenseLimit {
+			method = InteriorPoint
+		}
+	}
+	var (
+		st    Status
+		z     []float64
+		iters int
+		err   error
+	)
+	if method == Simplex {
+		st, z, iters, err = simplex(ctx, s)
+	} else {
+		st, z, iters, err = interiorPoint(ctx, s)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Status: st, Iterations: iters, Method: method}
+	if st != Optimal {
+		return res, nil
+	}
+	res.X = s.recover(z)
+	for j, x := range res.X {
+		if p.Objective != nil {
+			res.Objective += p.Objective[j] * x
+		}
+		if math.IsNaN(x) {
+			return nil, errNaN
+		}
+	}
+	return res, nil
+}
