@@ -1,0 +1,152 @@
+package cost
+
+import (
+	"fmt"
+
+	"pipeplan/core/hw"
+	"pipeplan/core/model"
+)
+
+// DefaultMemoryBandwidthEfficiency is the fraction of peak memory bandwidth
+// that memory-bound kernels (layer norm, dropout, GeLU, softmax, optimizer
+// step) reach by default.
+const DefaultMemoryBandwidthEfficiency = 0.7
+
+// ElementwiseTrafficPerActivationByte is how many bytes of memory traffic the
+// memory-bound kernels of a layer's forward pass move per byte of activation
+// the layer stores: each stored tensor is written once and read once. The
+// backward pass moves twice as much.
+const ElementwiseTrafficPerActivationByte = 1
+
+// DefaultReserve returns the memory kept back on a GPU of capacityBytes for
+// what the framework does not account to the model: 1 GiB for the CUDA
+// context, cuBLAS workspaces and NCCL buffers, plus 5 % of capacity for
+// allocator fragmentation.
+func DefaultReserve(capacityBytes float64) float64 {
+	return 1<<30 + 0.05*capacityBytes
+}
+
+// evaluator holds the validated inputs of one prediction and the derived
+// constants every stage shares.
+type evaluator struct {
+	tr       model.Transformer
+	c        hw.Cluster
+	cfg      Config
+	sched    string
+	w        float64 // bytes per value
+	peak     float64 // FLOP/s at the training precision
+	memBW    float64 // achievable memory bandwidth, bytes/s
+	curve    EfficiencyCurve
+	comm     Comm
+	reserve  float64
+	m        int // microbatches per pipeline and step
+	state    StateBytes
+	actOpts  model.ActivationOptions
+	tpBW     float64
+	ppBW     float64
+	dpBW     float64
+	embBW    float64
+	intraBW  float64
+	boundary float64 // bytes of one microbatch's boundary activation per GPU
+}
+
+// newEvaluator validates the inputs and fills in the defaults of opt.
+func newEvaluator(tr model.Transformer, c hw.Cluster, cfg Config, opt Options) (*evaluator, error) {
+	if err := tr.Validate(); err != nil {
+		return nil, err
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(tr, c); err != nil {
+		return nil, err
+	}
+	e := &evaluator{tr: tr, c: c, cfg: cfg, sched: cfg.schedule(), comm: DefaultComm}
+	e.w, _ = tr.BytesPerValue()
+	var err error
+	if e.peak, err = c.GPU.Peak(string(tr.TrainingPrecision())); err != nil {
+		return nil, fmt.Errorf("cluster.gpu: %w", err)
+	}
+	if opt.Efficiency != nil {
+		if err := opt.Efficiency.Validate(); err != nil {
+			return nil, err
+		}
+		e.curve = *opt.Efficiency
+	} else if e.curve, err = DefaultEfficiency(c.GPU, string(tr.TrainingPrecision())); err != nil {
+		return nil, err
+	}
+	if opt.Comm != nil {
+		if err := opt.Comm.validate(); err != nil {
+			return nil, err
+		}
+		e.comm = *opt.Comm
+	}
+	memEff := DefaultMemoryBandwidthEfficiency
+	if opt.MemoryBandwidthEfficiency != 0 {
+		if !(opt.MemoryBandwidthEfficiency > 0 && opt.MemoryBandwidthEfficiency <= 1) {
+			return nil, fmt.Errorf("options.memory_bandwidth_efficiency: must be in (0, 1], got %v", opt.MemoryBandwidthEfficiency)
+		}
+		memEff = opt.MemoryBandwidthEfficiency
+	}
+	if c.GPU.MemoryBandwidthBytesPerSec <= 0 {
+		return nil, fmt.Errorf("cluster.gpu.memory_bandwidth_bytes_per_sec: unknown for %s; needed for memory-bound kernels", c.GPU.ID)
+	}
+	e.memBW = c.GPU.MemoryBandwidthBytesPerSec * memEff
+	e.reserve = DefaultReserve(c.GPU.MemoryBytes)
+	if opt.ReserveBytes != 0 {
+		if !(opt.ReserveBytes > 0 && opt.ReserveBytes < c.GPU.MemoryBytes) {
+			return nil, fmt.Errorf("options.reserve_bytes: must be in (0, %v), got %v", c.GPU.MemoryBytes, opt.ReserveBytes)
+		}
+		e.reserve = opt.ReserveBytes
+	}
+	opti, _ := ParseOptimizer(string(cfg.Optimizer))
+	perParam, err := opti.BytesPerParam(e.w)
+	if err != nil {
+		return nil, err
+	}
+	if e.state, err = perParam.Shard(cfg.ZeRO, cfg.DP); err != nil {
+		return nil, fmt.Errorf("config.%w", err)
+	}
+	rec, _ := model.ParseRecompute(string(cfg.Recompute))
+	e.cfg.Recompute = rec
+	e.actOpts = model.ActivationOptions{TP: cfg.TP, SequenceParallel: cfg.SequenceParallel, Recompute: rec}
+	e.m = cfg.GlobalBatch / (cfg.DP * cfg.Microbatch)
+	t, d, p := cfg.TP, cfg.DP, cfg.PP
+	e.tpBW = c.GroupBandwidthBytesPerSec(t, 1)
+	e.dpBW = c.GroupBandwidthBytesPerSec(d, t)
+	e.ppBW = c.GroupBandwidthBytesPerSec(2, t*d)
+	e.embBW = c.GroupBandwidthBytesPerSec(2, t*d*(p-1))
+	e.intraBW = c.Levels[0].BandwidthBytesPerSec
+	e.boundary = float64(cfg.Microbatch) * float64(tr.Seq) * float64(tr.Hidden) * e.w
+	if cfg.SequenceParallel {
+		e.boundary /= float64(t)
+	}
+	return e, nil
+}
+
+// validate checks a communication model.
+func (c Comm) validate() error {
+	if !(c.BandwidthEfficiency > 0 && c.BandwidthEfficiency <= 1) {
+		return fmt.Errorf("options.comm.bandwidth_efficiency: must be in (0, 1], got %v", c.BandwidthEfficiency)
+	}
+	if !(c.LatencySeconds >= 0 && c.LatencySeconds < 1) {
+		return fmt.Errorf("options.comm.latency_seconds: must be in [0, 1), got %v", c.LatencySeconds)
+	}
+	return nil
+}
+
+// layersOn returns the number of layers device i of the pipeline holds: its
+// v chunks of an even split of the l layers into p·v chunks (chunk k runs on
+// device k mod p; the remainder goes to the first chunks).
+func (e *evaluator) layersOn(i int) int {
+	p, v, l := e.cfg.PP, e.cfg.Interleave, e.tr.Layers
+	chunks := p * v
+	n := 0
+	for k := i; k < chunks; k += p {
+		n += l / chunks
+		if k < l%chunks {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,46 @@
+package cost
+
+import "pipeplan/core/model"
+
+// memory returns the memory of one GPU of pipeline stage i: weights (times
+// the versions the schedule keeps), gradients and optimizer state after
+// ZeRO sharding, the activation stash at the schedule's peak, and the
+// point-to-point buffers.
+func (e *evaluator) memory(i int) Memory {
+	params := e.weightParams(i)
+	inFlight, versions, _ := InFlight(e.sched, e.cfg.PP, i, e.m, e.cfg.Interleave)
+	b := e.cfg.Microbatch
+	mem := Memory{
+		Stage:          i,
+		WeightBytes:    params * e.state.Weights * float64(versions),
+		GradientBytes:  params * e.state.Gradients,
+		OptimizerBytes: params * e.state.Optimizer,
+		ReserveBytes:   e.reserve,
+		CapacityBytes:  e.c.GPU.MemoryBytes,
+	}
+	// Stash: inFlight microbatches of one chunk's layers (Korthikanti et al.
+	// 2022 §4.3: the first stage holds L(1 + (p−1)/(pv)) layers' worth when
+	// interleaved).
+	chunkLayers := float64(e.layersOn(i)) / float64(e.cfg.Interleave)
+	act := float64(inFlight) * chunkLayers * e.tr.LayerActivationBytes(b, e.actOpts)
+	// Working set: recomputation rebuilds one layer's dropped activations
+	// before its backward pass.
+	if e.cfg.Recompute != model.RecomputeNone {
+		full := e.actOpts
+		full.Recompute = model.RecomputeNone
+		act += e.tr.LayerActivationBytes(b, full) - e.tr.LayerActivationBytes(b, e.actOpts)
+	}
+	if i == 0 {
+		firstChunk := (inFlight + e.cfg.Interleave - 1) / e.cfg.Interleave
+		act += float64(firstChunk) * e.tr.EmbeddingActivationBytes(b, e.actOpts)
+	}
+	if i == e.cfg.PP-1 {
+		act += e.tr.OutputActivationBytes(b, e.actOpts)
+	}
+	mem.ActivationBytes = act
+	if e.cfg.PP > 1 {
+		mem.CommBufferBytes = 2 * e.boundary // one receive buffer per direction
+	}
+	mem.PeakBytes = mem.WeightBytes + mem.GradientBytes + mem.OptimizerBytes + mem.ActivationBytes + mem.CommBufferBytes
+	return mem
+}
