@@ -139,8 +139,8 @@ func PlanTwoBW(ctx context.Context, m TwoBWModel, opt TwoBWOptions, progress fun
 		return TwoBWPlan{}, fmt.Errorf("model: must have at least one block")
 	}
 	var pairs [][2]int // (d, p) with d·p = N and p <= blocks; (N, 1) always qualifies
-	for d := 1; d <= opt.GPUs; d++ {
-		if opt.GPUs%d == 0 && opt.GPUs/d <= m.NumBlocks() {
+	for _, d := range divisors(opt.GPUs) {
+		if opt.GPUs/d <= m.NumBlocks() {
 			pairs = append(pairs, [2]int{d, opt.GPUs / d})
 		}
 	}
@@ -157,7 +157,7 @@ func PlanTwoBW(ctx context.Context, m TwoBWModel, opt TwoBWOptions, progress fun
 				continue // one stage: nothing to pipeline
 			}
 			best, ok := TwoBWConfig{}, false
-			for b := 1; b*d <= opt.BatchSize; b++ {
+			for _, b := range microbatchSizes(opt.BatchSize, d) {
 				c, valid := ev.evaluate(d, p, b, e)
 				if !valid {
 					continue
@@ -189,6 +189,14 @@ func PlanTwoBW(ctx context.Context, m TwoBWModel, opt TwoBWOptions, progress fun
 	})
 	plan.Best = plan.Candidates[0]
 	return plan, nil
+}
+
+// microbatchSizes returns the b with B a multiple of d·b.
+func microbatchSizes(B, d int) []int {
+	if B%d != 0 {
+		return nil
+	}
+	return divisors(B / d)
 }
 
 func (o TwoBWOptions) validate() error {

@@ -1,0 +1,129 @@
+package partition
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"pipeplan/core/cost"
+	"pipeplan/core/hw"
+	"pipeplan/core/model"
+)
+
+// PTDPOptions fix part of a PTD-P configuration and leave the rest to the
+// search.
+type PTDPOptions struct {
+	// Fixed holds the execution choices. TP, PP, DP, Microbatch and
+	// Interleave left 0, and Recompute left "", are searched; GlobalBatch
+	// must be set; the other fields (SequenceParallel, ScatterGather,
+	// Optimizer, ZeRO, Schedule) apply to every candidate as given.
+	Fixed cost.Config
+	// AllowCrossNodeTP lets a searched tensor-parallel size exceed the GPUs
+	// of a node; by default t stays inside a server (§4.3.2, takeaway #1).
+	AllowCrossNodeTP bool
+	// Cost holds the system-side model constants of every prediction.
+	Cost cost.Options
+}
+
+// PTDPCandidate is one evaluated PTD-P configuration.
+type PTDPCandidate struct {
+	// Config is the configuration, every degree filled in.
+	Config cost.Config `json:"config"`
+	// Prediction is its predicted time and memory. Its StageMemory is left
+	// out to keep searches small: cost.Predict the chosen one for it.
+	Prediction cost.Prediction `json:"prediction"`
+	// Fits reports whether the most loaded GPU's memory fits its capacity.
+	Fits bool `json:"fits"`
+	// Reason says why a candidate does not fit, e.g.
+	// "needs 93.2 GiB (88.2 GiB + 5.0 GiB reserve) > 80.0 GiB"; "" when it fits.
+	Reason string `json:"reason,omitempty"`
+}
+
+// PTDPResult is the outcome of a PTD-P search.
+type PTDPResult struct {
+	// Candidates are the configurations that fit, fastest first.
+	Candidates []PTDPCandidate `json:"candidates"`
+	// Infeasible are the configurations that do not fit in memory, the
+	// smallest footprint first.
+	Infeasible []PTDPCandidate `json:"infeasible"`
+}
+
+// SearchPTDP enumerates every PTD-P configuration (t, p, d, b, v,
+// recompute) of dissertation §4.3 with t·p·d = N for transformer tr on
+// cluster c, predicts each with cost.Predict, and ranks them. Searched
+// degrees follow Megatron-LM's rules: t divides the heads and the GPUs of
+// a node (or, when allowed, is a multiple of them), p·v divides the layers evenly, b divides B/d, and
+// interleaving (v > 1) needs p > 1 and m a multiple of p (§4.2.2). When no
+// candidate fits the error reports the smallest memory one would need.
+// progress, if not nil, is called with the (t, p) pairs done and their total.
+func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTDPOptions, progress func(done, total int)) (PTDPResult, error) {
+	if err := tr.Validate(); err != nil {
+		return PTDPResult{}, err
+	}
+	if err := c.Validate(); err != nil {
+		return PTDPResult{}, err
+	}
+	if err := opt.validateFixed(tr, c); err != nil {
+		return PTDPResult{}, err
+	}
+	pairs := opt.degreePairs(tr, c)
+	var res PTDPResult
+	evaluated := 0
+	for i, tp := range pairs {
+		if err := ctx.Err(); err != nil {
+			return PTDPResult{}, err
+		}
+		for _, cfg := range opt.configsFor(tr, c.GPUs(), tp[0], tp[1]) {
+			cand, err := EvaluatePTDP(tr, c, cfg, opt.Cost)
+			if err != nil {
+				return PTDPResult{}, err
+			}
+			cand.Prediction.StageMemory = nil
+			evaluated++
+			if cand.Fits {
+				res.Candidates = append(res.Candidates, cand)
+			} else {
+				res.Infeasible = append(res.Infeasible, cand)
+			}
+		}
+		if progress != nil {
+			progress(i+1, len(pairs))
+		}
+	}
+	if evaluated == 0 {
+		return PTDPResult{}, fmt.Errorf("config: no (tp, pp, dp, microbatch, interleave) with tp·pp·dp = %d GPUs, the global batch %d a multiple of dp·microbatch and %d layers split evenly satisfies the fixed choices",
+			c.GPUs(), opt.Fixed.GlobalBatch, tr.Layers)
+	}
+	sort.SliceStable(res.Candidates, func(i, j int) bool {
+		return res.Candidates[i].Prediction.IterationSeconds < res.Candidates[j].Prediction.IterationSeconds
+	})
+	sort.SliceStable(res.Infeasible, func(i, j int) bool {
+		return needBytes(res.Infeasible[i].Prediction.Memory) < needBytes(res.Infeasible[j].Prediction.Memory)
+	})
+	if len(res.Candidates) == 0 {
+		best := res.Infeasible[0]
+		return res, fmt.Errorf("memory: does not fit: the smallest configuration (tp=%d pp=%d dp=%d microbatch=%d interleave=%d recompute=%s) %s",
+			best.Config.TP, best.Config.PP, best.Config.DP, best.Config.Microbatch, best.Config.Interleave, best.Config.Recompute, best.Reason)
+	}
+	return res, nil
+}
+
+// EvaluatePTDP predicts one fully specified configuration; unlike the
+// search it accepts any layout cost.Predict does (uneven layer splits,
+// tensor parallelism across nodes) and explains a memory overflow.
+func EvaluatePTDP(tr model.Transformer, c hw.Cluster, cfg cost.Config, opt cost.Options) (PTDPCandidate, error) {
+	pr, err := cost.Predict(tr, c, cfg, opt)
+	if err != nil {
+		return PTDPCandidate{}, err
+	}
+	cand := PTDPCandidate{Config: cfg, Prediction: pr, Fits: pr.Memory.Fits()}
+	if !cand.Fits {
+		m := pr.Memory
+		cand.Reason = fmt.Sprintf("needs %.1f GiB (%.1f GiB + %.1f GiB reserve) > %.1f GiB",
+			needBytes(m)/(1<<30), m.PeakBytes/(1<<30), m.ReserveBytes/(1<<30), m.CapacityBytes/(1<<30))
+	}
+	return cand, nil
+}
+
+// needBytes is the memory a GPU needs for m: the allocation plus the reserve.
+func needBytes(m cost.Memory) float64 { return m.PeakBytes + m.ReserveBytes }
