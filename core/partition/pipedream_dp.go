@@ -1,0 +1,286 @@
+package partition
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"pipeplan/core/cost"
+)
+
+// pdSolver runs the PipeDream DP level by level.
+type pdSolver struct {
+	c     *Cuts
+	opt   PipeDreamOptions
+	exact bool // CostPipeDream
+	n     int
+	// comp[lv] is the compute time of the stage from state i to state j at
+	// level lv >= 1 (index i*n+j): A^{lv−1}(i→j) with all workers of level
+	// lv−1, +Inf where infeasible. comp[0] is nil: level 0 uses the cuts.
+	comp [][]float64
+	// final is the last level's row 0, with choices.
+	final     []float64
+	finalBack []pdChoice
+}
+
+// pdChoice is how A(i→j, m) was reached: a single stage with r replicas
+// (k = −1), or the sub-pipeline to state k followed by a stage k+1..j with
+// r replicas.
+type pdChoice struct {
+	k int32
+	r int32
+}
+
+func newPDSolver(c *Cuts, opt PipeDreamOptions) *pdSolver {
+	return &pdSolver{c: c, opt: opt, exact: opt.CostModel == CostPipeDream, n: c.Len(),
+		comp: make([][]float64, len(opt.Levels))}
+}
+
+// solveLevels fills comp for every level and the last level's row 0.
+func (s *pdSolver) solveLevels(ctx context.Context, progress func(float64)) error {
+	L := len(s.opt.Levels)
+	rows, done := (L-1)*s.n+1, 0
+	for lv := 0; lv < L-1; lv++ {
+		M := s.opt.Levels[lv].Workers
+		next := make([]float64, s.n*s.n)
+		a := make([]float64, s.n*M)
+		for i := range s.n {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			s.rowDP(lv, i, a, nil)
+			for j := range s.n {
+				next[i*s.n+j] = a[j*M+M-1]
+			}
+			if done++; progress != nil {
+				progress(float64(done) / float64(rows))
+			}
+		}
+		s.comp[lv+1] = next
+	}
+	M := s.opt.Levels[L-1].Workers
+	s.final, s.finalBack = make([]float64, s.n*M), make([]pdChoice, s.n*M)
+	s.rowDP(L-1, 0, s.final, s.finalBack)
+	if progress != nil {
+		progress(1)
+	}
+	return ctx.Err()
+}
+
+// compute is the stage i..j's compute time at level lv, +Inf when the
+// stage is not a valid one.
+func (s *pdSolver) compute(lv, i, j int) float64 {
+	if lv > 0 {
+		return s.comp[lv][i*s.n+j]
+	}
+	if j < i || (!s.exact && i > 0 && !s.c.precedes(i-1, j)) {
+		return math.Inf(1)
+	}
+	return span(s.c.ComputeSeconds, i, j)
+}
+
+// below is the number of workers of the level under lv (1 at level 0), the
+// "g" PipeDream's original divides a single stage's all-reduce by.
+func (s *pdSolver) below(lv int) int {
+	if lv == 0 {
+		return 1
+	}
+	return s.opt.Levels[lv-1].Workers
+}
+
+// gpusBelow is the number of GPUs in one worker of level lv.
+func (s *pdSolver) gpusBelow(lv int) int {
+	g := 1
+	for _, l := range s.opt.Levels[:lv] {
+		g *= l.Workers
+	}
+	return g
+}
+
+// stageSeconds is the time per minibatch of a stage with compute t and
+// parameters w replicated r ways at bandwidth b. single marks the original
+// optimizer's single-stage case, where it divides the all-reduce by g.
+func (s *pdSolver) stageSeconds(t, w float64, r int, b float64, single bool, g int) float64 {
+	rf := float64(r)
+	if s.exact {
+		// optimizer_graph_hierarchical.py: (T + 4(r−1)|W|/(B·r) [/g]) / r.
+		dp := 4 * (rf - 1) * w / (b * rf)
+		if single {
+			dp /= float64(g)
+		}
+		return (t + dp) / rf
+	}
+	// §2.4.1 with the ring volume: max(T, 2(r−1)/r·|W|/B) / r.
+	return math.Max(t, cost.RingAllReduceBytes(r, w)/b) / rf
+}
+
+// fits applies the memory constraint to a stage with activations act and
+// parameters w, r replicas, where used workers of the level's M are taken
+// by the stages up to and including this one.
+func (s *pdSolver) fits(lv int, act, w float64, r, used, M int) bool {
+	if s.opt.MemoryBytes == 0 {
+		return true
+	}
+	if s.exact {
+		// The original: ceil((M − used)/r)·(Act + Par), which lets the last
+		// stage and pure data parallelism always pass.
+		return float64(ceilDiv(M-used, r))*(act+w) <= s.opt.MemoryBytes
+	}
+	return stageMemoryBytes(act, w, ceilDiv(M-used+r, r))/float64(s.gpusBelow(lv)) <= s.opt.MemoryBytes
+}
+
+// stageMemoryBytes is pipeplan's per-GPU memory of a PipeDream stage with n
+// inputs in flight: weight stashing keeps n weight versions and n activation
+// stashes (§2.3.2), plus one gradient buffer and the SGD momentum.
+func stageMemoryBytes(act, w float64, n int) float64 {
+	return float64(n)*(act+w) + 2*w
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// rowDP solves level lv for the stages from state i: a[j*M+m] is the best
+// bottleneck over states i..j with exactly m+1 workers (+Inf if none), and
+// back, when not nil, how it was reached (dissertation §2.4.1 recurrence;
+// for CostPipeDream, the original's loops: split states k preceding j, not
+// preceding i−1, then m' ascending, first strict minimum kept).
+func (s *pdSolver) rowDP(lv, i int, a []float64, back []pdChoice) {
+	c, n := s.c, s.n
+	lvl := s.opt.Levels[lv]
+	M, B, g := lvl.Workers, lvl.BandwidthBytesPerSec, s.below(lv)
+	inf := math.Inf(1)
+	maxR := M
+	if s.opt.Straight {
+		maxR = 1
+	}
+	for j := range n {
+		row := a[j*M : (j+1)*M]
+		for m := range row {
+			row[m] = inf
+			if back != nil {
+				back[j*M+m] = pdChoice{-1, int32(m + 1)}
+			}
+		}
+		t := s.compute(lv, i, j)
+		if math.IsInf(t, 1) {
+			continue
+		}
+		act, w := span(c.ActivationBytes, i, j), span(c.ParameterBytes, i, j)
+		for r := 1; r <= maxR; r++ {
+			if s.fits(lv, act, w, r, r, M) {
+				row[r-1] = s.stageSeconds(t, w, r, B, true, g)
+			}
+		}
+	}
+	last := n - 1
+	for j := i + 1; j < n; j++ {
+		row := a[j*M : (j+1)*M]
+		for _, k := range c.ancestors(j) {
+			// The sub-pipeline i..k needs k >= i; the original skips k
+			// preceding i−1 (implied: ancestors come first in the order),
+			// pipeplan also needs i−1 to precede k for i..k to be a stage.
+			if k < i || (!s.exact && i > 0 && !c.precedes(i-1, k)) {
+				continue
+			}
+			t := s.compute(lv, k+1, j)
+			if math.IsInf(t, 1) {
+				continue
+			}
+			act, w := span(c.ActivationBytes, k+1, j), span(c.ParameterBytes, k+1, j)
+			prev := a[k*M : (k+1)*M]
+			for m := 1; m < M; m++ {
+				maxMP := m
+				if s.opt.Straight {
+					maxMP = 1
+				}
+				for mp := 1; mp <= maxMP; mp++ {
+					p := prev[m-mp]
+					if math.IsInf(p, 1) || !s.fits(lv, act, w, mp, m+1, M) {
+						continue
+					}
+					bw := B * float64(mp)
+					cand := math.Max(p, s.stageSeconds(t, w, mp, B, false, g))
+					cand = math.Max(cand, 2*c.OutputBytes[k]/bw)
+					if j < last {
+						cand = math.Max(cand, 2*c.OutputBytes[j]/bw)
+					}
+					if cand < row[m] {
+						row[m] = cand
+						if back != nil {
+							back[j*M+m] = pdChoice{int32(k), int32(mp)}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// result reads the optimum off the last level and rebuilds its stages
+// through the levels.
+func (s *pdSolver) result() (*PipeDreamResult, error) {
+	L := len(s.opt.Levels)
+	M := s.opt.Levels[L-1].Workers
+	best := s.final[(s.n-1)*M+M-1]
+	if math.IsInf(best, 1) {
+		if s.opt.MemoryBytes > 0 {
+			return nil, fmt.Errorf("memory_bytes: no partition fits in %.0f bytes per GPU", s.opt.MemoryBytes)
+		}
+		return nil, fmt.Errorf("levels: no partition exists for this topology")
+	}
+	var stages []PipeDreamStage
+	s.walk(L-1, 0, s.n-1, M-1, 1, s.final, s.finalBack, &stages)
+	gpus := s.gpusBelow(L)
+	res := &PipeDreamResult{BottleneckSeconds: best, GPUs: gpus, CostModel: s.opt.CostModel,
+		SingleStageSeconds: s.c.ComputeSeconds[s.n-1], DataParallelSeconds: s.dataParallelSeconds()}
+	after := gpus
+	for q := range stages {
+		st := &stages[q]
+		i, j := st.FirstLayer, st.LastLayer
+		st.ComputeSeconds = span(s.c.ComputeSeconds, i, j)
+		st.ParameterBytes = span(s.c.ParameterBytes, i, j)
+		st.ActivationBytes = span(s.c.ActivationBytes, i, j)
+		st.InFlight = ceilDiv(after, st.Replicas)
+		st.MemoryBytes = stageMemoryBytes(st.ActivationBytes, st.ParameterBytes, st.InFlight)
+		after -= st.Replicas
+	}
+	res.Stages = stages
+	res.NOAM = ceilDiv(gpus, stages[0].Replicas)
+	return res, nil
+}
+
+// walk appends the stages of A^{lv}(i→j, m+1 workers), each GPU count
+// multiplied by mult (the replicas of the enclosing levels).
+func (s *pdSolver) walk(lv, i, j, m, mult int, a []float64, back []pdChoice, out *[]PipeDreamStage) {
+	M := s.opt.Levels[lv].Workers
+	ch := back[j*M+m]
+	if ch.k < 0 {
+		s.place(lv, i, j, mult*int(ch.r), out)
+		return
+	}
+	s.walk(lv, i, int(ch.k), m-int(ch.r), mult, a, back, out)
+	s.place(lv, int(ch.k)+1, j, mult*int(ch.r), out)
+}
+
+// place appends a stage i..j of level lv run by mult workers of that level:
+// at level 0 that is one stage on mult GPUs, above it the level below's
+// optimal sub-pipeline in each of them.
+func (s *pdSolver) place(lv, i, j, mult int, out *[]PipeDreamStage) {
+	if lv == 0 {
+		*out = append(*out, PipeDreamStage{FirstLayer: i, LastLayer: j, Replicas: mult})
+		return
+	}
+	M := s.opt.Levels[lv-1].Workers
+	a, back := make([]float64, s.n*M), make([]pdChoice, s.n*M)
+	s.rowDP(lv-1, i, a, back)
+	s.walk(lv-1, i, j, M-1, mult, a, back, out)
+}
+
+// dataParallelSeconds is the cost model's time per minibatch of plain data
+// parallelism over all GPUs, level by level as the original prints it.
+func (s *pdSolver) dataParallelSeconds() float64 {
+	d, w := s.c.ComputeSeconds[s.n-1], s.c.ParameterBytes[s.n-1]
+	for lv, l := range s.opt.Levels {
+		d = s.stageSeconds(d, w, l.Workers, l.BandwidthBytesPerSec, true, s.below(lv))
+	}
+	return d
+}
