@@ -91,4 +91,3 @@ func span(cum []float64, i, j int) float64 {
 	}
 	return cum[j] - cum[i-1]
 }
-
