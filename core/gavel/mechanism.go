@@ -1,9 +1,10 @@
 package gavel
 
 import (
+	"cmp"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 )
 
 // Combination is what the mechanism schedules: one job, or two jobs sharing
@@ -129,20 +130,8 @@ func (m *Mechanism) Schedule(combos []Combination) ([]Placement, error) {
 	}
 	m.forgetAbsent(combos)
 	cands, fill := m.candidates(combos)
-	sort.SliceStable(cands, func(a, b int) bool {
-		ca, cb := cands[a], cands[b]
-		if ca.priority != cb.priority {
-			return ca.priority > cb.priority
-		}
-		if ca.x != cb.x {
-			return ca.x > cb.x
-		}
-		if ca.firstJob != cb.firstJob {
-			return ca.firstJob < cb.firstJob
-		}
-		return ca.workerType < cb.workerType
-	})
-	sort.SliceStable(fill, func(a, b int) bool { return fill[a].firstJob < fill[b].firstJob })
+	slices.SortFunc(cands, compareCandidates)
+	slices.SortStableFunc(fill, func(a, b candidate) int { return cmp.Compare(a.firstJob, b.firstJob) })
 	free := append([]int(nil), m.cluster.NumWorkers...)
 	busyJobs := map[int]bool{}
 	var chosen []candidate
@@ -237,6 +226,24 @@ func (m *Mechanism) check(combos []Combination) error {
 		}
 	}
 	return nil
+}
+
+// compareCandidates orders candidates by decreasing priority, then
+// decreasing allocation, then job ID, worker type and combination index.
+func compareCandidates(a, b candidate) int {
+	if c := cmp.Compare(b.priority, a.priority); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.x, a.x); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.firstJob, b.firstJob); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.workerType, b.workerType); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.combo, b.combo)
 }
 
 // anyBusy reports whether one of ids is already scheduled this round.

@@ -67,44 +67,54 @@ func (m *Mechanism) pickGPUs(j, n int, used, reserved []bool) []int {
 // most free GPUs first. It reports whether the choice is consolidated; it
 // returns nil if fewer than n GPUs are free.
 func (m *Mechanism) gather(j, n int, free func(int) bool) ([]int, bool) {
-	size := m.cluster.serverSize(j)
-	var servers [][]int
+	size, workers := m.cluster.serverSize(j), m.cluster.NumWorkers[j]
+	counts := make([]int, (workers+size-1)/size)
 	total := 0
-	for start := 0; start < m.cluster.NumWorkers[j]; start += size {
-		var gpus []int
-		for g := start; g < min(start+size, m.cluster.NumWorkers[j]); g++ {
-			if free(g) {
-				gpus = append(gpus, g)
-			}
+	for g := range workers {
+		if free(g) {
+			counts[g/size]++
+			total++
 		}
-		servers = append(servers, gpus)
-		total += len(gpus)
 	}
 	if total < n {
 		return nil, false
 	}
 	best := -1
-	for s, gpus := range servers {
-		if len(gpus) >= n && (best < 0 || len(gpus) < len(servers[best])) {
+	for s, c := range counts {
+		if c >= n && (best < 0 || c < counts[best]) {
 			best = s
 		}
 	}
 	if best >= 0 {
-		return servers[best][:n], true
+		return m.take(j, []int{best}, n, free), true
 	}
-	sort.SliceStable(servers, func(a, b int) bool { return len(servers[a]) > len(servers[b]) })
-	var out []int
-	nServers := 0
-	for _, gpus := range servers {
-		if len(out) == n {
-			break
-		}
-		take := min(n-len(out), len(gpus))
-		out = append(out, gpus[:take]...)
+	order := make([]int, len(counts))
+	for s := range order {
+		order[s] = s
+	}
+	sort.SliceStable(order, func(a, b int) bool { return counts[order[a]] > counts[order[b]] })
+	nServers, got := 0, 0
+	for got < n {
+		got += counts[order[nServers]]
 		nServers++
 	}
+	return m.take(j, order[:nServers], n, free), nServers == m.minServers(j, n)
+}
+
+// take returns the first n free GPUs of the given servers of type j, in
+// server order, sorted.
+func (m *Mechanism) take(j int, servers []int, n int, free func(int) bool) []int {
+	size, workers := m.cluster.serverSize(j), m.cluster.NumWorkers[j]
+	out := make([]int, 0, n)
+	for _, s := range servers {
+		for g := s * size; g < min((s+1)*size, workers) && len(out) < n; g++ {
+			if free(g) {
+				out = append(out, g)
+			}
+		}
+	}
 	sort.Ints(out)
-	return out, nServers == m.minServers(j, n)
+	return out
 }
 
 // minServers is the fewest servers of type j that hold n GPUs.

@@ -1,0 +1,193 @@
+package gavel
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// DefaultRoundSeconds is the round length of Gavel's experiments (6 minutes, §5.5).
+const DefaultRoundSeconds = 360
+
+// SimConfig configures a simulation of a trace on a cluster under a policy.
+type SimConfig struct {
+	// Cluster is the simulated cluster; its worker types must be in Throughputs.
+	Cluster ClusterSpec
+	// Policy computes allocations; it is called when jobs arrive or complete.
+	Policy Policy
+	// Jobs is the trace (unique IDs; any order, simulated by arrival time).
+	Jobs []Job
+	// Throughputs are the true throughputs; nil means DefaultThroughputs().
+	Throughputs *ThroughputTable
+	// RoundSeconds is the round length; 0 means DefaultRoundSeconds.
+	RoundSeconds float64
+	// SpaceSharing offers the policy co-located pairs of active jobs (§5.4.2).
+	SpaceSharing bool
+	// WindowFrom and WindowTo select the steady-state jobs, IDs in
+	// [WindowFrom, WindowTo), whose completion times are averaged (§5.7.1);
+	// the simulation stops when they have all completed. WindowTo = 0 means
+	// every job.
+	WindowFrom, WindowTo int
+	// PricePerHour is the price of a GPU-hour per worker type; nil means
+	// DefaultPricePerHour for known types (0 for others).
+	PricePerHour []float64
+	// Progress, if set, is called with the number of window jobs completed
+	// and the window size whenever jobs complete.
+	Progress func(done, total int)
+}
+
+// DefaultPricePerHour holds GCP on-demand GPU prices in $/hour (2020), the
+// kind of prices Gavel's cost policies use (§5.4.2, ch. 6).
+var DefaultPricePerHour = map[string]float64{"k80": 0.45, "p100": 1.46, "v100": 2.48}
+
+// JobOutcome is one completed job.
+type JobOutcome struct {
+	ID             int     `json:"id"`
+	JobType        string  `json:"job_type"`
+	ScaleFactor    int     `json:"scale_factor"`
+	ArrivalSeconds float64 `json:"arrival_s"`
+	FinishSeconds  float64 `json:"finish_s"`
+	// JCTSeconds is FinishSeconds - ArrivalSeconds.
+	JCTSeconds float64 `json:"jct_s"`
+	// FinishTimeFairness is ρ = JCT / time to finish with 1/n of the cluster (§5.4.2, Themis).
+	FinishTimeFairness float64 `json:"ftf"`
+	// SLOViolated reports a job with an SLO that finished after it.
+	SLOViolated bool `json:"slo_violated,omitempty"`
+}
+
+// SimResult holds a simulation's metrics (§5.7.1); job-level averages are
+// over the window's jobs.
+type SimResult struct {
+	Policy     string `json:"policy"`
+	WindowJobs int    `json:"window_jobs"`
+	// AvgJCTSeconds is the average job completion time of the window's jobs.
+	AvgJCTSeconds float64 `json:"avg_jct_s"`
+	// MakespanSeconds is the time from the first arrival to the last completion.
+	MakespanSeconds float64 `json:"makespan_s"`
+	// AvgFTF and MaxFTF summarize finish-time fairness ρ.
+	AvgFTF float64 `json:"avg_ftf"`
+	MaxFTF float64 `json:"max_ftf"`
+	// Utilization is busy GPU-time over available GPU-time during the makespan.
+	Utilization float64 `json:"utilization"`
+	// CostDollars prices the busy GPU-time at PricePerHour.
+	CostDollars float64 `json:"cost_usd"`
+	// JobsWithSLO and SLOViolations count the window's jobs with a deadline and those missing it.
+	JobsWithSLO   int `json:"jobs_with_slo"`
+	SLOViolations int `json:"slo_violations"`
+	// Rounds, Allocations and LeaseRenewals count mechanism events.
+	Rounds        int `json:"rounds"`
+	Allocations   int `json:"allocations"`
+	LeaseRenewals int `json:"lease_renewals"`
+	// JobsCompleted counts all jobs completed when the simulation stopped.
+	JobsCompleted int `json:"jobs_completed"`
+	// Jobs are the window's jobs in ID order.
+	Jobs []JobOutcome `json:"jobs,omitempty"`
+}
+
+// Simulate runs the trace on the cluster (§5.7): at each round boundary it
+// admits arrived jobs, recomputes the allocation if jobs arrived or completed
+// since the last one, lets the mechanism pick and place micro-tasks, and runs
+// each for int(T·round) steps (at least 1), T being its throughput with its
+// placement. A round ends when its last micro-task does. It is deterministic
+// and stops early with ctx's error when ctx is cancelled.
+func Simulate(ctx context.Context, cfg SimConfig) (*SimResult, error) {
+	s, err := newSimulation(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for !s.windowDone() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := s.step(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return s.result(), nil
+}
+
+// step admits arrivals and simulates one round (or jumps to the next arrival
+// when the cluster is empty).
+func (s *simulation) step(ctx context.Context) error {
+	s.admit()
+	if len(s.active) == 0 {
+		if s.next >= len(s.jobs) {
+			return fmt.Errorf("simulate: window jobs cannot complete: no job left to run")
+		}
+		s.now = s.jobs[s.next].job.ArrivalSeconds
+		return nil
+	}
+	if s.changed {
+		if err := s.reallocate(ctx); err != nil {
+			return err
+		}
+	}
+	combos := s.combinations()
+	placements, err := s.mech.Schedule(combos)
+	if err != nil {
+		return fmt.Errorf("simulate: t=%.0fs: %w", s.now, err)
+	}
+	if len(placements) == 0 {
+		return fmt.Errorf("simulate: t=%.0fs: no active job can be placed", s.now)
+	}
+	s.runRound(combos, placements)
+	return nil
+}
+
+// runRound executes one round's micro-tasks and retires completed jobs.
+func (s *simulation) runRound(combos []Combination, placements []Placement) {
+	start, count := s.now, float64(len(s.active))
+	end := start
+	for _, p := range placements {
+		c := combos[p.Combination]
+		seconds := s.runMicroTask(c, p, start, count)
+		s.mech.Record(c, p, seconds)
+		s.busyGPUSeconds[p.WorkerType] += seconds * float64(c.ScaleFactor)
+		if p.LeaseRenewed {
+			s.leaseRenewals++
+		}
+		end = math.Max(end, start+seconds)
+	}
+	s.activeJobSeconds += count * (end - start)
+	s.now = end
+	s.rounds++
+	s.retire()
+}
+
+// runMicroTask advances c's jobs for one round on p and returns how long the
+// micro-task ran; jobs that finish get their finish time.
+func (s *simulation) runMicroTask(c Combination, p Placement, start, activeCount float64) float64 {
+	seconds := 0.0
+	for i, id := range c.JobIDs {
+		j := s.byID[id]
+		tput := s.throughputOn(c, i, p)
+		if tput <= 0 {
+			seconds = s.roundSeconds // the GPUs are held but the job cannot progress
+			continue
+		}
+		steps := math.Min(j.remaining, math.Max(1, math.Floor(tput*s.roundSeconds)))
+		run := steps / tput
+		j.remaining -= steps
+		if j.remaining <= 0 {
+			j.remaining = 0
+			j.finish = start + run
+			j.activeSecondsAtFinish = s.activeJobSeconds + activeCount*run
+			j.done = true
+		}
+		seconds = math.Max(seconds, run)
+	}
+	return seconds
+}
+
+// throughputOn is the throughput of the i-th job of c placed as p: the
+// co-located value for a pair, else the isolated one for p's consolidation.
+func (s *simulation) throughputOn(c Combination, i int, p Placement) float64 {
+	j := s.byID[c.JobIDs[i]]
+	if len(c.JobIDs) == 2 {
+		return s.pairThroughput(c.JobIDs[0], c.JobIDs[1], p.WorkerType)[i]
+	}
+	if p.Consolidated {
+		return j.tput[p.WorkerType]
+	}
+	return j.tputSpread[p.WorkerType]
+}

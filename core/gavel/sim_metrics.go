@@ -1,0 +1,82 @@
+package gavel
+
+import (
+	"math"
+	"sort"
+)
+
+// result computes the metrics of a finished simulation (§5.7.1).
+func (s *simulation) result() *SimResult {
+	r := &SimResult{Policy: s.cfg.Policy.Name(), Rounds: s.rounds, Allocations: s.allocations,
+		LeaseRenewals: s.leaseRenewals, JobsCompleted: s.completed}
+	first, last := math.Inf(1), 0.0
+	for _, j := range s.jobs {
+		if !j.done {
+			continue
+		}
+		first = math.Min(first, j.job.ArrivalSeconds)
+		last = math.Max(last, j.finish)
+		if !s.inWindow(j.job.ID) {
+			continue
+		}
+		o := s.outcome(j)
+		r.Jobs = append(r.Jobs, o)
+		r.AvgJCTSeconds += o.JCTSeconds
+		r.AvgFTF += o.FinishTimeFairness
+		r.MaxFTF = math.Max(r.MaxFTF, o.FinishTimeFairness)
+		if j.job.SLOSeconds > 0 {
+			r.JobsWithSLO++
+			if o.SLOViolated {
+				r.SLOViolations++
+			}
+		}
+	}
+	r.WindowJobs = len(r.Jobs)
+	r.AvgJCTSeconds /= float64(r.WindowJobs)
+	r.AvgFTF /= float64(r.WindowJobs)
+	r.MakespanSeconds = last - first
+	prices := s.prices()
+	busy := 0.0
+	for w, sec := range s.busyGPUSeconds {
+		busy += sec
+		r.CostDollars += sec / 3600 * prices[w]
+	}
+	if r.MakespanSeconds > 0 {
+		r.Utilization = busy / (float64(s.cfg.Cluster.TotalWorkers()) * r.MakespanSeconds)
+	}
+	sort.Slice(r.Jobs, func(a, b int) bool { return r.Jobs[a].ID < r.Jobs[b].ID })
+	return r
+}
+
+// outcome summarizes completed job j.
+func (s *simulation) outcome(j *simJob) JobOutcome {
+	jct := j.finish - j.job.ArrivalSeconds
+	return JobOutcome{
+		ID: j.job.ID, JobType: j.job.JobType, ScaleFactor: j.job.ScaleFactor,
+		ArrivalSeconds: j.job.ArrivalSeconds, FinishSeconds: j.finish, JCTSeconds: jct,
+		FinishTimeFairness: jct / (j.job.NumSteps / s.isolatedThroughput(j)),
+		SLOViolated:        j.job.SLOSeconds > 0 && jct > j.job.SLOSeconds,
+	}
+}
+
+// isolatedThroughput is j's throughput under X^isolated, 1/n of the cluster
+// (§5.4.2, finish-time fairness): 1/n of every worker type's GPUs, as a time
+// fraction W_j/(n·sf) per type, scaled down if the fractions exceed 1; n is
+// the mean number of active jobs while j was in the cluster (at least 1).
+func (s *simulation) isolatedThroughput(j *simJob) float64 {
+	n := 1.0
+	if life := j.finish - j.admitted; life > 0 {
+		n = math.Max(1, (j.activeSecondsAtFinish-j.activeSecondsAtAdmit)/life)
+	}
+	sf := float64(j.job.ScaleFactor)
+	total, tput := 0.0, 0.0
+	for w, workers := range s.cfg.Cluster.NumWorkers {
+		x := float64(workers) / (n * sf)
+		total += x
+		tput += x * j.tput[w]
+	}
+	if total > 1 {
+		tput /= total
+	}
+	return tput
+}

@@ -1,0 +1,221 @@
+package gavel
+
+import (
+	"context"
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// equalShare is a trivially correct test policy: every job gets the same
+// time fraction min(1/k, W_j/Σ sf) of every worker type it can run on.
+type equalShare struct{}
+
+func (equalShare) Name() string { return "test_equal_share" }
+
+func (equalShare) Allocate(_ context.Context, inst *Instance) (*Allocation, error) {
+	sumSF := 0
+	for _, j := range inst.Jobs {
+		sumSF += j.ScaleFactor
+	}
+	k := len(inst.WorkerTypes)
+	x := make([][]float64, len(inst.Jobs))
+	for i := range x {
+		x[i] = make([]float64, k)
+		for j := range x[i] {
+			if inst.Throughputs[i][j] > 0 {
+				x[i][j] = math.Min(1/float64(k), float64(inst.NumWorkers[j])/float64(sumSF))
+			}
+		}
+	}
+	return &Allocation{X: x}, nil
+}
+
+// fixedPolicy returns the same allocation row for every job.
+type fixedPolicy struct{ row []float64 }
+
+func (fixedPolicy) Name() string { return "test_fixed" }
+
+func (p fixedPolicy) Allocate(_ context.Context, inst *Instance) (*Allocation, error) {
+	x := make([][]float64, len(inst.Jobs))
+	for i := range x {
+		x[i] = append([]float64(nil), p.row...)
+	}
+	return &Allocation{X: x}, nil
+}
+
+var testCluster = ClusterSpec{WorkerTypes: []string{"k80", "p100", "v100"}, NumWorkers: []int{4, 4, 4}}
+
+// TestSimulateSingleJobExact checks a lone job's completion time against
+// the round arithmetic done by hand: full rounds of int(T·360) steps, then
+// the remainder.
+func TestSimulateSingleJobExact(t *testing.T) {
+	k := JobKey{"ResNet-50 (batch size 64)", 1}
+	tput, _ := DefaultThroughputs().Isolated("v100", k)
+	const steps = 100000.0
+	job := Job{ID: 0, JobType: k.Model, ScaleFactor: 1, PriorityWeight: 1, NumSteps: steps, ArrivalSeconds: 50}
+	res, err := Simulate(context.Background(), SimConfig{Cluster: testCluster, Policy: fixedPolicy{[]float64{0, 0, 1}}, Jobs: []Job{job}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perRound := math.Floor(tput * 360)
+	full := math.Floor(steps / perRound)
+	want := full*perRound/tput + (steps-full*perRound)/tput
+	if got := res.AvgJCTSeconds; math.Abs(got-want) > 1e-6*want {
+		t.Fatalf("JCT = %v, want %v", got, want)
+	}
+	if res.Rounds != int(full)+1 || res.MakespanSeconds != res.AvgJCTSeconds {
+		t.Fatalf("rounds %d makespan %v, want %d and the JCT", res.Rounds, res.MakespanSeconds, int(full)+1)
+	}
+	// One V100 of 12 GPUs busy the whole time; it renews its lease each round.
+	if math.Abs(res.Utilization-1.0/12) > 1e-9 || res.LeaseRenewals != res.Rounds-1 {
+		t.Fatalf("utilization %v (want 1/12), lease renewals %d", res.Utilization, res.LeaseRenewals)
+	}
+	if want := res.MakespanSeconds / 3600 * DefaultPricePerHour["v100"]; math.Abs(res.CostDollars-want) > 1e-9 {
+		t.Fatalf("cost %v, want %v", res.CostDollars, want)
+	}
+}
+
+// TestSimulateInvariants runs a continuous multi-GPU trace and checks that
+// every job completes no faster than alone on its best GPU, metrics are in
+// range, and the run is deterministic.
+func TestSimulateInvariants(t *testing.T) {
+	jobs, err := GenerateTrace(TraceConfig{NumJobs: 60, JobsPerHour: 6, Seed: 3, MultiGPU: true, SLOs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster := ClusterSpec{WorkerTypes: []string{"k80", "p100", "v100"}, NumWorkers: []int{8, 8, 8}}
+	progress := 0
+	cfg := SimConfig{Cluster: cluster, Policy: equalShare{}, Jobs: jobs, Progress: func(done, total int) {
+		if done < progress || total != 60 {
+			t.Fatalf("progress %d/%d after %d", done, total, progress)
+		}
+		progress = done
+	}}
+	res, err := Simulate(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.WindowJobs != 60 || res.JobsCompleted != 60 || progress != 60 {
+		t.Fatalf("window %d completed %d progress %d, want 60", res.WindowJobs, res.JobsCompleted, progress)
+	}
+	tt := DefaultThroughputs()
+	for _, o := range res.Jobs {
+		best := 0.0
+		for _, wt := range cluster.WorkerTypes {
+			v, _ := tt.Isolated(wt, JobKey{o.JobType, o.ScaleFactor})
+			best = math.Max(best, v)
+		}
+		if lb := jobs[o.ID].NumSteps / best; o.JCTSeconds < lb*(1-1e-9) {
+			t.Errorf("job %d finished in %v s, faster than alone on its best GPU (%v s)", o.ID, o.JCTSeconds, lb)
+		}
+		if !(o.FinishTimeFairness > 0) {
+			t.Errorf("job %d: FTF %v", o.ID, o.FinishTimeFairness)
+		}
+	}
+	if !(res.Utilization > 0 && res.Utilization <= 1) || res.JobsWithSLO != 60 || res.SLOViolations > 60 {
+		t.Errorf("utilization %v, SLO %d/%d", res.Utilization, res.SLOViolations, res.JobsWithSLO)
+	}
+	progress = 0
+	again, err := Simulate(context.Background(), cfg)
+	if err != nil || !reflect.DeepEqual(res, again) {
+		t.Fatalf("second run differs (err %v)", err)
+	}
+}
+
+// TestSimulateWindow checks that only the window's jobs are averaged and
+// that the simulation stops once they complete.
+func TestSimulateWindow(t *testing.T) {
+	jobs, _ := GenerateTrace(TraceConfig{NumJobs: 80, JobsPerHour: 8, Seed: 5})
+	res, err := Simulate(context.Background(), SimConfig{Cluster: testCluster, Policy: equalShare{}, Jobs: jobs, WindowFrom: 10, WindowTo: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.WindowJobs != 10 || res.Jobs[0].ID != 10 || res.Jobs[9].ID != 19 {
+		t.Fatalf("window jobs %d (%v..)", res.WindowJobs, res.Jobs[0].ID)
+	}
+	if res.JobsCompleted >= 80 {
+		t.Errorf("simulated all %d jobs; should stop after the window", res.JobsCompleted)
+	}
+	sum := 0.0
+	for _, o := range res.Jobs {
+		sum += o.JCTSeconds
+	}
+	if math.Abs(sum/10-res.AvgJCTSeconds) > 1e-9 {
+		t.Errorf("avg JCT %v, want %v", res.AvgJCTSeconds, sum/10)
+	}
+}
+
+func TestSimulateCancel(t *testing.T) {
+	jobs, _ := GenerateTrace(TraceConfig{NumJobs: 50, JobsPerHour: 8, Seed: 5})
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	_, err := Simulate(ctx, SimConfig{Cluster: testCluster, Policy: equalShare{}, Jobs: jobs, Progress: func(int, int) {
+		calls++
+		if calls == 3 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+// badPolicy returns NaN allocations.
+type badPolicy struct{}
+
+func (badPolicy) Name() string { return "test_nan" }
+
+func (badPolicy) Allocate(_ context.Context, inst *Instance) (*Allocation, error) {
+	return fixedPolicy{[]float64{math.NaN(), 0, 0}}.Allocate(context.Background(), inst)
+}
+
+func TestSimulateErrors(t *testing.T) {
+	ok := Job{ID: 0, JobType: "A3C", ScaleFactor: 1, PriorityWeight: 1, NumSteps: 100}
+	with := func(f func(*SimConfig)) SimConfig {
+		cfg := SimConfig{Cluster: testCluster, Policy: equalShare{}, Jobs: []Job{ok}}
+		f(&cfg)
+		return cfg
+	}
+	cases := map[string]SimConfig{
+		"unknown job type": with(func(c *SimConfig) { c.Jobs = []Job{{JobType: "GPT-5", ScaleFactor: 1, PriorityWeight: 1, NumSteps: 1}} }),
+		"unknown worker type": with(func(c *SimConfig) {
+			c.Cluster = ClusterSpec{WorkerTypes: []string{"a100"}, NumWorkers: []int{1}}
+		}),
+		"num_workers[0]": with(func(c *SimConfig) {
+			c.Cluster = ClusterSpec{WorkerTypes: []string{"v100"}, NumWorkers: []int{0}}
+		}),
+		"cannot run": with(func(c *SimConfig) { c.Jobs[0].ScaleFactor = 8; c.Jobs[0].JobType = "LM (batch size 5)" }),
+		"num_steps": with(func(c *SimConfig) {
+			c.Jobs = []Job{{JobType: "A3C", ScaleFactor: 1, PriorityWeight: 1, NumSteps: math.Inf(1)}}
+		}),
+		"duplicate":       with(func(c *SimConfig) { c.Jobs = []Job{ok, ok} }),
+		"window":          with(func(c *SimConfig) { c.WindowFrom, c.WindowTo = 5, 9 }),
+		"[0][0]":          with(func(c *SimConfig) { c.Policy = badPolicy{} }),
+		"policy":          with(func(c *SimConfig) { c.Policy = nil }),
+		"price_per_hour":  with(func(c *SimConfig) { c.PricePerHour = []float64{1} }),
+		"jobs: must not":  with(func(c *SimConfig) { c.Jobs = nil }),
+		"round_s":         with(func(c *SimConfig) { c.RoundSeconds = -1 }),
+		"priority_weight": with(func(c *SimConfig) { c.Jobs[0].PriorityWeight = 0 }),
+	}
+	for want, cfg := range cases {
+		res, err := Simulate(context.Background(), cfg)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v (result %v)", want, err, res)
+		}
+	}
+}
+
+// BenchmarkSimulateEqualShare measures the simulator without an LP: 500
+// continuous jobs on 36/36/36.
+func BenchmarkSimulateEqualShare(b *testing.B) {
+	jobs, _ := GenerateTrace(TraceConfig{NumJobs: 500, JobsPerHour: 5.6, Seed: 0})
+	cluster := ClusterSpec{WorkerTypes: []string{"k80", "p100", "v100"}, NumWorkers: []int{36, 36, 36}}
+	for b.Loop() {
+		if _, err := Simulate(context.Background(), SimConfig{Cluster: cluster, Policy: equalShare{}, Jobs: jobs}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
