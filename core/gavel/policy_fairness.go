@@ -1,0 +1,78 @@
+package gavel
+
+import (
+	"context"
+
+	"pipeplan/core/lp"
+)
+
+func init() {
+	registerPolicy("max_min_fairness", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+		return maxMinFairness(ctx, inst, agnosticThroughputs(inst), false)
+	}))
+	registerPolicy("max_min_fairness_perf", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+		return maxMinFairness(ctx, inst, inst.Throughputs, false)
+	}))
+	registerPolicy("max_min_fairness_packed", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+		return maxMinFairness(ctx, inst, inst.Throughputs, true)
+	}))
+}
+
+// staticPolicy wraps an allocation function that needs no options.
+func staticPolicy(f func(ctx context.Context, inst *Instance) (*Allocation, error)) func(policyOptions) (func(context.Context, *Instance) (*Allocation, error), error) {
+	return func(policyOptions) (func(context.Context, *Instance) (*Allocation, error), error) { return f, nil }
+}
+
+// agnosticThroughputs returns 1 wherever a job can run: a
+// heterogeneity-agnostic policy sees every worker type as equally fast, so
+// its "throughput" is the time share (§5.4.1, LAS).
+func agnosticThroughputs(inst *Instance) [][]float64 {
+	t := make([][]float64, len(inst.Jobs))
+	for m, row := range inst.Throughputs {
+		t[m] = make([]float64, len(row))
+		for j, v := range row {
+			if v > 0 {
+				t[m][j] = 1
+			}
+		}
+	}
+	return t
+}
+
+// equalThroughput is throughput(m, X^equal_m): job m's throughput when it
+// spends time on each worker type in proportion to that type's share of the
+// cluster (§5.4.1: [0.5, 0.5] for 1 V100 and 1 K80).
+func equalThroughput(inst *Instance, t [][]float64, m int) float64 {
+	total, s := 0, 0.0
+	for j, n := range inst.NumWorkers {
+		total += n
+		s += t[m][j] * float64(n)
+	}
+	return s / float64(total)
+}
+
+// fairnessScale is the coefficient of throughput(m, X) in the weighted
+// normalized max-min objective: scale_factor_m / (w_m throughput(m, X^equal_m)) (§5.4.1).
+func fairnessScale(inst *Instance, t [][]float64, m int) float64 {
+	job := inst.Jobs[m]
+	return float64(job.ScaleFactor) / (job.PriorityWeight * equalThroughput(inst, t, m))
+}
+
+// maxMinFairness solves Maximize_X min_m scale_factor_m/w_m *
+// throughput(m,X)/throughput(m,X^equal_m) (§5.4.1) as the LP "maximize z
+// subject to each job's scaled normalized throughput >= z"; the objective is z.
+func maxMinFairness(ctx context.Context, inst *Instance, t [][]float64, packed bool) (*Allocation, error) {
+	a := newAllocLP(inst, t, packed)
+	z := a.addVar(1)
+	for m := range inst.Jobs {
+		idx, val := a.throughput(m, fairnessScale(inst, t, m))
+		a.addRow(append(idx, z), append(val, -1), lp.GE, 0)
+	}
+	sol, err := a.solve(ctx)
+	if err != nil {
+		return nil, err
+	}
+	al := a.allocation(sol, 1)
+	al.Objective = sol[z]
+	return al, nil
+}

@@ -1,0 +1,96 @@
+package gavel
+
+import (
+	"context"
+	"math"
+	"os"
+	"testing"
+)
+
+// loadInstance reads a test instance from testdata/instances.
+func loadInstance(t testing.TB, name string) *Instance {
+	t.Helper()
+	data, err := os.ReadFile("testdata/instances/" + name + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := ParseInstance(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inst
+}
+
+// allocate runs the named policy on inst.
+func allocate(t testing.TB, name string, inst *Instance, opts ...Option) *Allocation {
+	t.Helper()
+	p, err := PolicyByName(name, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	al, err := p.Allocate(context.Background(), inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkValid(t, inst, al)
+	return al
+}
+
+// checkValid asserts the constraints of §5.3.1 on an allocation.
+func checkValid(t testing.TB, inst *Instance, al *Allocation) {
+	t.Helper()
+	const tol = 1e-6
+	used := make([]float64, len(inst.WorkerTypes))
+	timeOf := make([]float64, len(inst.Jobs))
+	for m, row := range al.X {
+		for j, x := range row {
+			if x < 0 || math.IsNaN(x) {
+				t.Fatalf("X[%d][%d] = %v", m, j, x)
+			}
+			if x > 0 && inst.Throughputs[m][j] == 0 {
+				t.Fatalf("X[%d][%d] = %v on a worker type where the job cannot run", m, j, x)
+			}
+			timeOf[m] += x
+			used[j] += x * float64(inst.Jobs[m].ScaleFactor)
+		}
+	}
+	for p, row := range al.PairX {
+		pair := inst.Pairs[p]
+		for j, x := range row {
+			timeOf[pair.A] += x
+			timeOf[pair.B] += x
+			used[j] += x * float64(inst.Jobs[pair.A].ScaleFactor)
+		}
+	}
+	for m, s := range timeOf {
+		if s > 1+tol {
+			t.Fatalf("job %d gets time %v > 1", m, s)
+		}
+	}
+	for j, u := range used {
+		if u > float64(inst.NumWorkers[j])+tol {
+			t.Fatalf("worker type %d: %v workers used of %d", j, u, inst.NumWorkers[j])
+		}
+	}
+}
+
+// TestMaxMinFairnessPaperExample checks the 3-job example of §5.4.1.
+func TestMaxMinFairnessPaperExample(t *testing.T) {
+	inst := loadInstance(t, "paper_example_3job")
+	al := allocate(t, "max_min_fairness_perf", inst)
+	want := [][]float64{{0.45, 0}, {0.45, 0.09}, {0.09, 0.91}}
+	for m := range want {
+		for j := range want[m] {
+			if math.Abs(al.X[m][j]-want[m][j]) > 0.006 {
+				t.Fatalf("X = %v, paper %v", al.X, want)
+			}
+		}
+	}
+	// The optimum equalizes the three normalized throughputs.
+	for m := range inst.Jobs {
+		got := effectiveThroughput(inst, inst.Throughputs, al, m) * fairnessScale(inst, inst.Throughputs, m)
+		if math.Abs(got-al.Objective) > 1e-7 {
+			t.Errorf("job %d: normalized throughput %v, objective %v", m, got, al.Objective)
+		}
+	}
+}

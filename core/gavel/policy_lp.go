@@ -1,0 +1,189 @@
+package gavel
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"pipeplan/core/lp"
+)
+
+// allocLP is the common part of Gavel's allocation LPs (§5.3.1, §6.4.1):
+// variables X[m][j] >= 0 (and, when packed, one per job pair and worker type,
+// §5.3.1 space sharing), each job's total time sum_j X[m][j] (plus its pairs')
+// <= 1, and each worker type's capacity sum_m scale_factor_m X[m][j] <= n_j.
+type allocLP struct {
+	inst *Instance
+	t    [][]float64 // throughputs the LP uses (isolated, or agnostic ones)
+	prob lp.Problem
+	x    [][]int // x[m][j]: variable of job m on type j, -1 if it cannot run there
+	px   [][]int // px[p][j]: variable of pair p on type j, -1 if absent
+	timeRows, capRows []int
+}
+
+// newAllocLP builds the variables and base constraints; t replaces the
+// isolated throughputs (agnostic policies pass ones), packed adds pairs.
+func newAllocLP(inst *Instance, t [][]float64, packed bool) *allocLP {
+	a := &allocLP{inst: inst, t: t}
+	k := len(inst.WorkerTypes)
+	timeIdx := make([][]int, len(inst.Jobs))
+	capIdx, capVal := make([][]int, k), make([][]float64, k)
+	a.x = make([][]int, len(inst.Jobs))
+	for m, job := range inst.Jobs {
+		a.x[m] = make([]int, k)
+		for j := range k {
+			a.x[m][j] = -1
+			if t[m][j] > 0 && job.ScaleFactor <= inst.NumWorkers[j] {
+				v := a.addVar(0)
+				a.x[m][j] = v
+				timeIdx[m] = append(timeIdx[m], v)
+				capIdx[j], capVal[j] = append(capIdx[j], v), append(capVal[j], float64(job.ScaleFactor))
+			}
+		}
+	}
+	if packed {
+		a.px = make([][]int, len(inst.Pairs))
+		for p, pair := range inst.Pairs {
+			a.px[p] = make([]int, k)
+			sf := inst.Jobs[pair.A].ScaleFactor
+			for j := range k {
+				a.px[p][j] = -1
+				if pair.Throughputs[j][0] > 0 && pair.Throughputs[j][1] > 0 && sf <= inst.NumWorkers[j] {
+					v := a.addVar(0)
+					a.px[p][j] = v
+					timeIdx[pair.A] = append(timeIdx[pair.A], v)
+					timeIdx[pair.B] = append(timeIdx[pair.B], v)
+					capIdx[j], capVal[j] = append(capIdx[j], v), append(capVal[j], float64(sf))
+				}
+			}
+		}
+	}
+	for m := range inst.Jobs {
+		a.timeRows = append(a.timeRows, a.addRow(timeIdx[m], ones(len(timeIdx[m])), lp.LE, 1))
+	}
+	for j := range k {
+		a.capRows = append(a.capRows, a.addRow(capIdx[j], capVal[j], lp.LE, float64(inst.NumWorkers[j])))
+	}
+	return a
+}
+
+// addVar adds a variable >= 0 with objective coefficient c and returns its index.
+func (a *allocLP) addVar(c float64) int {
+	a.prob.Objective = append(a.prob.Objective, c)
+	a.prob.NumVars++
+	return a.prob.NumVars - 1
+}
+
+// addRow adds a constraint and returns its index.
+func (a *allocLP) addRow(idx []int, val []float64, sense lp.Sense, rhs float64) int {
+	a.prob.Rows = append(a.prob.Rows, lp.Row{Index: idx, Value: val, Sense: sense, RHS: rhs})
+	return len(a.prob.Rows) - 1
+}
+
+// throughput returns the terms of scale*throughput(m, X) (§5.3.1 effective
+// throughput; with pairs, job m's share of each co-located pair).
+func (a *allocLP) throughput(m int, scale float64) ([]int, []float64) {
+	var idx []int
+	var val []float64
+	for j, v := range a.x[m] {
+		if v >= 0 {
+			idx, val = append(idx, v), append(val, scale*a.t[m][j])
+		}
+	}
+	for p, vars := range a.px {
+		pair := a.inst.Pairs[p]
+		side := -1
+		switch m {
+		case pair.A:
+			side = 0
+		case pair.B:
+			side = 1
+		}
+		if side < 0 {
+			continue
+		}
+		for j, v := range vars {
+			if v >= 0 {
+				idx, val = append(idx, v), append(val, scale*pair.Throughputs[j][side])
+			}
+		}
+	}
+	return idx, val
+}
+
+// solve maximizes the objective and returns the variable values.
+func (a *allocLP) solve(ctx context.Context) ([]float64, error) {
+	a.prob.Maximize = true
+	res, err := lp.Solve(ctx, &a.prob, lp.Options{})
+	if err != nil {
+		return nil, err
+	}
+	switch res.Status {
+	case lp.Infeasible:
+		return nil, fmt.Errorf("the allocation problem is infeasible")
+	case lp.Unbounded:
+		return nil, fmt.Errorf("the allocation problem is unbounded")
+	}
+	return res.X, nil
+}
+
+// allocation extracts X (and pair fractions) from a solution, dividing by
+// scale (1 unless Charnes-Cooper scaled them) and cleaning solver noise
+// below 1e-9.
+func (a *allocLP) allocation(sol []float64, scale float64) *Allocation {
+	clean := func(v float64) float64 {
+		v /= scale
+		if v < 1e-9 {
+			return 0
+		}
+		return math.Min(v, 1)
+	}
+	al := &Allocation{X: make([][]float64, len(a.x))}
+	for m, vars := range a.x {
+		al.X[m] = make([]float64, len(vars))
+		for j, v := range vars {
+			if v >= 0 {
+				al.X[m][j] = clean(sol[v])
+			}
+		}
+	}
+	if a.px != nil {
+		al.PairX = make([][]float64, len(a.px))
+		for p, vars := range a.px {
+			al.PairX[p] = make([]float64, len(vars))
+			for j, v := range vars {
+				if v >= 0 {
+					al.PairX[p][j] = clean(sol[v])
+				}
+			}
+		}
+	}
+	return al
+}
+
+// effectiveThroughput returns throughput(m, X) under throughputs t, with pairs.
+func effectiveThroughput(inst *Instance, t [][]float64, al *Allocation, m int) float64 {
+	s := 0.0
+	for j, x := range al.X[m] {
+		s += t[m][j] * x
+	}
+	for p, xs := range al.PairX {
+		pair := inst.Pairs[p]
+		for j, x := range xs {
+			if pair.A == m {
+				s += pair.Throughputs[j][0] * x
+			} else if pair.B == m {
+				s += pair.Throughputs[j][1] * x
+			}
+		}
+	}
+	return s
+}
+
+func ones(n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = 1
+	}
+	return v
+}
