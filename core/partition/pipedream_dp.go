@@ -168,6 +168,11 @@ func (s *pdSolver) rowDP(lv, i int, a []float64, back []pdChoice) {
 		for r := 1; r <= maxR; r++ {
 			if s.fits(lv, act, w, r, r, M) {
 				row[r-1] = s.stageSeconds(t, w, r, B, true, g)
+				if !s.exact && j < n-1 {
+					// pipeplan charges every stage its output boundary too;
+					// the original leaves it out for a pipeline's first stage.
+					row[r-1] = math.Max(row[r-1], 2*c.OutputBytes[j]/(B*float64(r)))
+				}
 			}
 		}
 	}
