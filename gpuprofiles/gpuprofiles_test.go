@@ -1,0 +1,108 @@
+package gpuprofiles
+
+import (
+	"strings"
+	"testing"
+
+	"pipeplan/core/hw"
+)
+
+func TestAllEmbedded(t *testing.T) {
+	all := All()
+	if len(all) != 24 {
+		t.Fatalf("%d profiles, the gpus.json snapshot has 24", len(all))
+	}
+	a, err := ByID("nvidia-a100-sxm4-80gb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name      string
+		got, want float64
+	}{
+		{"memory", a.MemoryBytes, 80 * (1 << 30)},
+		{"memory bandwidth", a.MemoryBandwidthBytesPerSec, 2039e9},
+		{"bf16 peak", a.PeakFLOPS[hw.PrecisionBF16], 312e12},
+		{"tf32 peak", a.PeakFLOPS[hw.PrecisionTF32], 156e12},
+		{"int8 peak", a.PeakFLOPS[hw.PrecisionINT8], 624e12},
+		{"measured bf16 matmul", a.MeasuredMatmulFLOPS[hw.PrecisionBF16], 271.2e12},
+		{"NVLink per direction", a.IntraNode.BandwidthBytesPerSec, 300e9},
+		{"PCIe per direction", a.Host.BandwidthBytesPerSec, 32e9},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("A100 %s = %g, gpus.json gives %g", c.name, c.got, c.want)
+		}
+	}
+	if _, ok := a.PeakFLOPS[hw.PrecisionFP8]; ok {
+		t.Error("A100 has an fp8 peak, but gpus.json says null")
+	}
+	// Nulls stay unknown.
+	k80, _ := ByID("nvidia-k80-gk210-die")
+	if _, err := k80.Peak(hw.PrecisionBF16); err == nil {
+		t.Error("K80 bf16 peak: no error, gpus.json has null")
+	}
+	if k80.IntraNode != nil {
+		t.Error("K80 has an intra-node fabric, gpus.json has null")
+	}
+	tpu, _ := ByID("google-tpu-v4")
+	if tpu.IntraNode == nil || tpu.IntraNode.BandwidthBytesPerSec != 0 {
+		t.Errorf("TPU v4 ICI bandwidth %+v, want a link with unknown (0) bandwidth", tpu.IntraNode)
+	}
+	v5e, _ := ByID("google-tpu-v5e")
+	if v5e.IntraNode.BandwidthBytesPerSec != 200e9 {
+		t.Errorf("TPU v5e ICI %g B/s, want half of the 400 GB/s bidirectional", v5e.IntraNode.BandwidthBytesPerSec)
+	}
+	mi, _ := ByID("amd-mi250x")
+	if mi.LogicalDevices != 2 {
+		t.Errorf("MI250X logical devices %d, want 2", mi.LogicalDevices)
+	}
+	// Callers get copies.
+	a.PeakFLOPS[hw.PrecisionBF16] = 1
+	if again, _ := ByID("nvidia-a100-sxm4-80gb"); again.PeakFLOPS[hw.PrecisionBF16] != 312e12 {
+		t.Error("mutating a returned profile changed the embedded data")
+	}
+	if _, err := ByID("nvidia-a100"); err == nil || !strings.Contains(err.Error(), "nvidia-a100-sxm4-80gb") {
+		t.Errorf("unknown id: error %v, want one listing the known ids", err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{`{}`, "gpus:"},
+		{`[{"id":"x","memory_gib":null,"logical_devices":1}]`, "gpus[0].memory_gib: required"},
+		{`[{"id":"x","memory_gib":-1}]`, "gpus[0].memory_bytes: must be a finite number > 0"},
+		{`[{"id":"x","memory_gib":8,"peak_dense_tflops":{"fp4":1}}]`, "gpus[0].peak_dense_tflops.fp4: unknown precision"},
+		{`[{"id":"x","memory_gib":8,"peak_dense_tflops":{"bf16":-5}}]`, "gpus[0].peak_flops[bf16]"},
+		{`[{"id":"x","memory_gib":8},{"id":"x","memory_gib":8}]`, `gpus[1].id: duplicate "x"`},
+		{`[{"id":"","memory_gib":8}]`, "gpus[0].id: must not be empty"},
+		{`[{"id":"x","memory_gib":8,"logical_devices":0}]`, "gpus[0].logical_devices"},
+		{`[{"id":"x","memory_gib":8,"interconnect":{"host":{"unidirectional_gbps":-2}}}]`, "gpus[0].host.bandwidth_bytes_per_sec"},
+		{`[{"id":"x","memory_gib":1e300}]`, "gpus[0].memory_bytes"},
+	}
+	for _, c := range cases {
+		_, err := Parse([]byte(c.in))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Parse(%s): error %v, want one containing %q", c.in, err, c.want)
+		}
+	}
+}
+
+// FuzzParse checks that Parse never panics and that what it accepts is valid.
+func FuzzParse(f *testing.F) {
+	f.Add(embedded)
+	f.Add([]byte(`[{"id":"x","memory_gib":8,"peak_dense_tflops":{"bf16":1,"fp8":null},"interconnect":{"intra_node":{"bidirectional_gbps":10}}}]`))
+	f.Add([]byte(`[{"id":"x","memory_gib":8},{"id":"x"}]`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		gpus, err := Parse(data)
+		if err != nil {
+			return
+		}
+		for i, g := range gpus {
+			if err := g.Validate("gpu"); err != nil {
+				t.Fatalf("gpus[%d] accepted but invalid: %v", i, err)
+			}
+		}
+	})
+}
