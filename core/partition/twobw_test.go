@@ -134,7 +134,7 @@ func bruteForceTwoBW(m TwoBWModel, opt TwoBWOptions) (best, smallest float64) {
 			if d*p != opt.GPUs || p > m.NumBlocks() {
 				continue
 			}
-			for b := 1; b <= opt.BatchSize; b++ {
+			for b := 1; b <= opt.BatchSize; b++ { // every b, not just divisors
 				for _, e := range []TwoBWExecution{TwoBWNoPipelining, TwoBWPipelined, TwoBWPipelinedRecompute} {
 					if p == 1 && e != TwoBWNoPipelining {
 						continue
