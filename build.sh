@@ -10,15 +10,24 @@ cd "$(dirname "$0")"
 build() {
 	if compgen -G "ui/*.vugu" >/dev/null; then
 		echo "build: vugugen ui/" >&2
-		go tool vugugen -s -no-main ui
+		# -s merges the generated code into one file, renamed to the git-ignored *_vgen.go.
+		rm -f ui/0_components_gen.go ui/0_components_vgen.go
+		go tool vugugen -s -skip-main -skip-go-mod ui
+		mv ui/0_components_gen.go ui/0_components_vgen.go
+		gofmt -w ui/0_components_vgen.go
 	fi
 	if compgen -G "wasm/*.go" >/dev/null; then
 		echo "build: public/app.wasm" >&2
 		GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o public/app.wasm.tmp ./wasm
 		mv public/app.wasm.tmp public/app.wasm
 		cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" public/wasm_exec.js
-		gzip -9 -k -f public/app.wasm
-		if command -v brotli >/dev/null; then brotli -f -q 11 public/app.wasm; fi
+		# vugu's DOM renderer helper, loaded as a file so the CSP needs no 'unsafe-eval'.
+		go run ./wasm/vuguhelper "$(go list -m -f "{{.Dir}}" github.com/vugu/vugu)/domrender" >public/vugu-render.js
+		chmod u+w public/wasm_exec.js public/vugu-render.js
+		for f in public/app.wasm public/wasm_exec.js public/vugu-render.js; do
+			gzip -9 -k -f "$f"
+			if command -v brotli >/dev/null; then brotli -f -q 11 "$f"; fi
+		done
 	fi
 }
 

@@ -1,0 +1,116 @@
+// Package ui holds the playground's vugu components (the .vugu files) and
+// their logic (the .go files). It never touches JavaScript directly: the
+// wasm entry hands it a Browser for the few things only the page can do.
+package ui
+
+import (
+	"fmt"
+
+	"pipeplan/ui/state"
+)
+
+// Browser is what the UI needs from the page it runs in.
+type Browser interface {
+	// SetFragment replaces the URL fragment (without '#') without reloading.
+	SetFragment(fragment string)
+	// PageURL is the page address without its fragment.
+	PageURL() string
+	// CopyText puts text on the clipboard.
+	CopyText(text string) error
+	// Download offers data to the user as a file.
+	Download(name, mime string, data []byte) error
+	// NowMillis is the page clock (performance.now), in milliseconds.
+	NowMillis() float64
+}
+
+// App is the playground's model shared by all components: the UI state
+// (mirrored in the URL fragment), the visible error and the latest results.
+type App struct {
+	// State is every input of every page.
+	State state.State
+	// Err is the error banner's text; "" hides it.
+	Err string
+	// CopyStatus reports the last Copy link / Export action.
+	CopyStatus string
+	// Plan holds the Plan page's latest result.
+	Plan PlanView
+
+	browser  Browser
+	fragment string // the fragment last written or read
+}
+
+// NewApp starts the UI from a URL fragment; a bad fragment shows its error
+// and falls back to the defaults.
+func NewApp(b Browser, fragment string) *App {
+	a := &App{browser: b}
+	a.LoadFragment(fragment)
+	return a
+}
+
+// LoadFragment restores the state from a URL fragment (on start, and when
+// the fragment changes by back/forward or an edited address).
+func (a *App) LoadFragment(fragment string) {
+	if fragment == a.fragment && a.fragment != "" {
+		return
+	}
+	s, err := state.Decode(fragment)
+	a.Err = ""
+	if err != nil {
+		a.Err = err.Error() + " — showing the defaults instead."
+	}
+	a.State = s
+	a.fragment = fragment
+	a.recompute()
+}
+
+// SetTab opens one of the pages.
+func (a *App) SetTab(id string) {
+	a.State.Tab = id
+	a.changed()
+}
+
+// changed records an input change: it rewrites the URL fragment and
+// recomputes the results.
+func (a *App) changed() {
+	a.Err = ""
+	a.CopyStatus = ""
+	if f, err := state.Encode(a.State); err != nil {
+		a.Err = err.Error()
+	} else if f != a.fragment {
+		a.fragment = f
+		a.browser.SetFragment(f)
+	}
+	a.recompute()
+}
+
+// recompute refreshes the results of the open page.
+func (a *App) recompute() {
+	if a.State.Tab == "plan" {
+		a.replan()
+	}
+}
+
+// ShareURL is the link that restores the current view.
+func (a *App) ShareURL() string {
+	return a.browser.PageURL() + "#" + a.fragment
+}
+
+// CopyLink copies the share link to the clipboard.
+func (a *App) CopyLink() {
+	if a.fragment == "" {
+		f, err := state.Encode(a.State)
+		if err != nil {
+			a.Err = err.Error()
+			return
+		}
+		a.fragment = f
+		a.browser.SetFragment(f)
+	}
+	if err := a.browser.CopyText(a.ShareURL()); err != nil {
+		a.CopyStatus = fmt.Sprintf("could not copy (%v): the link is in the address bar", err)
+		return
+	}
+	a.CopyStatus = "link copied"
+}
+
+func stateTabs() []string { return state.Tabs }

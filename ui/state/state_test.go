@@ -1,0 +1,94 @@
+package state
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRoundTrip(t *testing.T) {
+	s := Default()
+	s.Tab = "cluster"
+	s.Plan.GPU = "nvidia-h100-sxm5-80gb"
+	s.Plan.Nodes = 3
+	f, err := Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode("#" + f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != s {
+		t.Errorf("round trip: got %+v, want %+v", got, s)
+	}
+}
+
+func TestDecodeBadFragmentFallsBackToDefaults(t *testing.T) {
+	good, err := Encode(Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, frag := range []string{
+		"garbage",
+		"v1.!!!!",
+		good[:len(good)/2],                 // truncated
+		"v1." + strings.Repeat("A", 70000), // oversized
+		"v9.abc",
+	} {
+		s, err := Decode(frag)
+		if err == nil {
+			t.Errorf("Decode(%.20q): want an error", frag)
+		}
+		if s != Default() {
+			t.Errorf("Decode(%.20q): want the default state, got %+v", frag, s)
+		}
+	}
+}
+
+func TestDecodeRejectsInvalidValues(t *testing.T) {
+	s := Default()
+	s.Plan.Nodes = 0
+	f, err := encodeUnchecked(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Decode(f)
+	if err == nil || !strings.Contains(err.Error(), "plan.nodes") {
+		t.Errorf("nodes 0: err = %v, want one naming plan.nodes", err)
+	}
+}
+
+func TestEncodeRejectsInvalidState(t *testing.T) {
+	s := Default()
+	s.Plan.Planner = "magic"
+	if _, err := Encode(s); err == nil || !strings.Contains(err.Error(), "plan.planner") {
+		t.Errorf("err = %v, want one naming plan.planner", err)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	good, _ := Encode(Default())
+	f.Add(good)
+	f.Add("")
+	f.Add("#v1.")
+	f.Add("v1.q1YqyUhMKcpMLVKyUkosLc7ILy1JLMpXqAUA")
+	f.Fuzz(func(t *testing.T, frag string) {
+		s, err := Decode(frag)
+		if err != nil {
+			if s != Default() {
+				t.Fatalf("error %v but state is not the default", err)
+			}
+			return
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatalf("decoded an invalid state: %v", err)
+		}
+		again, err := Encode(s)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		if s2, err := Decode(again); err != nil || s2 != s {
+			t.Fatalf("re-decode: %+v, %v", s2, err)
+		}
+	})
+}

@@ -1,0 +1,161 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"strings"
+
+	"github.com/hack-pad/safejs"
+	"github.com/vugu/vugu"
+
+	"pipeplan/ui"
+)
+
+// page is the browser side of the UI (ui.Browser): the URL fragment,
+// clipboard, downloads and clock, through safejs.
+type page struct {
+	win, location, history, perf safejs.Value
+}
+
+func newPage() (*page, error) {
+	p := &page{win: safejs.Global()}
+	var err error
+	for _, v := range []struct {
+		name string
+		dst  *safejs.Value
+	}{{"location", &p.location}, {"history", &p.history}, {"performance", &p.perf}} {
+		if *v.dst, err = p.win.Get(v.name); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// fragment is the current URL fragment without '#'.
+func (p *page) fragment() string {
+	h, err := p.location.Get("hash")
+	if err != nil {
+		return ""
+	}
+	s, _ := h.String()
+	return strings.TrimPrefix(s, "#")
+}
+
+// SetFragment records a new state as a history entry, so back/forward walk
+// through the inputs a user tried.
+func (p *page) SetFragment(fragment string) {
+	p.history.Call("pushState", nil, "", "#"+fragment)
+}
+
+// PageURL is the page address without its fragment.
+func (p *page) PageURL() string {
+	href, err := p.location.Get("href")
+	if err != nil {
+		return ""
+	}
+	s, _ := href.String()
+	s, _, _ = strings.Cut(s, "#")
+	return s
+}
+
+// CopyText starts an asynchronous clipboard write.
+func (p *page) CopyText(text string) error {
+	nav, err := p.win.Get("navigator")
+	if err != nil {
+		return err
+	}
+	clip, err := nav.Get("clipboard")
+	if err != nil {
+		return err
+	}
+	if clip.IsUndefined() {
+		return errNoClipboard
+	}
+	_, err = clip.Call("writeText", text)
+	return err
+}
+
+type clipboardError string
+
+func (e clipboardError) Error() string { return string(e) }
+
+const errNoClipboard = clipboardError("no clipboard in this context")
+
+// Download offers data as a file through a temporary object URL.
+func (p *page) Download(name, mime string, data []byte) error {
+	arr, err := safejs.MustGetGlobal("Uint8Array").New(len(data))
+	if err != nil {
+		return err
+	}
+	if _, err := safejs.CopyBytesToJS(arr, data); err != nil {
+		return err
+	}
+	opts, err := safejs.ValueOf(map[string]any{"type": mime})
+	if err != nil {
+		return err
+	}
+	parts, err := safejs.ValueOf([]any{safejs.Unsafe(arr)})
+	if err != nil {
+		return err
+	}
+	blob, err := safejs.MustGetGlobal("Blob").New(parts, opts)
+	if err != nil {
+		return err
+	}
+	urlAPI := safejs.MustGetGlobal("URL")
+	href, err := urlAPI.Call("createObjectURL", blob)
+	if err != nil {
+		return err
+	}
+	doc := safejs.MustGetGlobal("document")
+	a, err := doc.Call("createElement", "a")
+	if err != nil {
+		return err
+	}
+	a.Set("href", href)
+	a.Set("download", name)
+	body, _ := doc.Get("body")
+	body.Call("appendChild", a)
+	a.Call("click")
+	body.Call("removeChild", a)
+	urlAPI.Call("revokeObjectURL", href)
+	return nil
+}
+
+// NowMillis is performance.now().
+func (p *page) NowMillis() float64 {
+	v, err := p.perf.Call("now")
+	if err != nil {
+		return 0
+	}
+	f, _ := v.Float()
+	return f
+}
+
+// onHashChange restores the state when the fragment changes (back/forward,
+// an edited address bar, a pasted link).
+func (p *page) onHashChange(env vugu.EventEnv, app *ui.App) error {
+	fn, err := safejs.FuncOf(func(safejs.Value, []safejs.Value) any {
+		f := p.fragment()
+		go func() {
+			env.Lock()
+			app.LoadFragment(f)
+			env.UnlockRender()
+		}()
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	_, err = p.win.Call("addEventListener", "hashchange", fn.Value())
+	return err
+}
+
+// markFirstRender publishes window.pipeplanTimings.firstRenderMs, the page
+// clock when the first UI render finished.
+func (p *page) markFirstRender() {
+	t, err := safejs.ValueOf(map[string]any{"firstRenderMs": p.NowMillis()})
+	if err == nil {
+		p.win.Set("pipeplanTimings", t)
+	}
+}
