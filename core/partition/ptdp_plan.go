@@ -1,0 +1,77 @@
+package partition
+
+import (
+	"fmt"
+
+	"pipeplan/core/cost"
+	"pipeplan/core/hw"
+	"pipeplan/core/model"
+	"pipeplan/core/plan"
+)
+
+// PTDPPlan turns configuration cfg of transformer tr on cluster c into the
+// exported run plan: p·v model chunks in model order (chunk k on pipeline
+// device k mod p, layers split evenly with the remainder on the first
+// chunks, as cost.Predict assumes), the schedule, and the predictions with
+// every stage's peak memory. The bubble fraction exported is the idle
+// share of the step, bubble time over iteration time.
+func PTDPPlan(tr model.Transformer, c hw.Cluster, cfg cost.Config, opt cost.Options) (*plan.Plan, error) {
+	pr, err := cost.Predict(tr, c, cfg, opt)
+	if err != nil {
+		return nil, err
+	}
+	chunks := cfg.PP * cfg.Interleave
+	stages := make([]plan.Stage, chunks)
+	first := 0
+	for k := range stages {
+		n := tr.Layers / chunks
+		if k < tr.Layers%chunks {
+			n++
+		}
+		stages[k] = plan.Stage{FirstLayer: first, LastLayer: first + n - 1, Replicas: 1}
+		first += n
+	}
+	kind := cost.Schedule1F1B
+	switch {
+	case cfg.Schedule != "":
+		kind = cfg.Schedule
+	case cfg.Interleave > 1:
+		kind = cost.ScheduleInterleaved
+	}
+	peaks := make([]float64, len(pr.StageMemory))
+	for i, m := range pr.StageMemory {
+		peaks[i] = m.PeakBytes
+	}
+	spec := tr
+	p := &plan.Plan{
+		Version: plan.Version,
+		Planner: "ptdp",
+		Model:   plan.Model{Name: tr.Name, NumLayers: tr.Layers, Transformer: &spec},
+		Cluster: plan.Cluster{GPU: c.GPU.ID, Nodes: c.GPUs() / c.GPUsPerNode(), GPUsPerNode: c.GPUsPerNode(), Levels: c.Levels},
+		Parallelism: plan.Parallelism{
+			TP: cfg.TP, PP: cfg.PP, DP: cfg.DP, Interleave: cfg.Interleave,
+		},
+		Stages: stages,
+		Schedule: plan.Schedule{
+			Kind: kind, Microbatches: pr.Microbatches, MicrobatchSize: cfg.Microbatch, GlobalBatch: cfg.GlobalBatch,
+		},
+		Recompute: string(cfg.Recompute),
+		Predictions: plan.Predictions{
+			IterationSeconds: pr.IterationSeconds,
+			SamplesPerSecond: pr.SamplesPerSec,
+			TokensPerSecond:  pr.TokensPerSec,
+			TFLOPSPerGPU:     pr.TFLOPSPerGPU,
+			MFU:              pr.MFU,
+			BubbleFraction:   pr.Time.BubbleSeconds / pr.IterationSeconds,
+			PeakBytesPerGPU:  pr.Memory.PeakBytes,
+			StagePeakBytes:   peaks,
+		},
+	}
+	if p.Recompute == "" {
+		p.Recompute = string(model.RecomputeNone)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("ptdp plan: %w", err)
+	}
+	return p, nil
+}
