@@ -61,6 +61,7 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg Config, opt Options) (
 	if err := cfg.Validate(tr, c); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
 	e := &evaluator{tr: tr, c: c, cfg: cfg, sched: cfg.schedule(), comm: DefaultComm}
 	e.w, _ = tr.BytesPerValue()
 	var err error

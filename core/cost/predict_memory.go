@@ -31,8 +31,7 @@ func (e *evaluator) memory(i int) Memory {
 		act += e.tr.LayerActivationBytes(b, full) - e.tr.LayerActivationBytes(b, e.actOpts)
 	}
 	if i == 0 {
-		firstChunk := (inFlight + e.cfg.Interleave - 1) / e.cfg.Interleave
-		act += float64(firstChunk) * e.tr.EmbeddingActivationBytes(b, e.actOpts)
+		act += float64(firstChunkInFlight(inFlight, e.cfg.PP, e.cfg.Interleave)) * e.tr.EmbeddingActivationBytes(b, e.actOpts)
 	}
 	if i == e.cfg.PP-1 {
 		act += e.tr.OutputActivationBytes(b, e.actOpts)
@@ -43,4 +42,13 @@ func (e *evaluator) memory(i int) Memory {
 	}
 	mem.PeakBytes = mem.WeightBytes + mem.GradientBytes + mem.OptimizerBytes + mem.ActivationBytes + mem.CommBufferBytes
 	return mem
+}
+
+// firstChunkInFlight returns how many of the first device's inFlight stashed
+// chunk-microbatches belong to its first chunk (the one with the embedding):
+// the interleaved schedule's forward step k runs chunk (k/p) mod v, and the
+// first chunk's backward passes come last, so at the peak all of its forward
+// steps among the first inFlight are still stashed.
+func firstChunkInFlight(inFlight, p, v int) int {
+	return inFlight/(p*v)*p + min(inFlight%(p*v), p)
 }

@@ -21,7 +21,7 @@ type Config struct {
 	Microbatch int `json:"microbatch"`
 	// GlobalBatch is the batch size B; m = B/(d·b) microbatches per pipeline.
 	GlobalBatch int `json:"global_batch"`
-	// Interleave is the number of model chunks v per device (1 = none).
+	// Interleave is the number of model chunks v per device (1 = none; 0 is read as 1).
 	Interleave int `json:"interleave"`
 	// Schedule is a schedule kind (Schedule1F1B, ...); "" picks 1f1b, or
 	// interleaved when Interleave > 1.
@@ -142,6 +142,7 @@ func Predict(tr model.Transformer, c hw.Cluster, cfg Config, opt Options) (Predi
 
 // Validate checks cfg against the model and cluster; errors name the field.
 func (cfg Config) Validate(tr model.Transformer, c hw.Cluster) error {
+	cfg = cfg.withDefaults()
 	for _, d := range []struct {
 		name string
 		v    int
@@ -181,6 +182,14 @@ func (cfg Config) Validate(tr model.Transformer, c hw.Cluster) error {
 		return fmt.Errorf("config.%w", err)
 	}
 	return nil
+}
+
+// withDefaults returns cfg with a zero Interleave read as 1.
+func (cfg Config) withDefaults() Config {
+	if cfg.Interleave == 0 {
+		cfg.Interleave = 1
+	}
+	return cfg
 }
 
 // schedule returns the schedule kind with the default filled in.

@@ -1,0 +1,199 @@
+package cost
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"pipeplan/core/model"
+)
+
+// TestPredictBubbleMatchesFormula checks that, for a balanced pipeline (no
+// tensor parallelism, a negligible output layer), the predicted fill/drain
+// time over the ideal pipelined time is the schedule's (1/v)(p−1)/m.
+func TestPredictBubbleMatchesFormula(t *testing.T) {
+	tr := model.Transformer{Layers: 48, Hidden: 4096, Heads: 32, Seq: 2048, Vocab: 1}
+	c := dgxA100(t, 64)
+	for _, k := range []struct{ p, v, B int }{{4, 1, 64}, {8, 1, 128}, {8, 2, 128}, {8, 3, 64}, {16, 3, 256}} {
+		cfg := Config{TP: 1, PP: k.p, DP: 64 / k.p, Microbatch: 1, GlobalBatch: k.B, Interleave: k.v}
+		pr, err := Predict(tr, c, cfg, Options{})
+		if err != nil {
+			t.Fatalf("%+v: %v", k, err)
+		}
+		ideal := pr.Time.ComputeSeconds + pr.Time.TensorParallelSeconds + pr.Time.PipelineP2PSeconds
+		got := pr.Time.BubbleSeconds / ideal
+		if math.Abs(got-pr.BubbleFraction) > 1e-3*pr.BubbleFraction {
+			t.Errorf("p=%d v=%d m=%d: bubble/ideal = %.5f, (1/v)(p−1)/m = %.5f", k.p, k.v, pr.Microbatches, got, pr.BubbleFraction)
+		}
+	}
+}
+
+// TestPredictStageMemory checks the stash and weight-version accounting of
+// each schedule on a GPT with evenly split layers.
+func TestPredictStageMemory(t *testing.T) {
+	tr := gpt(32, 4096, 32)
+	c := dgxA100(t, 32)
+	base := Config{TP: 2, PP: 8, DP: 2, Microbatch: 2, GlobalBatch: 64, SequenceParallel: true}
+	layer := tr.LayerActivationBytes(2, model.ActivationOptions{TP: 2, SequenceParallel: true})
+	emb := tr.EmbeddingActivationBytes(2, model.ActivationOptions{TP: 2, SequenceParallel: true})
+	predict := func(mut func(*Config)) Prediction {
+		cfg := base
+		mut(&cfg)
+		pr, err := Predict(tr, c, cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pr
+	}
+	near := func(name string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-9*want {
+			t.Errorf("%s: %g, want %g", name, got, want)
+		}
+	}
+	// 1F1B: stage 0 holds p microbatches of its L/p layers = L layers' worth
+	// (Korthikanti et al. 2022 §4.3), stage i holds p−i.
+	f := predict(func(*Config) {})
+	near("1f1b stage 0 activations", f.StageMemory[0].ActivationBytes, 32*layer+8*emb)
+	near("1f1b stage 3 activations", f.StageMemory[3].ActivationBytes, 5*4*layer)
+	// GPipe: all m = 16 microbatches.
+	g := predict(func(c *Config) { c.Schedule = ScheduleGPipe })
+	near("gpipe stage 3 activations", g.StageMemory[3].ActivationBytes, 16*4*layer)
+	// Interleaved, v = 2: the first stage holds L(1 + (p−1)/(pv)) layers (§4.2.3).
+	iv := predict(func(c *Config) { c.Interleave = 2 })
+	// Rank 0 stashes 2(p−1) + (v−1)p + 1 = 23 chunk-microbatches; 15 of them
+	// (microbatches 0–7 and 8–14) are of chunk 0, which holds the embedding.
+	near("interleaved stage 0 activations", iv.StageMemory[0].ActivationBytes, 32*(1+7.0/16)*layer+15*emb)
+	// 2BW keeps two weight versions; PipeDream p−i.
+	b := predict(func(c *Config) { c.Schedule = Schedule2BW })
+	near("2bw weights", b.StageMemory[3].WeightBytes, 2*f.StageMemory[3].WeightBytes)
+	pd := predict(func(c *Config) { c.Schedule = SchedulePipeDream })
+	near("pipedream stage 3 weights", pd.StageMemory[3].WeightBytes, 5*f.StageMemory[3].WeightBytes)
+	// Mixed-precision Adam: 2 + 2 + 12 B/param; fp32 gradients: 18; ZeRO-1 shards the 12.
+	params := 4 * tr.LayerParams() / 2
+	near("weights", f.StageMemory[3].WeightBytes, 2*params)
+	near("model state", f.StageMemory[3].WeightBytes+f.StageMemory[3].GradientBytes+f.StageMemory[3].OptimizerBytes, 16*params)
+	f18 := predict(func(c *Config) { c.Optimizer = MixedAdamFP32Grads })
+	near("model state, fp32 grads", f18.StageMemory[3].WeightBytes+f18.StageMemory[3].GradientBytes+f18.StageMemory[3].OptimizerBytes, 18*params)
+	z1 := predict(func(c *Config) { c.ZeRO = 1 })
+	near("ZeRO-1 optimizer state", z1.StageMemory[3].OptimizerBytes, 12*params/2)
+	// The most loaded GPU is reported.
+	for _, s := range f.StageMemory {
+		if s.PeakBytes > f.Memory.PeakBytes {
+			t.Errorf("stage %d peak %g exceeds the reported most loaded %g", s.Stage, s.PeakBytes, f.Memory.PeakBytes)
+		}
+	}
+}
+
+// TestPredictRecomputeOrdering checks that recomputation trades time for
+// memory in the expected order and that sequence parallelism saves memory.
+func TestPredictRecomputeOrdering(t *testing.T) {
+	tr := gpt(40, 6144, 48)
+	c := dgxA100(t, 64)
+	run := func(r model.Recompute, sp bool) Prediction {
+		pr, err := Predict(tr, c, Config{TP: 8, PP: 4, DP: 2, Microbatch: 1, GlobalBatch: 64, Recompute: r, SequenceParallel: sp}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pr
+	}
+	none, sel, full := run(model.RecomputeNone, false), run(model.RecomputeSelective, false), run(model.RecomputeFull, false)
+	if !(none.IterationSeconds < sel.IterationSeconds && sel.IterationSeconds < full.IterationSeconds) {
+		t.Errorf("iteration seconds none %.3f, selective %.3f, full %.3f: want increasing", none.IterationSeconds, sel.IterationSeconds, full.IterationSeconds)
+	}
+	if !(none.Memory.ActivationBytes > sel.Memory.ActivationBytes && sel.Memory.ActivationBytes > full.Memory.ActivationBytes) {
+		t.Errorf("activations none %g, selective %g, full %g: want decreasing", none.Memory.ActivationBytes, sel.Memory.ActivationBytes, full.Memory.ActivationBytes)
+	}
+	if sp := run(model.RecomputeSelective, true); sp.Memory.ActivationBytes >= sel.Memory.ActivationBytes {
+		t.Errorf("sequence parallelism: %g activation bytes, without %g", sp.Memory.ActivationBytes, sel.Memory.ActivationBytes)
+	}
+	// MFU counts model FLOPs only: the same for all three, so it falls with recomputation.
+	if !(none.MFU > full.MFU) || none.ModelFLOPsPerIteration != full.ModelFLOPsPerIteration {
+		t.Errorf("MFU none %.3f full %.3f, model FLOPs %g vs %g", none.MFU, full.MFU, none.ModelFLOPsPerIteration, full.ModelFLOPsPerIteration)
+	}
+	for _, pr := range []Prediction{none, sel, full} {
+		if want := float64(64*2048) / pr.IterationSeconds; math.Abs(pr.TokensPerSec-want) > 1e-9*want {
+			t.Errorf("tokens/s %g, want B·s/iteration = %g", pr.TokensPerSec, want)
+		}
+	}
+}
+
+func TestPredictErrors(t *testing.T) {
+	tr := gpt(32, 4096, 32)
+	c := dgxA100(t, 32)
+	ok := Config{TP: 2, PP: 4, DP: 4, Microbatch: 1, GlobalBatch: 64, Interleave: 1}
+	cases := []struct {
+		mut  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.DP = 2 }, "tp·pp·dp must equal the cluster's 32 GPUs"},
+		{func(c *Config) { c.TP = 0 }, "config.tp: must be >= 1, got 0"},
+		{func(c *Config) { c.GlobalBatch = 30 }, "config.global_batch: must be a multiple of dp·microbatch"},
+		{func(c *Config) { c.Interleave = 2; c.GlobalBatch = 24 }, "multiple of pp"},
+		{func(c *Config) { c.Interleave = 2; c.Schedule = ScheduleGPipe }, "config.schedule"},
+		{func(c *Config) { c.Recompute = "some" }, "config.recompute"},
+		{func(c *Config) { c.Optimizer = "lion" }, "config.optimizer"},
+		{func(c *Config) { c.ZeRO = 4 }, "config.zero"},
+		{func(c *Config) { c.Schedule = "zigzag" }, "config.schedule"},
+		{func(c *Config) { c.PP, c.DP, c.Interleave = 32, 1, 2; c.TP = 1; c.GlobalBatch = 64 }, "config.pp: pp·interleave must be <="},
+	}
+	for _, k := range cases {
+		cfg := ok
+		k.mut(&cfg)
+		_, err := Predict(tr, c, cfg, Options{})
+		if err == nil || !strings.Contains(err.Error(), k.want) {
+			t.Errorf("%+v: error %v, want one containing %q", cfg, err, k.want)
+		}
+	}
+	bad := []struct {
+		opt  Options
+		want string
+	}{
+		{Options{Efficiency: &EfficiencyCurve{}}, "efficiency.points"},
+		{Options{Comm: &Comm{BandwidthEfficiency: 2}}, "options.comm.bandwidth_efficiency"},
+		{Options{MemoryBandwidthEfficiency: -1}, "options.memory_bandwidth_efficiency"},
+		{Options{ReserveBytes: 1e15}, "options.reserve_bytes"},
+	}
+	for _, k := range bad {
+		if _, err := Predict(tr, c, ok, k.opt); err == nil || !strings.Contains(err.Error(), k.want) {
+			t.Errorf("%+v: error %v, want one containing %q", k.opt, err, k.want)
+		}
+	}
+	odd := model.Transformer{Layers: 8, Hidden: 3072, Heads: 24, Seq: 2048, Vocab: 51200}
+	if _, err := Predict(odd, c, Config{TP: 16, PP: 2, DP: 1, Microbatch: 1, GlobalBatch: 8}, Options{}); err == nil || !strings.Contains(err.Error(), "config.tp: must divide the 24 attention heads") {
+		t.Errorf("tp=16 with 24 heads: error %v", err)
+	}
+	fp8 := tr
+	fp8.Precision = model.FP8
+	if _, err := Predict(fp8, c, ok, Options{}); err == nil || !strings.Contains(err.Error(), "fp8") {
+		t.Errorf("fp8 on A100: error %v, want one naming fp8", err)
+	}
+}
+
+// FuzzPredict checks that no combination of dimensions and degrees panics
+// or yields a NaN/negative prediction.
+func FuzzPredict(f *testing.F) {
+	f.Add(32, 4096, 32, 2048, 51200, 2, 4, 4, 1, 64, 1, uint8(2), true, 0)
+	f.Add(1, 8, 1, 1, 1, 1, 1, 32, 1, 32, 1, uint8(0), false, 3)
+	f.Add(128, 25600, 160, 2048, 51200, 8, 4, 1, 1, 8, 2, uint8(1), true, 1)
+	c := dgxA100(f, 32)
+	recs := []model.Recompute{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull}
+	f.Fuzz(func(t *testing.T, l, h, a, s, V, tp, pp, dp, b, B, v int, rec uint8, sp bool, zero int) {
+		tr := model.Transformer{Layers: l, Hidden: h, Heads: a, Seq: s, Vocab: V}
+		cfg := Config{TP: tp, PP: pp, DP: dp, Microbatch: b, GlobalBatch: B, Interleave: v,
+			Recompute: recs[int(rec)%3], SequenceParallel: sp, ScatterGather: sp, ZeRO: zero}
+		pr, err := Predict(tr, c, cfg, Options{})
+		if err != nil {
+			return
+		}
+		for name, x := range map[string]float64{"iteration": pr.IterationSeconds, "tflops": pr.TFLOPSPerGPU,
+			"mfu": pr.MFU, "peak": pr.Memory.PeakBytes, "bubble": pr.BubbleFraction, "activations": pr.Memory.ActivationBytes} {
+			if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+				t.Fatalf("%+v %+v: %s = %v", tr, cfg, name, x)
+			}
+		}
+		if pr.IterationSeconds <= 0 {
+			t.Fatalf("%+v %+v: iteration %v s", tr, cfg, pr.IterationSeconds)
+		}
+	})
+}

@@ -1,0 +1,89 @@
+package cost_test
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"pipeplan/core/cost"
+	"pipeplan/core/schedule"
+)
+
+// TestInFlightMatchesSimulator checks the closed-form stash depths and weight
+// versions against the peaks the event simulator of core/schedule measures
+// when it runs the generated schedules.
+func TestInFlightMatchesSimulator(t *testing.T) {
+	kinds := []struct {
+		kind    schedule.Kind
+		batches int
+	}{{schedule.GPipe, 1}, {schedule.OneFOneB, 1}, {schedule.Interleaved, 1}, {schedule.TwoBW, 3}, {schedule.PipeDream, 3}}
+	for _, k := range kinds {
+		for p := 1; p <= 6; p++ {
+			for _, m := range []int{p, 2 * p, 3 * p, p + 1} {
+				vs := []int{1}
+				if k.kind == schedule.Interleaved {
+					if m%p != 0 {
+						continue
+					}
+					vs = []int{2, 3}
+				}
+				for _, v := range vs {
+					s, err := schedule.Generate(k.kind, schedule.Options{Stages: p, Microbatches: m, Chunks: v, Batches: k.batches})
+					if err != nil {
+						t.Fatalf("%s p=%d m=%d v=%d: %v", k.kind, p, m, v, err)
+					}
+					tl, err := schedule.Simulate(context.Background(), s, schedule.Uniform(1, 2, 0, 0), nil)
+					if err != nil {
+						t.Fatalf("%s p=%d m=%d v=%d: %v", k.kind, p, m, v, err)
+					}
+					for i := 0; i < p; i++ {
+						acts, versions, err := cost.InFlight(string(k.kind), p, i, m, v)
+						if err != nil {
+							t.Fatal(err)
+						}
+						d := tl.Devices[i]
+						if acts != d.PeakActivations {
+							t.Errorf("%s p=%d m=%d v=%d stage %d: InFlight %d activations, simulator peak %d", k.kind, p, m, v, i, acts, d.PeakActivations)
+						}
+						if versions != d.PeakWeightVersions {
+							t.Errorf("%s p=%d m=%d v=%d stage %d: InFlight %d weight versions, simulator peak %d", k.kind, p, m, v, i, versions, d.PeakWeightVersions)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestBubbleFraction(t *testing.T) {
+	cases := []struct {
+		kind    string
+		p, m, v int
+		want    float64
+	}{
+		{cost.ScheduleGPipe, 4, 8, 1, 3.0 / 8},
+		{cost.Schedule1F1B, 8, 32, 1, 7.0 / 32},
+		{cost.ScheduleInterleaved, 8, 32, 2, 7.0 / 64},
+		{cost.ScheduleInterleaved, 64, 512, 2, 63.0 / 1024},
+		{cost.Schedule2BW, 8, 32, 1, 0},
+		{cost.SchedulePipeDream, 8, 32, 1, 0},
+		{cost.Schedule1F1B, 1, 32, 1, 0},
+	}
+	for _, c := range cases {
+		if got := cost.BubbleFraction(c.kind, c.p, c.m, c.v); math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("%s p=%d m=%d v=%d: bubble %v, want %v", c.kind, c.p, c.m, c.v, got, c.want)
+		}
+	}
+}
+
+func TestInFlightErrors(t *testing.T) {
+	if _, _, err := cost.InFlight("zigzag", 4, 0, 8, 1); err == nil {
+		t.Error("unknown schedule: no error")
+	}
+	if _, _, err := cost.InFlight(cost.Schedule1F1B, 4, 0, 8, 2); err == nil {
+		t.Error("1f1b with v=2: no error")
+	}
+	if _, _, err := cost.InFlight(cost.Schedule1F1B, 4, 4, 8, 1); err == nil {
+		t.Error("stage 4 of 4: no error")
+	}
+}
