@@ -284,8 +284,8 @@ func exportPTDPPlan(path string, tr model.Transformer, c hw.Cluster, cand partit
 // printTransformer prints the result as text: the inputs and defaults, then a table.
 func printTransformer(w io.Writer, out transformerOutput) error {
 	tr, c := out.Model, out.Cluster
-	fmt.Fprintf(w, "model: l=%d h=%d a=%d s=%d V=%d %s, %.4g parameters (eq. 4.3)\n",
-		tr.Layers, tr.Hidden, tr.Heads, tr.Seq, tr.Vocab, tr.TrainingPrecision(), out.Params)
+	fmt.Fprintf(w, "model: l=%d h=%d a=%d s=%d V=%d %s, %.1f billion parameters (eq. 4.3)\n",
+		tr.Layers, tr.Hidden, tr.Heads, tr.Seq, tr.Vocab, tr.TrainingPrecision(), out.Params/1e9)
 	fmt.Fprintf(w, "cluster: %d × %s (%d nodes × %d), %.0f GiB each; %.4g GB/s in a node, %.4g GB/s per GPU between nodes\n",
 		c.GPUs, c.GPU, c.Nodes, c.GPUsPerNode, c.MemoryBytesPerGPU/(1<<30), c.IntraNodeBandwidthBytesPerSec/1e9, c.InterNodeBandwidthBytesPerSec/1e9)
 	fmt.Fprintf(w, "global batch %d; defaults: ", out.GlobalBatch)
