@@ -269,7 +269,8 @@ func TestValidateRejectsBadSchedules(t *testing.T) {
 		return s
 	}
 	cases := map[string]func(s *Schedule){
-		"no backward":     func(s *Schedule) { s.Devices[1] = s.Devices[1][:1] },
+		"no backward":     func(s *Schedule) { s.Devices[1][len(s.Devices[1])-2] = act(1, RecvF, 1) },
+		"cannot hold":     func(s *Schedule) { s.Devices[1] = s.Devices[1][:1] },
 		"already runs":    func(s *Schedule) { s.Devices[0] = append(s.Devices[0], act(0, Forward, 0)) },
 		"stage must be":   func(s *Schedule) { s.Devices[0][0].Stage = 7 },
 		"microbatch must": func(s *Schedule) { s.Devices[0][0].Microbatch = 9 },

@@ -50,6 +50,13 @@ func (s *Schedule) index() (*index, error) {
 	if int64(s.Stages)*int64(n) > maxActions/int64(AllReduce) {
 		return nil, fmt.Errorf("schedule: %d stages × %d microbatches is too large (at most %d)", s.Stages, n, maxActions/int(AllReduce))
 	}
+	total := 0
+	for _, list := range s.Devices {
+		total += len(list)
+	}
+	if int64(total) < 2*int64(s.Stages)*int64(n) {
+		return nil, fmt.Errorf("schedule: %d actions cannot hold a forward and a backward for each of %d stages × %d microbatches", total, s.Stages, n)
+	}
 	x := &index{stages: s.Stages, microbatches: n, device: make([]int32, int(AllReduce)*s.Stages*n), split: make([]bool, s.Stages)}
 	barriers := map[[2]int]bool{}
 	for d, list := range s.Devices {
