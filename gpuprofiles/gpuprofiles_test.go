@@ -1,6 +1,7 @@
 package gpuprofiles
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -90,7 +91,14 @@ func TestParseErrors(t *testing.T) {
 
 // FuzzParse checks that Parse never panics and that what it accepts is valid.
 func FuzzParse(f *testing.F) {
-	f.Add(embedded)
+	// Seeds: single real records (the whole file is too large for the mutator to make progress).
+	var recs []json.RawMessage
+	if err := json.Unmarshal(embedded, &recs); err != nil {
+		f.Fatal(err)
+	}
+	for _, i := range []int{0, 10, 20, 23} {
+		f.Add([]byte("[" + string(recs[i]) + "]"))
+	}
 	f.Add([]byte(`[{"id":"x","memory_gib":8,"peak_dense_tflops":{"bf16":1,"fp8":null},"interconnect":{"intra_node":{"bidirectional_gbps":10}}}]`))
 	f.Add([]byte(`[{"id":"x","memory_gib":8},{"id":"x"}]`))
 	f.Add([]byte(`[]`))
