@@ -1,0 +1,87 @@
+package schedule
+
+import (
+	"encoding/xml"
+	"io"
+	"strings"
+	"testing"
+)
+
+// svgCounts parses an SVG and counts its elements by name and the
+// <title> texts, failing on malformed XML.
+func svgCounts(t *testing.T, data []byte) (map[string]int, []string) {
+	t.Helper()
+	dec := xml.NewDecoder(strings.NewReader(string(data)))
+	counts := map[string]int{}
+	var titles []string
+	inTitle := false
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("invalid SVG: %v", err)
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			counts[e.Name.Local]++
+			inTitle = e.Name.Local == "title"
+		case xml.CharData:
+			if inTitle {
+				titles = append(titles, string(e))
+			}
+		case xml.EndElement:
+			inTitle = false
+		}
+	}
+	return counts, titles
+}
+
+func TestRenderSVGSmall(t *testing.T) {
+	tl := simulate(t, OneFOneB, Options{Stages: 4, Microbatches: 8}, Uniform(1, 2, 0, 0))
+	out := RenderSVG(tl, SVGOptions{})
+	counts, titles := svgCounts(t, out)
+	// one box per F and B, a hatched idle background per device, 3 legend
+	// swatches (forward, backward, idle) and 3 rects in the patterns.
+	if got, want := counts["rect"], 4*16+4+3+3; got != want {
+		t.Errorf("%d rects, want %d", got, want)
+	}
+	found := false
+	for _, ti := range titles {
+		if strings.HasPrefix(ti, "GPU 2 · 2B5 · backward · microbatch 5 · chunk 0") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no tooltip for GPU 2's backward of microbatch 5 in %d titles", len(titles))
+	}
+	for _, want := range []string{`fill="url(#idle)"`, ">GPU 3<", "bubble 27.3%", ">0 s<", ">30 s<", ">7<"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+}
+
+// At p=64, m=512 the renderer aggregates: a bounded number of elements,
+// the 1F1B steady state drawn as alternating runs.
+func TestRenderSVGLargeAggregates(t *testing.T) {
+	tl := simulate(t, OneFOneB, Options{Stages: 64, Microbatches: 512}, Uniform(1, 2, 0, 0))
+	out := RenderSVG(tl, SVGOptions{})
+	counts, titles := svgCounts(t, out)
+	if counts["rect"] > 64*20 {
+		t.Errorf("%d rects for p=64, m=512, want an aggregated drawing (<= %d)", counts["rect"], 64*20)
+	}
+	alternating := 0
+	for _, ti := range titles {
+		if strings.Contains(ti, "alternating forwards and backwards") {
+			alternating++
+		}
+	}
+	if alternating < 64 {
+		t.Errorf("%d alternating runs, want one per device at least", alternating)
+	}
+	if len(out) > 1<<20 {
+		t.Errorf("SVG is %d bytes, want under 1 MiB", len(out))
+	}
+}
