@@ -145,6 +145,9 @@ func PlanTwoBW(ctx context.Context, m TwoBWModel, opt TwoBWOptions, progress fun
 		}
 	}
 	ev := newTwoBWEvaluator(m, opt)
+	if pre, _ := ev.costs(1); !(pre[m.NumBlocks()].ComputeSeconds > 0) {
+		return TwoBWPlan{}, fmt.Errorf("model: compute time at microbatch 1 must be > 0, got %v s", pre[m.NumBlocks()].ComputeSeconds)
+	}
 	var plan TwoBWPlan
 	smallest := math.Inf(1)
 	for i, dp := range pairs {
