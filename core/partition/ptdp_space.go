@@ -8,14 +8,18 @@ import (
 	"pipeplan/core/model"
 )
 
+// MaxGlobalBatch bounds the global batch size (in samples) the planners
+// accept, so that enumerating its divisors stays cheap.
+const MaxGlobalBatch = 1 << 24
+
 // recomputeChoices are the recomputation strategies a search tries, cheapest first.
 var recomputeChoices = []model.Recompute{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull}
 
 // validateFixed checks the degrees the caller fixed; errors name the field.
 func (o PTDPOptions) validateFixed(tr model.Transformer, c hw.Cluster) error {
 	f, n := o.Fixed, c.GPUs()
-	if f.GlobalBatch < 1 {
-		return fmt.Errorf("global_batch: must be >= 1, got %d", f.GlobalBatch)
+	if f.GlobalBatch < 1 || f.GlobalBatch > MaxGlobalBatch {
+		return fmt.Errorf("global_batch: must be in [1, %d], got %d", MaxGlobalBatch, f.GlobalBatch)
 	}
 	for _, d := range []struct {
 		name string
@@ -101,8 +105,8 @@ func (o PTDPOptions) configsFor(tr model.Transformer, n, t, p int) []cost.Config
 			continue
 		}
 		m := perPipeline / b
-		for v := 1; v*p <= tr.Layers; v++ {
-			if !o.interleaveOK(tr, p, m, v) {
+		for _, v := range o.interleaves(tr, p) {
+			if !interleaveOK(p, m, v) {
 				continue
 			}
 			rs := recomputeChoices
@@ -119,21 +123,25 @@ func (o PTDPOptions) configsFor(tr model.Transformer, n, t, p int) []cost.Config
 	return out
 }
 
-// interleaveOK reports whether v model chunks per device are allowed: the
-// fixed value if one is given, else v = 1, or v > 1 with p > 1 stages,
-// m a multiple of p (§4.2.2) and the layers split evenly over p·v chunks.
-func (o PTDPOptions) interleaveOK(tr model.Transformer, p, m, v int) bool {
+// interleaves lists the numbers of model chunks per device v to try with p
+// stages: the fixed value, or every v splitting the layers evenly over p·v
+// chunks (only v = 1 when p does not divide the layers or the schedule is
+// not the interleaved one).
+func (o PTDPOptions) interleaves(tr model.Transformer, p int) []int {
 	f := o.Fixed
-	if f.Interleave > 0 {
-		return v == f.Interleave && (v == 1 || (p > 1 && m%p == 0))
+	switch {
+	case f.Interleave > 0:
+		return []int{f.Interleave}
+	case tr.Layers%p != 0 || (f.Schedule != "" && f.Schedule != cost.ScheduleInterleaved):
+		return []int{1}
 	}
-	if v == 1 {
-		return true
-	}
-	if f.Schedule != "" && f.Schedule != cost.ScheduleInterleaved {
-		return false
-	}
-	return p > 1 && m%p == 0 && tr.Layers%(p*v) == 0
+	return divisors(tr.Layers / p)
+}
+
+// interleaveOK reports whether v > 1 chunks per device may be used with p
+// stages and m microbatches: p > 1 and m a multiple of p (§4.2.2).
+func interleaveOK(p, m, v int) bool {
+	return v == 1 || (p > 1 && m%p == 0)
 }
 
 // divisors returns the divisors of n >= 1 in increasing order.

@@ -251,7 +251,7 @@ func TestPTDPBadInput(t *testing.T) {
 	}{
 		{tr, c, cost.Config{GlobalBatch: 64, TP: 3}, "tp: must divide the 64 GPUs, got 3"},
 		{tr, dgxA100(t, 96), cost.Config{GlobalBatch: 64, TP: 3}, "tp: must divide the 160 attention heads, got 3"},
-		{tr, c, cost.Config{GlobalBatch: 0}, "global_batch: must be >= 1, got 0"},
+		{tr, c, cost.Config{GlobalBatch: 0}, "global_batch: must be in [1, 16777216], got 0"},
 		{tr, c, cost.Config{GlobalBatch: 64, Microbatch: 5}, "microbatch: must divide the global batch 64, got 5"},
 		{tr, c, cost.Config{GlobalBatch: 64, PP: 64, Interleave: 4}, "pp: pp·interleave must be <= the 128 layers"},
 		{tr, c, cost.Config{GlobalBatch: 64, Recompute: "some"}, "recompute"},

@@ -214,6 +214,9 @@ func (o TwoBWOptions) validate() error {
 		{"memory_bytes", o.MemoryBytes},
 		{"batch_size", float64(o.BatchSize)},
 	}
+	if o.BatchSize > MaxGlobalBatch {
+		return fmt.Errorf("batch_size: must be <= %d, got %d", MaxGlobalBatch, o.BatchSize)
+	}
 	for _, f := range positive {
 		if !(f.v > 0) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("%s: must be a positive number, got %v", f.name, f.v)
