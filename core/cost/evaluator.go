@@ -48,6 +48,8 @@ type evaluator struct {
 	embBW    float64
 	intraBW  float64
 	boundary float64 // bytes of one microbatch's boundary activation per GPU
+	layerAct float64 // stashed activation bytes of one layer per microbatch
+	layerPar float64 // parameters of one layer
 }
 
 // newEvaluator validates the inputs and fills in the defaults of opt.
@@ -111,13 +113,15 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg Config, opt Options) (
 	rec, _ := model.ParseRecompute(string(cfg.Recompute))
 	e.cfg.Recompute = rec
 	e.actOpts = model.ActivationOptions{TP: cfg.TP, SequenceParallel: cfg.SequenceParallel, Recompute: rec}
-	e.m = cfg.GlobalBatch / (cfg.DP * cfg.Microbatch)
+	e.m = cfg.microbatches()
 	t, d, p := cfg.TP, cfg.DP, cfg.PP
 	e.tpBW = c.GroupBandwidthBytesPerSec(t, 1)
 	e.dpBW = c.GroupBandwidthBytesPerSec(d, t)
 	e.ppBW = c.GroupBandwidthBytesPerSec(2, t*d)
 	e.embBW = c.GroupBandwidthBytesPerSec(2, t*d*(p-1))
 	e.intraBW = c.Levels[0].BandwidthBytesPerSec
+	e.layerAct = tr.LayerActivationBytes(cfg.Microbatch, e.actOpts)
+	e.layerPar = tr.LayerParams()
 	e.boundary = float64(cfg.Microbatch) * float64(tr.Seq) * float64(tr.Hidden) * e.w
 	if cfg.SequenceParallel {
 		e.boundary /= float64(t)
@@ -138,16 +142,13 @@ func (c Comm) validate() error {
 
 // layersOn returns the number of layers device i of the pipeline holds: its
 // v chunks of an even split of the l layers into p·v chunks (chunk k runs on
-// device k mod p; the remainder goes to the first chunks).
+// device k mod p; the remainder r = l mod pv goes to the first chunks, of
+// which device i holds those k = i + c·p < r).
 func (e *evaluator) layersOn(i int) int {
 	p, v, l := e.cfg.PP, e.cfg.Interleave, e.tr.Layers
-	chunks := p * v
-	n := 0
-	for k := i; k < chunks; k += p {
-		n += l / chunks
-		if k < l%chunks {
-			n++
-		}
+	n := v * (l / (p * v))
+	if r := l % (p * v); i < r {
+		n += min(v, (r-i+p-1)/p)
 	}
 	return n
 }

@@ -22,13 +22,13 @@ func (e *evaluator) memory(i int) Memory {
 	// 2022 §4.3: the first stage holds L(1 + (p−1)/(pv)) layers' worth when
 	// interleaved).
 	chunkLayers := float64(e.layersOn(i)) / float64(e.cfg.Interleave)
-	act := float64(inFlight) * chunkLayers * e.tr.LayerActivationBytes(b, e.actOpts)
+	act := float64(inFlight) * chunkLayers * e.layerAct
 	// Working set: recomputation rebuilds one layer's dropped activations
 	// before its backward pass.
 	if e.cfg.Recompute != model.RecomputeNone {
 		full := e.actOpts
 		full.Recompute = model.RecomputeNone
-		act += e.tr.LayerActivationBytes(b, full) - e.tr.LayerActivationBytes(b, e.actOpts)
+		act += e.tr.LayerActivationBytes(b, full) - e.layerAct
 	}
 	if i == 0 {
 		act += float64(firstChunkInFlight(inFlight, e.cfg.PP, e.cfg.Interleave)) * e.tr.EmbeddingActivationBytes(b, e.actOpts)

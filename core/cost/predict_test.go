@@ -197,3 +197,34 @@ func FuzzPredict(f *testing.F) {
 		}
 	})
 }
+
+// TestLayersOnBruteForce checks the closed-form layer split against dealing
+// the l layers into p·v chunks one by one.
+func TestLayersOnBruteForce(t *testing.T) {
+	for l := 1; l <= 40; l++ {
+		for p := 1; p <= 8; p++ {
+			for v := 1; v <= 4 && p*v <= l; v++ {
+				e := &evaluator{tr: model.Transformer{Layers: l}, cfg: Config{PP: p, Interleave: v}}
+				want := make([]int, p)
+				chunks := p * v
+				for k := 0; k < chunks; k++ {
+					size := l / chunks
+					if k < l%chunks {
+						size++
+					}
+					want[k%p] += size
+				}
+				total := 0
+				for i := 0; i < p; i++ {
+					total += e.layersOn(i)
+					if got := e.layersOn(i); got != want[i] {
+						t.Errorf("l=%d p=%d v=%d device %d: %d layers, dealing gives %d", l, p, v, i, got, want[i])
+					}
+				}
+				if total != l {
+					t.Errorf("l=%d p=%d v=%d: devices hold %d layers", l, p, v, total)
+				}
+			}
+		}
+	}
+}

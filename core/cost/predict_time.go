@@ -104,7 +104,7 @@ func (e *evaluator) deviceSeconds(i int, layerCompute, layerTP float64) (compute
 // the tied word embedding when p > 1 (Megatron-LM).
 func (e *evaluator) weightParams(i int) float64 {
 	t := float64(e.cfg.TP)
-	n := float64(e.layersOn(i)) * e.tr.LayerParams() / t
+	n := float64(e.layersOn(i)) * e.layerPar / t
 	word := float64(e.tr.Vocab) * float64(e.tr.Hidden) / t
 	if i == 0 {
 		n += word + float64(e.tr.Seq)*float64(e.tr.Hidden)

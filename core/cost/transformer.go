@@ -151,10 +151,25 @@ func (cfg Config) Validate(tr model.Transformer, c hw.Cluster) error {
 			return fmt.Errorf("config.%s: must be >= 1, got %d", d.name, d.v)
 		}
 	}
-	if n := c.GPUs(); cfg.TP*cfg.PP*cfg.DP != n {
+	n := c.GPUs()
+	for _, d := range []struct {
+		name string
+		v    int
+	}{{"tp", cfg.TP}, {"pp", cfg.PP}, {"dp", cfg.DP}} {
+		if d.v > n {
+			return fmt.Errorf("config.%s: must be <= the cluster's %d GPUs, got %d", d.name, n, d.v)
+		}
+	}
+	if cfg.Microbatch > cfg.GlobalBatch {
+		return fmt.Errorf("config.microbatch: must be <= global_batch %d, got %d", cfg.GlobalBatch, cfg.Microbatch)
+	}
+	if cfg.Interleave > tr.Layers {
+		return fmt.Errorf("config.interleave: must be <= the %d layers, got %d", tr.Layers, cfg.Interleave)
+	}
+	if cfg.TP*cfg.PP*cfg.DP != n {
 		return fmt.Errorf("config: tp·pp·dp must equal the cluster's %d GPUs, got %d·%d·%d = %d", n, cfg.TP, cfg.PP, cfg.DP, cfg.TP*cfg.PP*cfg.DP)
 	}
-	if cfg.GlobalBatch%(cfg.DP*cfg.Microbatch) != 0 {
+	if cfg.GlobalBatch%cfg.Microbatch != 0 || cfg.microbatches()*cfg.DP*cfg.Microbatch != cfg.GlobalBatch {
 		return fmt.Errorf("config.global_batch: must be a multiple of dp·microbatch = %d, got %d", cfg.DP*cfg.Microbatch, cfg.GlobalBatch)
 	}
 	if tr.Heads%cfg.TP != 0 {
@@ -166,7 +181,7 @@ func (cfg Config) Validate(tr model.Transformer, c hw.Cluster) error {
 	if cfg.Interleave > 1 && cfg.Schedule != "" && cfg.Schedule != ScheduleInterleaved {
 		return fmt.Errorf("config.schedule: interleave %d needs the interleaved schedule, got %q", cfg.Interleave, cfg.Schedule)
 	}
-	if m := cfg.GlobalBatch / (cfg.DP * cfg.Microbatch); cfg.Interleave > 1 && m%cfg.PP != 0 {
+	if m := cfg.microbatches(); cfg.Interleave > 1 && m%cfg.PP != 0 {
 		return fmt.Errorf("config.global_batch: the interleaved schedule needs the %d microbatches to be a multiple of pp = %d (§4.2.2)", m, cfg.PP)
 	}
 	if _, err := model.ParseRecompute(string(cfg.Recompute)); err != nil {
@@ -182,6 +197,11 @@ func (cfg Config) Validate(tr model.Transformer, c hw.Cluster) error {
 		return fmt.Errorf("config.%w", err)
 	}
 	return nil
+}
+
+// microbatches returns m = B/(d·b), computed without overflowing d·b.
+func (cfg Config) microbatches() int {
+	return cfg.GlobalBatch / cfg.Microbatch / cfg.DP
 }
 
 // withDefaults returns cfg with a zero Interleave read as 1.
