@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -11,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"pipeplan/core/plan"
 )
 
 // Browser tests drive the built playground (public/, made by ./build.sh) in
@@ -165,22 +169,178 @@ func (tb *tab) text(t *testing.T, sel string) string {
 	return s
 }
 
+// waitFor polls a JavaScript condition until it is true or the tab's deadline passes.
+func (tb *tab) waitFor(t *testing.T, cond string) {
+	t.Helper()
+	if _, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		t.Fatalf("wait for %s: %v", cond, err)
+	}
+}
+
+// openPlan opens the page at url and waits for a rendered plan.
+func (tb *tab) openPlan(t *testing.T, url string) {
+	t.Helper()
+	tb.do(t, "load "+url, chromedp.Navigate(url))
+	tb.waitFor(t, `document.querySelector("#candidates tbody tr") !== null || document.querySelector("#plan-error") !== null`)
+}
+
+// setSelect changes a select as a user would, firing its change event.
+func (tb *tab) setSelect(t *testing.T, id, value string) {
+	t.Helper()
+	js := fmt.Sprintf(`(() => { const s = document.getElementById(%q); s.value = %q; s.dispatchEvent(new Event("change", {bubbles: true})); return s.value; })()`, id, value)
+	if got := eval[string](t, tb, js); got != value {
+		t.Fatalf("select #%s has no option %q", id, value)
+	}
+}
+
+// inputs returns the values of the Plan page's inputs.
+func (tb *tab) inputs(t *testing.T) map[string]string {
+	t.Helper()
+	return eval[map[string]string](t, tb, `Object.fromEntries([...document.querySelectorAll(".inputs input, .inputs select")].map(e => [e.id, e.value]))`)
+}
+
+// replanMillis reads the in-page planning time of the last plan.
+func (tb *tab) replanMillis(t *testing.T) float64 {
+	t.Helper()
+	var ms float64
+	if _, err := fmt.Sscanf(tb.text(t, "#plan-timing"), "planned in %f ms", &ms); err != nil {
+		t.Fatalf("plan timing: %v", err)
+	}
+	return ms
+}
+
 func TestBrowser(t *testing.T) {
 	b := startBrowser(t)
 	t.Run("LoadsAndRendersDefault", func(t *testing.T) {
 		tb := b.newTab(t)
-		tb.do(t, "load", chromedp.Navigate(b.server.URL+"/"),
-			chromedp.WaitVisible(chromedp.CSS("#plan-timing")))
+		tb.openPlan(t, b.server.URL+"/")
 		firstRender := eval[float64](t, tb, `window.pipeplanTimings.firstRenderMs`)
-		t.Logf("in-browser first render: %.0f ms after navigation start", firstRender)
+		t.Logf("in-browser first render: %.0f ms after navigation start; first plan %.0f ms", firstRender, tb.replanMillis(t))
 		if got := tb.text(t, "#tab-plan"); got != "Plan" {
 			t.Errorf("plan tab = %q, want Plan", got)
 		}
-		gpu := eval[string](t, tb, `document.getElementById("gpu").value`)
-		if gpu != "nvidia-a100-sxm4-80gb" {
-			t.Errorf("default GPU = %q, want nvidia-a100-sxm4-80gb", gpu)
+		if in := tb.inputs(t); in["gpu"] != "nvidia-a100-sxm4-80gb" || in["model"] != "gpt3-175b" || in["nodes"] != "128" {
+			t.Errorf("default inputs = %v", in)
+		}
+		summary := tb.text(t, "#plan-summary")
+		if !strings.Contains(summary, "GPT-3 175B on 1024 × A100") {
+			t.Errorf("summary does not show the default plan: %q", summary)
+		}
+		if n := eval[int](t, tb, `document.querySelectorAll("#memory-chart svg rect").length`); n < 8*5 {
+			t.Errorf("memory chart has %d segments, want at least 5 per stage", n)
 		}
 		tb.screenshot(t, "plan-default")
 		tb.checkPageErrors(t)
+	})
+	t.Run("ChangeGPUReplans", func(t *testing.T) {
+		tb := b.newTab(t)
+		tb.openPlan(t, b.server.URL+"/")
+		before := tb.text(t, "#candidates tbody")
+		tb.setSelect(t, "gpu", "nvidia-h100-sxm5-80gb")
+		tb.waitFor(t, `document.getElementById("plan-summary").textContent.includes("H100")`)
+		if after := tb.text(t, "#candidates tbody"); after == before {
+			t.Errorf("candidates did not change with the GPU")
+		}
+		t.Logf("in-browser re-plan (GPT-3 175B, 1024 GPUs, A100 → H100): %.0f ms", tb.replanMillis(t))
+		if !strings.Contains(eval[string](t, tb, `location.hash`), "#v1.") {
+			t.Errorf("the URL fragment does not carry the state")
+		}
+		tb.screenshot(t, "plan-h100")
+		tb.checkPageErrors(t)
+	})
+	t.Run("ShareLinkRestoresInputsAndResults", func(t *testing.T) {
+		tb := b.newTab(t)
+		tb.openPlan(t, b.server.URL+"/")
+		tb.setSelect(t, "model", "gpt-39.1b")
+		tb.waitFor(t, `document.getElementById("plan-summary").textContent.includes("39.1B")`)
+		tb.do(t, "select third candidate", chromedp.Click(chromedp.CSS("#candidates tbody tr:nth-child(3)")))
+		tb.waitFor(t, `document.querySelector("#candidates tbody tr:nth-child(3)").classList.contains("selected")`)
+		tb.do(t, "copy link", chromedp.Click(chromedp.CSS("#copy-link")))
+		tb.waitFor(t, `document.getElementById("share-url") !== null`)
+		link := eval[string](t, tb, `document.getElementById("share-url").value`)
+		wantInputs, wantSummary, wantTable := tb.inputs(t), tb.text(t, "#plan-summary"), tb.text(t, "#candidates")
+
+		fresh := b.newTab(t)
+		fresh.openPlan(t, link)
+		if got := fresh.inputs(t); fmt.Sprint(got) != fmt.Sprint(wantInputs) {
+			t.Errorf("shared link inputs = %v, want %v", got, wantInputs)
+		}
+		if got := fresh.text(t, "#plan-summary"); got != wantSummary {
+			t.Errorf("shared link summary = %q, want %q", got, wantSummary)
+		}
+		if got := fresh.text(t, "#candidates"); got != wantTable {
+			t.Errorf("shared link candidates differ")
+		}
+		fresh.screenshot(t, "plan-shared-link")
+		fresh.checkPageErrors(t)
+	})
+	t.Run("ExportValidatesAgainstCorePlan", func(t *testing.T) {
+		tb := b.newTab(t)
+		dir, err := os.MkdirTemp("", "pipeplan-download-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		if _, err := chromedp.CallBrowser(tb.ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+			Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir,
+		}); err != nil {
+			t.Fatal(err)
+		}
+		tb.openPlan(t, b.server.URL+"/")
+		tb.do(t, "export", chromedp.Click(chromedp.CSS("#export-plan")))
+		tb.waitFor(t, `document.getElementById("export-command") !== null`)
+		var data []byte
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if data, err = os.ReadFile(filepath.Join(dir, "plan.json")); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatalf("plan.json was not downloaded: %v", err)
+		}
+		p, err := plan.Parse(data)
+		if err != nil {
+			t.Fatalf("exported plan does not validate: %v", err)
+		}
+		if p.Model.Name != "GPT-3 175B" || p.Cluster.GPUs() != 1024 || p.Parallelism.TP*p.Parallelism.PP*p.Parallelism.DP != 1024 {
+			t.Errorf("exported plan = %s on %d GPUs, degrees %+v", p.Model.Name, p.Cluster.GPUs(), p.Parallelism)
+		}
+		if cmd := tb.text(t, "#export-command"); !strings.Contains(cmd, "plan.json") {
+			t.Errorf("runner command %q does not name plan.json", cmd)
+		}
+		tb.checkPageErrors(t)
+	})
+	t.Run("GarbageFragmentShowsErrorAndDefaults", func(t *testing.T) {
+		for name, frag := range map[string]string{
+			"garbage":   "#this-is-not-a-state",
+			"truncated": "#v1.q1YqyUhMKcpMLVKyUkosLc7ILy1JLMpXqAUA",
+			"oversized": "#v1." + strings.Repeat("A", 70000),
+		} {
+			tb := b.newTab(t)
+			tb.openPlan(t, b.server.URL+"/"+frag)
+			msg := tb.text(t, "#error")
+			if !strings.Contains(msg, "shared link") || !strings.Contains(msg, "defaults") {
+				t.Errorf("%s fragment: error banner = %q", name, msg)
+			}
+			if in := tb.inputs(t); in["gpu"] != "nvidia-a100-sxm4-80gb" || in["model"] != "gpt3-175b" {
+				t.Errorf("%s fragment: inputs %v are not the defaults", name, in)
+			}
+			if name == "garbage" {
+				tb.screenshot(t, "plan-garbage-fragment")
+			}
+			tb.checkPageErrors(t)
+		}
+	})
+	t.Run("JSAPIPlans", func(t *testing.T) {
+		tb := b.newTab(t)
+		tb.openPlan(t, b.server.URL+"/")
+		out := eval[map[string]any](t, tb, `JSON.parse(pipeplan.plan(JSON.stringify({model: "gpt-1.7b", gpu: "nvidia-a100-sxm4-80gb", nodes: 4, gpus_per_node: 8, inter_node_gbps: 25, global_batch: 512, planner: "ptdp"})))`)
+		if out["error"] != nil || out["plan"] == nil {
+			t.Errorf("pipeplan.plan = %v, want a plan", out)
+		}
+		bad := eval[map[string]any](t, tb, `JSON.parse(pipeplan.plan("{"))`)
+		if bad["error"] == nil {
+			t.Errorf("pipeplan.plan of bad JSON = %v, want an error", bad)
+		}
 	})
 }

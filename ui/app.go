@@ -30,8 +30,12 @@ type App struct {
 	State state.State
 	// Err is the error banner's text; "" hides it.
 	Err string
-	// CopyStatus reports the last Copy link / Export action.
+	// CopyStatus reports the last Copy link action.
 	CopyStatus string
+	// ShareLink is the last link Copy link made ("" before).
+	ShareLink string
+	// ExportCommand is the runner command shown after Export plan ("" before).
+	ExportCommand string
 	// Plan holds the Plan page's latest result.
 	Plan PlanView
 
@@ -74,6 +78,8 @@ func (a *App) SetTab(id string) {
 func (a *App) changed() {
 	a.Err = ""
 	a.CopyStatus = ""
+	a.ShareLink = ""
+	a.ExportCommand = ""
 	if f, err := state.Encode(a.State); err != nil {
 		a.Err = err.Error()
 	} else if f != a.fragment {
@@ -106,7 +112,8 @@ func (a *App) CopyLink() {
 		a.fragment = f
 		a.browser.SetFragment(f)
 	}
-	if err := a.browser.CopyText(a.ShareURL()); err != nil {
+	a.ShareLink = a.ShareURL()
+	if err := a.browser.CopyText(a.ShareLink); err != nil {
 		a.CopyStatus = fmt.Sprintf("could not copy (%v): the link is in the address bar", err)
 		return
 	}

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 
@@ -68,6 +69,7 @@ func (v PlanView) TimingText() string {
 // value is shown as an error and leaves the state unchanged.
 func (a *App) SetPlanInput(field, value string) {
 	p := a.State.Plan
+	p.Selected = 0 // a new input gives a new ranking
 	var err error
 	switch field {
 	case "model":
@@ -80,6 +82,8 @@ func (a *App) SetPlanInput(field, value string) {
 		p.Nodes, err = strconv.Atoi(value)
 	case "gpus_per_node":
 		p.GPUsPerNode, err = strconv.Atoi(value)
+	case "selected":
+		p.Selected, err = strconv.Atoi(value)
 	case "global_batch":
 		p.GlobalBatch, err = strconv.Atoi(value)
 	case "inter_node_gbps":
@@ -103,7 +107,7 @@ func (a *App) SetPlanInput(field, value string) {
 // replan runs the planner on the current inputs.
 func (a *App) replan() {
 	start := a.browser.NowMillis()
-	res, err := engine.Plan(a.State.Plan)
+	res, err := engine.Plan(context.Background(), a.State.Plan)
 	a.Plan = PlanView{Result: res}
 	if err != nil {
 		a.Plan.Err = err.Error()

@@ -14,39 +14,23 @@ import (
 	"pipeplan/ui/state"
 )
 
-// ModelPreset is one model the Plan page offers.
-type ModelPreset struct {
-	// ID is the stable id the URL state stores.
-	ID string `json:"id"`
-	// Name is the display name.
-	Name string `json:"name"`
-}
-
-// Models lists the model presets.
-func Models() []ModelPreset {
-	return []ModelPreset{{ID: "gpt3-175b", Name: "GPT-3 175B"}}
-}
-
 // GPUOption is one GPU the cluster inputs offer.
 type GPUOption struct {
-	ID, Name string
+	// ID is the gpuprofiles id.
+	ID string `json:"id"`
+	// Name is the marketing name.
+	Name string `json:"name"`
+	// MemoryBytes is the GPU's memory capacity.
+	MemoryBytes float64 `json:"memory_bytes"`
 }
 
 // GPUs lists the embedded GPU profiles.
 func GPUs() []GPUOption {
 	var out []GPUOption
 	for _, g := range gpuprofiles.All() {
-		out = append(out, GPUOption{ID: g.ID, Name: g.Name})
+		out = append(out, GPUOption{ID: g.ID, Name: g.Name, MemoryBytes: g.MemoryBytes})
 	}
 	return out
-}
-
-// Result is the planner's answer for the Plan page.
-type Result struct{}
-
-// Plan runs the chosen planner on the Plan page's inputs.
-func Plan(in state.Plan) (Result, error) {
-	return Result{}, fmt.Errorf("planner %q: not wired into the playground yet", in.Planner)
 }
 
 // MaxRequestBytes bounds a JSON request of PlanJSON.
@@ -80,10 +64,7 @@ func PlanJSON(ctx context.Context, data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	res, err := Plan(req)
+	res, err := Plan(ctx, req)
 	if err != nil {
 		return nil, err
 	}

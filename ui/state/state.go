@@ -39,6 +39,8 @@ type Plan struct {
 	GlobalBatch int `json:"global_batch"`
 	// Planner is the planning algorithm, one of Planners.
 	Planner string `json:"planner"`
+	// Selected is the rank of the candidate shown in detail (0 = the best).
+	Selected int `json:"selected"`
 }
 
 // Planners are the planner choices of the Plan page; "best" runs all that apply.
@@ -51,6 +53,7 @@ const (
 	MaxGPUsPerNode = 16
 	MaxGlobalBatch = 1 << 20
 	MaxGBps        = 10000
+	MaxSelected    = 1000
 )
 
 // Default is the state of a fresh page: GPT-3 175B on 1024 A100s (128 nodes
@@ -101,6 +104,9 @@ func (p Plan) Validate() error {
 	}
 	if !contains(Planners, p.Planner) {
 		return fmt.Errorf("plan.planner: must be one of %v, got %q", Planners, p.Planner)
+	}
+	if err := intIn("plan.selected", p.Selected, 0, MaxSelected); err != nil {
+		return err
 	}
 	return nil
 }

@@ -1,0 +1,148 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"pipeplan/core/cost"
+	"pipeplan/core/hw"
+	"pipeplan/core/partition"
+	"pipeplan/core/plan"
+	"pipeplan/gpuprofiles"
+	"pipeplan/ui/state"
+)
+
+// Display limits: how many fitting and non-fitting candidates a result lists.
+const (
+	MaxShownCandidates = 15
+	MaxShownInfeasible = 5
+)
+
+// Candidate is one evaluated configuration as the candidates table shows it.
+type Candidate struct {
+	// Planner is the algorithm that produced it ("ptdp", ...).
+	Planner string `json:"planner"`
+	// Config holds the degrees, microbatching, schedule and recomputation.
+	Config cost.Config `json:"config"`
+	// Microbatches is m, the microbatches per pipeline and step.
+	Microbatches int `json:"microbatches"`
+	// IterationSeconds is the predicted time of one step (eq. 4.4 per step).
+	IterationSeconds float64 `json:"iteration_seconds"`
+	// SamplesPerSecond is the predicted throughput.
+	SamplesPerSecond float64 `json:"samples_per_second"`
+	// TFLOPSPerGPU is the achieved TFLOP/s per GPU (eq. 4.2 FLOPs / time).
+	TFLOPSPerGPU float64 `json:"tflops_per_gpu"`
+	// MFU is the model FLOPs utilization.
+	MFU float64 `json:"mfu"`
+	// BubbleFraction is the pipeline bubble (p−1)/(v·m) (§4.2.2).
+	BubbleFraction float64 `json:"bubble_fraction"`
+	// Memory is the most loaded GPU's memory.
+	Memory cost.Memory `json:"memory"`
+	// Fits reports whether Memory fits the GPU.
+	Fits bool `json:"fits"`
+	// Reason says why it does not fit ("" when it fits).
+	Reason string `json:"reason,omitempty"`
+}
+
+// Result is the planner's answer for the Plan page.
+type Result struct {
+	// Model and GPU name what was planned.
+	Model string `json:"model"`
+	GPU   string `json:"gpu"`
+	// GPUs is the number of GPUs of the cluster.
+	GPUs int `json:"gpus"`
+	// CapacityBytes is one GPU's memory.
+	CapacityBytes float64 `json:"capacity_bytes"`
+	// Candidates are the best fitting configurations, fastest first.
+	Candidates []Candidate `json:"candidates"`
+	// Infeasible are the smallest configurations that do not fit.
+	Infeasible []Candidate `json:"infeasible"`
+	// Feasible and Evaluated count the fitting and all evaluated configurations.
+	Feasible  int `json:"feasible"`
+	Evaluated int `json:"evaluated"`
+	// Selected is the index in Candidates of the plan shown in detail.
+	Selected int `json:"selected"`
+	// Plan is the selected configuration as an exportable run plan; nil when nothing fits.
+	Plan *plan.Plan `json:"plan,omitempty"`
+	// StageMemory is the selected plan's memory per pipeline stage.
+	StageMemory []cost.Memory `json:"stage_memory,omitempty"`
+	// Problem says why there is no plan (e.g. nothing fits); "" when there is one.
+	Problem string `json:"problem,omitempty"`
+}
+
+// Plan runs the chosen planner on the Plan page's inputs. Bad inputs are
+// errors; a model that does not fit is a Result with Problem set and the
+// infeasible configurations listed.
+func Plan(ctx context.Context, in state.Plan) (Result, error) {
+	if err := in.Validate(); err != nil {
+		return Result{}, err
+	}
+	m, err := modelByID(in.Model)
+	if err != nil {
+		return Result{}, err
+	}
+	gpu, err := gpuprofiles.ByID(in.GPU)
+	if err != nil {
+		return Result{}, fmt.Errorf("plan.gpu: %w", err)
+	}
+	c, err := hw.NewCluster(gpu, in.GPUsPerNode, in.Nodes, in.InterNodeGBps*1e9)
+	if err != nil {
+		return Result{}, err
+	}
+	switch in.Planner {
+	case "best", "ptdp":
+	default:
+		return Result{}, fmt.Errorf("plan.planner: %s partitions measured per-layer profiles; %s is a transformer spec, planned by PTD-P (choose \"PTD-P\" or \"Best overall\")", in.Planner, m.Name)
+	}
+	return planPTDP(ctx, m, c, in)
+}
+
+// planPTDP searches tensor × pipeline × data parallelism (dissertation §4.3)
+// with the paper's execution choices (scatter/gather on, recomputation searched).
+func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in state.Plan) (Result, error) {
+	res := Result{Model: m.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes}
+	opt := partition.PTDPOptions{Fixed: cost.Config{GlobalBatch: in.GlobalBatch, ScatterGather: true}}
+	found, err := partition.SearchPTDP(ctx, m.Transformer, c, opt, nil)
+	if err != nil && len(found.Infeasible) == 0 {
+		return Result{}, err
+	}
+	res.Feasible = len(found.Candidates)
+	res.Evaluated = len(found.Candidates) + len(found.Infeasible)
+	for i, cand := range found.Candidates {
+		if i == MaxShownCandidates {
+			break
+		}
+		res.Candidates = append(res.Candidates, fromPTDP(cand))
+	}
+	for i, cand := range found.Infeasible {
+		if i == MaxShownInfeasible {
+			break
+		}
+		res.Infeasible = append(res.Infeasible, fromPTDP(cand))
+	}
+	if err != nil {
+		res.Problem = err.Error()
+		return res, nil
+	}
+	res.Selected = min(max(in.Selected, 0), len(res.Candidates)-1)
+	cfg := res.Candidates[res.Selected].Config
+	if res.Plan, err = partition.PTDPPlan(m.Transformer, c, cfg, opt.Cost); err != nil {
+		return Result{}, err
+	}
+	pr, err := cost.Predict(m.Transformer, c, cfg, opt.Cost)
+	if err != nil {
+		return Result{}, err
+	}
+	res.StageMemory = pr.StageMemory
+	return res, nil
+}
+
+func fromPTDP(c partition.PTDPCandidate) Candidate {
+	p := c.Prediction
+	return Candidate{
+		Planner: "ptdp", Config: c.Config, Microbatches: p.Microbatches,
+		IterationSeconds: p.IterationSeconds, SamplesPerSecond: p.SamplesPerSec,
+		TFLOPSPerGPU: p.TFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
+		Memory: p.Memory, Fits: c.Fits, Reason: c.Reason,
+	}
+}
