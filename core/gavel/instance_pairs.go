@@ -58,3 +58,40 @@ func ParsePairs(data []byte, inst *Instance) error {
 	}
 	return nil
 }
+
+// PairsFromTable builds inst.Pairs for space sharing from a throughput
+// table's co-located entries: every pair of jobs a < b with equal scale
+// factors and a non-zero entry on some worker type (the construction of
+// Gavel's *.pairs.json instances). Jobs need their JobType.
+func PairsFromTable(inst *Instance, tt *ThroughputTable) error {
+	var pairs []Pair
+	for a := range inst.Jobs {
+		ka := JobKey{Model: inst.Jobs[a].JobType, ScaleFactor: inst.Jobs[a].ScaleFactor}
+		for b := a + 1; b < len(inst.Jobs); b++ {
+			kb := JobKey{Model: inst.Jobs[b].JobType, ScaleFactor: inst.Jobs[b].ScaleFactor}
+			if ka.ScaleFactor != kb.ScaleFactor {
+				continue
+			}
+			p := Pair{A: a, B: b, Throughputs: make([][2]float64, len(inst.WorkerTypes))}
+			nonzero := false
+			for j, w := range inst.WorkerTypes {
+				v, err := tt.Colocated(w, ka, kb)
+				if err != nil {
+					return fmt.Errorf("jobs %d and %d: %w", a, b, err)
+				}
+				p.Throughputs[j] = v
+				nonzero = nonzero || v[0] > 0 || v[1] > 0
+			}
+			if nonzero {
+				pairs = append(pairs, p)
+			}
+		}
+	}
+	old := inst.Pairs
+	inst.Pairs = pairs
+	if err := validatePairs(inst); err != nil {
+		inst.Pairs = old
+		return err
+	}
+	return nil
+}

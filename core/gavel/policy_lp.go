@@ -13,11 +13,11 @@ import (
 // §5.3.1 space sharing), each job's total time sum_j X[m][j] (plus its pairs')
 // <= 1, and each worker type's capacity sum_m scale_factor_m X[m][j] <= n_j.
 type allocLP struct {
-	inst *Instance
-	t    [][]float64 // throughputs the LP uses (isolated, or agnostic ones)
-	prob lp.Problem
-	x    [][]int // x[m][j]: variable of job m on type j, -1 if it cannot run there
-	px   [][]int // px[p][j]: variable of pair p on type j, -1 if absent
+	inst              *Instance
+	t                 [][]float64 // throughputs the LP uses (isolated, or agnostic ones)
+	prob              lp.Problem
+	x                 [][]int // x[m][j]: variable of job m on type j, -1 if it cannot run there
+	px                [][]int // px[p][j]: variable of pair p on type j, -1 if absent
 	timeRows, capRows []int
 }
 

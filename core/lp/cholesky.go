@@ -10,10 +10,9 @@ import (
 // ordering keeps one bitset row per row).
 const maxNormalRows = 20000
 
-// normalEq factors M = A_s D A_s^T + reg*I, where A_s holds the sparse
-// columns of A, as P M P^T = L diag(d) L^T with a minimum-degree ordering
-// P; the few dense columns of A are added back by the Woodbury identity in
-// the interior-point solve.
+// normalEq factors M = A D A^T + reg*I as P M P^T = L diag(d) L^T with a
+// minimum-degree ordering P (dense columns were split beforehand, see
+// splitDense, so M stays sparse).
 type normalEq struct {
 	m           int
 	perm, iperm []int // perm[row] = position, iperm[position] = row
@@ -31,20 +30,16 @@ type normalEq struct {
 	work  []float64
 }
 
-// newNormalEq computes the ordering and symbolic factorization for the
-// sparse columns of s (dense[j] marks the others).
-func newNormalEq(s *standard, dense []bool) (*normalEq, error) {
+// newNormalEq computes the ordering and symbolic factorization for s.
+func newNormalEq(s *standard) (*normalEq, error) {
 	m := s.m
 	if m > maxNormalRows {
 		return nil, fmt.Errorf("lp: interior point: %d rows exceed the limit of %d", m, maxNormalRows)
 	}
 	f := &normalEq{m: m, work: make([]float64, m)}
-	// A by rows (sparse columns).
+	// A by rows.
 	cnt := make([]int, m+1)
 	for j := 0; j < s.n; j++ {
-		if dense[j] {
-			continue
-		}
 		for k := s.colStart[j]; k < s.colStart[j+1]; k++ {
 			cnt[s.rowIdx[k]+1]++
 		}
@@ -56,9 +51,6 @@ func newNormalEq(s *standard, dense []bool) (*normalEq, error) {
 	f.arCol = make([]int, cnt[m])
 	f.arVal = make([]float64, cnt[m])
 	for j := 0; j < s.n; j++ {
-		if dense[j] {
-			continue
-		}
 		for k := s.colStart[j]; k < s.colStart[j+1]; k++ {
 			i := s.rowIdx[k]
 			f.arCol[cnt[i]], f.arVal[cnt[i]] = j, s.val[k]
@@ -70,9 +62,6 @@ func newNormalEq(s *standard, dense []bool) (*normalEq, error) {
 	adj := make([]uint64, m*words)
 	set := func(a, b int) { adj[a*words+b/64] |= 1 << (b % 64) }
 	for j := 0; j < s.n; j++ {
-		if dense[j] {
-			continue
-		}
 		for p := s.colStart[j]; p < s.colStart[j+1]; p++ {
 			for q := p + 1; q < s.colStart[j+1]; q++ {
 				set(s.rowIdx[p], s.rowIdx[q])
@@ -157,7 +146,7 @@ func newNormalEq(s *standard, dense []bool) (*normalEq, error) {
 }
 
 // factor computes L and d for the column scaling dj (len n) and
-// regularization reg, assembling A_s D A_s^T column by column (left-looking
+// regularization reg, assembling A D A^T column by column (left-looking
 // LDL^T). Tiny pivots are replaced by a huge value, which zeroes the
 // corresponding solution component (the usual interior-point safeguard).
 func (f *normalEq) factor(s *standard, dj []float64, reg float64) {

@@ -21,10 +21,12 @@ var errNaN = errors.New("lp: numerical failure (NaN)")
 
 // interiorPoint solves s by Mehrotra's predictor-corrector primal-dual
 // interior-point method (Nocedal & Wright, Numerical Optimization, ch. 14,
-// Algorithm 14.3) with normal equations factored by a sparse LDL^T. It
+// Algorithm 14.3) with normal equations factored by a sparse LDL^T after
+// splitting dense columns. It
 // assumes s is feasible and bounded; otherwise the iterates diverge and it
 // returns an error saying so.
-func interiorPoint(ctx context.Context, s *standard) (Status, []float64, int, error) {
+func interiorPoint(ctx context.Context, orig *standard) (Status, []float64, int, error) {
+	s := splitDense(orig)
 	m, n := s.m, s.n
 	if m == 0 {
 		for _, c := range s.c {
@@ -56,12 +58,9 @@ func interiorPoint(ctx context.Context, s *standard) (Status, []float64, int, er
 		}
 		sys.mulAT(y, rd, -1)
 		pobj, dobj := dot(s.c, x), dot(s.b, y)
-		if debugIPM {
-			fmt.Println(iter, pobj, dobj, normInf(rp), normInf(rd), normInf(x), normInf(y))
-		}
 		mu := dot(x, z) / float64(n)
 		if normInf(rp)/bnorm < ipmTol && normInf(rd)/cnorm < ipmTol && math.Abs(pobj-dobj)/(1+math.Abs(pobj)) < ipmTol {
-			return Optimal, x, iter, nil
+			return Optimal, x[:orig.n], iter, nil
 		}
 		// Diverging x means unbounded; diverging y while Ax = b still fails
 		// means infeasible (a growing y with feasible x is an unbounded dual face).
@@ -118,39 +117,25 @@ func recenterFree(s *standard, z []float64) {
 	}
 }
 
-// ipmSystem solves the normal equations (A D A^T + reg I) dy = r of one
-// interior-point iteration: sparse columns through normalEq, dense columns
-// through the Woodbury identity, then iterative refinement.
+// ipmSystem solves the normal equations (A D A^T) dy = r of one
+// interior-point iteration: a regularized sparse LDL^T factorization
+// followed by iterative refinement.
 type ipmSystem struct {
-	s      *standard
-	f      *normalEq
-	dense  []int     // dense column indices
-	dj     []float64 // D, one per column
-	reg    float64
-	w      [][]float64 // S^{-1} a_j for each dense column j
-	cap    []float64   // small q x q matrix D_q^{-1} + U^T S^{-1} U, LU in place
-	capPiv []int
-	tmpN   []float64
-	tmpM   []float64
+	s    *standard
+	f    *normalEq
+	dj   []float64 // D, one per column
+	reg  float64
+	tmpN []float64
+	tmpM []float64
 }
 
-// newIPMSystem splits columns into sparse and dense and orders the sparse part.
+// newIPMSystem orders the normal equations of s.
 func newIPMSystem(s *standard) (*ipmSystem, error) {
-	limit := max(32, s.m/10)
-	isDense := make([]bool, s.n)
-	sys := &ipmSystem{s: s, dj: make([]float64, s.n), tmpN: make([]float64, s.n), tmpM: make([]float64, s.m)}
-	for j := 0; j < s.n; j++ {
-		if s.colStart[j+1]-s.colStart[j] > limit {
-			isDense[j] = true
-			sys.dense = append(sys.dense, j)
-		}
-	}
-	f, err := newNormalEq(s, isDense)
+	f, err := newNormalEq(s)
 	if err != nil {
 		return nil, err
 	}
-	sys.f = f
-	return sys, nil
+	return &ipmSystem{s: s, f: f, dj: make([]float64, s.n), tmpN: make([]float64, s.n), tmpM: make([]float64, s.m)}, nil
 }
 
 // prepare factors for the current sys.dj.
@@ -161,60 +146,13 @@ func (sys *ipmSystem) prepare() {
 	}
 	sys.reg = ipmReg * math.Max(1, maxDiag)
 	sys.f.factor(sys.s, sys.dj, sys.reg)
-	q := len(sys.dense)
-	if q == 0 {
-		return
-	}
-	sys.w = sys.w[:0]
-	for _, j := range sys.dense {
-		col := make([]float64, sys.s.m)
-		for k := sys.s.colStart[j]; k < sys.s.colStart[j+1]; k++ {
-			col[sys.s.rowIdx[k]] = sys.s.val[k]
-		}
-		sys.f.solve(col)
-		sys.w = append(sys.w, col)
-	}
-	sys.cap = make([]float64, q*q)
-	for a, ja := range sys.dense {
-		for b := range sys.dense {
-			v := 0.0
-			for k := sys.s.colStart[ja]; k < sys.s.colStart[ja+1]; k++ {
-				v += sys.s.val[k] * sys.w[b][sys.s.rowIdx[k]]
-			}
-			sys.cap[a*q+b] = v
-		}
-		sys.cap[a*q+a] += 1 / sys.dj[ja]
-	}
-	sys.capPiv = luFactor(sys.cap, q)
-}
-
-// solveOnce applies the (approximate) inverse of the normal matrix to r in place.
-func (sys *ipmSystem) solveOnce(r []float64) {
-	sys.f.solve(r)
-	q := len(sys.dense)
-	if q == 0 {
-		return
-	}
-	// r -= W C^{-1} U^T r  (r already holds S^{-1} r).
-	t := make([]float64, q)
-	for a, j := range sys.dense {
-		for k := sys.s.colStart[j]; k < sys.s.colStart[j+1]; k++ {
-			t[a] += sys.s.val[k] * r[sys.s.rowIdx[k]]
-		}
-	}
-	luSolve(sys.cap, sys.capPiv, q, t)
-	for a := range sys.dense {
-		for i, w := range sys.w[a] {
-			r[i] -= w * t[a]
-		}
-	}
 }
 
 // solve overwrites r with (A D A^T)^{-1} r: the regularized factorization
 // followed by iterative refinement.
 func (sys *ipmSystem) solve(r []float64) {
 	rhs := append([]float64(nil), r...)
-	sys.solveOnce(r)
+	sys.f.solve(r)
 	res := sys.tmpM
 	for it := 0; it < refineSteps; it++ {
 		// res = rhs - A D A^T r: refining against the unregularized matrix
@@ -226,11 +164,9 @@ func (sys *ipmSystem) solve(r []float64) {
 		for j, d := range sys.dj {
 			sys.tmpN[j] *= d
 		}
-		for i := range res {
-			res[i] = rhs[i]
-		}
+		copy(res, rhs)
 		sys.mulA(sys.tmpN, res, -1)
-		sys.solveOnce(res)
+		sys.f.solve(res)
 		for i := range r {
 			r[i] += res[i]
 		}
@@ -348,51 +284,3 @@ func normInf(a []float64) float64 {
 	}
 	return s
 }
-
-// luFactor factors the q x q row-major matrix a in place by Gaussian
-// elimination with partial pivoting and returns the pivot rows.
-func luFactor(a []float64, q int) []int {
-	piv := make([]int, q)
-	for k := 0; k < q; k++ {
-		p := k
-		for i := k + 1; i < q; i++ {
-			if math.Abs(a[i*q+k]) > math.Abs(a[p*q+k]) {
-				p = i
-			}
-		}
-		piv[k] = p
-		if p != k {
-			for j := 0; j < q; j++ {
-				a[k*q+j], a[p*q+j] = a[p*q+j], a[k*q+j]
-			}
-		}
-		if a[k*q+k] == 0 {
-			a[k*q+k] = 1e-300
-		}
-		for i := k + 1; i < q; i++ {
-			f := a[i*q+k] / a[k*q+k]
-			a[i*q+k] = f
-			for j := k + 1; j < q; j++ {
-				a[i*q+j] -= f * a[k*q+j]
-			}
-		}
-	}
-	return piv
-}
-
-// luSolve solves a x = b in place using luFactor's output.
-func luSolve(a []float64, piv []int, q int, b []float64) {
-	for k := 0; k < q; k++ {
-		b[k], b[piv[k]] = b[piv[k]], b[k]
-		for i := k + 1; i < q; i++ {
-			b[i] -= a[i*q+k] * b[k]
-		}
-	}
-	for k := q - 1; k >= 0; k-- {
-		for j := k + 1; j < q; j++ {
-			b[k] -= a[k*q+j] * b[j]
-		}
-		b[k] /= a[k*q+k]
-	}
-}
-var debugIPM = false

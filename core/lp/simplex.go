@@ -8,12 +8,12 @@ import (
 
 // Tolerances of the dense simplex.
 const (
-	pivotTol   = 1e-9  // smallest pivot element accepted by the ratio test
-	costTol    = 1e-9  // reduced cost below -costTol lets a column enter
-	feasTol    = 1e-7  // phase-1 optimum above this (relative to |b|) means infeasible
-	blandAfter = 50    // consecutive degenerate pivots before switching to Bland's rule
-	ctxEvery   = 64    // pivots between context checks
-	iterFactor = 50    // iteration cap is iterFactor*(rows+columns)
+	pivotTol   = 1e-9 // smallest pivot element accepted by the ratio test
+	costTol    = 1e-9 // reduced cost below -costTol lets a column enter
+	feasTol    = 1e-7 // phase-1 optimum above this (relative to |b|) means infeasible
+	blandAfter = 50   // consecutive degenerate pivots before switching to Bland's rule
+	ctxEvery   = 64   // pivots between context checks
+	iterFactor = 50   // iteration cap is iterFactor*(rows+columns)
 	phaseOne   = "phase 1"
 	phaseTwo   = "phase 2"
 )

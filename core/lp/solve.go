@@ -10,7 +10,9 @@ type Method int8
 
 // Methods.
 const (
-	// Auto picks Simplex for small problems and InteriorPoint for large ones.
+	// Auto picks Simplex for small problems and InteriorPoint for large
+	// ones, falling back to Simplex when the interior-point method gives up
+	// on a problem of moderate size (to tell infeasible from unbounded).
 	Auto Method = iota
 	// Simplex is the two-phase dense primal simplex: exact vertex solutions,
 	// for problems up to a few thousand rows times columns.
@@ -20,9 +22,13 @@ const (
 	InteriorPoint
 )
 
-// autoDenseLimit is the tableau size (rows x columns) above which Auto uses
-// the interior-point method.
-const autoDenseLimit = 2_000_000
+// Tableau sizes (rows x columns) steering Auto: up to autoSimplexLimit it
+// uses the simplex; above, the interior-point method, with the simplex as
+// fallback up to autoFallbackLimit.
+const (
+	autoSimplexLimit  = 100_000
+	autoFallbackLimit = 2_000_000
+)
 
 // Options tunes Solve; the zero value is the default.
 type Options struct {
@@ -52,9 +58,10 @@ func Solve(ctx context.Context, p *Problem, opt Options) (*Result, error) {
 	}
 	s := toStandard(p)
 	method := opt.Method
+	size := float64(s.m) * float64(s.n+s.m)
 	if method == Auto {
 		method = Simplex
-		if float64(s.m)*float64(s.n+s.m) > autoDenseLimit {
+		if size > autoSimplexLimit {
 			method = InteriorPoint
 		}
 	}
@@ -64,10 +71,14 @@ func Solve(ctx context.Context, p *Problem, opt Options) (*Result, error) {
 		iters int
 		err   error
 	)
+	if method == InteriorPoint {
+		st, z, iters, err = interiorPoint(ctx, s)
+		if err != nil && ctx.Err() == nil && opt.Method == Auto && size <= autoFallbackLimit {
+			method = Simplex
+		}
+	}
 	if method == Simplex {
 		st, z, iters, err = simplex(ctx, s)
-	} else {
-		st, z, iters, err = interiorPoint(ctx, s)
 	}
 	if err != nil {
 		return nil, err

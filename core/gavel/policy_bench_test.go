@@ -1,0 +1,42 @@
+package gavel
+
+import (
+	"context"
+	"testing"
+)
+
+// benchmarkPolicy times one policy on a prefix of the 2048-job instance.
+func benchmarkPolicy(b *testing.B, name string, n int, packed bool, workers ...int) {
+	inst := bigInstance(b, n, workers...)
+	if packed {
+		if err := PairsFromTable(inst, DefaultThroughputs()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	p, err := PolicyByName(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := p.Allocate(context.Background(), inst); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkMaxMinFairnessPerf2048(b *testing.B) {
+	benchmarkPolicy(b, "max_min_fairness_perf", 2048, false)
+}
+
+func BenchmarkMaxMinFairnessPerf256(b *testing.B) {
+	benchmarkPolicy(b, "max_min_fairness_perf", 256, false)
+}
+
+func BenchmarkMaxMinFairnessPacked256(b *testing.B) {
+	benchmarkPolicy(b, "max_min_fairness_packed", 256, true)
+}
+
+func BenchmarkMaxMinFairnessPacked1024(b *testing.B) {
+	benchmarkPolicy(b, "max_min_fairness_packed", 1024, true, 256, 256, 256)
+}
