@@ -43,14 +43,18 @@ type PTDPCandidate struct {
 type PTDPResult struct {
 	// Candidates are the configurations that fit, fastest first.
 	Candidates []PTDPCandidate `json:"candidates"`
-	// Infeasible are the configurations that do not fit in memory, the
-	// smallest footprint first.
+	// Infeasible are configurations that do not fit in memory, the smallest
+	// footprint first: for each (t, p, v, recompute), its smallest failing
+	// microbatch size.
 	Infeasible []PTDPCandidate `json:"infeasible"`
 }
 
 // SearchPTDP enumerates every PTD-P configuration (t, p, d, b, v,
 // recompute) of dissertation §4.3 with t·p·d = N for transformer tr on
-// cluster c, predicts each with cost.Predict, and ranks them. Searched
+// cluster c, predicts each with cost.Predict, and ranks them. Microbatch
+// sizes larger than one that does not fit are skipped: they need more
+// memory still, so Infeasible holds the smallest failing b of each
+// (t, p, v, recompute). Searched
 // degrees follow Megatron-LM's rules: t divides the heads and the GPUs of
 // a node (or, when allowed, is a multiple of them), p·v divides the layers evenly, b divides B/d, and
 // interleaving (v > 1) needs p > 1 and m a multiple of p (§4.2.2). When no
@@ -73,17 +77,19 @@ func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTD
 		if err := ctx.Err(); err != nil {
 			return PTDPResult{}, err
 		}
-		for _, cfg := range opt.configsFor(tr, c.GPUs(), tp[0], tp[1]) {
-			cand, err := EvaluatePTDP(tr, c, cfg, opt.Cost)
-			if err != nil {
-				return PTDPResult{}, err
-			}
-			cand.Prediction.StageMemory = nil
-			evaluated++
-			if cand.Fits {
+		for _, chain := range opt.chainsFor(tr, c.GPUs(), tp[0], tp[1]) {
+			for _, cfg := range chain {
+				cand, err := EvaluatePTDP(tr, c, cfg, opt.Cost)
+				if err != nil {
+					return PTDPResult{}, err
+				}
+				cand.Prediction.StageMemory = nil
+				evaluated++
+				if !cand.Fits {
+					res.Infeasible = append(res.Infeasible, cand)
+					break // larger microbatches need more memory still
+				}
 				res.Candidates = append(res.Candidates, cand)
-			} else {
-				res.Infeasible = append(res.Infeasible, cand)
 			}
 		}
 		if progress != nil {

@@ -90,37 +90,40 @@ func tensorGroupAligned(t, g int, crossNode bool) bool {
 	return g%t == 0 || (crossNode && t%g == 0)
 }
 
-// configsFor lists the configurations of one (t, p): every microbatch size
-// b dividing B/d, every interleaving v, every recomputation strategy.
-func (o PTDPOptions) configsFor(tr model.Transformer, n, t, p int) []cost.Config {
+// chainsFor lists the configurations of one (t, p) in chains, one per
+// interleaving v and recomputation strategy, each over the microbatch sizes
+// b dividing B/d in increasing order. Memory never decreases along a chain
+// (stashed activations grow with b; m·b is fixed), so a search may stop a
+// chain at its first configuration that does not fit.
+func (o PTDPOptions) chainsFor(tr model.Transformer, n, t, p int) [][]cost.Config {
 	f := o.Fixed
 	d := n / (t * p)
 	if f.GlobalBatch%d != 0 {
 		return nil
 	}
 	perPipeline := f.GlobalBatch / d
-	var out []cost.Config
-	for _, b := range divisors(perPipeline) {
-		if f.Microbatch > 0 && b != f.Microbatch {
-			continue
-		}
-		m := perPipeline / b
-		for _, v := range o.interleaves(tr, p) {
-			if !interleaveOK(p, m, v) {
-				continue
-			}
-			rs := recomputeChoices
-			if f.Recompute != "" {
-				rs = []model.Recompute{f.Recompute}
-			}
-			for _, r := range rs {
+	rs := recomputeChoices
+	if f.Recompute != "" {
+		rs = []model.Recompute{f.Recompute}
+	}
+	var chains [][]cost.Config
+	for _, v := range o.interleaves(tr, p) {
+		for _, r := range rs {
+			var chain []cost.Config
+			for _, b := range divisors(perPipeline) {
+				if (f.Microbatch > 0 && b != f.Microbatch) || !interleaveOK(p, perPipeline/b, v) {
+					continue
+				}
 				cfg := f
 				cfg.TP, cfg.PP, cfg.DP, cfg.Microbatch, cfg.Interleave, cfg.Recompute = t, p, d, b, v, r
-				out = append(out, cfg)
+				chain = append(chain, cfg)
+			}
+			if len(chain) > 0 {
+				chains = append(chains, chain)
 			}
 		}
 	}
-	return out
+	return chains
 }
 
 // interleaves lists the numbers of model chunks per device v to try with p

@@ -126,8 +126,9 @@ func TestPTDPCrossNodeTensorParallelDominated(t *testing.T) {
 
 // TestPTDPMatchesBruteForce enumerates every (t, p, d, b, v, recompute) of
 // a small cluster with nested loops, keeps those Megatron-LM accepts, and
-// checks the search evaluates the same set, ranks it by iteration time and
-// splits it by memory.
+// checks that the search finds exactly the ones that fit, ranks them by
+// iteration time, and reports the same smallest need among the rest
+// (which it prunes: larger microbatches than a failing one are skipped).
 func TestPTDPMatchesBruteForce(t *testing.T) {
 	g, err := gpuprofiles.ByID("nvidia-v100-sxm2-16gb")
 	if err != nil {
@@ -137,7 +138,7 @@ func TestPTDPMatchesBruteForce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := model.Transformer{Layers: 8, Hidden: 2048, Heads: 16, Seq: 1024, Vocab: 32000, Precision: model.FP16}
+	tr := model.Transformer{Layers: 8, Hidden: 4096, Heads: 32, Seq: 2048, Vocab: 51200, Precision: model.FP16}
 	const n, B, gpn = 16, 32, 4
 	type key struct {
 		t, p, d, b, v int
@@ -169,18 +170,26 @@ func TestPTDPMatchesBruteForce(t *testing.T) {
 		}
 	}
 	res := search(t, tr, c, PTDPOptions{Fixed: cost.Config{GlobalBatch: B}})
-	if got := len(res.Candidates) + len(res.Infeasible); got != len(want) {
-		t.Fatalf("search evaluated %d configurations, brute force %d", got, len(want))
-	}
-	fastest := math.Inf(1)
-	for k, pr := range want {
+	fits, fastest, smallest := 0, math.Inf(1), math.Inf(1)
+	for _, pr := range want {
 		if pr.Memory.Fits() {
+			fits++
 			fastest = math.Min(fastest, pr.IterationSeconds)
+		} else {
+			smallest = math.Min(smallest, needBytes(pr.Memory))
 		}
-		_ = k
+	}
+	if fits == 0 || fits == len(want) {
+		t.Fatalf("%d of %d configurations fit: the test needs both kinds", fits, len(want))
+	}
+	if len(res.Candidates) != fits {
+		t.Fatalf("search found %d configurations that fit, brute force %d", len(res.Candidates), fits)
 	}
 	if got := res.Candidates[0].Prediction.IterationSeconds; got != fastest {
 		t.Errorf("best iteration %.9g s, brute force %.9g s", got, fastest)
+	}
+	if got := needBytes(res.Infeasible[0].Prediction.Memory); got != smallest {
+		t.Errorf("smallest need %.6g bytes, brute force %.6g", got, smallest)
 	}
 	for i, cand := range append(append([]PTDPCandidate{}, res.Candidates...), res.Infeasible...) {
 		cf := cand.Config
@@ -191,8 +200,8 @@ func TestPTDPMatchesBruteForce(t *testing.T) {
 		if pr.IterationSeconds != cand.Prediction.IterationSeconds || pr.Memory.Fits() != cand.Fits {
 			t.Errorf("candidate %+v: prediction differs from cost.Predict", cf)
 		}
-		if cand.Fits != (cand.Reason == "") {
-			t.Errorf("candidate %+v: fits=%v with reason %q", cf, cand.Fits, cand.Reason)
+		if cand.Fits != (cand.Reason == "") || cand.Fits != (i < len(res.Candidates)) {
+			t.Errorf("candidate %d %+v: fits=%v with reason %q", i, cf, cand.Fits, cand.Reason)
 		}
 		if i > 0 && i < len(res.Candidates) && res.Candidates[i-1].Prediction.IterationSeconds > cand.Prediction.IterationSeconds {
 			t.Errorf("candidates not sorted at %d", i)
