@@ -115,7 +115,7 @@ func gpipe(o Options) (*Schedule, error) {
 // remaining backwards (dissertation §2.4.2 / §3.2.3).
 func oneFOneB(stage int, mbs []int, warmup int, version func(mb int) int) []Action {
 	warmup = min(warmup, len(mbs))
-	out := make([]Action, 0, 2*len(mbs))
+	out := make([]Action, 0, 2*len(mbs)+1) // room for the flush's OPT_STEP
 	f := func(mb int) Action { a := act(stage, Forward, mb); a.Version = version(mb); return a }
 	b := func(mb int) Action { a := act(stage, Backward, mb); a.Version = version(mb); return a }
 	for _, mb := range mbs[:warmup] {

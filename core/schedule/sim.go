@@ -249,5 +249,5 @@ func (r *run) deadlock() error {
 // slotAction turns a slot back into the action it stands for.
 func (r *run) slotAction(slot int) Action {
 	n, st := r.x.microbatches, r.x.stages
-	return Action{Stage: slot / n % st, Kind: ActionKind(slot / n / st), Microbatch: slot % n, Version: -1}
+	return Action{Stage: slot / n % st, Kind: r.x.kinds[slot/n/st], Microbatch: slot % n, Version: -1}
 }

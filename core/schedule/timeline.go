@@ -86,7 +86,11 @@ type memEvent struct {
 
 // peaks sweeps device d's allocations in time order, frees first at ties.
 func (r *run) peaks(t *Timeline, d int, vs *versionState, st *DeviceStats) {
-	var ev []memEvent
+	nv := 0
+	for _, iv := range vs.alive[d] {
+		nv += 2 * len(iv)
+	}
+	ev := make([]memEvent, 0, len(r.ops[d])+nv)
 	for _, o := range r.ops[d] {
 		c := r.c.stage(o.Stage)
 		switch {
@@ -96,19 +100,19 @@ func (r *run) peaks(t *Timeline, d int, vs *versionState, st *DeviceStats) {
 			ev = append(ev, memEvent{o.EndSeconds, -1, 0, -c.ActivationBytes})
 		}
 	}
-	for _, k := range vs.stagesOf[d] {
-		w := r.c.stage(k.stage).WeightBytes
-		perStage := make([]memEvent, 0, 2*len(vs.alive[k]))
-		for _, iv := range vs.alive[k] {
-			perStage = append(perStage, memEvent{iv[0], 0, 1, w}, memEvent{iv[1], 0, -1, -w})
+	for j, stage := range vs.stagesOf[d] {
+		w := r.c.stage(stage).WeightBytes
+		from := len(ev)
+		for _, iv := range vs.alive[d][j] {
+			ev = append(ev, memEvent{iv[0], 0, 1, w}, memEvent{iv[1], 0, -1, -w})
 		}
+		perStage := ev[from:]
 		sortEvents(perStage)
 		n := 0
 		for _, e := range perStage {
 			n += e.versions
 			st.PeakWeightVersions = max(st.PeakWeightVersions, n)
 		}
-		ev = append(ev, perStage...)
 	}
 	sortEvents(ev)
 	acts, bytes := 0, 0.0

@@ -19,15 +19,27 @@ func (s *Schedule) Validate() error {
 // action runs.
 type index struct {
 	stages, microbatches int
-	// device holds device+1 for each slot (kind, stage, microbatch), 0 when absent.
+	// kinds lists the per-microbatch kinds the schedule uses; kindIdx maps
+	// a kind to its position there, or -1.
+	kinds   []ActionKind
+	kindIdx [AllReduce]int
+	// device holds device+1 for each slot (used kind, stage, microbatch), 0 when absent.
 	device []int32
 	// split reports, per stage, whether the backward is split into I and W.
 	split []bool
 }
 
-// slot returns the dense index of a per-microbatch action.
+// slot returns the dense index of a per-microbatch action of a used kind.
 func (x *index) slot(k ActionKind, stage, mb int) int {
-	return (int(k)*x.stages+stage)*x.microbatches + mb
+	return (x.kindIdx[k]*x.stages+stage)*x.microbatches + mb
+}
+
+// dev returns device+1 of the action, or 0 when no device runs it.
+func (x *index) dev(k ActionKind, stage, mb int) int32 {
+	if x.kindIdx[k] < 0 {
+		return 0
+	}
+	return x.device[x.slot(k, stage, mb)]
 }
 
 // index validates the schedule and builds its dense table.
@@ -48,7 +60,7 @@ func (s *Schedule) index() (*index, error) {
 	}
 	n := s.TotalMicrobatches()
 	if int64(s.Stages)*int64(n) > maxActions/int64(AllReduce) {
-		return nil, fmt.Errorf("schedule: %d stages × %d microbatches is too large (at most %d)", s.Stages, n, maxActions/int(AllReduce))
+		return nil, fmt.Errorf("schedule: %d stages × %d microbatches is too large (at most %d)", s.Stages, n, maxActions/int64(AllReduce))
 	}
 	total := 0
 	for _, list := range s.Devices {
@@ -57,13 +69,25 @@ func (s *Schedule) index() (*index, error) {
 	if int64(total) < 2*int64(s.Stages)*int64(n) {
 		return nil, fmt.Errorf("schedule: %d actions cannot hold a forward and a backward for each of %d stages × %d microbatches", total, s.Stages, n)
 	}
-	x := &index{stages: s.Stages, microbatches: n, device: make([]int32, int(AllReduce)*s.Stages*n), split: make([]bool, s.Stages)}
-	barriers := map[[2]int]bool{}
+	x := &index{stages: s.Stages, microbatches: n, split: make([]bool, s.Stages)}
+	for k := range x.kindIdx {
+		x.kindIdx[k] = -1
+	}
 	for d, list := range s.Devices {
 		for i, a := range list {
 			if err := s.checkAction(a, n); err != nil {
 				return nil, fmt.Errorf("schedule.devices[%d][%d]: %v", d, i, err)
 			}
+			if !a.Kind.isBarrier() && x.kindIdx[a.Kind] < 0 {
+				x.kindIdx[a.Kind] = len(x.kinds)
+				x.kinds = append(x.kinds, a.Kind)
+			}
+		}
+	}
+	x.device = make([]int32, len(x.kinds)*s.Stages*n)
+	barriers := map[[2]int]bool{}
+	for d, list := range s.Devices {
+		for i, a := range list {
 			if a.Kind.isBarrier() {
 				k := [2]int{int(a.Kind)*s.Stages + a.Stage, d}
 				if barriers[k] {
@@ -85,7 +109,7 @@ func (s *Schedule) index() (*index, error) {
 				return nil, fmt.Errorf("schedule: stage %d microbatch %d: %v", st, mb, err)
 			}
 		}
-		x.split[st] = x.device[x.slot(BackwardInput, st, 0)] != 0
+		x.split[st] = x.dev(BackwardInput, st, 0) != 0
 	}
 	return x, nil
 }
@@ -93,11 +117,11 @@ func (s *Schedule) index() (*index, error) {
 // checkMicrobatch checks that one stage runs one microbatch's forward and
 // backward exactly once, all on one device, and splits it like microbatch 0.
 func (x *index) checkMicrobatch(st, mb int) error {
-	f := x.device[x.slot(Forward, st, mb)]
-	b := x.device[x.slot(Backward, st, mb)]
-	i := x.device[x.slot(BackwardInput, st, mb)]
-	w := x.device[x.slot(BackwardWeight, st, mb)]
-	split0 := x.device[x.slot(BackwardInput, st, 0)] != 0
+	f := x.dev(Forward, st, mb)
+	b := x.dev(Backward, st, mb)
+	i := x.dev(BackwardInput, st, mb)
+	w := x.dev(BackwardWeight, st, mb)
+	split0 := x.dev(BackwardInput, st, 0) != 0
 	switch {
 	case f == 0:
 		return fmt.Errorf("no forward (F)")

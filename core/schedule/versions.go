@@ -5,15 +5,24 @@ import (
 	"sort"
 )
 
-// devStage is one stage's weights on one device (replicas hold their own).
-type devStage struct{ device, stage int }
-
-// versionState records, per device and stage, when each weight version is held.
+// versionState records, per device and each of its stages (replicas hold
+// their own weights), when each weight version is held.
 type versionState struct {
 	// stagesOf lists each device's stages in first-use order.
-	stagesOf [][]devStage
-	// alive holds [from, to] intervals, one per version.
-	alive map[devStage][][2]float64
+	stagesOf [][]int
+	// alive[d][j] holds one [from, to] interval per version of stage stagesOf[d][j].
+	alive [][][][2]float64
+}
+
+// local returns the position of stage st in list, appending it if new.
+func local(list *[]int, st int) int {
+	for j, s := range *list {
+		if s == st {
+			return j
+		}
+	}
+	*list = append(*list, st)
+	return len(*list) - 1
 }
 
 // TwoBWVersion is the weight version microbatch mb (0-based) uses under
@@ -26,31 +35,30 @@ func TwoBWVersion(mb, m int) int { return max(mb/m-1, 0) }
 // that backward passes use their forward's version, and records how long
 // each version is held.
 func (r *run) assignVersions(t *Timeline) (*versionState, error) {
-	vs := &versionState{stagesOf: make([][]devStage, len(r.ops)), alive: map[devStage][][2]float64{}}
+	vs := &versionState{stagesOf: make([][]int, len(r.ops)), alive: make([][][][2]float64, len(r.ops))}
 	every := 1 // microbatches per new version
 	if r.s.Versioning == DoubleBuffered {
 		every = r.s.Microbatches
 	}
-	// Gradient ends per device and stage, in time order (a device's ops are sequential).
-	grads := map[devStage][]float64{}
+	// Gradient ends per device and local stage, in time order (a device's ops are sequential).
+	grads := make([][][]float64, len(r.ops))
 	for d, ops := range r.ops {
 		for _, o := range ops {
-			k := devStage{d, o.Stage}
-			if _, seen := grads[k]; !seen {
-				grads[k] = nil
-				vs.stagesOf[d] = append(vs.stagesOf[d], k)
+			j := local(&vs.stagesOf[d], o.Stage)
+			if j == len(grads[d]) {
+				grads[d] = append(grads[d], nil)
 			}
 			if o.Kind == Backward || o.Kind == BackwardWeight {
-				grads[k] = append(grads[k], o.EndSeconds)
+				grads[d][j] = append(grads[d][j], o.EndSeconds)
 			}
 		}
 	}
-	// available is the newest version of k at time at.
-	available := func(k devStage, at float64) int {
+	// available is the newest version of device d's stage st at time at.
+	available := func(d, st int, at float64) int {
 		if r.s.Versioning == Synchronous {
 			return 0
 		}
-		g := grads[k]
+		g := grads[d][local(&vs.stagesOf[d], st)]
 		return sort.Search(len(g), func(i int) bool { return g[i] > at }) / every
 	}
 	fwd := make([]int, r.x.stages*r.x.microbatches) // version used per stage and microbatch
@@ -62,9 +70,9 @@ func (r *run) assignVersions(t *Timeline) (*versionState, error) {
 				if o.Kind != Forward || (o.Stage == 0) != first {
 					continue
 				}
-				k := devStage{d, o.Stage}
-				v := r.chooseVersion(o, available(k, o.StartSeconds), fwd)
-				if v > available(k, o.StartSeconds) {
+				newest := available(d, o.Stage, o.StartSeconds)
+				v := r.chooseVersion(o, newest, fwd)
+				if v > newest {
 					return nil, fmt.Errorf("stage %d microbatch %d: forward on device %d at %gs needs weight version %d, which does not exist yet",
 						o.Stage, o.Microbatch, d, o.StartSeconds, v)
 				}
@@ -73,8 +81,9 @@ func (r *run) assignVersions(t *Timeline) (*versionState, error) {
 			}
 		}
 	}
-	lastUse := map[devStage][]float64{}
+	lastUse := make([][][]float64, len(r.ops))
 	for d, ops := range r.ops {
+		lastUse[d] = make([][]float64, len(vs.stagesOf[d]))
 		for i := range ops {
 			o := &ops[i]
 			if !o.Kind.isCompute() {
@@ -86,35 +95,45 @@ func (r *run) assignVersions(t *Timeline) (*versionState, error) {
 					o.Stage, o.Microbatch, o.Action, d, o.Version, v)
 			}
 			o.UsedVersion = v
-			k := devStage{d, o.Stage}
-			for len(lastUse[k]) <= v {
-				lastUse[k] = append(lastUse[k], t.StartSeconds)
+			lu := &lastUse[d][local(&vs.stagesOf[d], o.Stage)]
+			for len(*lu) <= v {
+				*lu = append(*lu, t.StartSeconds)
 			}
-			lastUse[k][v] = max(lastUse[k][v], o.EndSeconds)
+			(*lu)[v] = max((*lu)[v], o.EndSeconds)
 		}
 	}
-	for k, g := range grads {
-		n := len(g) / every
-		if r.s.Versioning == Synchronous {
-			n = 0
+	for d := range grads {
+		vs.alive[d] = make([][][2]float64, len(grads[d]))
+		for j, g := range grads[d] {
+			vs.alive[d][j] = r.versionIntervals(t, g, lastUse[d][j], every)
 		}
-		iv := make([][2]float64, 0, n+1)
-		for v := 0; v <= n; v++ {
-			from, to := t.StartSeconds, t.EndSeconds
-			if v > 0 {
-				from = g[v*every-1]
-			}
-			if v < n {
-				to = g[(v+1)*every-1]
-			}
-			if v < len(lastUse[k]) {
-				to = max(to, lastUse[k][v])
-			}
-			iv = append(iv, [2]float64{from, to})
-		}
-		vs.alive[k] = iv
 	}
 	return vs, nil
+}
+
+// versionIntervals returns when each version of one device's stage is
+// held: from its creation (the end of the gradient that completes it) to
+// the later of the next version's creation and its last use.
+func (r *run) versionIntervals(t *Timeline, g, lastUse []float64, every int) [][2]float64 {
+	n := len(g) / every
+	if r.s.Versioning == Synchronous {
+		n = 0
+	}
+	iv := make([][2]float64, 0, n+1)
+	for v := 0; v <= n; v++ {
+		from, to := t.StartSeconds, t.EndSeconds
+		if v > 0 {
+			from = g[v*every-1]
+		}
+		if v < n {
+			to = g[(v+1)*every-1]
+		}
+		if v < len(lastUse) {
+			to = max(to, lastUse[v])
+		}
+		iv = append(iv, [2]float64{from, to})
+	}
+	return iv
 }
 
 // chooseVersion picks the version a forward op uses under the schedule's rule.
