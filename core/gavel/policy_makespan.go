@@ -1,0 +1,87 @@
+package gavel
+
+import (
+	"context"
+	"fmt"
+
+	"pipeplan/core/lp"
+)
+
+func init() {
+	registerPolicy("min_total_duration_perf", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+		return minMakespan(ctx, inst, false)
+	}))
+	registerPolicy("min_total_duration_packed", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+		return minMakespan(ctx, inst, true)
+	}))
+}
+
+// remainingSteps returns each job's steps left (StepsRemaining, else
+// NumSteps); policies about completion times need them.
+func remainingSteps(inst *Instance) ([]float64, error) {
+	r := make([]float64, len(inst.Jobs))
+	for m, job := range inst.Jobs {
+		r[m] = job.StepsRemaining
+		if r[m] == 0 {
+			r[m] = job.NumSteps
+		}
+		if r[m] <= 0 {
+			return nil, fmt.Errorf("instance.jobs[%d]: needs num_steps or steps_remaining > 0", m)
+		}
+	}
+	return r, nil
+}
+
+// maxScaledThroughput solves "maximize s subject to throughput(m, X) >=
+// need[m]*s for all m" and returns the LP, its solution and s.
+func maxScaledThroughput(ctx context.Context, inst *Instance, t [][]float64, need []float64, packed bool) (*allocLP, []float64, float64, error) {
+	a := newAllocLP(inst, t, packed)
+	s := a.addVar(1)
+	for m := range inst.Jobs {
+		idx, val := a.throughput(m, 1)
+		a.addRow(append(idx, s), append(val, -need[m]), lp.GE, 0)
+	}
+	sol, err := a.solve(ctx)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return a, sol, sol[s], nil
+}
+
+// minMakespan solves Minimize_X max_m num_steps_m / throughput(m, X)
+// (§5.4.2) exactly: with s = 1/makespan it is the LP "maximize s subject to
+// throughput(m, X) >= num_steps_m * s". Steps are scaled by their maximum
+// to keep the LP well conditioned. The objective is the makespan in seconds.
+func minMakespan(ctx context.Context, inst *Instance, packed bool) (*Allocation, error) {
+	r, err := remainingSteps(inst)
+	if err != nil {
+		return nil, err
+	}
+	scale := 0.0
+	for _, v := range r {
+		scale = max(scale, v)
+	}
+	need := make([]float64, len(r))
+	for m, v := range r {
+		need[m] = v / scale
+	}
+	a, sol, s, err := maxScaledThroughput(ctx, inst, inst.Throughputs, need, packed)
+	if err != nil {
+		return nil, err
+	}
+	al := a.allocation(sol, 1)
+	al.Objective = makespanOf(inst, inst.Throughputs, al, r)
+	if s <= 0 {
+		return nil, fmt.Errorf("no allocation lets every job progress")
+	}
+	return al, nil
+}
+
+// makespanOf returns max_m r[m] / throughput(m, X) in seconds.
+func makespanOf(inst *Instance, t [][]float64, al *Allocation, r []float64) float64 {
+	ms := 0.0
+	for m := range inst.Jobs {
+		ms = max(ms, r[m]/effectiveThroughput(inst, t, al, m))
+	}
+	return ms
+}
