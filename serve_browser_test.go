@@ -331,6 +331,27 @@ func TestBrowser(t *testing.T) {
 			tb.checkPageErrors(t)
 		}
 	})
+	t.Run("GavelAllocatesPaperExample", func(t *testing.T) {
+		tb := b.newTab(t)
+		tb.openPlan(t, b.server.URL+"/")
+		tb.do(t, "open Cluster", chromedp.Click(chromedp.CSS("#tab-cluster")))
+		tb.waitFor(t, `document.querySelector("#allocation svg") !== null`)
+		cells := eval[[]string](t, tb, `[...document.querySelectorAll("#allocation svg text")].map(e => e.textContent)`)
+		// Header (2 GPU types), then per job: name and one value per type (§5.4.1).
+		want := []string{"v100", "k80", "job 0", "0.45", "0.00", "job 1", "0.45", "0.09", "job 2", "0.09", "0.91"}
+		if fmt.Sprint(cells) != fmt.Sprint(want) {
+			t.Errorf("heatmap = %v, want the paper's allocation %v", cells, want)
+		}
+		if rows := eval[int](t, tb, `document.querySelectorAll("#effective tbody tr").length`); rows != 3 {
+			t.Errorf("effective throughput table has %d rows, want 3", rows)
+		}
+		t.Logf("in-browser allocation: %s", tb.text(t, "#cluster-timing"))
+		tb.screenshot(t, "cluster-paper-example")
+		tb.setSelect(t, "workload", "job-types")
+		tb.waitFor(t, `document.querySelectorAll("#effective tbody tr").length === 4`)
+		tb.screenshot(t, "cluster-job-types")
+		tb.checkPageErrors(t)
+	})
 	t.Run("JSAPIPlans", func(t *testing.T) {
 		tb := b.newTab(t)
 		tb.openPlan(t, b.server.URL+"/")

@@ -38,13 +38,17 @@ type App struct {
 	ExportCommand string
 	// Plan holds the Plan page's latest result.
 	Plan PlanView
+	// Cluster holds the Cluster page's latest result.
+	Cluster ClusterView
 
 	browser  Browser
 	fragment string // the fragment last written or read
+	started  bool   // results are computed only after Start
 }
 
-// NewApp starts the UI from a URL fragment; a bad fragment shows its error
-// and falls back to the defaults.
+// NewApp makes the UI from a URL fragment; a bad fragment shows its error
+// and falls back to the defaults. It computes nothing until Start, so the
+// page's first render shows the inputs at once.
 func NewApp(b Browser, fragment string) *App {
 	a := &App{browser: b}
 	a.LoadFragment(fragment)
@@ -89,10 +93,22 @@ func (a *App) changed() {
 	a.recompute()
 }
 
+// Start computes the first results (call it after the first render).
+func (a *App) Start() {
+	a.started = true
+	a.recompute()
+}
+
 // recompute refreshes the results of the open page.
 func (a *App) recompute() {
-	if a.State.Tab == "plan" {
+	if !a.started {
+		return
+	}
+	switch a.State.Tab {
+	case "plan":
 		a.replan()
+	case "cluster":
+		a.reallocate()
 	}
 }
 

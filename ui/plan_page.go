@@ -60,8 +60,11 @@ type PlanView struct {
 	Millis float64
 }
 
-// TimingText reports how long the last plan took.
+// TimingText reports how long the last plan took, or that it is pending.
 func (v PlanView) TimingText() string {
+	if v.Millis == 0 && v.Err == "" && v.Result.Model == "" {
+		return "planning…"
+	}
 	return fmt.Sprintf("planned in %.1f ms", v.Millis)
 }
 

@@ -54,6 +54,12 @@ func run() error {
 		if first {
 			first = false
 			page.markFirstRender()
+			env := renderer.EventEnv()
+			go func() { // plan after the inputs are on screen
+				env.Lock()
+				app.Start()
+				env.UnlockRender()
+			}()
 		}
 	}
 	return nil

@@ -66,6 +66,9 @@ type Result struct {
 	Plan *plan.Plan `json:"plan,omitempty"`
 	// StageMemory is the selected plan's memory per pipeline stage.
 	StageMemory []cost.Memory `json:"stage_memory,omitempty"`
+	// TimelineSVG draws the selected plan's schedule (core/schedule); TimelineCaption says how.
+	TimelineSVG     string `json:"timeline_svg,omitempty"`
+	TimelineCaption string `json:"timeline_caption,omitempty"`
 	// Problem says why there is no plan (e.g. nothing fits); "" when there is one.
 	Problem string `json:"problem,omitempty"`
 }
@@ -134,6 +137,9 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in state.Plan) (
 		return Result{}, err
 	}
 	res.StageMemory = pr.StageMemory
+	if res.TimelineSVG, res.TimelineCaption, err = TimelineSVG(ctx, res.Plan, pr.Time); err != nil {
+		return Result{}, err
+	}
 	return res, nil
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"pipeplan/ui/state"
@@ -19,5 +20,43 @@ func TestPlanDefaultGPT3(t *testing.T) {
 	t.Logf("best: %+v, %.1f TFLOP/s/GPU", best.Config, best.TFLOPSPerGPU)
 	if err := res.Plan.Validate(); err != nil {
 		t.Errorf("exported plan invalid: %v", err)
+	}
+}
+
+func TestPlanTimelineShowsSchedule(t *testing.T) {
+	in := state.Default().Plan
+	in.Model, in.Nodes, in.GlobalBatch = "gpt-18.4b", 32, 1024
+	res, err := Plan(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Plan == nil {
+		t.Fatalf("no plan: %s", res.Problem)
+	}
+	if !strings.HasPrefix(res.TimelineSVG, "<svg") || !strings.Contains(res.TimelineCaption, res.Plan.Schedule.Kind) {
+		t.Errorf("timeline = %.60q, caption %q", res.TimelineSVG, res.TimelineCaption)
+	}
+	if strings.Contains(res.TimelineSVG, "style=") {
+		t.Errorf("timeline uses inline styles, which the site's CSP blocks")
+	}
+}
+
+func TestPlanInfeasibleShowsReasons(t *testing.T) {
+	in := state.Default().Plan
+	in.Nodes, in.GPUsPerNode = 1, 1 // GPT-3 175B on one GPU
+	res, err := Plan(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Plan != nil || res.Problem == "" || len(res.Infeasible) == 0 || res.Infeasible[0].Reason == "" {
+		t.Errorf("175B on one GPU: plan %v, problem %q, %d infeasible", res.Plan != nil, res.Problem, len(res.Infeasible))
+	}
+}
+
+func TestPlanRejectsProfilePlannersForTransformers(t *testing.T) {
+	in := state.Default().Plan
+	in.Planner = "pipedream"
+	if _, err := Plan(context.Background(), in); err == nil || !strings.Contains(err.Error(), "plan.planner") {
+		t.Errorf("err = %v, want one naming plan.planner", err)
 	}
 }

@@ -20,6 +20,8 @@ type State struct {
 	Tab string `json:"tab"`
 	// Plan holds the Plan page's inputs.
 	Plan Plan `json:"plan"`
+	// Cluster holds the Cluster page's inputs.
+	Cluster Cluster `json:"cluster"`
 }
 
 // Plan holds the inputs of the Plan page: the model (application), the
@@ -70,6 +72,7 @@ func Default() State {
 			GlobalBatch:   1536,
 			Planner:       "best",
 		},
+		Cluster: DefaultCluster(),
 	}
 }
 
@@ -79,7 +82,10 @@ func (s State) Validate() error {
 	if !contains(Tabs, s.Tab) {
 		return fmt.Errorf("tab: must be one of %v, got %q", Tabs, s.Tab)
 	}
-	return s.Plan.Validate()
+	if err := s.Plan.Validate(); err != nil {
+		return err
+	}
+	return s.Cluster.Validate()
 }
 
 // Validate checks the Plan page's inputs; errors name the field and value.

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -18,7 +19,7 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != s {
+	if !reflect.DeepEqual(got, s) {
 		t.Errorf("round trip: got %+v, want %+v", got, s)
 	}
 }
@@ -39,7 +40,7 @@ func TestDecodeBadFragmentFallsBackToDefaults(t *testing.T) {
 		if err == nil {
 			t.Errorf("Decode(%.20q): want an error", frag)
 		}
-		if s != Default() {
+		if !reflect.DeepEqual(s, Default()) {
 			t.Errorf("Decode(%.20q): want the default state, got %+v", frag, s)
 		}
 	}
@@ -75,7 +76,7 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, frag string) {
 		s, err := Decode(frag)
 		if err != nil {
-			if s != Default() {
+			if !reflect.DeepEqual(s, Default()) {
 				t.Fatalf("error %v but state is not the default", err)
 			}
 			return
@@ -87,7 +88,7 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-encode: %v", err)
 		}
-		if s2, err := Decode(again); err != nil || s2 != s {
+		if s2, err := Decode(again); err != nil || !reflect.DeepEqual(s2, s) {
 			t.Fatalf("re-decode: %+v, %v", s2, err)
 		}
 	})

@@ -1,0 +1,151 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/vugu/vugu"
+
+	"pipeplan/ui/engine"
+	"pipeplan/ui/state"
+)
+
+// ClusterPage is the Cluster page: GPU counts, jobs and a Gavel policy on
+// the left; the allocation heatmap and effective throughputs on the right.
+type ClusterPage struct {
+	// App is the shared application model.
+	App *App
+}
+
+// ClusterView is the Cluster page's latest result.
+type ClusterView struct {
+	// Result is the allocation; zero when Err is set.
+	Result engine.ClusterResult
+	// Err says why there is no allocation.
+	Err string
+	// Millis is how long the allocation took in the page, in ms.
+	Millis float64
+}
+
+// TimingText reports how long the last allocation took.
+func (v ClusterView) TimingText() string {
+	if v.Millis == 0 && v.Err == "" && v.Result.Policy == "" {
+		return "allocating…"
+	}
+	return fmt.Sprintf("allocated in %.1f ms", v.Millis)
+}
+
+func (c *ClusterPage) policies() []string    { return engine.Policies() }
+func (c *ClusterPage) jobTypes() []string    { return engine.JobTypes() }
+func (c *ClusterPage) workerTypes() []string { return state.WorkerTypes(c.App.State.Cluster.Workload) }
+
+// id names the element of row i, e.g. "job-type-3".
+func (c *ClusterPage) id(prefix string, i int) string { return prefix + "-" + strconv.Itoa(i) }
+
+func (c *ClusterPage) heatmapSVG() vugu.HTML {
+	r := c.App.Cluster.Result
+	return vugu.HTML(heatmapSVG(r.Jobs, r.WorkerTypes, r.X, r.Throughputs))
+}
+
+func (c *ClusterPage) effectiveRows() []tableRow {
+	r := c.App.Cluster.Result
+	out := make([]tableRow, len(r.Jobs))
+	for m, name := range r.Jobs {
+		speedup := "—"
+		if r.Baseline[m] > 0 {
+			speedup = fmt.Sprintf("%.2f×", r.Effective[m]/r.Baseline[m])
+		}
+		out[m] = tableRow{Index: m, Cells: []string{name, num(r.Effective[m]), num(r.Baseline[m]), speedup}}
+	}
+	return out
+}
+
+// reallocate solves the Cluster page's policy.
+func (a *App) reallocate() {
+	start := a.browser.NowMillis()
+	res, err := engine.Allocate(context.Background(), a.State.Cluster)
+	a.Cluster = ClusterView{Result: res}
+	if err != nil {
+		a.Cluster.Err = err.Error()
+	}
+	a.Cluster.Millis = a.browser.NowMillis() - start
+}
+
+// setCluster applies a change to the Cluster inputs if it validates.
+func (a *App) setCluster(field string, change func(c *state.Cluster) error) {
+	next := a.State.Cluster
+	next.GPUs = append([]int(nil), next.GPUs...)
+	next.Jobs = append([]state.Job(nil), next.Jobs...)
+	err := change(&next)
+	if err == nil {
+		err = next.Validate()
+	}
+	if err != nil {
+		a.Err = fmt.Sprintf("cluster.%s: %v", field, err)
+		return
+	}
+	a.State.Cluster = next
+	a.changed()
+}
+
+// SetClusterWorkload switches between the paper example and the job list.
+func (a *App) SetClusterWorkload(w string) {
+	a.setCluster("workload", func(c *state.Cluster) error {
+		c.Workload = w
+		c.GPUs = make([]int, len(state.WorkerTypes(w)))
+		for i := range c.GPUs {
+			c.GPUs[i] = 1
+			if w == state.WorkloadJobTypes {
+				c.GPUs[i] = 2
+			}
+		}
+		return nil
+	})
+}
+
+// SetClusterPolicy picks the Gavel policy.
+func (a *App) SetClusterPolicy(p string) {
+	a.setCluster("policy", func(c *state.Cluster) error { c.Policy = p; return nil })
+}
+
+// SetClusterGPUs sets the GPU count of worker type i.
+func (a *App) SetClusterGPUs(i int, value string) {
+	a.setCluster("gpus", func(c *state.Cluster) error {
+		n, err := strconv.Atoi(value)
+		c.GPUs[i] = n
+		return err
+	})
+}
+
+// SetJob sets one field of job i.
+func (a *App) SetJob(i int, field, value string) {
+	a.setCluster("jobs", func(c *state.Cluster) error {
+		var err error
+		switch field {
+		case "type":
+			c.Jobs[i].Type = value
+		case "scale":
+			c.Jobs[i].Scale, err = strconv.Atoi(value)
+		case "weight":
+			c.Jobs[i].Weight, err = strconv.ParseFloat(value, 64)
+		}
+		return err
+	})
+}
+
+// AddJob appends a job of the first job type.
+func (a *App) AddJob() {
+	a.setCluster("jobs", func(c *state.Cluster) error {
+		c.Jobs = append(c.Jobs, state.Job{Type: engine.JobTypes()[0], Scale: 1, Weight: 1})
+		return nil
+	})
+}
+
+// RemoveJob deletes job i.
+func (a *App) RemoveJob(i int) {
+	a.setCluster("jobs", func(c *state.Cluster) error {
+		c.Jobs = append(c.Jobs[:i], c.Jobs[i+1:]...)
+		return nil
+	})
+}

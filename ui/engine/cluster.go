@@ -1,0 +1,135 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"pipeplan/core/gavel"
+	"pipeplan/ui/state"
+)
+
+// paperThroughputs are the steps/s of the three jobs of dissertation §5.4.1
+// on a V100 and a K80 (the example of Figure 5.5).
+var paperThroughputs = [][]float64{{40, 10}, {12, 4}, {100, 50}}
+
+// JobTypes lists the model strings of Gavel's 26 job types (Table 5.2).
+func JobTypes() []string {
+	var out []string
+	for _, jt := range gavel.DefaultJobTable() {
+		out = append(out, jt.Model)
+	}
+	return out
+}
+
+// Policies lists Gavel's policy names.
+func Policies() []string { return gavel.PolicyNames() }
+
+// ClusterResult is a policy's allocation and what it gives each job.
+type ClusterResult struct {
+	// WorkerTypes and Jobs label the allocation's columns and rows.
+	WorkerTypes []string `json:"worker_types"`
+	Jobs        []string `json:"jobs"`
+	// Throughputs[m][j] is job m's steps/s on worker type j.
+	Throughputs [][]float64 `json:"throughputs"`
+	// X[m][j] is the time fraction of job m on worker type j.
+	X [][]float64 `json:"allocation"`
+	// Effective[m] is job m's effective throughput Σ_j X[m][j]·T[m][j] (eq. 5.1).
+	Effective []float64 `json:"effective_throughput"`
+	// Baseline[m] is the same under the heterogeneity-agnostic BaselinePolicy.
+	Baseline       []float64 `json:"baseline_throughput"`
+	Policy         string    `json:"policy"`
+	BaselinePolicy string    `json:"baseline_policy"`
+}
+
+// Allocate builds the Cluster page's instance and solves the chosen Gavel
+// policy on it, and its heterogeneity-agnostic counterpart as a baseline.
+func Allocate(ctx context.Context, in state.Cluster) (ClusterResult, error) {
+	if err := in.Validate(); err != nil {
+		return ClusterResult{}, err
+	}
+	inst, labels, err := instance(in)
+	if err != nil {
+		return ClusterResult{}, err
+	}
+	policy, err := gavel.PolicyByName(in.Policy)
+	if err != nil {
+		return ClusterResult{}, fmt.Errorf("cluster.policy: %w", err)
+	}
+	al, err := policy.Allocate(ctx, inst)
+	if err != nil {
+		return ClusterResult{}, err
+	}
+	baseName := agnosticPolicy(in.Policy)
+	base, err := gavel.PolicyByName(baseName)
+	if err != nil {
+		return ClusterResult{}, err
+	}
+	bl, err := base.Allocate(ctx, inst)
+	if err != nil {
+		return ClusterResult{}, fmt.Errorf("baseline %s: %w", baseName, err)
+	}
+	return ClusterResult{
+		WorkerTypes: inst.WorkerTypes, Jobs: labels, Throughputs: inst.Throughputs, X: al.X,
+		Effective: effective(inst.Throughputs, al.X), Baseline: effective(inst.Throughputs, bl.X),
+		Policy: in.Policy, BaselinePolicy: baseName,
+	}, nil
+}
+
+// agnosticPolicy is the heterogeneity-agnostic version of a policy (§5.3:
+// the "_perf" policies see per-type throughputs, their plain versions do not);
+// policies without one are compared with agnostic max-min fairness.
+func agnosticPolicy(name string) string {
+	if base, ok := strings.CutSuffix(name, "_perf"); ok {
+		for _, n := range gavel.PolicyNames() {
+			if n == base {
+				return base
+			}
+		}
+	}
+	return "max_min_fairness"
+}
+
+// instance builds a gavel.Instance from the Cluster page's inputs.
+func instance(in state.Cluster) (*gavel.Instance, []string, error) {
+	types := state.WorkerTypes(in.Workload)
+	inst := &gavel.Instance{Name: in.Workload, WorkerTypes: types, NumWorkers: in.GPUs}
+	if in.Workload == state.WorkloadPaper {
+		for m, row := range paperThroughputs {
+			inst.Jobs = append(inst.Jobs, gavel.Job{ID: m, ScaleFactor: 1, PriorityWeight: 1})
+			inst.Throughputs = append(inst.Throughputs, append([]float64(nil), row...))
+		}
+		return inst, []string{"job 0", "job 1", "job 2"}, nil
+	}
+	if len(in.Jobs) == 0 {
+		return nil, nil, fmt.Errorf("cluster.jobs: add at least one job")
+	}
+	table := gavel.DefaultThroughputs()
+	var labels []string
+	for m, j := range in.Jobs {
+		key := gavel.JobKey{Model: j.Type, ScaleFactor: j.Scale}
+		row := make([]float64, len(types))
+		for k, wt := range types {
+			v, err := table.Isolated(wt, key)
+			if err != nil {
+				return nil, nil, fmt.Errorf("cluster.jobs[%d]: %w", m, err)
+			}
+			row[k] = v
+		}
+		inst.Jobs = append(inst.Jobs, gavel.Job{ID: m, JobType: j.Type, ScaleFactor: j.Scale, PriorityWeight: j.Weight})
+		inst.Throughputs = append(inst.Throughputs, row)
+		labels = append(labels, fmt.Sprintf("%d: %s ×%d", m, j.Type, j.Scale))
+	}
+	return inst, labels, nil
+}
+
+// effective returns Σ_j X[m][j]·T[m][j] per job (eq. 5.1).
+func effective(t, x [][]float64) []float64 {
+	out := make([]float64, len(t))
+	for m := range t {
+		for j := range t[m] {
+			out[m] += x[m][j] * t[m][j]
+		}
+	}
+	return out
+}

@@ -1,0 +1,99 @@
+package state
+
+import (
+	"fmt"
+	"math"
+)
+
+// Workloads of the Cluster page: the 3-job example of dissertation §5.4.1
+// (fixed throughputs on one V100 and one K80), or a job list of Gavel's
+// measured job types on V100/P100/K80 GPUs.
+const (
+	WorkloadPaper    = "paper-3job"
+	WorkloadJobTypes = "job-types"
+)
+
+// WorkerTypes returns the GPU types of a workload, in the order of Cluster.GPUs.
+func WorkerTypes(workload string) []string {
+	if workload == WorkloadPaper {
+		return []string{"v100", "k80"}
+	}
+	return []string{"v100", "p100", "k80"}
+}
+
+// Limits of the Cluster page's inputs.
+const (
+	MaxClusterGPUs = 4096
+	MaxJobs        = 64
+	MaxJobWeight   = 100
+)
+
+// Cluster holds the Cluster page's inputs.
+type Cluster struct {
+	// Workload is WorkloadPaper or WorkloadJobTypes.
+	Workload string `json:"workload"`
+	// GPUs is the number of GPUs per worker type (WorkerTypes order).
+	GPUs []int `json:"gpus"`
+	// Jobs is the job list of the job-types workload.
+	Jobs []Job `json:"jobs"`
+	// Policy is a Gavel policy name (gavel.PolicyNames).
+	Policy string `json:"policy"`
+}
+
+// Job is one job of the job-types workload.
+type Job struct {
+	// Type is a model string of Gavel's job table, e.g. "ResNet-50 (batch size 64)".
+	Type string `json:"type"`
+	// Scale is the job's scale factor (GPUs used at once).
+	Scale int `json:"scale"`
+	// Weight is the job's priority weight.
+	Weight float64 `json:"weight"`
+}
+
+// DefaultCluster is the §5.4.1 example under max-min fairness.
+func DefaultCluster() Cluster {
+	return Cluster{
+		Workload: WorkloadPaper,
+		GPUs:     []int{1, 1},
+		Jobs: []Job{
+			{"ResNet-50 (batch size 64)", 1, 1},
+			{"Transformer (batch size 128)", 1, 1},
+			{"A3C", 1, 1},
+			{"LM (batch size 20)", 2, 1},
+		},
+		Policy: "max_min_fairness_perf",
+	}
+}
+
+// Validate checks the Cluster page's inputs; errors name the field and value.
+func (c Cluster) Validate() error {
+	if c.Workload != WorkloadPaper && c.Workload != WorkloadJobTypes {
+		return fmt.Errorf("cluster.workload: must be %q or %q, got %q", WorkloadPaper, WorkloadJobTypes, c.Workload)
+	}
+	if want := len(WorkerTypes(c.Workload)); len(c.GPUs) != want {
+		return fmt.Errorf("cluster.gpus: must have %d counts (%v), got %d", want, WorkerTypes(c.Workload), len(c.GPUs))
+	}
+	for i, n := range c.GPUs {
+		if err := intIn(fmt.Sprintf("cluster.gpus[%d]", i), n, 0, MaxClusterGPUs); err != nil {
+			return err
+		}
+	}
+	if len(c.Jobs) > MaxJobs {
+		return fmt.Errorf("cluster.jobs: at most %d jobs, got %d", MaxJobs, len(c.Jobs))
+	}
+	for i, j := range c.Jobs {
+		if j.Type == "" || len(j.Type) > 100 {
+			return fmt.Errorf("cluster.jobs[%d].type: must name a job type, got %q", i, j.Type)
+		}
+		if j.Scale != 1 && j.Scale != 2 && j.Scale != 4 && j.Scale != 8 {
+			return fmt.Errorf("cluster.jobs[%d].scale: must be 1, 2, 4 or 8, got %d", i, j.Scale)
+		}
+		if math.IsNaN(j.Weight) || j.Weight <= 0 || j.Weight > MaxJobWeight {
+			return fmt.Errorf("cluster.jobs[%d].weight: must be in (0, %d], got %v", i, MaxJobWeight, j.Weight)
+		}
+	}
+	if c.Policy == "" || len(c.Policy) > 64 {
+		return fmt.Errorf("cluster.policy: must name a policy, got %q", c.Policy)
+	}
+	return nil
+}
