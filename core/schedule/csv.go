@@ -24,6 +24,10 @@ func WriteCSV(w io.Writer, s *Schedule, torch bool) error {
 			}
 			row = append(row, a.String())
 		}
+		if len(row) == 0 {
+			// CSV readers skip blank lines: an idle device is a row of empty cells.
+			row = []string{"", ""}
+		}
 		if err := cw.Write(row); err != nil {
 			return err
 		}
