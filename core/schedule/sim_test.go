@@ -192,6 +192,12 @@ func TestPipeDreamStaleness(t *testing.T) {
 // stage times (T_B the input-gradient time, here m ≥ p and T_W ≤ T_F),
 // with 1F1B's peak of p stashed microbatches.
 func TestZBH1Bubble(t *testing.T) {
+	for m := 1; m < 8; m++ { // fewer microbatches than stages: valid, no formula
+		tl := simulate(t, ZBH1, Options{Stages: 8, Microbatches: m}, Uniform(1, 2, 1, 0))
+		if tl.Devices[0].PeakActivations != m {
+			t.Errorf("p=8 m=%d: device 0 stashes %d microbatches, want m", m, tl.Devices[0].PeakActivations)
+		}
+	}
 	for _, p := range []int{2, 4, 5, 8} {
 		for _, m := range []int{p, 2*p + 1, 4 * p} {
 			for _, c := range [][3]float64{{1, 2, 1}, {2, 3, 1}, {1, 1.5, 0.5}} {
@@ -236,6 +242,10 @@ func TestOneFOneBRR(t *testing.T) {
 					t.Errorf("m=%d replica %d ran input %d", m, rep, o.Microbatch)
 				}
 			}
+		}
+		// NOAM = ⌈3 workers / 2 input replicas⌉ = 2 in flight per replica.
+		if a, b, c := tl.Devices[0].PeakActivations, tl.Devices[1].PeakActivations, tl.Devices[2].PeakActivations; a != 2 || b != 2 || c != 1 {
+			t.Errorf("m=%d: in-flight %d, %d, %d; want NOAM 2, 2 and 1", m, a, b, c)
 		}
 		idle = append(idle, tl.Devices[2].IdleSeconds)
 	}
