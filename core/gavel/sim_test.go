@@ -219,3 +219,57 @@ func BenchmarkSimulateEqualShare(b *testing.B) {
 		}
 	}
 }
+
+// pairOnly runs every offered pair on the last worker type and no job alone.
+type pairOnly struct{}
+
+func (pairOnly) Name() string { return "test_pair_only" }
+
+func (pairOnly) Allocate(_ context.Context, inst *Instance) (*Allocation, error) {
+	k := len(inst.WorkerTypes)
+	a := &Allocation{X: make([][]float64, len(inst.Jobs)), PairX: make([][]float64, len(inst.Pairs))}
+	for i := range a.X {
+		a.X[i] = make([]float64, k)
+	}
+	for p := range a.PairX {
+		a.PairX[p] = make([]float64, k)
+		a.PairX[p][k-1] = 1
+	}
+	return a, nil
+}
+
+// TestSimulateSpaceSharing checks that a co-located pair runs both jobs on
+// the same GPU at their co-located throughputs, by hand arithmetic.
+func TestSimulateSpaceSharing(t *testing.T) {
+	a, b := JobKey{"A3C", 1}, JobKey{"ResNet-18 (batch size 64)", 1}
+	pair, err := DefaultThroughputs().Colocated("v100", a, b)
+	if err != nil || pair[0] <= 0 || pair[1] <= 0 {
+		t.Fatalf("need a co-locatable pair, got %v %v", pair, err)
+	}
+	const steps = 5000.0
+	jobs := []Job{
+		{ID: 0, JobType: a.Model, ScaleFactor: 1, PriorityWeight: 1, NumSteps: steps},
+		{ID: 1, JobType: b.Model, ScaleFactor: 1, PriorityWeight: 1, NumSteps: steps},
+	}
+	cluster := ClusterSpec{WorkerTypes: []string{"v100"}, NumWorkers: []int{1}}
+	res, err := Simulate(context.Background(), SimConfig{Cluster: cluster, Policy: pairOnly{}, Jobs: jobs, SpaceSharing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The job with the higher co-located throughput finishes first, while
+	// still paired: full rounds of int(T·360) steps, then the remainder.
+	first := 0
+	if pair[1] > pair[0] {
+		first = 1
+	}
+	tput := pair[first]
+	perRound := math.Floor(tput * 360)
+	full := math.Floor(steps / perRound)
+	want := full*perRound/tput + (steps-full*perRound)/tput
+	if got := res.Jobs[first].JCTSeconds; math.Abs(got-want) > 1e-6*want {
+		t.Errorf("job %d JCT %v, want %v at co-located %v steps/s", first, got, want, tput)
+	}
+	if res.Jobs[1-first].JCTSeconds <= want {
+		t.Errorf("job %d finished at %v, before its faster partner", 1-first, res.Jobs[1-first].JCTSeconds)
+	}
+}
