@@ -1,0 +1,222 @@
+package partition
+
+import (
+	"context"
+	"math"
+	"sort"
+)
+
+// madStage is one stage of a MadPipe allocation: layers first..last,
+// on a normal processor of its own or on the special processor.
+type madStage struct {
+	first, last int
+	special     bool
+}
+
+// madDP runs MadPipe-DP (madpipe-2020 §4.2.2) as a feasibility test.
+//
+// The paper's T(l, p, t_P, m_P, V) is the smallest period of the first l
+// layers given the special processor's load t_P and memory m_P and the delay
+// V of the layers after l, with t_P, m_P and V on grids (§5.1). Asked
+// whether some allocation has period at most X with memory estimated at
+// T̂ = X, the same recurrence runs over labels (t_P, m_P, V) reached by the
+// suffixes, each exact, keeping for every (l, p) only the labels no other
+// label beats in all three. The discretization becomes a pruning rule: two
+// labels whose m_P fall in the same of memCells cells of the memory limit,
+// or whose V fall in the same of vSteps cells of the period, count as equal
+// in that coordinate. It can drop a label that would have led to a
+// solution, but every estimate of an allocation it returns is exact.
+type madDP struct {
+	c       *madChain
+	workers int
+	memory  float64
+	// vSteps is the number of cells of V per target period.
+	vSteps int
+	// memCells is the number of cells of m_P in the memory limit.
+	memCells int
+	// specialOffset is subtracted from the group number of stages on the
+	// special processor: 1 in the paper (§4.2.1, the g-1 lower bound on its
+	// memory), 0 for a conservative estimate.
+	specialOffset int
+}
+
+// madLabel is a (t_P, m_P, V) point reached by allocating a suffix of the
+// chain, with the stage that led to it, for rebuilding the allocation.
+type madLabel struct {
+	load, mem, v float64
+	memCell      int64
+	prev         int32
+	first, last  int32
+	special      bool
+}
+
+// madBucket holds the labels of one (l, p) whose V falls in cell v.
+type madBucket struct {
+	v      int64
+	labels []int32
+}
+
+// madFront holds the buckets of one (l, p), sorted by V cell.
+type madFront []madBucket
+
+func (f *madFront) bucket(v int64) *madBucket {
+	i := sort.Search(len(*f), func(i int) bool { return (*f)[i].v >= v })
+	if i == len(*f) || (*f)[i].v != v {
+		*f = append(*f, madBucket{})
+		copy((*f)[i+1:], (*f)[i:])
+		(*f)[i] = madBucket{v: v}
+	}
+	return &(*f)[i]
+}
+
+// madBeats reports whether label x makes y useless: no more load, no more
+// memory (or the same memory cell) and no longer delay (the caller only
+// compares labels of one V cell when V is pruned by cells).
+func madBeats(x, y *madLabel, sameVCell bool) bool {
+	return x.load <= y.load && (x.mem <= y.mem || x.memCell == y.memCell) && (x.v <= y.v || sameVCell)
+}
+
+// insert adds n to the arena and to b unless a label of b beats it, and
+// drops the labels n beats.
+func (b *madBucket) insert(arena *[]madLabel, n madLabel, pruneV bool) {
+	for _, o := range b.labels {
+		if madBeats(&(*arena)[o], &n, pruneV) {
+			return
+		}
+	}
+	kept := b.labels[:0]
+	for _, o := range b.labels {
+		if !madBeats(&n, &(*arena)[o], pruneV) {
+			kept = append(kept, o)
+		}
+	}
+	*arena = append(*arena, n)
+	b.labels = append(kept, int32(len(*arena)-1))
+}
+
+// feasible reports an allocation whose period (the load of its busiest
+// processor or link, §4.2) is at most x, with the memory of every stage
+// estimated by 1F1B* at T̂ = x (§4.2.1), or nil if the DP finds none.
+func (d *madDP) feasible(ctx context.Context, x float64) ([]madStage, error) {
+	c, L := d.c, d.c.layers
+	normal := d.workers - 1
+	// fronts[e][p]: labels with layers e..L-1 allocated using p normal processors.
+	fronts := make([][]madFront, L+1)
+	for e := range fronts {
+		fronts[e] = make([]madFront, normal+1)
+	}
+	arena := make([]madLabel, 1, 1<<12)
+	arena[0] = madLabel{prev: -1, first: -1, last: -1}
+	fronts[L][0].bucket(0).labels = []int32{0}
+	pruneV := d.vSteps > 0
+	vCell := func(v float64) int64 {
+		if !pruneV {
+			return 0
+		}
+		return int64(v / x * float64(d.vSteps))
+	}
+	memCell := func(m float64) int64 {
+		if d.memCells <= 0 {
+			return -1 - int64(len(arena)) // unique: no two labels share a cell
+		}
+		return int64(m / d.memory * float64(d.memCells))
+	}
+	for e := L; e >= 1; e-- {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for p := 0; p <= normal; p++ {
+			for _, b := range fronts[e][p] {
+				minLoad, minMem, minV := math.Inf(1), math.Inf(1), math.Inf(1)
+				for _, id := range b.labels {
+					l := &arena[id]
+					minLoad, minMem, minV = math.Min(minLoad, l.load), math.Min(minMem, l.mem), math.Min(minV, l.v)
+				}
+				for k := e - 1; k >= 0; k-- {
+					u := c.compute(k, e-1)
+					// Weights and stored activations only grow as the stage
+					// extends to earlier layers: stop when neither a normal
+					// nor the special processor can take it.
+					g := madGroups(minV+u, x)
+					grow := 3*(c.weightSum[e]-c.weightSum[k]) + float64(max(g-d.specialOffset, 0))*c.stored(k, e-1)
+					if u > x || (minLoad+u > x || minMem+grow > d.memory) && (p == normal || grow > d.memory) {
+						break
+					}
+					cin := 0.0
+					if k > 0 {
+						if cin = c.comm(k - 1); cin > x {
+							continue
+						}
+					}
+					for _, id := range b.labels {
+						l := arena[id]
+						g := madGroups(l.v+u, x)
+						next := madOplus(l.v, u, x)
+						if k > 0 {
+							next = madOplus(next, cin, x)
+						}
+						if p < normal && c.memory(k, e-1, g) <= d.memory {
+							n := madLabel{load: l.load, mem: l.mem, v: next, memCell: l.memCell, prev: id, first: int32(k), last: int32(e - 1)}
+							fronts[k][p+1].bucket(vCell(next)).insert(&arena, n, pruneV)
+						}
+						ms := l.mem + c.memory(k, e-1, max(g-d.specialOffset, 0))
+						if l.load+u <= x && ms <= d.memory {
+							n := madLabel{load: l.load + u, mem: ms, v: next, memCell: memCell(ms), prev: id, first: int32(k), last: int32(e - 1), special: true}
+							fronts[k][p].bucket(vCell(next)).insert(&arena, n, pruneV)
+						}
+					}
+				}
+			}
+			fronts[e][p] = nil
+		}
+	}
+	var best []madStage
+	bestPeriod := math.Inf(1)
+	for p := 0; p <= normal; p++ {
+		for _, b := range fronts[0][p] {
+			for _, id := range b.labels {
+				a := madRebuild(arena, id)
+				if per := madAllocationPeriod(c, a); per < bestPeriod {
+					best, bestPeriod = a, per
+				}
+			}
+		}
+	}
+	return best, nil
+}
+
+// madRebuild follows the labels back from a complete allocation and merges
+// consecutive special stages, which share a processor and need no link.
+func madRebuild(arena []madLabel, id int32) []madStage {
+	var a []madStage
+	for ; arena[id].prev >= 0; id = arena[id].prev {
+		l := arena[id]
+		s := madStage{first: int(l.first), last: int(l.last), special: l.special}
+		if n := len(a); n > 0 && s.special && a[n-1].special {
+			a[n-1].last = s.last
+			continue
+		}
+		a = append(a, s)
+	}
+	return a
+}
+
+// madAllocationPeriod is the period of an allocation ignoring memory (§4.2):
+// the load of its most loaded processor or link.
+func madAllocationPeriod(c *madChain, a []madStage) float64 {
+	per, special := 0.0, 0.0
+	for i, s := range a {
+		u := c.compute(s.first, s.last)
+		if s.special {
+			special += u
+		} else {
+			per = math.Max(per, u)
+		}
+		if i > 0 {
+			per = math.Max(per, c.comm(s.first-1))
+		}
+	}
+	return math.Max(per, special)
+}
+
+var madDbgLabels, madDbgBuckets int
