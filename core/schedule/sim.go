@@ -62,6 +62,7 @@ type run struct {
 	queue                 []int32
 }
 
+// newRun prepares a simulation; every device starts on the queue.
 func newRun(s *Schedule, c Costs, x *index) *run {
 	r := &run{s: s, c: c, x: x,
 		ops: make([][]Op, len(s.Devices)), end: make([]float64, len(x.device)), done: make([]bool, len(x.device)),
