@@ -211,8 +211,10 @@ func (tb *tab) replanMillis(t *testing.T) float64 {
 
 func TestBrowser(t *testing.T) {
 	b := startBrowser(t)
+	// Most subtests continue in one tab: each page load costs a wasm
+	// compile and a first plan, which dominate the run time.
+	tb := b.newTab(t)
 	t.Run("LoadsAndRendersDefault", func(t *testing.T) {
-		tb := b.newTab(t)
 		tb.openPlan(t, b.server.URL+"/")
 		firstRender := eval[float64](t, tb, `window.pipeplanTimings.firstRenderMs`)
 		t.Logf("in-browser first render: %.0f ms after navigation start; first plan %.0f ms", firstRender, tb.replanMillis(t))
@@ -233,8 +235,6 @@ func TestBrowser(t *testing.T) {
 		tb.checkPageErrors(t)
 	})
 	t.Run("ChangeGPUReplans", func(t *testing.T) {
-		tb := b.newTab(t)
-		tb.openPlan(t, b.server.URL+"/")
 		before := tb.text(t, "#candidates tbody")
 		tb.setSelect(t, "gpu", "nvidia-h100-sxm5-80gb")
 		tb.waitFor(t, `document.getElementById("plan-summary").textContent.includes("H100")`)
@@ -249,8 +249,6 @@ func TestBrowser(t *testing.T) {
 		tb.checkPageErrors(t)
 	})
 	t.Run("ShareLinkRestoresInputsAndResults", func(t *testing.T) {
-		tb := b.newTab(t)
-		tb.openPlan(t, b.server.URL+"/")
 		tb.setSelect(t, "model", "gpt-39.1b")
 		tb.waitFor(t, `document.getElementById("plan-summary").textContent.includes("39.1B")`)
 		tb.do(t, "select third candidate", chromedp.Click(chromedp.CSS("#candidates tbody tr:nth-child(3)")))
@@ -275,7 +273,6 @@ func TestBrowser(t *testing.T) {
 		fresh.checkPageErrors(t)
 	})
 	t.Run("ExportValidatesAgainstCorePlan", func(t *testing.T) {
-		tb := b.newTab(t)
 		dir, err := os.MkdirTemp("", "pipeplan-download-")
 		if err != nil {
 			t.Fatal(err)
@@ -286,7 +283,8 @@ func TestBrowser(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		tb.openPlan(t, b.server.URL+"/")
+		tb.setSelect(t, "model", "gpt3-175b")
+		tb.waitFor(t, `document.getElementById("plan-summary").textContent.includes("GPT-3 175B")`)
 		tb.do(t, "export", chromedp.Click(chromedp.CSS("#export-plan")))
 		tb.waitFor(t, `document.getElementById("export-command") !== null`)
 		var data []byte
@@ -302,7 +300,7 @@ func TestBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatalf("exported plan does not validate: %v", err)
 		}
-		if p.Model.Name != "GPT-3 175B" || p.Cluster.GPUs() != 1024 || p.Parallelism.TP*p.Parallelism.PP*p.Parallelism.DP != 1024 {
+		if p.Model.Name != "GPT-3 175B" || p.Cluster.GPU != "nvidia-h100-sxm5-80gb" || p.Cluster.GPUs() != 1024 || p.Parallelism.TP*p.Parallelism.PP*p.Parallelism.DP != 1024 {
 			t.Errorf("exported plan = %s on %d GPUs, degrees %+v", p.Model.Name, p.Cluster.GPUs(), p.Parallelism)
 		}
 		if cmd := tb.text(t, "#export-command"); !strings.Contains(cmd, "plan.json") {
@@ -311,13 +309,20 @@ func TestBrowser(t *testing.T) {
 		tb.checkPageErrors(t)
 	})
 	t.Run("GarbageFragmentShowsErrorAndDefaults", func(t *testing.T) {
-		for name, frag := range map[string]string{
-			"garbage":   "#this-is-not-a-state",
-			"truncated": "#v1.q1YqyUhMKcpMLVKyUkosLc7ILy1JLMpXqAUA",
-			"oversized": "#v1." + strings.Repeat("A", 70000),
+		tb := b.newTab(t)
+		tb.openPlan(t, b.server.URL+"/#this-is-not-a-state")
+		for _, c := range []struct{ name, frag string }{
+			{"garbage", "#this-is-not-a-state"},
+			{"truncated", "#v1.q1YqyUhMKcpMLVKyUkosLc7ILy1JLMpXqAUA"},
+			{"oversized", "#v1." + strings.Repeat("A", 70000)},
 		} {
-			tb := b.newTab(t)
-			tb.openPlan(t, b.server.URL+"/"+frag)
+			name := c.name
+			if name != "garbage" { // an edited address on a changed page: the hashchange path
+				tb.setSelect(t, "gpu", "nvidia-h100-sxm5-80gb")
+				tb.waitFor(t, `document.getElementById("error") === null`)
+				eval[string](t, tb, fmt.Sprintf(`location.hash = %q`, c.frag))
+				tb.waitFor(t, `document.getElementById("error") !== null`)
+			}
 			msg := tb.text(t, "#error")
 			if !strings.Contains(msg, "shared link") || !strings.Contains(msg, "defaults") {
 				t.Errorf("%s fragment: error banner = %q", name, msg)
@@ -332,8 +337,6 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 	t.Run("GavelAllocatesPaperExample", func(t *testing.T) {
-		tb := b.newTab(t)
-		tb.openPlan(t, b.server.URL+"/")
 		tb.do(t, "open Cluster", chromedp.Click(chromedp.CSS("#tab-cluster")))
 		tb.waitFor(t, `document.querySelector("#allocation svg") !== null`)
 		cells := eval[[]string](t, tb, `[...document.querySelectorAll("#allocation svg text")].map(e => e.textContent)`)
@@ -353,8 +356,6 @@ func TestBrowser(t *testing.T) {
 		tb.checkPageErrors(t)
 	})
 	t.Run("JSAPIPlans", func(t *testing.T) {
-		tb := b.newTab(t)
-		tb.openPlan(t, b.server.URL+"/")
 		out := eval[map[string]any](t, tb, `JSON.parse(pipeplan.plan(JSON.stringify({model: "gpt-1.7b", gpu: "nvidia-a100-sxm4-80gb", nodes: 4, gpus_per_node: 8, inter_node_gbps: 25, global_batch: 512, planner: "ptdp"})))`)
 		if out["error"] != nil || out["plan"] == nil {
 			t.Errorf("pipeplan.plan = %v, want a plan", out)

@@ -60,3 +60,14 @@ func TestPlanRejectsProfilePlannersForTransformers(t *testing.T) {
 		t.Errorf("err = %v, want one naming plan.planner", err)
 	}
 }
+
+// BenchmarkPlanGPT3On1024A100 is the Plan page's re-plan: GPT-3 175B on
+// 128 nodes of 8 A100s, PTD-P search plus the selected plan's timeline.
+func BenchmarkPlanGPT3On1024A100(b *testing.B) {
+	in := state.Default().Plan
+	for b.Loop() {
+		if _, err := Plan(context.Background(), in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
