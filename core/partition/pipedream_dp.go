@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"pipeplan/core/cost"
 )
@@ -118,15 +119,44 @@ func (s *pdSolver) stageSeconds(t, w float64, r int, b float64, single bool, g i
 // parameters w, r replicas, where used workers of the level's M are taken
 // by the stages up to and including this one.
 func (s *pdSolver) fits(lv int, act, w float64, r, used, M int) bool {
+	return used >= s.minUsed(lv, act, w, r, M)
+}
+
+// minUsed is the fewest workers the stages up to and including a stage with
+// activations act, parameters w and r replicas must take for it to fit in
+// memory: the fewer GPUs after it, the fewer inputs it holds in flight.
+func (s *pdSolver) minUsed(lv int, act, w float64, r, M int) int {
 	if s.opt.MemoryBytes == 0 {
-		return true
+		return r
 	}
+	// nmax is the most inputs in flight that fit.
+	var ok func(n int) bool
 	if s.exact {
-		// The original: ceil((M − used)/r)·(Act + Par), which lets the last
-		// stage and pure data parallelism always pass.
-		return float64(ceilDiv(M-used, r))*(act+w) <= s.opt.MemoryBytes
+		// The original: ceil((M − used)/r)·(Act + Par) <= memory, which lets
+		// the last stage and pure data parallelism always pass.
+		ok = func(n int) bool { return float64(n)*(act+w) <= s.opt.MemoryBytes }
+	} else {
+		// pipeplan: ceil((M − used + r)/r) inputs in flight (§2.3.2).
+		g := float64(s.gpusBelow(lv))
+		ok = func(n int) bool { return stageMemoryBytes(act, w, n)/g <= s.opt.MemoryBytes }
 	}
-	return stageMemoryBytes(act, w, ceilDiv(M-used+r, r))/float64(s.gpusBelow(lv)) <= s.opt.MemoryBytes
+	nmax := M + 1
+	if act+w > 0 {
+		nmax = int(min(float64(M+1), max(-1, math.Floor(s.opt.MemoryBytes/(act+w)))))
+		for nmax < M+1 && ok(nmax+1) {
+			nmax++
+		}
+	}
+	for nmax >= 0 && !ok(nmax) {
+		nmax--
+	}
+	if !s.exact {
+		nmax-- // the stage's own input is in flight too
+	}
+	if nmax < 0 {
+		return M + 1
+	}
+	return max(r, M-nmax*r)
 }
 
 // stageMemoryBytes is pipeplan's per-GPU memory of a PipeDream stage with n
@@ -177,46 +207,64 @@ func (s *pdSolver) rowDP(lv, i int, a []float64, back []pdChoice) {
 		}
 	}
 	last := n - 1
-	for j := i + 1; j < n; j++ {
+	maxMP := M - 1
+	if s.opt.Straight {
+		maxMP = min(maxMP, 1)
+	}
+	st, minM := make([]float64, maxMP+1), make([]int, maxMP+1)
+	// rowMin[k] is the best time over states i..k with any worker count: a
+	// lower bound of every pipeline split after k.
+	rowMin := make([]float64, n)
+	for j := i; j < n; j++ {
 		row := a[j*M : (j+1)*M]
-		for _, k := range c.ancestors(j) {
-			// The sub-pipeline i..k needs k >= i; the original skips k
-			// preceding i−1 (implied: ancestors come first in the order),
-			// pipeplan also needs i−1 to precede k for i..k to be a stage.
-			if k < i || (!s.exact && i > 0 && !c.precedes(i-1, k)) {
+		// worst is the largest entry of row: a split whose lower bound
+		// reaches it cannot improve any entry (and ties keep the first).
+		worst := slices.Max(row)
+		anc := c.ancestors(j)
+		// The sub-pipeline i..k needs k >= i (the original also skips k
+		// preceding i−1, implied by the order); pipeplan also needs i−1 to
+		// precede k for i..k to be a stage.
+		from, _ := slices.BinarySearch(anc, i)
+		for _, k := range anc[from:] {
+			if rowMin[k] >= worst || (!s.exact && i > 0 && !c.precedes(i-1, k)) {
 				continue
 			}
 			t := s.compute(lv, k+1, j)
-			if math.IsInf(t, 1) {
+			if math.IsInf(t, 1) || t/float64(maxMP) >= worst {
 				continue
 			}
 			act, w := span(c.ActivationBytes, k+1, j), span(c.ParameterBytes, k+1, j)
+			out := 2 * c.OutputBytes[k]
+			if j < last {
+				out = max(out, 2*c.OutputBytes[j])
+			}
+			// The last stage k+1..j on mp workers: its time and the fewest
+			// workers m+1 the pipeline must use for it to fit.
+			for mp := 1; mp <= maxMP; mp++ {
+				st[mp] = max(s.stageSeconds(t, w, mp, B, false, g), out/(B*float64(mp)))
+				minM[mp] = s.minUsed(lv, act, w, mp, M) - 1
+			}
 			prev := a[k*M : (k+1)*M]
 			for m := 1; m < M; m++ {
-				maxMP := m
-				if s.opt.Straight {
-					maxMP = 1
-				}
-				for mp := 1; mp <= maxMP; mp++ {
-					p := prev[m-mp]
-					if math.IsInf(p, 1) || !s.fits(lv, act, w, mp, m+1, M) {
+				best, bestMP := row[m], 0
+				for mp := 1; mp <= min(m, maxMP); mp++ {
+					if m < minM[mp] {
 						continue
 					}
-					bw := B * float64(mp)
-					cand := math.Max(p, s.stageSeconds(t, w, mp, B, false, g))
-					cand = math.Max(cand, 2*c.OutputBytes[k]/bw)
-					if j < last {
-						cand = math.Max(cand, 2*c.OutputBytes[j]/bw)
+					if cand := max(prev[m-mp], st[mp]); cand < best {
+						best, bestMP = cand, mp
 					}
-					if cand < row[m] {
-						row[m] = cand
-						if back != nil {
-							back[j*M+m] = pdChoice{int32(k), int32(mp)}
-						}
+				}
+				if bestMP > 0 {
+					row[m] = best
+					if back != nil {
+						back[j*M+m] = pdChoice{int32(k), int32(bestMP)}
 					}
 				}
 			}
+			worst = slices.Max(row)
 		}
+		rowMin[j] = slices.Min(row)
 	}
 }
 
