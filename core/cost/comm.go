@@ -42,11 +42,17 @@ func RingGatherBytes(d int, bytes float64) float64 {
 // of b·s·h values forward and two backward, 8bsh(t−1)/t values (§4.3.2),
 // times bytesPerValue; full recomputation repeats the two forward ones.
 func TensorParallelBytesPerLayer(b, s, h, t int, bytesPerValue float64, fullRecompute bool) float64 {
-	n := 4.0
+	return TensorParallelAllReduces(fullRecompute) * RingAllReduceBytes(t, float64(b)*float64(s)*float64(h)*bytesPerValue)
+}
+
+// TensorParallelAllReduces returns the number of b·s·h all-reduces a
+// tensor-parallel transformer layer issues per microbatch: two forward (g)
+// and two backward (f) (§4.2.3), two more when the forward pass is recomputed.
+func TensorParallelAllReduces(fullRecompute bool) float64 {
 	if fullRecompute {
-		n = 6
+		return 6
 	}
-	return n * RingAllReduceBytes(t, float64(b)*float64(s)*float64(h)*bytesPerValue)
+	return 4
 }
 
 // AllReduceSeconds returns the time of a ring all-reduce of bytes over d GPUs

@@ -29,27 +29,28 @@ func DefaultReserve(capacityBytes float64) float64 {
 // evaluator holds the validated inputs of one prediction and the derived
 // constants every stage shares.
 type evaluator struct {
-	tr       model.Transformer
-	c        hw.Cluster
-	cfg      Config
-	sched    string
-	w        float64 // bytes per value
-	peak     float64 // FLOP/s at the training precision
-	memBW    float64 // achievable memory bandwidth, bytes/s
-	curve    EfficiencyCurve
-	comm     Comm
-	reserve  float64
-	m        int // microbatches per pipeline and step
-	state    StateBytes
-	actOpts  model.ActivationOptions
-	tpBW     float64
-	ppBW     float64
-	dpBW     float64
-	embBW    float64
-	intraBW  float64
-	boundary float64 // bytes of one microbatch's boundary activation per GPU
-	layerAct float64 // stashed activation bytes of one layer per microbatch
-	layerPar float64 // parameters of one layer
+	tr        model.Transformer
+	c         hw.Cluster
+	cfg       Config
+	sched     string
+	w         float64 // bytes per value
+	peak      float64 // FLOP/s at the training precision
+	memBW     float64 // achievable memory bandwidth, bytes/s
+	curve     EfficiencyCurve
+	comm      Comm
+	reserve   float64
+	m         int        // microbatches per pipeline and step
+	state     StateBytes // per-GPU bytes per parameter after ZeRO sharding
+	gradBytes float64    // bytes of one unsharded gradient value
+	actOpts   model.ActivationOptions
+	tpBW      float64
+	ppBW      float64
+	dpBW      float64
+	embBW     float64
+	intraBW   float64
+	boundary  float64 // bytes of one microbatch's boundary activation per GPU
+	layerAct  float64 // stashed activation bytes of one layer per microbatch
+	layerPar  float64 // parameters of one layer
 }
 
 // newEvaluator validates the inputs and fills in the defaults of opt.
@@ -107,6 +108,7 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg Config, opt Options) (
 	if err != nil {
 		return nil, err
 	}
+	e.gradBytes = perParam.Gradients
 	if e.state, err = perParam.Shard(cfg.ZeRO, cfg.DP); err != nil {
 		return nil, fmt.Errorf("config.%w", err)
 	}

@@ -36,18 +36,8 @@ func (e *evaluator) layerSeconds() (compute, tpComm float64) {
 	case model.RecomputeSelective:
 		compute += coreSec + coreMemSec
 	}
-	tpComm = e.tpCollectives(e.cfg.Recompute == model.RecomputeFull) * e.tpAllReduceSeconds()
+	tpComm = TensorParallelAllReduces(e.cfg.Recompute == model.RecomputeFull) * e.tpAllReduceSeconds()
 	return compute, tpComm
-}
-
-// tpCollectives returns the number of b·s·h all-reduces per layer and
-// microbatch: two forward and two backward (§4.2.3), two more when the
-// forward pass is recomputed.
-func (e *evaluator) tpCollectives(full bool) float64 {
-	if full {
-		return 6
-	}
-	return 4
 }
 
 // tpAllReduceSeconds returns the time of one tensor-parallel all-reduce of a
@@ -121,7 +111,7 @@ func (e *evaluator) weightParams(i int) float64 {
 // embedding's gradients between the first and last stage.
 func (e *evaluator) dataParallelSeconds(i int) float64 {
 	params := e.weightParams(i)
-	grads := params * e.gradientValueBytes()
+	grads := params * e.gradBytes
 	var sec float64
 	if e.cfg.ZeRO == 0 {
 		sec = e.comm.AllReduceSeconds(e.cfg.DP, grads, e.dpBW)
@@ -130,7 +120,7 @@ func (e *evaluator) dataParallelSeconds(i int) float64 {
 	}
 	if e.cfg.PP > 1 && (i == 0 || i == e.cfg.PP-1) {
 		word := float64(e.tr.Vocab) * float64(e.tr.Hidden) / float64(e.cfg.TP)
-		sec += e.comm.AllReduceSeconds(2, word*e.gradientValueBytes(), e.embBW)
+		sec += e.comm.AllReduceSeconds(2, word*e.gradBytes, e.embBW)
 	}
 	return sec
 }
@@ -142,13 +132,6 @@ func (e *evaluator) zero3Seconds(i int) float64 {
 		return 0
 	}
 	return 2 * e.comm.GatherSeconds(e.cfg.DP, e.weightParams(i)*e.w, e.dpBW)
-}
-
-// gradientValueBytes returns the bytes of one unsharded gradient value.
-func (e *evaluator) gradientValueBytes() float64 {
-	opti, _ := ParseOptimizer(string(e.cfg.Optimizer))
-	s, _ := opti.BytesPerParam(e.w)
-	return s.Gradients
 }
 
 // optimizerSeconds returns the optimizer step on device i: memory-bound, it
