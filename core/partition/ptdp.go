@@ -18,8 +18,8 @@ type PTDPOptions struct {
 	// must be set; the other fields (SequenceParallel, ScatterGather,
 	// Optimizer, ZeRO, Schedule) apply to every candidate as given.
 	Fixed cost.Config
-	// AllowCrossNodeTP lets a searched tensor-parallel size exceed the GPUs
-	// of a node; by default t stays inside a server (§4.3.2, takeaway #1).
+	// AllowCrossNodeTP lets a searched tensor-parallel size span whole
+	// nodes; by default t stays inside a server (§4.3.2, takeaway #1).
 	AllowCrossNodeTP bool
 	// Cost holds the system-side model constants of every prediction.
 	Cost cost.Options
@@ -51,15 +51,14 @@ type PTDPResult struct {
 
 // SearchPTDP enumerates every PTD-P configuration (t, p, d, b, v,
 // recompute) of dissertation §4.3 with t·p·d = N for transformer tr on
-// cluster c, predicts each with cost.Predict, and ranks them. Microbatch
-// sizes larger than one that does not fit are skipped: they need more
-// memory still, so Infeasible holds the smallest failing b of each
-// (t, p, v, recompute). Searched
-// degrees follow Megatron-LM's rules: t divides the heads and the GPUs of
-// a node (or, when allowed, is a multiple of them), p·v divides the layers evenly, b divides B/d, and
-// interleaving (v > 1) needs p > 1 and m a multiple of p (§4.2.2). When no
-// candidate fits the error reports the smallest memory one would need.
-// progress, if not nil, is called with the (t, p) pairs done and their total.
+// cluster c, predicts each with cost.Predict, and ranks them. Searched
+// degrees follow Megatron-LM's rules: t divides the heads and the GPUs of a
+// node (or, when allowed, is a multiple of them), p·v divides the layers
+// evenly, b divides B/d, and interleaving (v > 1) needs p > 1 and m a
+// multiple of p (§4.2.2). Microbatch sizes larger than one that does not
+// fit are skipped: they need more memory still. When no candidate fits the
+// error reports the smallest memory one would need. progress, if not nil,
+// is called with the (t, p) pairs done and their total.
 func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTDPOptions, progress func(done, total int)) (PTDPResult, error) {
 	if err := tr.Validate(); err != nil {
 		return PTDPResult{}, err

@@ -194,6 +194,9 @@ func PlanTwoBW(ctx context.Context, m TwoBWModel, opt TwoBWOptions, progress fun
 	return plan, nil
 }
 
+// maxTwoBWGPUs bounds the cluster size of a 2BW plan, as hw.Cluster does.
+const maxTwoBWGPUs = 1 << 24
+
 // microbatchSizes returns the b with B a multiple of d·b.
 func microbatchSizes(B, d int) []int {
 	if B%d != 0 {
@@ -216,6 +219,9 @@ func (o TwoBWOptions) validate() error {
 	}
 	if o.BatchSize > MaxGlobalBatch {
 		return fmt.Errorf("batch_size: must be <= %d, got %d", MaxGlobalBatch, o.BatchSize)
+	}
+	if o.GPUs > maxTwoBWGPUs {
+		return fmt.Errorf("gpus: must be <= %d, got %d", maxTwoBWGPUs, o.GPUs)
 	}
 	for _, f := range positive {
 		if !(f.v > 0) || math.IsInf(f.v, 0) {
