@@ -1,6 +1,10 @@
 package cost
 
-import "math"
+import (
+	"math"
+
+	"pipeplan/core/model"
+)
 
 // predict evaluates every pipeline stage and combines them (§4.2.2: a
 // flushing schedule takes m·t_max plus the fill and drain, (p−1)/v stage
@@ -9,13 +13,14 @@ func (e *evaluator) predict() Prediction {
 	p, v, m := e.cfg.PP, float64(e.cfg.Interleave), float64(e.m)
 	layerCompute, layerTP := e.layerSeconds()
 	var tMax, tSum, dpMax, optMax float64
-	var slow [3]float64
+	var slow [4]float64
 	for i := 0; i < p; i++ {
 		c, tp, pp := e.deviceSeconds(i, layerCompute, layerTP)
-		ti := c + tp + pp + e.zero3Seconds(i)
+		z := e.zero3Seconds(i)
+		ti := c + tp + pp + z
 		tSum += ti
 		if ti > tMax {
-			tMax, slow = ti, [3]float64{c, tp, pp}
+			tMax, slow = ti, [4]float64{c, tp, pp, z}
 		}
 		dpMax = math.Max(dpMax, e.dataParallelSeconds(i))
 		optMax = math.Max(optMax, e.optimizerSeconds(i))
@@ -30,7 +35,7 @@ func (e *evaluator) predict() Prediction {
 	pr := Prediction{
 		Params:                 e.tr.Params(),
 		FLOPsPerIteration:      e.tr.IterationFLOPs(e.cfg.GlobalBatch, e.cfg.Recompute),
-		ModelFLOPsPerIteration: e.tr.IterationFLOPs(e.cfg.GlobalBatch, "none"),
+		ModelFLOPsPerIteration: e.tr.IterationFLOPs(e.cfg.GlobalBatch, model.RecomputeNone),
 		Microbatches:           e.m,
 		IterationSeconds:       iter,
 		SamplesPerSec:          B / iter,
@@ -40,6 +45,7 @@ func (e *evaluator) predict() Prediction {
 			ComputeSeconds:        m * slow[0],
 			TensorParallelSeconds: m * slow[1],
 			PipelineP2PSeconds:    m * slow[2],
+			ZeRO3GatherSeconds:    m * slow[3],
 			BubbleSeconds:         bubble,
 			DataParallelSeconds:   dpMax,
 			OptimizerSeconds:      optMax,

@@ -111,7 +111,15 @@ func TestPredictRecomputeOrdering(t *testing.T) {
 	if !(none.MFU > full.MFU) || none.ModelFLOPsPerIteration != full.ModelFLOPsPerIteration {
 		t.Errorf("MFU none %.3f full %.3f, model FLOPs %g vs %g", none.MFU, full.MFU, none.ModelFLOPsPerIteration, full.ModelFLOPsPerIteration)
 	}
-	for _, pr := range []Prediction{none, sel, full} {
+	z3, err := Predict(tr, c, Config{TP: 8, PP: 4, DP: 2, Microbatch: 1, GlobalBatch: 64, ZeRO: 3}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range []Prediction{none, sel, full, z3} {
+		b := pr.Time
+		if sum := b.ComputeSeconds + b.TensorParallelSeconds + b.PipelineP2PSeconds + b.ZeRO3GatherSeconds + b.BubbleSeconds + b.DataParallelSeconds + b.OptimizerSeconds; math.Abs(sum-pr.IterationSeconds) > 1e-9*sum {
+			t.Errorf("time breakdown sums to %g, iteration %g", sum, pr.IterationSeconds)
+		}
 		if want := float64(64*2048) / pr.IterationSeconds; math.Abs(pr.TokensPerSec-want) > 1e-9*want {
 			t.Errorf("tokens/s %g, want B·s/iteration = %g", pr.TokensPerSec, want)
 		}

@@ -53,7 +53,7 @@ type Options struct {
 	ReserveBytes float64
 }
 
-// TimeBreakdown splits the predicted iteration time.
+// TimeBreakdown splits the predicted iteration time; its fields sum to it.
 type TimeBreakdown struct {
 	// ComputeSeconds is the slowest stage's compute per step (all microbatches).
 	ComputeSeconds float64 `json:"compute_seconds"`
@@ -61,6 +61,8 @@ type TimeBreakdown struct {
 	TensorParallelSeconds float64 `json:"tensor_parallel_seconds"`
 	// PipelineP2PSeconds is the slowest stage's point-to-point time per step.
 	PipelineP2PSeconds float64 `json:"pipeline_p2p_seconds"`
+	// ZeRO3GatherSeconds is the slowest stage's ZeRO-3 weight all-gathers per step.
+	ZeRO3GatherSeconds float64 `json:"zero3_gather_seconds"`
 	// BubbleSeconds is the pipeline fill and drain time.
 	BubbleSeconds float64 `json:"bubble_seconds"`
 	// DataParallelSeconds is the gradient all-reduce (and embedding all-reduce) after the flush.
