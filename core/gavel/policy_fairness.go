@@ -62,12 +62,7 @@ func fairnessScale(inst *Instance, t [][]float64, m int) float64 {
 // throughput(m,X)/throughput(m,X^equal_m) (§5.4.1) as the LP "maximize z
 // subject to each job's scaled normalized throughput >= z"; the objective is z.
 func maxMinFairness(ctx context.Context, inst *Instance, t [][]float64, packed bool) (*Allocation, error) {
-	a := newAllocLP(inst, t, packed)
-	z := a.addVar(1)
-	for m := range inst.Jobs {
-		idx, val := a.throughput(m, fairnessScale(inst, t, m))
-		a.addRow(append(idx, z), append(val, -1), lp.GE, 0)
-	}
+	a, z := maxMinLP(inst, t, packed)
 	sol, err := a.solve(ctx)
 	if err != nil {
 		return nil, err
@@ -75,4 +70,16 @@ func maxMinFairness(ctx context.Context, inst *Instance, t [][]float64, packed b
 	al := a.allocation(sol, 1)
 	al.Objective = sol[z]
 	return al, nil
+}
+
+// maxMinLP builds the max-min fairness LP; z is the index of the minimum.
+func maxMinLP(inst *Instance, t [][]float64, packed bool) (*allocLP, int) {
+	a := newAllocLP(inst, t, packed)
+	z := a.addVar(1)
+	for m := range inst.Jobs {
+		idx, val := a.throughput(m, fairnessScale(inst, t, m))
+		a.addRow(append(idx, z), append(val, -1), lp.GE, 0)
+	}
+	a.prob.Maximize = true
+	return a, z
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"os"
 	"testing"
+
+	"pipeplan/core/lp"
 )
 
 // loadInstance reads a test instance from testdata/instances.
@@ -91,6 +93,33 @@ func TestMaxMinFairnessPaperExample(t *testing.T) {
 		got := effectiveThroughput(inst, inst.Throughputs, al, m) * fairnessScale(inst, inst.Throughputs, m)
 		if math.Abs(got-al.Objective) > 1e-7 {
 			t.Errorf("job %d: normalized throughput %v, objective %v", m, got, al.Objective)
+		}
+	}
+}
+
+// TestMaxMinFairnessLPExact: on the 256-job instance (and its packed
+// version on 64 jobs) the interior-point optimum the policy uses equals the
+// simplex's exact vertex optimum within 1e-9 relative.
+func TestMaxMinFairnessLPExact(t *testing.T) {
+	small := loadInstance(t, "sim_k80-36_p100-36_v100-36_N64_seed0")
+	if err := PairsFromTable(small, DefaultThroughputs()); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		inst   *Instance
+		packed bool
+	}{{bigInstance(t, 256), false}, {small, true}} {
+		a, z := maxMinLP(c.inst, c.inst.Throughputs, c.packed)
+		var obj [2]float64
+		for k, method := range []lp.Method{lp.Simplex, lp.InteriorPoint} {
+			res, err := lp.Solve(context.Background(), &a.prob, lp.Options{Method: method})
+			if err != nil || res.Status != lp.Optimal {
+				t.Fatalf("method %v: %v %v", method, err, res)
+			}
+			obj[k] = res.X[z]
+		}
+		if math.Abs(obj[0]-obj[1]) > 1e-9*obj[0] {
+			t.Errorf("packed=%v: simplex %v, interior point %v", c.packed, obj[0], obj[1])
 		}
 	}
 }
