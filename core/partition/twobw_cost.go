@@ -54,8 +54,9 @@ func twoBWStageBounds(n, p int) []int {
 // bandwidths returns bwdth_in-pipeline(p) and bwdth_cross-pipeline(d) for
 // one orientation of the d×p grid on servers of g GPUs (§3.3.3): with
 // replicas innermost, a stage's d replicas share a server when d <= g and
-// g is a multiple of d; with pipelines innermost, the same holds for p.
-// The hop or ring that leaves a server runs at B_low.
+// g is a multiple of d (the text's "d < g" would send a full server's
+// all-reduce over the network); with pipelines innermost, the same holds
+// for p. The hop or ring that leaves a server runs at B_low.
 func (ev *twoBWEvaluator) bandwidths(d, p int, replicasInner bool) (pipeline, allReduce float64) {
 	g := ev.opt.GPUsPerServer
 	high, low := ev.opt.IntraServerBandwidthBytesPerSec, ev.opt.InterServerBandwidthBytesPerSec
