@@ -9,6 +9,10 @@ import (
 // DefaultGPUsPerServer is the server size used when a ClusterSpec gives none.
 const DefaultGPUsPerServer = 4
 
+// MaxWorkersPerType bounds a worker type's GPU count (the mechanism keeps
+// per-GPU state).
+const MaxWorkersPerType = 1 << 20
+
 // ClusterSpec is the cluster the mechanism places jobs on: a GPU count per
 // worker type, with the GPUs of a type grouped into servers.
 type ClusterSpec struct {
@@ -55,8 +59,8 @@ func (c ClusterSpec) Validate() error {
 			return fmt.Errorf("cluster.worker_types[%d]: must be a unique non-empty name, got %q", j, w)
 		}
 		seen[w] = true
-		if c.NumWorkers[j] < 1 {
-			return fmt.Errorf("cluster.num_workers[%d]: must be >= 1, got %d", j, c.NumWorkers[j])
+		if c.NumWorkers[j] < 1 || c.NumWorkers[j] > MaxWorkersPerType {
+			return fmt.Errorf("cluster.num_workers[%d]: must be in [1, %d], got %d", j, MaxWorkersPerType, c.NumWorkers[j])
 		}
 		if c.serverSize(j) < 1 {
 			return fmt.Errorf("cluster.gpus_per_server[%d]: must be >= 1, got %d", j, c.serverSize(j))

@@ -223,9 +223,26 @@ func TestParseClusterSpec(t *testing.T) {
 	if err != nil || spec.TotalWorkers() != 108 {
 		t.Fatalf("spec %+v, err %v", spec, err)
 	}
-	for _, s := range []string{"36:36", "36:x:36", "36:0:36", "36:-1:36"} {
+	for _, s := range []string{"36:36", "36:x:36", "36:0:36", "36:-1:36", "36:2000000:36"} {
 		if _, err := ParseClusterSpec(s, []string{"k80", "p100", "v100"}); err == nil {
 			t.Errorf("ParseClusterSpec(%q): want error", s)
 		}
 	}
+}
+
+func FuzzParseClusterSpec(f *testing.F) {
+	f.Add("36:36:36")
+	f.Add("1:0:-1")
+	f.Add("::")
+	f.Fuzz(func(t *testing.T, s string) {
+		spec, err := ParseClusterSpec(s, []string{"k80", "p100", "v100"})
+		if err != nil {
+			return
+		}
+		for j, n := range spec.NumWorkers {
+			if n < 1 {
+				t.Fatalf("accepted %q with %d workers of type %d", s, n, j)
+			}
+		}
+	})
 }
