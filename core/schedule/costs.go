@@ -35,9 +35,10 @@ type Costs struct {
 }
 
 // Uniform returns costs with the same forward, backward, weight-gradient
-// and communication times for every stage.
+// and communication times for every stage and no memory sizes (peak
+// activation and version counts are still reported).
 func Uniform(fwdSeconds, bwdSeconds, wgradSeconds, commSeconds float64) Costs {
-	return Costs{Stages: []StageCost{{FwdSeconds: fwdSeconds, BwdSeconds: bwdSeconds, WgradSeconds: wgradSeconds, CommSeconds: commSeconds, ActivationBytes: 1}}}
+	return Costs{Stages: []StageCost{{FwdSeconds: fwdSeconds, BwdSeconds: bwdSeconds, WgradSeconds: wgradSeconds, CommSeconds: commSeconds}}}
 }
 
 // validate checks the costs against a schedule with the given stage count.
