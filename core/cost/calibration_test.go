@@ -39,6 +39,17 @@ var table41 = []megatronRun{
 	{"1008.0B", 128, 25600, 160, 8, 64, 3072, 3072, 163, "dissertation Table 4.1"},
 }
 
+// table42 holds the PTD-P rows of dissertation Table 4.2 (microbatch size 1
+// is printed in the table; model-parallel size 96 = t 8 × p 12 and 280 = 8 × 35).
+var table42 = []megatronRun{
+	{"174.6B", 96, 12288, 96, 8, 12, 384, 1536, 153, "dissertation Table 4.2"},
+	{"174.6B", 96, 12288, 96, 8, 12, 768, 1536, 149, "dissertation Table 4.2"},
+	{"174.6B", 96, 12288, 96, 8, 12, 1536, 1536, 141, "dissertation Table 4.2"},
+	{"529.6B", 105, 20480, 128, 8, 35, 560, 2240, 171, "dissertation Table 4.2"},
+	{"529.6B", 105, 20480, 128, 8, 35, 1120, 2240, 167, "dissertation Table 4.2"},
+	{"529.6B", 105, 20480, 128, 8, 35, 2240, 2240, 159, "dissertation Table 4.2"},
+}
+
 // gpt returns a GPT configuration of the dissertation's §4.5.1 (s = 2048, V = 51,200).
 func gpt(layers, hidden, heads int) model.Transformer {
 	return model.Transformer{Layers: layers, Hidden: hidden, Heads: heads, Seq: 2048, Vocab: 51200}
@@ -85,10 +96,12 @@ func predictTable(t *testing.T, r megatronRun) Prediction {
 
 // TestCalibrationMegatronA100 holds the time model (default efficiency curve,
 // communication and memory-bound terms) within 10 % of every published
-// Table 4.1 throughput, and within 5 % on average.
+// throughput of Tables 4.1 and 4.2, and within 5 % on average. The curve's
+// two constants were fitted on Table 4.1 only; Table 4.2 is held out.
 func TestCalibrationMegatronA100(t *testing.T) {
 	var sum float64
-	for _, r := range table41 {
+	runs := append(append([]megatronRun{}, table41...), table42...)
+	for _, r := range runs {
 		pr := predictTable(t, r)
 		rel := pr.TFLOPSPerGPU/r.publishedTFLOPS - 1
 		sum += math.Abs(rel)
@@ -98,7 +111,45 @@ func TestCalibrationMegatronA100(t *testing.T) {
 			t.Errorf("%s: predicted %.1f TFLOP/s is %+.1f%% from the published %.0f", r.name, pr.TFLOPSPerGPU, 100*rel, r.publishedTFLOPS)
 		}
 	}
-	if mean := sum / float64(len(table41)); mean > 0.05 {
+	if mean := sum / float64(len(runs)); mean > 0.05 {
 		t.Errorf("mean absolute error %.1f%%, want <= 5%%", 100*mean)
+	}
+}
+
+// TestPaperBounds checks two effects the dissertation reports as bounds:
+// scatter/gather improves the interleaved GPT-3 175B on 96 A100s by "up to
+// 11%" (§4.5.7, Figure 4.18), and activation recomputation lowers the
+// throughput of a 145B GPT on 128 A100s, (t, p) = (8, 16), at small batch
+// sizes by "up to 33%" (§4.5.6, Figure 4.17).
+func TestPaperBounds(t *testing.T) {
+	tr := gpt(96, 12288, 96)
+	c := dgxA100(t, 96)
+	for _, B := range []int{12, 48, 192, 384} {
+		tflops := [2]float64{}
+		for i, sg := range []bool{false, true} {
+			pr, err := Predict(tr, c, Config{TP: 8, PP: 12, DP: 1, Microbatch: 1, GlobalBatch: B, Interleave: 2, Recompute: model.RecomputeFull, ScatterGather: sg}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tflops[i] = pr.TFLOPSPerGPU
+		}
+		if gain := tflops[1]/tflops[0] - 1; gain <= 0 || gain > 0.11 {
+			t.Errorf("175B, 96 GPUs, B=%d: scatter/gather gains %.1f%%, the dissertation reports up to 11%%", B, 100*gain)
+		}
+	}
+	tr = gpt(80, 12288, 96)
+	c = dgxA100(t, 128)
+	for _, B := range []int{1, 4, 16} {
+		rate := map[model.Recompute]float64{}
+		for _, r := range []model.Recompute{model.RecomputeNone, model.RecomputeFull} {
+			pr, err := Predict(tr, c, Config{TP: 8, PP: 16, DP: 1, Microbatch: 1, GlobalBatch: B, Recompute: r}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rate[r] = pr.SamplesPerSec
+		}
+		if loss := 1 - rate[model.RecomputeFull]/rate[model.RecomputeNone]; loss <= 0 || loss > 0.33 {
+			t.Errorf("145B, 128 GPUs, B=%d: recomputation costs %.1f%% throughput, the dissertation reports up to 33%%", B, 100*loss)
+		}
 	}
 }
