@@ -2,6 +2,7 @@ package partition
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -130,5 +131,58 @@ func PipeDream(ctx context.Context, c *Cuts, opt PipeDreamOptions, progress func
 	if err := s.solveLevels(ctx, progress); err != nil {
 		return nil, err
 	}
-	return s.result()
+	res, err := s.result()
+	if err == errNoPartition && opt.MemoryBytes > 0 {
+		need, err := minMemoryBytes(ctx, c, opt)
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("memory_bytes: no partition fits in %.0f bytes per GPU; the smallest memory that fits is about %.4g bytes (within 0.1%%)", opt.MemoryBytes, need)
+	}
+	return res, err
+}
+
+// errNoPartition reports that no partition satisfies the constraints.
+var errNoPartition = errors.New("levels: no partition exists for this topology and constraints")
+
+// minMemoryBytes finds, to 0.1%, the smallest memory per GPU with which some
+// partition fits: doubling, then bisection, each step a full DP.
+func minMemoryBytes(ctx context.Context, c *Cuts, opt PipeDreamOptions) (float64, error) {
+	feasible := func(mem float64) (bool, error) {
+		o := opt
+		o.MemoryBytes = mem
+		s := newPDSolver(c, o)
+		if err := s.solveLevels(ctx, nil); err != nil {
+			return false, err
+		}
+		L := len(o.Levels)
+		M := o.Levels[L-1].Workers
+		return !math.IsInf(s.final[(s.n-1)*M+M-1], 1), nil
+	}
+	lo, hi := opt.MemoryBytes, 2*opt.MemoryBytes
+	for {
+		ok, err := feasible(hi)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			break
+		}
+		if lo, hi = hi, 2*hi; math.IsInf(hi, 1) {
+			return 0, errNoPartition
+		}
+	}
+	for hi-lo > 1e-3*hi {
+		mid := lo + (hi-lo)/2
+		ok, err := feasible(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, nil
 }

@@ -39,48 +39,7 @@ func bruteForcePipeDream(p model.Profile, M int, B float64, exact, straight bool
 	best := math.Inf(1)
 	var bounds []int // last layer of each stage
 	var reps []int
-	var eval func()
-	eval = func() {
-		worst, used, first := 0.0, 0, 0
-		for q, last := range bounds {
-			r := reps[q]
-			used += r
-			var t, w, act float64
-			for _, l := range p.Layers[first : last+1] {
-				t += l.FwdSeconds + l.BwdSeconds
-				w += l.ParameterBytes
-				act += l.OutputActivationBytes
-			}
-			rf := float64(r)
-			var st float64
-			var inflight int
-			if exact {
-				st = (t + 4*(rf-1)*w/(B*rf)) / rf
-				inflight = (M - used + r - 1) / r
-			} else {
-				st = math.Max(t, cost.RingAllReduceBytes(r, w)/B) / rf
-				inflight = (M - used + r + r - 1) / r
-			}
-			if q > 0 {
-				st = math.Max(st, 2*p.Layers[first-1].OutputActivationBytes/(B*rf))
-			}
-			if last < n-1 && (q > 0 || !exact) {
-				st = math.Max(st, 2*p.Layers[last].OutputActivationBytes/(B*rf))
-			}
-			if mem > 0 {
-				need := float64(inflight) * (act + w)
-				if !exact {
-					need += 2 * w
-				}
-				if need > mem {
-					return
-				}
-			}
-			worst = math.Max(worst, st)
-			first = last + 1
-		}
-		best = math.Min(best, worst)
-	}
+	eval := func() { best = math.Min(best, evalStages(p, bounds, reps, M, B, exact, mem)) }
 	// choose stage ends, then replica counts summing to M.
 	var assign func(q, left int)
 	assign = func(q, left int) {
@@ -118,6 +77,51 @@ func bruteForcePipeDream(p model.Profile, M int, B float64, exact, straight bool
 	return best
 }
 
+// evalStages is the bottleneck of one partition (stage q ends at layer
+// bounds[q] and has reps[q] of the M workers), +Inf if a stage does not fit.
+func evalStages(p model.Profile, bounds, reps []int, M int, B float64, exact bool, mem float64) float64 {
+	n := len(p.Layers)
+	worst, used, first := 0.0, 0, 0
+	for q, last := range bounds {
+		r := reps[q]
+		used += r
+		var t, w, act float64
+		for _, l := range p.Layers[first : last+1] {
+			t += l.FwdSeconds + l.BwdSeconds
+			w += l.ParameterBytes
+			act += l.OutputActivationBytes
+		}
+		rf := float64(r)
+		var st float64
+		var inflight int
+		if exact {
+			st = (t + 4*(rf-1)*w/(B*rf)) / rf
+			inflight = (M - used + r - 1) / r
+		} else {
+			st = math.Max(t, cost.RingAllReduceBytes(r, w)/B) / rf
+			inflight = (M - used + r + r - 1) / r
+		}
+		if q > 0 {
+			st = math.Max(st, 2*p.Layers[first-1].OutputActivationBytes/(B*rf))
+		}
+		if last < n-1 && (q > 0 || !exact) {
+			st = math.Max(st, 2*p.Layers[last].OutputActivationBytes/(B*rf))
+		}
+		if mem > 0 {
+			need := float64(inflight) * (act + w)
+			if !exact {
+				need += 2 * w
+			}
+			if need > mem {
+				return math.Inf(1)
+			}
+		}
+		worst = math.Max(worst, st)
+		first = last + 1
+	}
+	return worst
+}
+
 // TestPipeDreamMatchesBruteForce compares the DP with exhaustive enumeration
 // on random chains (N <= 8 layers, M <= 8 workers), for both cost models,
 // with and without replication and memory limits.
@@ -152,12 +156,23 @@ func TestPipeDreamMatchesBruteForce(t *testing.T) {
 			if math.Abs(res.BottleneckSeconds-want) > 1e-12*want {
 				t.Fatalf("trial %d %s (n=%d M=%d straight=%v mem=%v): DP %v, brute force %v", trial, cm, n, M, straight, mem, res.BottleneckSeconds, want)
 			}
-			gpus := 0
+			// The returned stages must tile the layers, use the M GPUs and
+			// achieve the bottleneck.
+			var bounds, reps []int
+			next, gpus := 0, 0
 			for _, s := range res.Stages {
+				if s.FirstLayer != next || s.LastLayer < s.FirstLayer {
+					t.Fatalf("trial %d %s: stages %+v do not tile %d layers", trial, cm, res.Stages, n)
+				}
+				next = s.LastLayer + 1
 				gpus += s.Replicas
+				bounds, reps = append(bounds, s.LastLayer), append(reps, s.Replicas)
 			}
-			if gpus != M || res.Stages[0].FirstLayer != 0 || res.Stages[len(res.Stages)-1].LastLayer != n-1 {
+			if gpus != M || next != n {
 				t.Fatalf("trial %d %s: stages %+v do not tile %d layers on %d GPUs", trial, cm, res.Stages, n, M)
+			}
+			if got := evalStages(p, bounds, reps, M, B, cm == CostPipeDream, mem); math.Abs(got-res.BottleneckSeconds) > 1e-12*got {
+				t.Fatalf("trial %d %s: stages %+v evaluate to %v, DP says %v", trial, cm, res.Stages, got, res.BottleneckSeconds)
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package partition
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"slices"
 
@@ -275,10 +274,7 @@ func (s *pdSolver) result() (*PipeDreamResult, error) {
 	M := s.opt.Levels[L-1].Workers
 	best := s.final[(s.n-1)*M+M-1]
 	if math.IsInf(best, 1) {
-		if s.opt.MemoryBytes > 0 {
-			return nil, fmt.Errorf("memory_bytes: no partition fits in %.0f bytes per GPU", s.opt.MemoryBytes)
-		}
-		return nil, fmt.Errorf("levels: no partition exists for this topology")
+		return nil, errNoPartition
 	}
 	var stages []PipeDreamStage
 	s.walk(L-1, 0, s.n-1, M-1, 1, s.final, s.finalBack, &stages)

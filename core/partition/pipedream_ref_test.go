@@ -2,8 +2,10 @@ package partition
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"pipeplan/core/hw"
@@ -77,6 +79,97 @@ func TestPipeDreamReproducesOriginalOptimizer(t *testing.T) {
 		}
 		if ref.replicas != nil && !slices.Equal(reps, ref.replicas) {
 			t.Errorf("%s %v: replicas per stage %v, want %v", ref.model, ref.levels, reps, ref.replicas)
+		}
+	}
+}
+
+// TestVGG16FifteenOne is the check of issue 2: on 16 V100s (1.25 GB/s for
+// pipeplan, 3.125 GB/s for the original's model) PipeDream puts
+// VGG-16's convolutions (states 0..30) on 15 replicas and the fully
+// connected layers on one GPU (dissertation Table 2.2: 15-1); on 4×4 servers
+// the hierarchy gives the server-level version of it, the convolutions on 3
+// servers (12 GPUs) and the classifier on the fourth.
+func TestVGG16FifteenOne(t *testing.T) {
+	c := graphCuts(t, "vgg16")
+	// At 3.125 GB/s pipeplan's overlap hides VGG-16's all-reduce (0.33 s)
+	// under its compute (0.67 s at minibatch 128): plain data parallelism.
+	for cm, bw := range map[CostModel]float64{CostPipeplan: 1.25e9, CostPipeDream: 3.125e9} {
+		res, err := PipeDream(context.Background(), c, PipeDreamOptions{Levels: levels(16, bw), CostModel: cm}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Stages) != 2 || res.Stages[0].Replicas != 15 || res.Stages[1].Replicas != 1 || res.NOAM != 2 {
+			t.Errorf("%s, 16 GPUs: stages %+v, NOAM %d, want 15-1 with NOAM 2", cm, res.Stages, res.NOAM)
+		}
+	}
+	res, err := PipeDream(context.Background(), c, PipeDreamOptions{Levels: levels(4, 16e9, 4, 1.25e9)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := res.Stages[0]; s.FirstLayer != 0 || s.LastLayer != 30 || s.Replicas != 12 {
+		t.Errorf("4x4: first stage %+v, want states 0-30 on 12 GPUs (3 servers)", s)
+	}
+}
+
+// TestPipeDreamMemory checks the memory limit: the result fits, a limit
+// below the smallest feasible one is refused with that smallest memory.
+func TestPipeDreamMemory(t *testing.T) {
+	c := graphCuts(t, "vgg16")
+	opt := PipeDreamOptions{Levels: levels(8, 1.25e9)}
+	free, err := PipeDream(context.Background(), c, opt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak := 0.0
+	for _, s := range free.Stages {
+		peak = max(peak, s.MemoryBytes)
+	}
+	opt.MemoryBytes = peak / 2
+	tight, err := PipeDream(context.Background(), c, opt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range tight.Stages {
+		if s.MemoryBytes > opt.MemoryBytes {
+			t.Errorf("stage %+v needs more than %v bytes", s, opt.MemoryBytes)
+		}
+	}
+	if tight.BottleneckSeconds < free.BottleneckSeconds {
+		t.Errorf("a memory limit made the pipeline faster: %v < %v", tight.BottleneckSeconds, free.BottleneckSeconds)
+	}
+	opt.MemoryBytes = 1e9
+	_, err = PipeDream(context.Background(), c, opt, nil)
+	if err == nil || !strings.Contains(err.Error(), "smallest memory that fits is about") {
+		t.Fatalf("err = %v", err)
+	}
+	var need float64
+	if _, scanErr := fmt.Sscanf(err.Error()[strings.Index(err.Error(), "about ")+6:], "%g", &need); scanErr != nil {
+		t.Fatal(scanErr)
+	}
+	for mem, fit := range map[float64]bool{need: true, need * 0.998: false} {
+		opt.MemoryBytes = mem
+		if _, err := PipeDream(context.Background(), c, opt, nil); (err == nil) != fit {
+			t.Errorf("memory %v: err %v, want fit=%v", mem, err, fit)
+		}
+	}
+}
+
+func TestPipeDreamBadInput(t *testing.T) {
+	c := graphCuts(t, "alexnet")
+	for _, c2 := range []struct {
+		opt  PipeDreamOptions
+		want string
+	}{
+		{PipeDreamOptions{}, "levels: need at least one level"},
+		{PipeDreamOptions{Levels: levels(0, 1e9)}, "levels[0].workers: must be >= 1, got 0"},
+		{PipeDreamOptions{Levels: levels(4, 1e9, 2, math.NaN())}, "levels[1].bandwidth_bytes_per_sec"},
+		{PipeDreamOptions{Levels: levels(4, 1e9), MemoryBytes: -1}, "memory_bytes: must be a finite number >= 0, got -1"},
+		{PipeDreamOptions{Levels: levels(4, 1e9), CostModel: "paper"}, `cost_model: must be "pipeplan" or "pipedream", got "paper"`},
+		{PipeDreamOptions{Levels: levels(64, 1e9), Straight: true}, "no partition exists"},
+	} {
+		_, err := PipeDream(context.Background(), c, c2.opt, nil)
+		if err == nil || !strings.Contains(err.Error(), c2.want) {
+			t.Errorf("%+v: err = %v, want %q", c2.opt, err, c2.want)
 		}
 	}
 }
