@@ -124,8 +124,8 @@ func minCost(ctx context.Context, inst *Instance, slo bool) (*Allocation, error)
 	}
 	al := a.allocation(sol, sol[s])
 	saturate(inst, al)
-	for m := range inst.Jobs {
-		al.Objective += effectiveThroughput(inst, inst.Throughputs, al, m) / r[m]
+	for m, eff := range effectiveThroughputs(inst, inst.Throughputs, al) {
+		al.Objective += eff / r[m]
 	}
 	al.Objective /= costOf(inst, al)
 	return al, nil

@@ -89,8 +89,8 @@ func TestMaxMinFairnessPaperExample(t *testing.T) {
 		}
 	}
 	// The optimum equalizes the three normalized throughputs.
-	for m := range inst.Jobs {
-		got := effectiveThroughput(inst, inst.Throughputs, al, m) * fairnessScale(inst, inst.Throughputs, m)
+	for m, eff := range effectiveThroughputs(inst, inst.Throughputs, al) {
+		got := eff * fairnessScale(inst, inst.Throughputs, m)
 		if math.Abs(got-al.Objective) > 1e-7 {
 			t.Errorf("job %d: normalized throughput %v, objective %v", m, got, al.Objective)
 		}

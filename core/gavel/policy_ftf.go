@@ -85,8 +85,8 @@ func finishTimeFairness(ctx context.Context, inst *Instance, agnostic bool) (*Al
 		}
 	}
 	best.Objective = 0
-	for m, job := range inst.Jobs {
-		rho := (job.ElapsedSeconds + r[m]/effectiveThroughput(inst, t, best, m)) / denom[m]
+	for m, eff := range effectiveThroughputs(inst, t, best) {
+		rho := (inst.Jobs[m].ElapsedSeconds + r[m]/eff) / denom[m]
 		best.Objective = max(best.Objective, rho)
 	}
 	return best, nil

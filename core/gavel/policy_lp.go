@@ -18,6 +18,7 @@ type allocLP struct {
 	prob              lp.Problem
 	x                 [][]int // x[m][j]: variable of job m on type j, -1 if it cannot run there
 	px                [][]int // px[p][j]: variable of pair p on type j, -1 if absent
+	pairsOf           [][]int // pairsOf[m]: the pairs job m belongs to (none unless packed)
 	timeRows, capRows []int
 }
 
@@ -29,6 +30,7 @@ func newAllocLP(inst *Instance, t [][]float64, packed bool) *allocLP {
 	timeIdx := make([][]int, len(inst.Jobs))
 	capIdx, capVal := make([][]int, k), make([][]float64, k)
 	a.x = make([][]int, len(inst.Jobs))
+	a.pairsOf = make([][]int, len(inst.Jobs))
 	for m, job := range inst.Jobs {
 		a.x[m] = make([]int, k)
 		for j := range k {
@@ -44,6 +46,8 @@ func newAllocLP(inst *Instance, t [][]float64, packed bool) *allocLP {
 	if packed {
 		a.px = make([][]int, len(inst.Pairs))
 		for p, pair := range inst.Pairs {
+			a.pairsOf[pair.A] = append(a.pairsOf[pair.A], p)
+			a.pairsOf[pair.B] = append(a.pairsOf[pair.B], p)
 			a.px[p] = make([]int, k)
 			sf := inst.Jobs[pair.A].ScaleFactor
 			for j := range k {
@@ -90,19 +94,13 @@ func (a *allocLP) throughput(m int, scale float64) ([]int, []float64) {
 			idx, val = append(idx, v), append(val, scale*a.t[m][j])
 		}
 	}
-	for p, vars := range a.px {
-		pair := a.inst.Pairs[p]
-		side := -1
-		switch m {
-		case pair.A:
-			side = 0
-		case pair.B:
+	for _, p := range a.pairsOf[m] {
+		side := 0
+		if a.inst.Pairs[p].B == m {
 			side = 1
 		}
-		if side < 0 {
-			continue
-		}
-		for j, v := range vars {
+		pair := a.inst.Pairs[p]
+		for j, v := range a.px[p] {
 			if v >= 0 {
 				idx, val = append(idx, v), append(val, scale*pair.Throughputs[j][side])
 			}
@@ -161,23 +159,23 @@ func (a *allocLP) allocation(sol []float64, scale float64) *Allocation {
 	return al
 }
 
-// effectiveThroughput returns throughput(m, X) under throughputs t, with pairs.
-func effectiveThroughput(inst *Instance, t [][]float64, al *Allocation, m int) float64 {
-	s := 0.0
-	for j, x := range al.X[m] {
-		s += t[m][j] * x
+// effectiveThroughputs returns throughput(m, X) of every job under
+// throughputs t, pairs included (§5.3.1).
+func effectiveThroughputs(inst *Instance, t [][]float64, al *Allocation) []float64 {
+	eff := make([]float64, len(al.X))
+	for m, row := range al.X {
+		for j, x := range row {
+			eff[m] += t[m][j] * x
+		}
 	}
 	for p, xs := range al.PairX {
 		pair := inst.Pairs[p]
 		for j, x := range xs {
-			if pair.A == m {
-				s += pair.Throughputs[j][0] * x
-			} else if pair.B == m {
-				s += pair.Throughputs[j][1] * x
-			}
+			eff[pair.A] += pair.Throughputs[j][0] * x
+			eff[pair.B] += pair.Throughputs[j][1] * x
 		}
 	}
-	return s
+	return eff
 }
 
 func ones(n int) []float64 {

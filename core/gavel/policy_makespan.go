@@ -69,19 +69,19 @@ func minMakespan(ctx context.Context, inst *Instance, packed bool) (*Allocation,
 	if err != nil {
 		return nil, err
 	}
-	al := a.allocation(sol, 1)
-	al.Objective = makespanOf(inst, inst.Throughputs, al, r)
 	if s <= 0 {
 		return nil, fmt.Errorf("no allocation lets every job progress")
 	}
+	al := a.allocation(sol, 1)
+	al.Objective = makespanOf(inst, inst.Throughputs, al, r)
 	return al, nil
 }
 
 // makespanOf returns max_m r[m] / throughput(m, X) in seconds.
 func makespanOf(inst *Instance, t [][]float64, al *Allocation, r []float64) float64 {
 	ms := 0.0
-	for m := range inst.Jobs {
-		ms = max(ms, r[m]/effectiveThroughput(inst, t, al, m))
+	for m, eff := range effectiveThroughputs(inst, t, al) {
+		ms = max(ms, r[m]/eff)
 	}
 	return ms
 }

@@ -90,6 +90,6 @@ func shortestJobFirst(ctx context.Context, inst *Instance) (*Allocation, error) 
 		return nil, err
 	}
 	al := a.allocation(sol, 1)
-	al.Objective = r[first] / effectiveThroughput(inst, t, al, first)
+	al.Objective = r[first] / effectiveThroughputs(inst, t, al)[first]
 	return al, nil
 }

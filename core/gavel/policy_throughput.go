@@ -26,8 +26,8 @@ func maxSumThroughput(ctx context.Context, inst *Instance, packed bool) (*Alloca
 		return nil, err
 	}
 	al := a.allocation(sol, 1)
-	for m := range inst.Jobs {
-		al.Objective += effectiveThroughput(inst, inst.Throughputs, al, m)
+	for _, eff := range effectiveThroughputs(inst, inst.Throughputs, al) {
+		al.Objective += eff
 	}
 	return al, nil
 }

@@ -79,8 +79,8 @@ func waterFilling(ctx context.Context, inst *Instance, entityPolicies map[string
 		}
 	}
 	al.Objective = math.Inf(1)
-	for m, job := range inst.Jobs {
-		al.Objective = min(al.Objective, norm[m]*effectiveThroughput(inst, t, al, m)/job.PriorityWeight)
+	for m, eff := range effectiveThroughputs(inst, t, al) {
+		al.Objective = min(al.Objective, norm[m]*eff/inst.Jobs[m].PriorityWeight)
 	}
 	return al, nil
 }
