@@ -48,16 +48,13 @@ func (c Cluster) Validate() error {
 	}
 	total := 1
 	for i, l := range c.Levels {
-		if l.Workers < 1 {
-			return fmt.Errorf("cluster.levels[%d].workers: must be >= 1, got %d", i, l.Workers)
+		if err := l.Validate(fmt.Sprintf("cluster.levels[%d]", i)); err != nil {
+			return err
 		}
 		if total > maxGPUs/l.Workers {
 			return fmt.Errorf("cluster.levels[%d].workers: cluster would exceed %d GPUs", i, maxGPUs)
 		}
 		total *= l.Workers
-		if err := positive(fmt.Sprintf("cluster.levels[%d].bandwidth_bytes_per_sec", i), l.BandwidthBytesPerSec); err != nil {
-			return err
-		}
 	}
 	return nil
 }
