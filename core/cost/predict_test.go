@@ -65,8 +65,11 @@ func TestPredictStageMemory(t *testing.T) {
 	// (microbatches 0–7 and 8–14) are of chunk 0, which holds the embedding.
 	near("interleaved stage 0 activations", iv.StageMemory[0].ActivationBytes, 32*(1+7.0/16)*layer+15*emb)
 	// 2BW keeps two weight versions; PipeDream p−i.
-	b := predict(func(c *Config) { c.Schedule = Schedule2BW })
+	b := predict(func(c *Config) { c.Schedule = Schedule2BW; c.Microbatch = 1; c.GlobalBatch = 16 })
 	near("2bw weights", b.StageMemory[3].WeightBytes, 2*f.StageMemory[3].WeightBytes)
+	if _, err := Predict(tr, c, Config{TP: 2, PP: 8, DP: 2, Microbatch: 2, GlobalBatch: 16, Schedule: Schedule2BW}, Options{}); err == nil {
+		t.Error("2bw with m = 4 < p = 8: no error")
+	}
 	pd := predict(func(c *Config) { c.Schedule = SchedulePipeDream })
 	near("pipedream stage 3 weights", pd.StageMemory[3].WeightBytes, 5*f.StageMemory[3].WeightBytes)
 	// Mixed-precision Adam: 2 + 2 + 12 B/param; fp32 gradients: 18; ZeRO-1 shards the 12.

@@ -23,7 +23,7 @@ const (
 //     Megatron-LM's warm-up depth plus the one in flight, which gives the
 //     first stage L(1 + (p−1)/(pv)) layers (Korthikanti et al. 2022 §4.2.3);
 //     one version; with v = 1 it is 1f1b.
-//   - 2bw: p−i, two versions (§3.2.1).
+//   - 2bw: p−i, two versions (§3.2.1); it needs m >= p.
 //   - pipedream: p−i, one version per in-flight input, p−i (§2.3.2).
 func InFlight(schedule string, p, i, m, v int) (activations, weightVersions int, err error) {
 	if p < 1 || i < 0 || i >= p || m < 1 || v < 1 {
@@ -43,6 +43,9 @@ func InFlight(schedule string, p, i, m, v int) (activations, weightVersions int,
 		}
 		return min(2*(p-i-1)+(v-1)*p+1, m*v), 1, nil
 	case Schedule2BW:
+		if m < p {
+			return 0, 0, fmt.Errorf("schedule: 2bw needs m >= p so that two weight versions suffice (§3.2.1), got m=%d p=%d", m, p)
+		}
 		return p - i, 2, nil
 	case SchedulePipeDream:
 		return p - i, p - i, nil

@@ -19,7 +19,7 @@ func TestInFlightMatchesSimulator(t *testing.T) {
 	}{{schedule.GPipe, 1}, {schedule.OneFOneB, 1}, {schedule.Interleaved, 1}, {schedule.TwoBW, 3}, {schedule.PipeDream, 3}}
 	for _, k := range kinds {
 		for p := 1; p <= 6; p++ {
-			for _, m := range []int{p, 2 * p, 3 * p, p + 1} {
+			for _, m := range []int{1, 2, p, 2 * p, 3 * p, p + 1} {
 				vs := []int{1}
 				if k.kind == schedule.Interleaved {
 					if m%p != 0 {
@@ -28,9 +28,17 @@ func TestInFlightMatchesSimulator(t *testing.T) {
 					vs = []int{2, 3}
 				}
 				for _, v := range vs {
-					s, err := schedule.Generate(k.kind, schedule.Options{Stages: p, Microbatches: m, Chunks: v, Batches: k.batches})
+					batches := k.batches
+					if batches > 1 {
+						batches = max(batches, 3*p/m+1) // reach the steady state
+					}
+					s, err := schedule.Generate(k.kind, schedule.Options{Stages: p, Microbatches: m, Chunks: v, Batches: batches})
+					_, _, ierr := cost.InFlight(string(k.kind), p, 0, m, v)
+					if (err == nil) != (ierr == nil) {
+						t.Fatalf("%s p=%d m=%d v=%d: generator error %v, InFlight error %v", k.kind, p, m, v, err, ierr)
+					}
 					if err != nil {
-						t.Fatalf("%s p=%d m=%d v=%d: %v", k.kind, p, m, v, err)
+						continue
 					}
 					tl, err := schedule.Simulate(context.Background(), s, schedule.Uniform(1, 2, 0, 0), nil)
 					if err != nil {

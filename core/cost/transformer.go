@@ -195,7 +195,7 @@ func (cfg Config) Validate(tr model.Transformer, c hw.Cluster) error {
 	if cfg.ZeRO < 0 || cfg.ZeRO > 3 {
 		return fmt.Errorf("config.zero: must be 0, 1, 2 or 3, got %d", cfg.ZeRO)
 	}
-	if _, _, err := InFlight(cfg.schedule(), cfg.PP, 0, 1, cfg.Interleave); err != nil {
+	if _, _, err := InFlight(cfg.schedule(), cfg.PP, 0, cfg.microbatches(), cfg.Interleave); err != nil {
 		return fmt.Errorf("config.%w", err)
 	}
 	return nil
