@@ -38,6 +38,8 @@ func runSchedule(args []string, stdout io.Writer) error {
 	weightBytes := fs.Float64("weight-bytes", 0, "bytes of one weight version of a stage")
 	asJSON := fs.Bool("json", false, "print JSON")
 	svgPath := fs.String("svg", "", "write the timeline as SVG to `FILE`")
+	from := fs.Float64("from", 0, "with --svg: draw from this many seconds into the step (zoom)")
+	to := fs.Float64("to", 0, "with --svg: draw up to this many seconds into the step (0: the end)")
 	csvPath := fs.String("csv", "", "write the action lists in torch.distributed.pipelining's CSV form to `FILE`")
 	grid := fs.Bool("grid", false, "also print the step × device grid of actions")
 	if err := fs.Parse(args); err != nil {
@@ -93,7 +95,7 @@ func runSchedule(args []string, stdout io.Writer) error {
 		return fmt.Errorf("schedule: %v", err)
 	}
 	if *svgPath != "" {
-		if err := writeFileAtomic(*svgPath, schedule.RenderSVG(tl, schedule.SVGOptions{})); err != nil {
+		if err := writeFileAtomic(*svgPath, schedule.RenderSVG(tl, schedule.SVGOptions{FromSeconds: *from, ToSeconds: *to})); err != nil {
 			return err
 		}
 	}

@@ -17,6 +17,9 @@ type SVGOptions struct {
 	// boxes would be under 3 px wide) each device row is drawn as runs of
 	// forward, backward, alternating and idle time (0 means 4000).
 	MaxBoxes int
+	// FromSeconds and ToSeconds zoom into part of the step (seconds since
+	// it started); ToSeconds <= FromSeconds draws the whole step.
+	FromSeconds, ToSeconds float64
 }
 
 // Colour-blind-safe palette (Okabe & Ito): forward light, backward dark,
@@ -34,8 +37,14 @@ const (
 // svgLayout holds the geometry shared by the drawing helpers.
 type svgLayout struct {
 	left, top, width, rowH float64
-	t0, scale              float64 // seconds at x = left, pixels per second
+	t0, span, scale        float64 // seconds at x = left, seconds drawn, pixels per second
+	origin                 float64 // the step's start: times are shown relative to it
 	unit                   timeUnit
+}
+
+// clip returns the part of [from, to] inside the drawn window.
+func (l svgLayout) clip(from, to float64) (float64, float64) {
+	return max(from, l.t0), min(to, l.t0+l.span)
 }
 
 func (l svgLayout) x(sec float64) float64 { return l.left + (sec-l.t0)*l.scale }
@@ -62,9 +71,20 @@ func RenderSVG(t *Timeline, o SVGOptions) []byte {
 	}
 	devices := len(t.Ops)
 	rowH := math.Max(8, math.Min(30, 900/float64(max(devices, 1))))
-	l := svgLayout{left: 64, top: 56, width: float64(o.WidthPx) - 64 - 24, rowH: rowH, t0: t.StartSeconds, unit: pickUnit(t.StepSeconds)}
-	if t.StepSeconds > 0 {
-		l.scale = l.width / t.StepSeconds
+	from, to := 0.0, t.StepSeconds
+	if o.ToSeconds > o.FromSeconds {
+		from, to = max(o.FromSeconds, 0), min(o.ToSeconds, t.StepSeconds)
+		if to <= from {
+			from, to = 0, t.StepSeconds
+		}
+	}
+	l := svgLayout{left: 64, top: 56, width: float64(o.WidthPx) - 64 - 24, rowH: rowH,
+		t0: t.StartSeconds + from, span: to - from, origin: t.StartSeconds, unit: pickUnit(to - from)}
+	if l.span > 0 {
+		l.scale = l.width / l.span
+	}
+	if l.span < t.StepSeconds {
+		o.Title += fmt.Sprintf(" · showing %s – %s", l.unit.format(from), l.unit.format(to))
 	}
 	height := l.top + float64(devices)*rowH + 48
 	var b strings.Builder
@@ -78,7 +98,11 @@ func RenderSVG(t *Timeline, o SVGOptions) []byte {
 	fmt.Fprintf(&b, `<text x="%g" y="18" font-size="14" font-weight="bold">%s</text>`+"\n", l.left, html.EscapeString(o.Title))
 	boxes := 0
 	for _, ops := range t.Ops {
-		boxes += len(ops)
+		for _, op := range ops {
+			if a, b := l.clip(op.StartSeconds, op.EndSeconds); b > a {
+				boxes++
+			}
+		}
 	}
 	aggregate := boxes > o.MaxBoxes || (boxes > 0 && l.width*float64(devices)/float64(boxes) < 3)
 	legend(&b, l, t, aggregate)
@@ -94,7 +118,7 @@ func RenderSVG(t *Timeline, o SVGOptions) []byte {
 			drawBoxes(&b, l, ops)
 		}
 	}
-	axis(&b, l, t, height-48)
+	axis(&b, l, height-48)
 	b.WriteString("</svg>\n")
 	return []byte(b.String())
 }
@@ -121,13 +145,14 @@ func opColour(o Op) string {
 // drawBoxes draws one box per action with a microbatch label when it fits.
 func drawBoxes(b *strings.Builder, l svgLayout, ops []Op) {
 	for _, o := range ops {
-		w := (o.EndSeconds - o.StartSeconds) * l.scale
+		from, to := l.clip(o.StartSeconds, o.EndSeconds)
+		w := (to - from) * l.scale
 		if w <= 0 {
 			continue
 		}
-		x, y := l.x(o.StartSeconds), l.y(o.Device)
+		x, y := l.x(from), l.y(o.Device)
 		fmt.Fprintf(b, `<rect x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="%s" stroke="#ffffff" stroke-width="0.5"><title>%s</title></rect>`+"\n",
-			x, y+1, w, l.rowH-2, opColour(o), html.EscapeString(describe(o, l.unit)))
+			x, y+1, w, l.rowH-2, opColour(o), html.EscapeString(describe(o, l)))
 		label := ""
 		if o.Microbatch >= 0 {
 			label = fmt.Sprint(o.Microbatch)
@@ -145,7 +170,7 @@ func drawBoxes(b *strings.Builder, l svgLayout, ops []Op) {
 }
 
 // describe is the tooltip of one action.
-func describe(o Op, u timeUnit) string {
+func describe(o Op, l svgLayout) string {
 	s := fmt.Sprintf("GPU %d · %v · %s", o.Device, o.Action, kindWords[o.Kind])
 	if o.Microbatch >= 0 {
 		s += fmt.Sprintf(" · microbatch %d · chunk %d", o.Microbatch, o.Chunk)
@@ -153,7 +178,7 @@ func describe(o Op, u timeUnit) string {
 	if o.UsedVersion >= 0 {
 		s += fmt.Sprintf(" · weights v%d", o.UsedVersion)
 	}
-	return s + fmt.Sprintf(" · %s – %s", u.format(o.StartSeconds), u.format(o.EndSeconds))
+	return s + fmt.Sprintf(" · %s – %s", l.unit.format(o.StartSeconds-l.origin), l.unit.format(o.EndSeconds-l.origin))
 }
 
 var kindWords = [numKinds]string{"forward", "backward", "input gradient", "weight gradient", "send activation",
@@ -229,7 +254,7 @@ func drawRuns(b *strings.Builder, l svgLayout, d int, ops []Op) {
 				}
 			}
 			fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>GPU %d · %s · %d forward and %d backward actions · %s – %s</title></rect>`+"\n",
-				l.left+float64(i)*binPx, l.y(d)+1, float64(j-i)*binPx, l.rowH-2, fills[c], d, words[c], nf, nb, l.unit.format(from), l.unit.format(to))
+				l.left+float64(i)*binPx, l.y(d)+1, float64(j-i)*binPx, l.rowH-2, fills[c], d, words[c], nf, nb, l.unit.format(from-l.origin), l.unit.format(to-l.origin))
 		}
 		i = j
 	}
@@ -267,17 +292,18 @@ func legend(b *strings.Builder, l svgLayout, t *Timeline, aggregate bool) {
 	}
 }
 
-// axis draws the time axis with round ticks.
-func axis(b *strings.Builder, l svgLayout, t *Timeline, y float64) {
+// axis draws the time axis of the window with round ticks.
+func axis(b *strings.Builder, l svgLayout, y float64) {
 	fmt.Fprintf(b, `<line x1="%g" y1="%.1f" x2="%g" y2="%.1f" stroke="%s"/>`+"\n", l.left, y, l.left+l.width, y, colAxis)
-	if t.StepSeconds <= 0 {
+	if l.span <= 0 {
 		return
 	}
-	step := niceStep(t.StepSeconds / 10)
-	for v := 0.0; v <= t.StepSeconds*(1+1e-9); v += step {
-		x := l.x(t.StartSeconds + v)
+	step := niceStep(l.span / 10)
+	from := l.t0 - l.origin
+	for v := max(math.Ceil(from/step-1e-9)*step, 0); v <= from+l.span*(1+1e-9); v += step {
+		x := l.x(l.origin + v)
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s"/><text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n",
-			x, y, x, y+5, colAxis, x, y+18, l.unit.format(t.StartSeconds+v))
+			x, y, x, y+5, colAxis, x, y+18, l.unit.format(v))
 	}
 	fmt.Fprintf(b, `<text x="%g" y="%.1f" text-anchor="middle" fill="%s">time since the step started</text>`+"\n", l.left+l.width/2, y+36, colAxis)
 }

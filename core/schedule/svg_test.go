@@ -85,3 +85,33 @@ func TestRenderSVGLargeAggregates(t *testing.T) {
 		t.Errorf("SVG is %d bytes, want under 1 MiB", len(out))
 	}
 }
+
+// Zooming into the warm-up of the large pipeline draws individual boxes,
+// all inside the plot, with the axis starting at the window.
+func TestRenderSVGZoom(t *testing.T) {
+	tl := simulate(t, OneFOneB, Options{Stages: 64, Microbatches: 512}, Uniform(1, 2, 0, 0))
+	out := RenderSVG(tl, SVGOptions{FromSeconds: 40, ToSeconds: 100})
+	_, titles := svgCounts(t, out)
+	boxes := 0
+	for _, ti := range titles {
+		if strings.Contains(ti, " · microbatch ") {
+			boxes++
+		}
+	}
+	// Each device runs back to back from its first forward, so ~60 s of
+	// 1 s forwards and 2 s backwards over 64 devices.
+	if boxes < 64*10 || boxes > 64*61 {
+		t.Errorf("%d boxes in the zoomed window, want individual boxes", boxes)
+	}
+	if strings.Contains(string(out), "alternating forwards and backwards") {
+		t.Error("zoomed drawing is aggregated")
+	}
+	for _, want := range []string{">40 s<", ">100 s<", "showing 40 s – 100 s"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("axis lacks %q", want)
+		}
+	}
+	if strings.Contains(string(out), ">30 s<") {
+		t.Error("axis has a tick before the window")
+	}
+}
