@@ -134,6 +134,12 @@ func (x *index) checkMicrobatch(st, mb int) error {
 	case b != 0 && b != f, b == 0 && (i != f || w != f):
 		return fmt.Errorf("forward on device %d but backward on another device", f-1)
 	}
+	for k := SendF; k <= RecvB; k++ {
+		// A stage sends and receives its own microbatch's tensors.
+		if d := x.dev(k, st, mb); d != 0 && d != f {
+			return fmt.Errorf("%s on device %d, but the stage runs this microbatch on device %d", k, d-1, f-1)
+		}
+	}
 	return nil
 }
 
