@@ -288,10 +288,11 @@ func TestValidateRejectsBadSchedules(t *testing.T) {
 			s.Devices[1] = append(s.Devices[1], act(0, Backward, 1))
 			s.Devices[0] = drop(s.Devices[0], act(0, Backward, 1))
 		},
-		"both a whole":    func(s *Schedule) { s.Devices[0] = append(s.Devices[0], act(0, BackwardInput, 0)) },
-		"schedule.chunks": func(s *Schedule) { s.Chunks = 3 },
-		"schedule.stages": func(s *Schedule) { s.Stages = 0 },
-		"first stage":     func(s *Schedule) { s.Devices[0] = append(s.Devices[0], act(0, RecvF, 0)) },
+		"both a whole":       func(s *Schedule) { s.Devices[0] = append(s.Devices[0], act(0, BackwardInput, 0)) },
+		"schedule.chunks":    func(s *Schedule) { s.Chunks = 3 },
+		"schedule.stages":    func(s *Schedule) { s.Stages = 0 },
+		"first stage":        func(s *Schedule) { s.Devices[0] = append(s.Devices[0], act(0, RecvF, 0)) },
+		"SEND_F on device 1": func(s *Schedule) { s.Devices[1] = append(s.Devices[1], act(0, SendF, 0)) },
 		"takes no microbat": func(s *Schedule) {
 			s.Devices[0] = append(s.Devices[0], Action{Stage: 0, Kind: OptStep, Microbatch: 0, Version: -1})
 		},
