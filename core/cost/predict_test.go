@@ -139,7 +139,7 @@ func TestPredictErrors(t *testing.T) {
 	}{
 		{func(c *Config) { c.DP = 2 }, "tp·pp·dp must equal the cluster's 32 GPUs"},
 		{func(c *Config) { c.TP = 0 }, "config.tp: must be >= 1, got 0"},
-		{func(c *Config) { c.GlobalBatch = 30 }, "config.global_batch: must be a multiple of dp·microbatch"},
+		{func(c *Config) { c.GlobalBatch = 30 }, "config.global_batch: must be a multiple of dp·microbatch = 4·1"},
 		{func(c *Config) { c.Interleave = 2; c.GlobalBatch = 24 }, "multiple of pp"},
 		{func(c *Config) { c.Interleave = 2; c.Schedule = ScheduleGPipe }, "config.schedule"},
 		{func(c *Config) { c.Recompute = "some" }, "config.recompute"},

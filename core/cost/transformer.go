@@ -168,11 +168,11 @@ func (cfg Config) Validate(tr model.Transformer, c hw.Cluster) error {
 	if cfg.Interleave > tr.Layers {
 		return fmt.Errorf("config.interleave: must be <= the %d layers, got %d", tr.Layers, cfg.Interleave)
 	}
-	if cfg.TP*cfg.PP*cfg.DP != n {
-		return fmt.Errorf("config: tp·pp·dp must equal the cluster's %d GPUs, got %d·%d·%d = %d", n, cfg.TP, cfg.PP, cfg.DP, cfg.TP*cfg.PP*cfg.DP)
+	if cfg.TP*cfg.PP > n || cfg.TP*cfg.PP*cfg.DP != n { // each factor <= n <= 2^24: no overflow
+		return fmt.Errorf("config: tp·pp·dp must equal the cluster's %d GPUs, got %d·%d·%d", n, cfg.TP, cfg.PP, cfg.DP)
 	}
 	if cfg.GlobalBatch%cfg.Microbatch != 0 || cfg.microbatches()*cfg.DP*cfg.Microbatch != cfg.GlobalBatch {
-		return fmt.Errorf("config.global_batch: must be a multiple of dp·microbatch = %d, got %d", cfg.DP*cfg.Microbatch, cfg.GlobalBatch)
+		return fmt.Errorf("config.global_batch: must be a multiple of dp·microbatch = %d·%d, got %d", cfg.DP, cfg.Microbatch, cfg.GlobalBatch)
 	}
 	if tr.Heads%cfg.TP != 0 {
 		return fmt.Errorf("config.tp: must divide the %d attention heads, got %d", tr.Heads, cfg.TP)
