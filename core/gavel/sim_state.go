@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -61,6 +62,12 @@ func newSimulation(cfg SimConfig) (*simulation, error) {
 		pairTput: map[[3]int][2]float64{}, busyGPUSeconds: make([]float64, len(cfg.Cluster.WorkerTypes))}
 	if s.tt == nil {
 		s.tt = DefaultThroughputs()
+	}
+	known := s.tt.WorkerTypes()
+	for j, wt := range cfg.Cluster.WorkerTypes {
+		if !slices.Contains(known, wt) {
+			return nil, fmt.Errorf("simulate: cluster.worker_types[%d]: unknown worker type %q (known: %v)", j, wt, known)
+		}
 	}
 	if s.roundSeconds == 0 {
 		s.roundSeconds = DefaultRoundSeconds

@@ -181,7 +181,7 @@ func TestSimulateErrors(t *testing.T) {
 	}
 	cases := map[string]SimConfig{
 		"unknown job type": with(func(c *SimConfig) { c.Jobs = []Job{{JobType: "GPT-5", ScaleFactor: 1, PriorityWeight: 1, NumSteps: 1}} }),
-		"unknown worker type": with(func(c *SimConfig) {
+		"worker_types[0]: unknown worker type": with(func(c *SimConfig) {
 			c.Cluster = ClusterSpec{WorkerTypes: []string{"a100"}, NumWorkers: []int{1}}
 		}),
 		"num_workers[0]": with(func(c *SimConfig) {
