@@ -8,16 +8,14 @@ import (
 // communication time per microbatch on one GPU (forward, backward and the
 // recomputation the config asks for).
 func (e *evaluator) layerSeconds() (compute, tpComm float64) {
+	// The layer's GEMMs, each split t ways (§4.2.3), at their own efficiency.
 	t := float64(e.cfg.TP)
-	b, s, h, f := float64(e.cfg.Microbatch), float64(e.tr.Seq), float64(e.tr.Hidden), float64(e.tr.FFNSize())
-	// The layer's GEMMs per GPU (§4.5.1 FLOP terms split t ways, §4.2.3).
-	dense := []float64{2 * b * s * h * 3 * h / t, 2 * b * s * h * h / t, 2 * b * s * h * f / t, 2 * b * s * h * f / t}
-	core := 2 * b * s * s * h / t // QKᵀ, and again for attention over V
+	dense, core := e.tr.LayerFwdGEMMs(e.cfg.Microbatch)
 	var denseSec float64
 	for _, x := range dense {
-		denseSec += e.curve.Seconds(x, e.peak)
+		denseSec += e.curve.Seconds(x/t, e.peak)
 	}
-	coreSec := 2 * e.curve.Seconds(core, e.peak)
+	coreSec := 2 * e.curve.Seconds(core/t, e.peak)
 	// Memory-bound kernels move ElementwiseTrafficPerActivationByte bytes per stored byte.
 	noRec := e.actOpts
 	noRec.Recompute = model.RecomputeNone

@@ -28,20 +28,29 @@ func ParseRecompute(s string) (Recompute, error) {
 	return "", fmt.Errorf("recompute: must be none, selective or full, got %q", s)
 }
 
-// LayerFwdFLOPs returns the forward FLOPs of one transformer layer for a
-// microbatch of b sequences: QKV 6bsh², attention scores 2bs²h, attention
-// over values 2bs²h, output projection 2bsh², MLP 4bshf (16bsh² for f = 4h);
-// 24bsh² + 4bs²h as in dissertation §4.5.1.
-func (t Transformer) LayerFwdFLOPs(b int) float64 {
+// LayerFwdGEMMs returns the forward matrix multiplications of one
+// transformer layer for a microbatch of b sequences, in FLOPs (2·m·k·n each,
+// dissertation §4.5.1): the dense ones — QKV 6bsh², output projection 2bsh²,
+// MLP up and down 2bshf each — and one of the two attention-core batched
+// products (scores QKᵀ, then attention over V), 2bs²h each.
+func (t Transformer) LayerFwdGEMMs(b int) (dense [4]float64, core float64) {
 	s, h, f, bb := float64(t.Seq), float64(t.Hidden), float64(t.FFNSize()), float64(b)
-	return 8*bb*s*h*h + 4*bb*s*s*h + 4*bb*s*h*f
+	dense = [4]float64{6 * bb * s * h * h, 2 * bb * s * h * h, 2 * bb * s * h * f, 2 * bb * s * h * f}
+	return dense, 2 * bb * s * s * h
+}
+
+// LayerFwdFLOPs returns the forward FLOPs of one transformer layer for a
+// microbatch of b sequences: 24bsh² + 4bs²h when f = 4h (§4.5.1).
+func (t Transformer) LayerFwdFLOPs(b int) float64 {
+	dense, core := t.LayerFwdGEMMs(b)
+	return dense[0] + dense[1] + dense[2] + dense[3] + 2*core
 }
 
 // LayerAttentionCoreFwdFLOPs returns the forward FLOPs of the attention core
 // (scores and attention over values, 4bs²h): what selective recomputation redoes.
 func (t Transformer) LayerAttentionCoreFwdFLOPs(b int) float64 {
-	s, h := float64(t.Seq), float64(t.Hidden)
-	return 4 * float64(b) * s * s * h
+	_, core := t.LayerFwdGEMMs(b)
+	return 2 * core
 }
 
 // LogitFwdFLOPs returns the forward FLOPs of the output (logit) layer for b
