@@ -238,7 +238,7 @@ func (s *simulation) prices() []float64 {
 	}
 	out := make([]float64, len(s.cfg.Cluster.WorkerTypes))
 	for j, wt := range s.cfg.Cluster.WorkerTypes {
-		out[j] = DefaultPricePerHour[wt]
+		out[j] = DefaultPricePerHour(wt)
 	}
 	return out
 }

@@ -73,7 +73,7 @@ func TestSimulateSingleJobExact(t *testing.T) {
 	if math.Abs(res.Utilization-1.0/12) > 1e-9 || res.LeaseRenewals != res.Rounds-1 {
 		t.Fatalf("utilization %v (want 1/12), lease renewals %d", res.Utilization, res.LeaseRenewals)
 	}
-	if want := res.MakespanSeconds / 3600 * DefaultPricePerHour["v100"]; math.Abs(res.CostDollars-want) > 1e-9 {
+	if want := res.MakespanSeconds / 3600 * DefaultPricePerHour("v100"); math.Abs(res.CostDollars-want) > 1e-9 {
 		t.Fatalf("cost %v, want %v", res.CostDollars, want)
 	}
 }
