@@ -38,11 +38,17 @@ type policyFunc struct {
 	allocate func(ctx context.Context, inst *Instance) (*Allocation, error)
 }
 
+// Name returns the policy's registered name.
 func (p policyFunc) Name() string { return p.name }
 
+// Allocate validates inst and solves the policy; an instance without jobs
+// gets an empty allocation with objective 0.
 func (p policyFunc) Allocate(ctx context.Context, inst *Instance) (*Allocation, error) {
 	if err := inst.Validate(); err != nil {
 		return nil, err
+	}
+	if len(inst.Jobs) == 0 {
+		return &Allocation{X: [][]float64{}}, nil
 	}
 	a, err := p.allocate(ctx, inst)
 	if err != nil {

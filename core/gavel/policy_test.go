@@ -187,3 +187,31 @@ func TestPolicyErrors(t *testing.T) {
 		t.Errorf("negative throughput: %v", err)
 	}
 }
+
+// FuzzAllocate runs the policies on arbitrary small parsed instances: any
+// instance that validates gets a valid allocation or an error, never a
+// panic or NaN.
+func FuzzAllocate(f *testing.F) {
+	f.Add([]byte(`{"worker_types":["v100","k80"],"num_workers":[1,1],"jobs":[{"id":0,"scale_factor":1,"num_steps":100},{"id":1,"scale_factor":1,"num_steps":50,"priority_weight":3}],"throughputs":[[40,10],[12,4]]}`))
+	f.Add([]byte(`{"worker_types":["a","b","c"],"num_workers":[2,1,4],"jobs":[{"id":3,"scale_factor":2,"num_steps":1e6,"elapsed_s":100,"slo_s":1e9},{"id":1,"scale_factor":1,"num_steps":1e-3}],"throughputs":[[0,5,1e-4],[1e6,0,0]],"price_per_hour":[1,2,3]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		inst, err := ParseInstance(data)
+		if err != nil || len(inst.Jobs) > 6 || len(inst.WorkerTypes) > 4 {
+			return
+		}
+		for _, name := range PolicyNames() {
+			p, err := PolicyByName(name, WithBudget(100))
+			if err != nil {
+				t.Fatal(err)
+			}
+			al, err := p.Allocate(context.Background(), inst)
+			if err != nil {
+				continue
+			}
+			if math.IsNaN(al.Objective) {
+				t.Fatalf("%s: NaN objective", name)
+			}
+			checkValid(t, inst, al)
+		}
+	})
+}
