@@ -184,15 +184,17 @@ func TestPredictErrors(t *testing.T) {
 // FuzzPredict checks that no combination of dimensions and degrees panics
 // or yields a NaN/negative prediction.
 func FuzzPredict(f *testing.F) {
-	f.Add(32, 4096, 32, 2048, 51200, 2, 4, 4, 1, 64, 1, uint8(2), true, 0)
-	f.Add(1, 8, 1, 1, 1, 1, 1, 32, 1, 32, 1, uint8(0), false, 3)
-	f.Add(128, 25600, 160, 2048, 51200, 8, 4, 1, 1, 8, 2, uint8(1), true, 1)
+	f.Add(32, 4096, 32, 2048, 51200, 2, 4, 4, 1, 64, 1, uint8(2), true, 0, uint8(0))
+	f.Add(1, 8, 1, 1, 1, 1, 1, 32, 1, 32, 1, uint8(0), false, 3, uint8(1))
+	f.Add(128, 25600, 160, 2048, 51200, 8, 4, 1, 1, 8, 2, uint8(1), true, 1, uint8(3))
+	f.Add(32, 4096, 32, 2048, 51200, 2, 4, 4, 1, 64, 1, uint8(0), false, 0, uint8(4))
 	c := dgxA100(f, 32)
 	recs := []model.Recompute{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull}
-	f.Fuzz(func(t *testing.T, l, h, a, s, V, tp, pp, dp, b, B, v int, rec uint8, sp bool, zero int) {
+	scheds := []string{"", ScheduleGPipe, Schedule1F1B, ScheduleInterleaved, Schedule2BW, SchedulePipeDream}
+	f.Fuzz(func(t *testing.T, l, h, a, s, V, tp, pp, dp, b, B, v int, rec uint8, sp bool, zero int, sched uint8) {
 		tr := model.Transformer{Layers: l, Hidden: h, Heads: a, Seq: s, Vocab: V}
 		cfg := Config{TP: tp, PP: pp, DP: dp, Microbatch: b, GlobalBatch: B, Interleave: v,
-			Recompute: recs[int(rec)%3], SequenceParallel: sp, ScatterGather: sp, ZeRO: zero}
+			Recompute: recs[int(rec)%3], SequenceParallel: sp, ScatterGather: sp, ZeRO: zero, Schedule: scheds[int(sched)%len(scheds)]}
 		pr, err := Predict(tr, c, cfg, Options{})
 		if err != nil {
 			return
