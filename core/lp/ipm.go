@@ -2,7 +2,6 @@ package lp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 )
@@ -17,14 +16,11 @@ const (
 	refineSteps = 2     // iterative-refinement rounds per normal-equation solve
 )
 
-var errNaN = errors.New("lp: numerical failure (NaN)")
-
 // interiorPoint solves s by Mehrotra's predictor-corrector primal-dual
 // interior-point method (Nocedal & Wright, Numerical Optimization, ch. 14,
 // Algorithm 14.3) with normal equations factored by a sparse LDL^T after
-// splitting dense columns. It
-// assumes s is feasible and bounded; otherwise the iterates diverge and it
-// returns an error saying so.
+// splitting dense columns. It assumes s is feasible and bounded; otherwise
+// the iterates diverge and it returns an error saying so.
 func interiorPoint(ctx context.Context, orig *standard) (Status, []float64, int, error) {
 	s := splitDense(orig)
 	m, n := s.m, s.n
@@ -257,8 +253,8 @@ func (sys *ipmSystem) mulAT(v, out []float64, alpha float64) {
 	}
 }
 
-// maxStep returns the largest a <= 1/ipmStep... such that v + a*dv >= 0
-// (capped at 1e30 when no component decreases).
+// maxStep returns the largest a with v + a*dv >= 0 (1e30 when no
+// component decreases).
 func maxStep(v, dv []float64) float64 {
 	a := 1e30
 	for j, d := range dv {

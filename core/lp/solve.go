@@ -2,8 +2,12 @@ package lp
 
 import (
 	"context"
+	"errors"
 	"math"
 )
+
+// errNaN reports a solution with NaN entries (numerical breakdown).
+var errNaN = errors.New("lp: numerical failure (NaN)")
 
 // Method selects the algorithm of Solve.
 type Method int8
