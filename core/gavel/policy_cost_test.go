@@ -1,0 +1,69 @@
+package gavel
+
+import (
+	"math"
+	"testing"
+)
+
+// twoTypeJob is one job on a cheap slow and an expensive fast GPU type.
+func twoTypeJob(steps float64) *Instance {
+	return &Instance{WorkerTypes: []string{"k80", "v100"}, NumWorkers: []int{1, 1}, PricePerHour: []float64{1, 8},
+		Jobs:        []Job{{ID: 0, ScaleFactor: 1, PriorityWeight: 1, NumSteps: steps}},
+		Throughputs: [][]float64{{10, 40}}}
+}
+
+// TestMinCostPicksCheapestThroughput: 10 steps/s per $1/h beats 40 per $8/h,
+// so the job runs on the K80 only: 0.1 jobs/s at $1/3600/s = 360 jobs/$.
+func TestMinCostPicksCheapestThroughput(t *testing.T) {
+	al := allocate(t, "min_cost_perf", twoTypeJob(100))
+	if math.Abs(al.X[0][0]-1) > 1e-6 || al.X[0][1] > 1e-6 || math.Abs(al.Objective-360) > 1e-6 {
+		t.Fatalf("X = %v objective %v, want [[1 0]] and 360 jobs/$", al.X, al.Objective)
+	}
+}
+
+// TestMinCostSLO: an SLO of 100 steps / 4 s = 25 steps/s forces V100 time.
+func TestMinCostSLO(t *testing.T) {
+	inst := twoTypeJob(100)
+	inst.Jobs[0].SLOSeconds = 4
+	al := allocate(t, "min_cost_slo_perf", inst)
+	if eff := effectiveThroughputs(inst, inst.Throughputs, al)[0]; eff < 25-1e-6 {
+		t.Fatalf("throughput %v below the SLO's 25 steps/s (X = %v)", eff, al.X)
+	}
+	// The cheapest way to 25 steps/s mixes both types (x_v100 = 0.5 at full time).
+	if math.Abs(al.X[0][1]-0.5) > 1e-6 || math.Abs(al.X[0][0]-0.5) > 1e-6 {
+		t.Fatalf("X = %v, want [[0.5 0.5]]", al.X)
+	}
+}
+
+// TestMakespanBudget: 36,000 steps; all-V100 finishes in 900 s for $2, all-K80
+// in 3600 s for $1. With $1.50 the best mix runs 20% on the V100: 10+30*0.2 =
+// 16 steps/s, makespan 2250 s.
+func TestMakespanBudget(t *testing.T) {
+	inst := twoTypeJob(36000)
+	for _, c := range []struct{ budget, want float64 }{{1.5, 2250}, {5, 900}} {
+		al := allocate(t, "min_makespan_budget_perf", inst, WithBudget(c.budget))
+		if math.Abs(al.Objective-c.want) > 1e-5*c.want {
+			t.Errorf("budget $%v: makespan %v, want %v (X = %v)", c.budget, al.Objective, c.want, al.X)
+		}
+		if cost := costOf(inst, al) * al.Objective; cost > c.budget*(1+1e-6) {
+			t.Errorf("budget $%v: spends $%v", c.budget, cost)
+		}
+	}
+}
+
+// TestFinishTimeFairness checks rho on one GPU against closed forms: equal
+// shares give rho = 2; with 10 s elapsed for job 0 the optimum solves
+// (10 + 10/x)/20 = 1/(1-x), x = sqrt(2)-1, rho = 1/(2-sqrt(2)).
+func TestFinishTimeFairness(t *testing.T) {
+	inst := identicalInstance([]float64{1, 1}, 1)
+	inst.Jobs[0].NumSteps, inst.Jobs[1].NumSteps = 100, 300
+	al := allocate(t, "finish_time_fairness_perf", inst)
+	if math.Abs(al.Objective-2) > 1e-6 {
+		t.Errorf("rho %v, want 2", al.Objective)
+	}
+	inst.Jobs[0].ElapsedSeconds = 10
+	al = allocate(t, "finish_time_fairness_perf", inst)
+	if want := 1 / (2 - math.Sqrt2); math.Abs(al.Objective-want) > 1e-6 || math.Abs(al.X[0][0]-(math.Sqrt2-1)) > 1e-6 {
+		t.Errorf("rho %v X %v, want %v with x0 = sqrt(2)-1", al.Objective, al.X, want)
+	}
+}
