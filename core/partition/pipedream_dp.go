@@ -3,7 +3,10 @@ package partition
 import (
 	"context"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"pipeplan/core/cost"
 )
@@ -36,34 +39,50 @@ func newPDSolver(c *Cuts, opt PipeDreamOptions) *pdSolver {
 		comp: make([][]float64, len(opt.Levels))}
 }
 
-// solveLevels fills comp for every level and the last level's row 0.
+// solveLevels fills comp for every level and the last level's row 0. The
+// rows of a lower level are independent and run on GOMAXPROCS goroutines;
+// each writes its own part of comp, so the result does not depend on them.
 func (s *pdSolver) solveLevels(ctx context.Context, progress func(float64)) error {
 	L := len(s.opt.Levels)
-	rows, done := (L-1)*s.n+1, 0
+	rows := int64((L-1)*s.n + 1)
+	var done atomic.Int64
+	var mu sync.Mutex
+	report := func() {
+		if progress != nil {
+			mu.Lock()
+			progress(float64(done.Add(1)) / float64(rows))
+			mu.Unlock()
+		}
+	}
 	for lv := 0; lv < L-1; lv++ {
 		M := s.opt.Levels[lv].Workers
 		next := make([]float64, s.n*s.n)
-		a := make([]float64, s.n*M)
-		for i := range s.n {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			s.rowDP(lv, i, a, nil)
-			for j := range s.n {
-				next[i*s.n+j] = a[j*M+M-1]
-			}
-			if done++; progress != nil {
-				progress(float64(done) / float64(rows))
-			}
+		var row atomic.Int64
+		var wg sync.WaitGroup
+		for range min(runtime.GOMAXPROCS(0), s.n) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				a := make([]float64, s.n*M)
+				for i := int(row.Add(1) - 1); i < s.n && ctx.Err() == nil; i = int(row.Add(1) - 1) {
+					s.rowDP(lv, i, a, nil)
+					for j := range s.n {
+						next[i*s.n+j] = a[j*M+M-1]
+					}
+					report()
+				}
+			}()
+		}
+		wg.Wait()
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		s.comp[lv+1] = next
 	}
 	M := s.opt.Levels[L-1].Workers
 	s.final, s.finalBack = make([]float64, s.n*M), make([]pdChoice, s.n*M)
 	s.rowDP(L-1, 0, s.final, s.finalBack)
-	if progress != nil {
-		progress(1)
-	}
+	report()
 	return ctx.Err()
 }
 
