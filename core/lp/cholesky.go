@@ -28,7 +28,17 @@ type normalEq struct {
 	arCol []int
 	arVal []float64
 	work  []float64
+	// Positions >= tail form a dense trailing block of L, factored by a
+	// dense kernel in the column-major buffer dense.
+	tail  int
+	dense []float64
 }
+
+// Dense trailing blocks between these sizes get the dense kernel.
+const (
+	denseTailMin = 64
+	denseTailMax = 6000
+)
 
 // newNormalEq computes the ordering and symbolic factorization for s.
 func newNormalEq(s *standard) (*normalEq, error) {
@@ -132,6 +142,15 @@ func newNormalEq(s *standard) (*normalEq, error) {
 	for k := 0; k < m; k++ {
 		rcnt[k+1] += rcnt[k]
 	}
+	f.tail = m
+	for f.tail > 0 && f.lptr[f.tail]-f.lptr[f.tail-1] == m-f.tail {
+		f.tail--
+	}
+	if nd := m - f.tail; nd < denseTailMin || nd > denseTailMax {
+		f.tail = m
+	} else {
+		f.dense = make([]float64, nd*nd)
+	}
 	f.rptr = append([]int(nil), rcnt...)
 	f.rcol = make([]int, rcnt[m])
 	f.rslot = make([]int, rcnt[m])
@@ -151,7 +170,7 @@ func newNormalEq(s *standard) (*normalEq, error) {
 // corresponding solution component (the usual interior-point safeguard).
 func (f *normalEq) factor(s *standard, dj []float64, reg float64) {
 	w := f.work
-	for k := 0; k < f.m; k++ {
+	for k := 0; k < f.tail; k++ {
 		r := f.iperm[k]
 		// Scatter column k of M (positions >= k).
 		w[k] += reg
@@ -184,6 +203,64 @@ func (f *normalEq) factor(s *standard, dj []float64, reg float64) {
 			f.lval[p] = w[q] / dk
 			w[q] = 0
 		}
+	}
+	if f.tail < f.m {
+		f.factorTail(s, dj, reg)
+	}
+}
+
+// factorTail factors the dense trailing block: it assembles the block of M,
+// subtracts the sparse columns' contributions, then runs a right-looking
+// dense LDL^T on contiguous columns.
+func (f *normalEq) factorTail(s *standard, dj []float64, reg float64) {
+	k0, nd := f.tail, f.m-f.tail
+	t := f.dense
+	clear(t)
+	for c := 0; c < nd; c++ {
+		k := k0 + c
+		r := f.iperm[k]
+		col := t[c*nd : (c+1)*nd]
+		col[c] += reg
+		for p := f.arPtr[r]; p < f.arPtr[r+1]; p++ {
+			j := f.arCol[p]
+			a := f.arVal[p] * dj[j]
+			for q := s.colStart[j]; q < s.colStart[j+1]; q++ {
+				if pk := f.perm[s.rowIdx[q]]; pk >= k {
+					col[pk-k0] += a * s.val[q]
+				}
+			}
+		}
+		// Row-structure lists ascend by column, so the sparse columns come first.
+		for e := f.rptr[k]; e < f.rptr[k+1] && f.rcol[e] < k0; e++ {
+			i, p := f.rcol[e], f.rslot[e]
+			cf := f.lval[p] * f.d[i]
+			col[c] -= cf * f.lval[p]
+			for q := p + 1; q < f.lptr[i+1]; q++ {
+				col[f.lrow[q]-k0] -= cf * f.lval[q]
+			}
+		}
+	}
+	for c := 0; c < nd; c++ {
+		col := t[c*nd : (c+1)*nd]
+		dk := col[c]
+		if dk < 1e-30 {
+			dk = 1e128
+		}
+		f.d[k0+c] = dk
+		for r := c + 1; r < nd; r++ {
+			col[r] /= dk
+		}
+		for c2 := c + 1; c2 < nd; c2++ {
+			l := col[c2] * dk
+			if l == 0 {
+				continue
+			}
+			dst := t[c2*nd : (c2+1)*nd]
+			for r := c2; r < nd; r++ {
+				dst[r] -= l * col[r]
+			}
+		}
+		copy(f.lval[f.lptr[k0+c]:f.lptr[k0+c+1]], col[c+1:])
 	}
 }
 
