@@ -53,9 +53,11 @@ func DefaultPricePerHour(workerType string) float64 {
 
 // JobOutcome is one completed job.
 type JobOutcome struct {
-	ID             int     `json:"id"`
-	JobType        string  `json:"job_type"`
-	ScaleFactor    int     `json:"scale_factor"`
+	// ID, JobType and ScaleFactor identify the job as in the trace.
+	ID          int    `json:"id"`
+	JobType     string `json:"job_type"`
+	ScaleFactor int    `json:"scale_factor"`
+	// ArrivalSeconds and FinishSeconds are simulated times since the trace start.
 	ArrivalSeconds float64 `json:"arrival_s"`
 	FinishSeconds  float64 `json:"finish_s"`
 	// JCTSeconds is FinishSeconds - ArrivalSeconds.
@@ -69,8 +71,10 @@ type JobOutcome struct {
 // SimResult holds a simulation's metrics (§5.7.1); job-level averages are
 // over the window's jobs.
 type SimResult struct {
-	Policy     string `json:"policy"`
-	WindowJobs int    `json:"window_jobs"`
+	// Policy is the simulated policy's name.
+	Policy string `json:"policy"`
+	// WindowJobs is the number of steady-state jobs the averages are over.
+	WindowJobs int `json:"window_jobs"`
 	// AvgJCTSeconds is the average job completion time of the window's jobs.
 	AvgJCTSeconds float64 `json:"avg_jct_s"`
 	// MakespanSeconds is the time from the first arrival to the last completion.
