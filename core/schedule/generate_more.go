@@ -27,7 +27,7 @@ func interleaved(o Options) (*Schedule, error) {
 	}
 	for r := range p {
 		warmup := min(2*(p-r-1)+(v-1)*p, total)
-		list := make([]Action, 0, 2*total)
+		list := make([]Action, 0, 2*total+v) // room for the flush's OPT_STEPs
 		for k := range warmup {
 			list = append(list, step(r, k, false))
 		}
