@@ -64,9 +64,13 @@ type MadPipeResult struct {
 //     memory estimated by 1F1B* at T̂.
 //  2. §4.3 (the ILP replaced): modulo list scheduling of each allocation the
 //     search found, at the smallest period on a 0.2% grid at which its peak
-//     memory, computed from the pattern, fits; the best one is returned. If
-//     none fits, phase one is run again counting g instead of g-1
-//     activations for the special processor.
+//     memory, computed from the pattern, fits; the best one is returned.
+//
+// Phase one under-estimates the special processor's memory (g-1
+// activations per stage, §4.2.1) and does not see two of its stages sharing
+// a link to one neighbour, so the schedule may need a longer period than T̂.
+// When it does, phase one is run again counting g activations on the
+// special processor, and the best schedule of both runs' allocations wins.
 //
 // progress, if not nil, receives the fraction done in [0, 1].
 func MadPipe(ctx context.Context, prof model.Profile, workers int, bandwidthBytesPerSec, memoryBytes float64, progress func(float64)) (*MadPipeResult, error) {
@@ -87,19 +91,36 @@ func MadPipe(ctx context.Context, prof model.Profile, workers int, bandwidthByte
 	if !(ub > 0) {
 		return nil, fmt.Errorf("profile.layers: total compute and communication time must be > 0")
 	}
-	for offset := 1; offset >= 0; offset-- {
+	var found []madCandidate
+	lo := c.totalCompute() / float64(workers)
+	for pass, offset := range []int{1, 0} {
 		d := &madDP{c: c, workers: workers, memory: memoryBytes, vSteps: madVSteps, memCells: madMemCells, specialOffset: offset}
-		found, err := madSearch(ctx, d, func(f float64) { progress(0.9 * f * float64(offset)) })
+		start := lo
+		if pass > 0 {
+			// Counting more memory only makes the DP fail more: start
+			// where the first pass succeeded, above where it failed.
+			start = found[0].target
+		}
+		more, failed, err := madSearch(ctx, d, lo, start, func(f float64) { progress(0.45 * (float64(pass) + f)) })
+		lo = failed
 		if err != nil {
 			return nil, err
 		}
-		if len(found) == 0 {
+		if len(more) == 0 && pass == 0 {
 			return nil, madDoesNotFit(c, workers, memoryBytes)
 		}
-		if r := madSchedule(c, found, memoryBytes, ub); r != nil {
+		found = append(found, more...)
+		if pass > 0 {
+			break
+		}
+		if r := madSchedule(c, found, memoryBytes, ub); r != nil && r.PeriodSeconds <= found[0].target*(1+1e-9) {
 			progress(1)
 			return r, nil
 		}
+	}
+	if r := madSchedule(c, found, memoryBytes, ub); r != nil {
+		progress(1)
+		return r, nil
 	}
 	return nil, fmt.Errorf("memory_bytes: no periodic schedule of MadPipe's allocations fits in %.0f bytes", memoryBytes)
 }
@@ -120,27 +141,28 @@ type madCandidate struct {
 	target float64
 }
 
-// madSearch is Algorithm 1 of madpipe-2020: a search on T̂ from U/P.
-// MadPipe-DP(T̂) is non-increasing in T̂, so T̂ is an upper bound of the best
+// madSearch is Algorithm 1 of madpipe-2020: a search on T̂ above lo, a
+// target at which the DP is known to fail (or U/P). MadPipe-DP(T̂) is
+// non-increasing in T̂, so T̂ is an upper bound of the best
 // max(MadPipe-DP(T̂), T̂) when the DP finds an allocation of period at most
 // T̂, and a lower bound otherwise. Where the paper bisects between U/P and
-// U + ΣC, this doubles T̂ from U/P until the DP succeeds (the DP is slow at
+// U + ΣC, this doubles T̂ from start until the DP succeeds (the DP is slow at
 // large T̂, where stages can be long) and then bisects, madIterations times
 // as the paper's K. It returns every allocation found, the best (smallest
-// T̂) first; none if even T̂ = U + ΣC fits nothing.
-func madSearch(ctx context.Context, d *madDP, progress func(float64)) ([]madCandidate, error) {
+// T̂) first, and the largest T̂ at which the DP failed; no allocation if
+// even T̂ = U + ΣC fits nothing.
+func madSearch(ctx context.Context, d *madDP, lo, start float64, progress func(float64)) ([]madCandidate, float64, error) {
 	ub := d.c.totalCompute() + d.c.totalComm()
-	lo := d.c.totalCompute() / float64(d.workers)
 	var found []madCandidate
-	for x := lo; len(found) == 0; x = math.Min(2*x, ub) {
+	for x := math.Min(start, ub); len(found) == 0; x = math.Min(2*x, ub) {
 		a, err := d.feasible(ctx, x)
 		if err != nil {
-			return nil, err
+			return nil, lo, err
 		}
 		if a != nil {
 			found = append(found, madCandidate{a, x})
 		} else if x >= ub {
-			return nil, nil
+			return nil, lo, nil
 		} else {
 			lo = x
 		}
@@ -151,7 +173,7 @@ func madSearch(ctx context.Context, d *madDP, progress func(float64)) ([]madCand
 		mid := (lo + hi) / 2
 		a, err := d.feasible(ctx, mid)
 		if err != nil {
-			return nil, err
+			return nil, lo, err
 		}
 		if a == nil {
 			lo = mid
@@ -160,7 +182,7 @@ func madSearch(ctx context.Context, d *madDP, progress func(float64)) ([]madCand
 		hi = mid
 		found = append([]madCandidate{{a, mid}}, found...)
 	}
-	return found, nil
+	return found, lo, nil
 }
 
 // madSchedule finds the best valid schedule among the candidates (§4.3 with

@@ -137,18 +137,25 @@ func (c *madChain) totalComm() float64 {
 // in group k.
 func madGroups(x, period float64) int {
 	q := x / period
-	g := math.Ceil(q - 1e-9*math.Max(1, q))
-	if g < 0 {
-		return 0
+	tol := 1e-9
+	if q > 1 {
+		tol *= q
 	}
-	return int(g)
+	if g := math.Ceil(q - tol); g > 0 {
+		return int(g)
+	}
+	return 0
 }
 
 // madOplus is x ⊕ y of §4.2.2: add y to the delay x if it stays in the same
 // group, otherwise start a new group at the next multiple of T̂.
 func madOplus(x, y, period float64) float64 {
-	gx := madGroups(x, period)
-	if gx == madGroups(x+y, period) {
+	return madOplusGroups(x, madGroups(x, period), madGroups(x+y, period), y, period)
+}
+
+// madOplusGroups is x ⊕ y given gx = ⌈x/T̂⌉ and gxy = ⌈(x+y)/T̂⌉.
+func madOplusGroups(x float64, gx, gxy int, y, period float64) float64 {
+	if gx == gxy {
 		return x + y
 	}
 	return period*float64(gx) + y

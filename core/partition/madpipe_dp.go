@@ -44,10 +44,12 @@ type madDP struct {
 // chain, with the stage that led to it, for rebuilding the allocation.
 type madLabel struct {
 	load, mem, v float64
-	memCell      int64
-	prev         int32
-	first, last  int32
-	special      bool
+	// group is ⌈v/T̂⌉.
+	group       int
+	memCell     int64
+	prev        int32
+	first, last int32
+	special     bool
 }
 
 // madBucket holds the labels of one (l, p) whose V falls in cell v.
@@ -151,17 +153,20 @@ func (d *madDP) feasible(ctx context.Context, x float64) ([]madStage, error) {
 					for _, id := range b.labels {
 						l := arena[id]
 						g := madGroups(l.v+u, x)
-						next := madOplus(l.v, u, x)
+						next := madOplusGroups(l.v, l.group, g, u, x)
+						gNext := madGroups(next, x)
 						if k > 0 {
-							next = madOplus(next, cin, x)
+							gCin := madGroups(next+cin, x)
+							next = madOplusGroups(next, gNext, gCin, cin, x)
+							gNext = madGroups(next, x)
 						}
 						if p < normal && c.memory(k, e-1, g) <= d.memory {
-							n := madLabel{load: l.load, mem: l.mem, v: next, memCell: l.memCell, prev: id, first: int32(k), last: int32(e - 1)}
+							n := madLabel{load: l.load, mem: l.mem, v: next, group: gNext, memCell: l.memCell, prev: id, first: int32(k), last: int32(e - 1)}
 							fronts[k][p+1].bucket(vCell(next)).insert(&arena, n, pruneV)
 						}
 						ms := l.mem + c.memory(k, e-1, max(g-d.specialOffset, 0))
 						if l.load+u <= x && ms <= d.memory {
-							n := madLabel{load: l.load + u, mem: ms, v: next, memCell: memCell(ms), prev: id, first: int32(k), last: int32(e - 1), special: true}
+							n := madLabel{load: l.load + u, mem: ms, v: next, group: gNext, memCell: memCell(ms), prev: id, first: int32(k), last: int32(e - 1), special: true}
 							fronts[k][p].bucket(vCell(next)).insert(&arena, n, pruneV)
 						}
 					}

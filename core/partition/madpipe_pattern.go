@@ -197,8 +197,8 @@ func madMemory(c *madChain, pl madPlaced, p *madPattern) (memory []float64, acti
 		}
 	}
 	T := p.period
-	live := func(s int, tau float64) int { // microbatches held by stage s at time tau
-		return int(math.Floor((tau-fStart[s])/T) - math.Floor((tau-bEnd[s])/T))
+	live := func(s int, tau float64) int { // microbatches held by stage s at time tau, up to rounding
+		return int(math.Floor((tau-fStart[s])/T+1e-9) - math.Floor((tau-bEnd[s])/T+1e-9))
 	}
 	memory = make([]float64, pl.processors)
 	activations = make([]int, n)
