@@ -72,8 +72,7 @@ func runPartition(args []string, stdout io.Writer) error {
 		opt := partition.PipeDreamOptions{Levels: levels, Straight: *straight, MemoryBytes: *memory, CostModel: partition.CostModel(*costModel)}
 		res, err = partition.PipeDream(context.Background(), in.cuts, opt, nil)
 	case "madpipe":
-		// MADPIPE BRANCH: the MadPipe engineer replaces this with their entry point.
-		return fmt.Errorf("madpipe: not available yet")
+		return runMadPipe(stdout, in, *profile, *name, levels, *memory, *exportPlan, *asJSON)
 	default:
 		return fmt.Errorf("--algorithm: must be pipedream or madpipe, got %q", *algorithm)
 	}
