@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"pipeplan/core/model"
 )
@@ -154,7 +155,8 @@ type madCandidate struct {
 func madSearch(ctx context.Context, d *madDP, lo, start float64, progress func(float64)) ([]madCandidate, float64, error) {
 	ub := d.c.totalCompute() + d.c.totalComm()
 	var found []madCandidate
-	for x := math.Min(start, ub); len(found) == 0; x = math.Min(2*x, ub) {
+	// A chain without compute has U/P = 0; doubling must start above 0.
+	for x := math.Min(math.Max(start, ub/(1<<20)), ub); len(found) == 0; x = math.Min(2*x, ub) {
 		a, err := d.feasible(ctx, x)
 		if err != nil {
 			return nil, lo, err
@@ -186,14 +188,21 @@ func madSearch(ctx context.Context, d *madDP, lo, start float64, progress func(f
 }
 
 // madSchedule finds the best valid schedule among the candidates (§4.3 with
-// modulo list scheduling in place of the ILP), or nil if none fits.
+// modulo list scheduling in place of the ILP), or nil if none fits. Each
+// distinct allocation is tried at periods from its load upward, in steps of
+// 0.2% (at least 1/4096 of maxPeriod), up to maxPeriod, where every stage
+// keeps one activation.
 func madSchedule(c *madChain, found []madCandidate, memoryBytes, maxPeriod float64) *MadPipeResult {
 	var best *MadPipeResult
+	var tried [][]madStage
 	for _, cand := range found {
+		if slices.ContainsFunc(tried, func(a []madStage) bool { return slices.Equal(a, cand.stages) }) {
+			continue
+		}
+		tried = append(tried, cand.stages)
 		pl := madPlace(cand.stages)
-		start := madAllocationPeriod(c, cand.stages)
-		start = math.Max(start, madLinkPeriod(c, pl))
-		for T := start; best == nil || T < best.PeriodSeconds; T = math.Min(T*1.002, maxPeriod) {
+		start := math.Max(madAllocationPeriod(c, cand.stages), madLinkPeriod(c, pl))
+		for T := math.Max(start, maxPeriod/(1<<20)); best == nil || T < best.PeriodSeconds; T = math.Min(math.Max(T*1.002, T+maxPeriod/4096), maxPeriod) {
 			pat, ok := madBuildPattern(c, pl, T)
 			if ok && madCheckPattern(pat) == nil {
 				mem, act := madMemory(c, pl, pat)
