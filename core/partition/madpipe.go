@@ -126,10 +126,12 @@ func MadPipe(ctx context.Context, prof model.Profile, workers int, bandwidthByte
 	return nil, fmt.Errorf("memory_bytes: no periodic schedule of MadPipe's allocations fits in %.0f bytes", memoryBytes)
 }
 
-// The discretization of MadPipe-DP (§5.1 uses 51 values of V over
-// [0, U(1,L)+ΣC], 11 of m_P and 101 of t_P): V on a grid of madVSteps per
-// target period, rounded up; t_P and m_P exact, with one label kept per
-// 1/madMemCells of the memory limit.
+// The discretization of MadPipe-DP. §5.1 uses 51 values of V over
+// [0, U(1,L)+ΣC], 11 of m_P and 101 of t_P, and K = 10 iterations of
+// Algorithm 1. Here t_P, m_P and V are exact in every label; labels whose V
+// fall within the same 1/madVSteps of the target period, or whose m_P fall
+// within the same 1/madMemCells of the memory limit, are pruned as if equal
+// (madDP).
 const (
 	madVSteps     = 4
 	madMemCells   = 32

@@ -178,3 +178,50 @@ func TestMadPipeDPGroupsAre1F1BStar(t *testing.T) {
 		}
 	}
 }
+
+// TestOneFOneBStarMinPeriodIsMinimal checks on random contiguous
+// partitionings that the returned period fits and a slightly shorter one
+// does not (memory only grows as the period shrinks, §4.1).
+func TestOneFOneBStarMinPeriodIsMinimal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	checked := 0
+	for trial := 0; trial < 1000; trial++ {
+		L := 2 + rng.IntN(10)
+		prof := madRandomChain(rng, L)
+		bw := 1e9 + 2e10*rng.Float64()
+		firsts := []int{0}
+		for i := 1; i < L; i++ {
+			if rng.IntN(2) == 0 {
+				firsts = append(firsts, i)
+			}
+		}
+		memory := 2e8 + 2e9*rng.Float64()
+		star, err := OneFOneBStarMinPeriod(prof, firsts, bw, memory)
+		if err != nil {
+			if _, err1 := OneFOneBStarAt(prof, firsts, bw, 1e6); err1 != nil {
+				t.Fatal(err1)
+			}
+			continue
+		}
+		for s, m := range star.MemoryBytes {
+			if m > memory {
+				t.Fatalf("trial %d: stage %d needs %g > %g at the returned period", trial, s, m, memory)
+			}
+		}
+		shorter, err := OneFOneBStarAt(prof, firsts, bw, star.PeriodSeconds*(1-1e-9))
+		if err != nil {
+			continue // below the largest load: minimal
+		}
+		fits := true
+		for _, m := range shorter.MemoryBytes {
+			fits = fits && m <= memory
+		}
+		if fits {
+			t.Fatalf("trial %d: period %g is not minimal, %g fits too", trial, star.PeriodSeconds, shorter.PeriodSeconds)
+		}
+		checked++
+	}
+	if checked < 50 {
+		t.Fatalf("only %d memory-bound instances", checked)
+	}
+}

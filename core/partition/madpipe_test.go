@@ -228,3 +228,19 @@ func TestMadPipeCancelled(t *testing.T) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
 }
+
+func TestMadPipeProgress(t *testing.T) {
+	prof := madRandomChain(rand.New(rand.NewPCG(13, 14)), 12)
+	var seen []float64
+	if _, err := MadPipe(context.Background(), prof, 4, 1e10, 2e9, func(f float64) { seen = append(seen, f) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) < 2 || seen[len(seen)-1] != 1 {
+		t.Fatalf("progress %v: want several reports ending at 1", seen)
+	}
+	for i, f := range seen {
+		if f < 0 || f > 1 || (i > 0 && f < seen[i-1]) {
+			t.Fatalf("progress %v: not non-decreasing in [0, 1]", seen)
+		}
+	}
+}
