@@ -46,6 +46,7 @@ func runGavelSimulate(args []string, stdout io.Writer) error {
 	round := fs.Float64("round", gavel.DefaultRoundSeconds, "round length in seconds")
 	spaceSharing := fs.Bool("space-sharing", false, "offer co-located job pairs to the policy (implied by *_packed policies)")
 	perJob := fs.Bool("per-job", false, "include every window job's outcome in the JSON output")
+	progress := fs.Bool("progress", false, "report completed window jobs on stderr while simulating")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -85,11 +86,16 @@ func runGavelSimulate(args []string, stdout io.Writer) error {
 		}
 	}
 	out.NumJobs = len(jobs)
-	res, err := gavel.Simulate(context.Background(), gavel.SimConfig{
+	cfg := gavel.SimConfig{
 		Cluster: spec, Policy: policy, Jobs: jobs, RoundSeconds: *round,
 		SpaceSharing: *spaceSharing || strings.Contains(*policyName, "packed"),
 		WindowFrom:   from, WindowTo: to,
-	})
+	}
+	if *progress {
+		cfg.Progress = func(done, total int) { fmt.Fprintf(os.Stderr, "\rsimulate: %d/%d window jobs completed", done, total) }
+		defer fmt.Fprintln(os.Stderr)
+	}
+	res, err := gavel.Simulate(context.Background(), cfg)
 	if err != nil {
 		return fmt.Errorf("gavel simulate: %w", err)
 	}
