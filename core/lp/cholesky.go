@@ -255,10 +255,7 @@ func (f *normalEq) factorTail(s *standard, dj []float64, reg float64) {
 			if l == 0 {
 				continue
 			}
-			dst := t[c2*nd : (c2+1)*nd]
-			for r := c2; r < nd; r++ {
-				dst[r] -= l * col[r]
-			}
+			axpy(-l, col[c2:], t[c2*nd+c2:(c2+1)*nd])
 		}
 		copy(f.lval[f.lptr[k0+c]:f.lptr[k0+c+1]], col[c+1:])
 	}
@@ -299,4 +296,19 @@ func popcount(ws []uint64) int {
 		n += bits.OnesCount64(w)
 	}
 	return n
+}
+
+// axpy computes y += a*x (len(y) == len(x)), unrolled by four.
+func axpy(a float64, x, y []float64) {
+	y = y[:len(x)]
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		y[i] += a * x[i]
+		y[i+1] += a * x[i+1]
+		y[i+2] += a * x[i+2]
+		y[i+3] += a * x[i+3]
+	}
+	for ; i < len(x); i++ {
+		y[i] += a * x[i]
+	}
 }

@@ -1,10 +1,12 @@
 package lp
 
 // Dense-column splitting parameters: a column with more than denseColumn
-// entries would make A D A^T dense, so it is cut into pieces of splitPiece
+// entries and denseRatio times the average would make A D A^T much denser
+// than the rest of the problem, so it is cut into pieces of splitPiece
 // entries.
 const (
 	denseColumn = 64
+	denseRatio  = 10
 	splitPiece  = 32
 )
 
@@ -15,9 +17,10 @@ const (
 // first piece keeps the column's index and cost, so z[:s.n] of a solution of
 // the result solves s. Without dense columns it returns s itself.
 func splitDense(s *standard) *standard {
+	limit := max(denseColumn, denseRatio*len(s.rowIdx)/max(1, s.n))
 	extra := 0
 	for j := 0; j < s.n; j++ {
-		if nnz := s.colStart[j+1] - s.colStart[j]; nnz > denseColumn {
+		if nnz := s.colStart[j+1] - s.colStart[j]; nnz > limit {
 			extra += (nnz+splitPiece-1)/splitPiece - 1
 		}
 	}
@@ -37,7 +40,7 @@ func splitDense(s *standard) *standard {
 	t.colStart = []int{0}
 	for j := 0; j < s.n; j++ {
 		lo, hi := s.colStart[j], s.colStart[j+1]
-		if hi-lo <= denseColumn {
+		if hi-lo <= limit {
 			t.rowIdx = append(t.rowIdx, s.rowIdx[lo:hi]...)
 			t.val = append(t.val, s.val[lo:hi]...)
 			t.colStart = append(t.colStart, len(t.rowIdx))
