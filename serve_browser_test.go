@@ -107,7 +107,18 @@ func (b *browserSession) newTab(t *testing.T) *tab {
 	const watch = `window.__pageErrors = [];
 document.addEventListener("securitypolicyviolation", e => window.__pageErrors.push("CSP: " + e.violatedDirective + " " + e.blockedURI));
 window.addEventListener("error", e => window.__pageErrors.push("error: " + e.message));
-window.addEventListener("unhandledrejection", e => window.__pageErrors.push("rejection: " + e.reason));`
+window.addEventListener("unhandledrejection", e => window.__pageErrors.push("rejection: " + e.reason));
+for (const level of ["log", "error"]) { // Go's stderr (panics) arrives through the console
+	const orig = console[level];
+	console[level] = (...args) => {
+		const line = args.join(" ");
+		if (/panic|fatal error|exit code/.test(line) || window.__goPanic) {
+			window.__goPanic = true;
+			window.__pageErrors.push("console: " + line);
+		}
+		orig.apply(console, args);
+	};
+}`
 	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument,
 		page.AddScriptToEvaluateOnNewDocumentParams{Source: watch}); err != nil {
 		t.Fatalf("new tab: %v", err)
@@ -173,7 +184,9 @@ func (tb *tab) text(t *testing.T, sel string) string {
 func (tb *tab) waitFor(t *testing.T, cond string) {
 	t.Helper()
 	if _, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-		t.Fatalf("wait for %s: %v", cond, err)
+		tb.screenshot(t, "failed-"+strings.ReplaceAll(t.Name(), "/", "-"))
+		body, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 2000) + "\npage errors: " + (window.__pageErrors || []).join("\n")`))
+		t.Fatalf("wait for %s: %v\npage text:\n%s", cond, err, body)
 	}
 }
 
@@ -182,6 +195,15 @@ func (tb *tab) openPlan(t *testing.T, url string) {
 	t.Helper()
 	tb.do(t, "load "+url, chromedp.Navigate(url))
 	tb.waitFor(t, `document.querySelector("#candidates tbody tr") !== null || document.querySelector("#plan-error") !== null`)
+}
+
+// click clicks the element matching sel through the DOM (a full-page
+// screenshot leaves the viewport emulated, which can misplace mouse clicks).
+func (tb *tab) click(t *testing.T, sel string) {
+	t.Helper()
+	if !eval[bool](t, tb, fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true; })()`, sel)) {
+		t.Fatalf("click: no element %s", sel)
+	}
 }
 
 // setSelect changes a select as a user would, firing its change event.
@@ -251,9 +273,9 @@ func TestBrowser(t *testing.T) {
 	t.Run("ShareLinkRestoresInputsAndResults", func(t *testing.T) {
 		tb.setSelect(t, "model", "gpt-39.1b")
 		tb.waitFor(t, `document.getElementById("plan-summary").textContent.includes("39.1B")`)
-		tb.do(t, "select third candidate", chromedp.Click(chromedp.CSS("#candidates tbody tr:nth-child(3)")))
+		tb.click(t, "#candidates tbody tr:nth-child(3)")
 		tb.waitFor(t, `document.querySelector("#candidates tbody tr:nth-child(3)").classList.contains("selected")`)
-		tb.do(t, "copy link", chromedp.Click(chromedp.CSS("#copy-link")))
+		tb.click(t, "#copy-link")
 		tb.waitFor(t, `document.getElementById("share-url") !== null`)
 		link := eval[string](t, tb, `document.getElementById("share-url").value`)
 		wantInputs, wantSummary, wantTable := tb.inputs(t), tb.text(t, "#plan-summary"), tb.text(t, "#candidates")
@@ -285,7 +307,7 @@ func TestBrowser(t *testing.T) {
 		}
 		tb.setSelect(t, "model", "gpt3-175b")
 		tb.waitFor(t, `document.getElementById("plan-summary").textContent.includes("GPT-3 175B")`)
-		tb.do(t, "export", chromedp.Click(chromedp.CSS("#export-plan")))
+		tb.click(t, "#export-plan")
 		tb.waitFor(t, `document.getElementById("export-command") !== null`)
 		var data []byte
 		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -337,7 +359,7 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 	t.Run("GavelAllocatesPaperExample", func(t *testing.T) {
-		tb.do(t, "open Cluster", chromedp.Click(chromedp.CSS("#tab-cluster")))
+		tb.click(t, "#tab-cluster")
 		tb.waitFor(t, `document.querySelector("#allocation svg") !== null`)
 		cells := eval[[]string](t, tb, `[...document.querySelectorAll("#allocation svg text")].map(e => e.textContent)`)
 		// Header (2 GPU types), then per job: name and one value per type (§5.4.1).
@@ -353,6 +375,32 @@ func TestBrowser(t *testing.T) {
 		tb.setSelect(t, "workload", "job-types")
 		tb.waitFor(t, `document.querySelectorAll("#effective tbody tr").length === 4`)
 		tb.screenshot(t, "cluster-job-types")
+		tb.checkPageErrors(t)
+	})
+	t.Run("GavelSimulationProgressAndCancel", func(t *testing.T) {
+		// A long trace: progress must reach the page while it runs (the
+		// page is not frozen), and Cancel must stop it.
+		tb.setSelect(t, "trace-jobs", "2000")
+		t0 := time.Now()
+		tb.click(t, "#simulate")
+		t.Logf("Simulate click handled in %v (the simulation runs on)", time.Since(t0))
+		tb.waitFor(t, `document.getElementById("cancel-simulation") !== null`)
+		time.Sleep(500 * time.Millisecond)
+		t.Logf("while running: %s", tb.text(t, "#sim-progress + span"))
+		tb.click(t, "#cancel-simulation")
+		tb.waitFor(t, `document.getElementById("sim-error") !== null`)
+		if msg := tb.text(t, "#sim-error"); !strings.Contains(msg, "cancel") {
+			t.Errorf("cancelled simulation says %q", msg)
+		}
+		tb.setSelect(t, "trace-jobs", "20")
+		start := time.Now()
+		tb.click(t, "#simulate")
+		tb.waitFor(t, `document.querySelector("#jct-cdf svg path") !== null`)
+		t.Logf("simulated 20 jobs in the browser in about %v", time.Since(start).Round(time.Millisecond))
+		if m := tb.text(t, "#sim-metrics"); !strings.Contains(m, "average JCT") {
+			t.Errorf("metrics = %q", m)
+		}
+		tb.screenshot(t, "cluster-simulation")
 		tb.checkPageErrors(t)
 	})
 	t.Run("JSAPIPlans", func(t *testing.T) {

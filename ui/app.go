@@ -6,6 +6,8 @@ package ui
 import (
 	"fmt"
 
+	"github.com/vugu/vugu"
+
 	"pipeplan/ui/state"
 )
 
@@ -21,6 +23,9 @@ type Browser interface {
 	Download(name, mime string, data []byte) error
 	// NowMillis is the page clock (performance.now), in milliseconds.
 	NowMillis() float64
+	// Yield blocks the calling goroutine until the page has run its event
+	// loop once (handled input, repainted): long work calls it now and then.
+	Yield()
 }
 
 // App is the playground's model shared by all components: the UI state
@@ -40,10 +45,13 @@ type App struct {
 	Plan PlanView
 	// Cluster holds the Cluster page's latest result.
 	Cluster ClusterView
+	// Sim is the Cluster page's trace simulation.
+	Sim SimView
 
 	browser  Browser
 	fragment string // the fragment last written or read
 	started  bool   // results are computed only after Start
+	env      vugu.EventEnv
 }
 
 // NewApp makes the UI from a URL fragment; a bad fragment shows its error

@@ -97,7 +97,7 @@ func (a *App) SetClusterWorkload(w string) {
 		for i := range c.GPUs {
 			c.GPUs[i] = 1
 			if w == state.WorkloadJobTypes {
-				c.GPUs[i] = 2
+				c.GPUs[i] = 8 // room for jobs of scale factor 8
 			}
 		}
 		return nil
@@ -148,4 +148,40 @@ func (a *App) RemoveJob(i int) {
 		c.Jobs = append(c.Jobs[:i], c.Jobs[i+1:]...)
 		return nil
 	})
+}
+
+func (c *ClusterPage) maxTraceJobs() int { return state.MaxTraceJobs }
+
+// SetTrace sets the simulated trace's size ("jobs") or arrival rate ("rate").
+func (a *App) SetTrace(field, value string) {
+	a.setCluster("trace", func(c *state.Cluster) error {
+		var err error
+		if field == "jobs" {
+			c.TraceJobs, err = strconv.Atoi(value)
+		} else {
+			c.TraceJobsPerHour, err = strconv.ParseFloat(value, 64)
+		}
+		return err
+	})
+}
+
+func (c *ClusterPage) simMetrics() []kv {
+	r := c.App.Sim.Result
+	return []kv{
+		{"policy", r.Policy, "the Gavel policy simulated"},
+		{"average JCT", fmt.Sprintf("%.2f h", r.AvgJCTSeconds/3600), "mean job completion time (finish − arrival) over the trace (§5.7.1)"},
+		{"makespan", fmt.Sprintf("%.2f h", r.MakespanSeconds/3600), "first arrival to last completion"},
+		{"utilization", pct(r.Utilization), "busy GPU-time / available GPU-time over the makespan"},
+		{"finish-time fairness", fmt.Sprintf("avg %.2f, max %.2f", r.AvgFTF, r.MaxFTF), "ρ = JCT / JCT with 1/n of the cluster (§5.4.2, Themis)"},
+		{"rounds", strconv.Itoa(r.Rounds), "6-minute scheduling rounds (Algorithm 2)"},
+	}
+}
+
+func (c *ClusterPage) cdfSVG() vugu.HTML {
+	r := c.App.Sim.Result
+	jcts := make([]float64, len(r.Jobs))
+	for i, j := range r.Jobs {
+		jcts[i] = j.JCTSeconds / 3600
+	}
+	return vugu.HTML(cdfSVG(jcts, "job completion time (hours)"))
 }

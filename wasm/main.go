@@ -39,6 +39,7 @@ func run() error {
 		return err
 	}
 	app := ui.NewApp(page, page.fragment())
+	app.UseEventEnv(renderer.EventEnv())
 	root := &ui.Root{App: app}
 	if err := page.onHashChange(renderer.EventEnv(), app); err != nil {
 		return err

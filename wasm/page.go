@@ -132,6 +132,29 @@ func (p *page) NowMillis() float64 {
 	return f
 }
 
+// Yield waits for a zero-delay JavaScript timer: a goroutine blocked on it
+// leaves Go idle, so the runtime hands the thread back to the browser, which
+// handles input and repaints before the timer resumes the goroutine. (A
+// time.Sleep does not: its Go timer can expire while other goroutines
+// render, and the runtime never goes idle.)
+func (p *page) Yield() {
+	done := make(chan struct{})
+	var fn safejs.Func
+	fn, err := safejs.FuncOf(func(safejs.Value, []safejs.Value) any {
+		fn.Release()
+		close(done)
+		return nil
+	})
+	if err != nil {
+		return
+	}
+	if _, err := p.win.Call("setTimeout", fn.Value(), 0); err != nil {
+		fn.Release()
+		return
+	}
+	<-done
+}
+
 // onHashChange restores the state when the fragment changes (back/forward,
 // an edited address bar, a pasted link).
 func (p *page) onHashChange(env vugu.EventEnv, app *ui.App) error {

@@ -60,3 +60,29 @@ func TestAllocateJobTypes(t *testing.T) {
 		t.Errorf("unknown policy: err = %v", err)
 	}
 }
+
+func TestSimulateTraceCompletesAndCancels(t *testing.T) {
+	in := state.DefaultCluster()
+	in.Workload, in.GPUs, in.TraceJobs = state.WorkloadJobTypes, []int{8, 8, 8}, 12
+	last, yields := 0, 0
+	res, err := SimulateTrace(context.Background(), in, func(done, total int) {
+		if total != 12 || done < last {
+			t.Fatalf("progress %d/%d after %d", done, total, last)
+		}
+		last = done
+	}, func() { yields++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.JobsCompleted != 12 || last != 12 || !(res.AvgJCTSeconds > 0) || yields == 0 {
+		t.Errorf("completed %d, progress %d, avg JCT %v, %d yields", res.JobsCompleted, last, res.AvgJCTSeconds, yields)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := SimulateTrace(ctx, in, nil, nil); err == nil {
+		t.Errorf("a cancelled simulation must return an error")
+	}
+	if _, err := SimulateTrace(context.Background(), state.DefaultCluster(), nil, nil); err == nil || !strings.Contains(err.Error(), "cluster.workload") {
+		t.Errorf("paper workload: err = %v", err)
+	}
+}

@@ -26,6 +26,8 @@ const (
 	MaxClusterGPUs = 4096
 	MaxJobs        = 64
 	MaxJobWeight   = 100
+	MaxTraceJobs   = 2048
+	MaxJobsPerHour = 1000
 )
 
 // Cluster holds the Cluster page's inputs.
@@ -38,6 +40,10 @@ type Cluster struct {
 	Jobs []Job `json:"jobs"`
 	// Policy is a Gavel policy name (gavel.PolicyNames).
 	Policy string `json:"policy"`
+	// TraceJobs is the number of jobs of a simulated trace.
+	TraceJobs int `json:"trace_jobs"`
+	// TraceJobsPerHour is the trace's Poisson arrival rate.
+	TraceJobsPerHour float64 `json:"trace_jobs_per_hour"`
 }
 
 // Job is one job of the job-types workload.
@@ -61,7 +67,9 @@ func DefaultCluster() Cluster {
 			{"A3C", 1, 1},
 			{"LM (batch size 20)", 2, 1},
 		},
-		Policy: "max_min_fairness_perf",
+		Policy:           "max_min_fairness_perf",
+		TraceJobs:        30,
+		TraceJobsPerHour: 4,
 	}
 }
 
@@ -91,6 +99,12 @@ func (c Cluster) Validate() error {
 		if math.IsNaN(j.Weight) || j.Weight <= 0 || j.Weight > MaxJobWeight {
 			return fmt.Errorf("cluster.jobs[%d].weight: must be in (0, %d], got %v", i, MaxJobWeight, j.Weight)
 		}
+	}
+	if err := intIn("cluster.trace_jobs", c.TraceJobs, 1, MaxTraceJobs); err != nil {
+		return err
+	}
+	if math.IsNaN(c.TraceJobsPerHour) || c.TraceJobsPerHour <= 0 || c.TraceJobsPerHour > MaxJobsPerHour {
+		return fmt.Errorf("cluster.trace_jobs_per_hour: must be in (0, %d], got %v", MaxJobsPerHour, c.TraceJobsPerHour)
 	}
 	if c.Policy == "" || len(c.Policy) > 64 {
 		return fmt.Errorf("cluster.policy: must name a policy, got %q", c.Policy)

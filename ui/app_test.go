@@ -1,0 +1,69 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"pipeplan/ui/state"
+)
+
+// fakeBrowser records what the UI asks of the page.
+type fakeBrowser struct {
+	fragment  string
+	copied    string
+	downloads map[string][]byte
+}
+
+func (f *fakeBrowser) SetFragment(s string)    { f.fragment = s }
+func (f *fakeBrowser) PageURL() string         { return "http://test/" }
+func (f *fakeBrowser) CopyText(s string) error { f.copied = s; return nil }
+func (f *fakeBrowser) NowMillis() float64      { return 0 }
+func (f *fakeBrowser) Yield()                  {}
+func (f *fakeBrowser) Download(name, _ string, data []byte) error {
+	if f.downloads == nil {
+		f.downloads = map[string][]byte{}
+	}
+	f.downloads[name] = data
+	return nil
+}
+
+func TestAppTabsAndFragment(t *testing.T) {
+	b := &fakeBrowser{}
+	a := NewApp(b, "")
+	a.Start()
+	if a.Err != "" || a.Plan.Err != "" || a.Plan.Result.Plan == nil {
+		t.Fatalf("default plan: err %q / %q", a.Err, a.Plan.Err)
+	}
+	a.SetTab("cluster")
+	if a.Err != "" || a.Cluster.Err != "" || len(a.Cluster.Result.X) != 3 {
+		t.Fatalf("cluster tab: err %q / %q, allocation %v", a.Err, a.Cluster.Err, a.Cluster.Result.X)
+	}
+	restored, err := state.Decode(b.fragment)
+	if err != nil || restored.Tab != "cluster" {
+		t.Fatalf("fragment %q decodes to tab %q, %v", b.fragment, restored.Tab, err)
+	}
+	a.CopyLink()
+	if !strings.HasPrefix(b.copied, "http://test/#v1.") || a.ShareLink != b.copied {
+		t.Errorf("copied %q, share link %q", b.copied, a.ShareLink)
+	}
+}
+
+func TestAppBadInputKeepsState(t *testing.T) {
+	a := NewApp(&fakeBrowser{}, "")
+	a.Start()
+	before := a.State.Plan
+	a.SetPlanInput("nodes", "-3")
+	if !strings.Contains(a.Err, "plan.nodes") || a.State.Plan != before {
+		t.Errorf("bad nodes: err %q, state changed %v", a.Err, a.State.Plan != before)
+	}
+}
+
+func TestAppExport(t *testing.T) {
+	b := &fakeBrowser{}
+	a := NewApp(b, "")
+	a.Start()
+	a.ExportPlan()
+	if len(b.downloads["plan.json"]) == 0 || a.ExportCommand == "" {
+		t.Errorf("export: %d bytes, command %q, err %q", len(b.downloads["plan.json"]), a.ExportCommand, a.Err)
+	}
+}
