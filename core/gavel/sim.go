@@ -177,7 +177,11 @@ func (s *simulation) runMicroTask(c Combination, p Placement, start, activeCount
 		j := s.byID[id]
 		tput := s.throughputOn(c, i, p)
 		if tput <= 0 {
-			seconds = s.roundSeconds // the GPUs are held but the job cannot progress
+			// Only an unconsolidated placement can have zero throughput here; the
+			// GPUs are held but the job cannot progress this round. The first
+			// combination placed in a round sees every GPU free and is always
+			// consolidated, so some job progresses in every round.
+			seconds = s.roundSeconds
 			continue
 		}
 		steps := math.Min(j.remaining, math.Max(1, math.Floor(tput*s.roundSeconds)))
