@@ -403,6 +403,19 @@ func TestBrowser(t *testing.T) {
 		tb.screenshot(t, "cluster-simulation")
 		tb.checkPageErrors(t)
 	})
+	t.Run("CostPage", func(t *testing.T) {
+		tb.click(t, "#tab-cost")
+		tb.waitFor(t, `document.querySelector("#cost-rate") !== null`)
+		if rows := eval[int](t, tb, `document.querySelectorAll("#cost-table tbody tr").length`); rows != 4 {
+			t.Errorf("cost table has %d rows, want the Cluster page's 4 jobs", rows)
+		}
+		onDemand := tb.text(t, "#cost-rate")
+		tb.setSelect(t, "price-preset", "gcp-preemptible")
+		tb.waitFor(t, fmt.Sprintf(`document.getElementById("cost-rate").textContent !== %q`, onDemand))
+		t.Logf("min-cost allocation: on-demand %q, preemptible %q", onDemand, tb.text(t, "#cost-rate"))
+		tb.screenshot(t, "cost-page")
+		tb.checkPageErrors(t)
+	})
 	t.Run("JSAPIPlans", func(t *testing.T) {
 		out := eval[map[string]any](t, tb, `JSON.parse(pipeplan.plan(JSON.stringify({model: "gpt-1.7b", gpu: "nvidia-a100-sxm4-80gb", nodes: 4, gpus_per_node: 8, inter_node_gbps: 25, global_batch: 512, planner: "ptdp"})))`)
 		if out["error"] != nil || out["plan"] == nil {

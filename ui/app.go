@@ -47,6 +47,8 @@ type App struct {
 	Cluster ClusterView
 	// Sim is the Cluster page's trace simulation.
 	Sim SimView
+	// CostView holds the Cost page's latest result.
+	CostView CostView
 
 	browser  Browser
 	fragment string // the fragment last written or read
@@ -117,6 +119,8 @@ func (a *App) recompute() {
 		a.replan()
 	case "cluster":
 		a.reallocate()
+	case "cost":
+		a.recost()
 	}
 }
 

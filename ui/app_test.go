@@ -38,6 +38,11 @@ func TestAppTabsAndFragment(t *testing.T) {
 	if a.Err != "" || a.Cluster.Err != "" || len(a.Cluster.Result.X) != 3 {
 		t.Fatalf("cluster tab: err %q / %q, allocation %v", a.Err, a.Cluster.Err, a.Cluster.Result.X)
 	}
+	a.SetTab("cost")
+	if a.Err != "" || a.CostView.Err != "" || len(a.CostView.Result.Rows) != len(a.State.Cluster.Jobs) {
+		t.Fatalf("cost tab: err %q / %q, %d rows", a.Err, a.CostView.Err, len(a.CostView.Result.Rows))
+	}
+	a.SetTab("cluster")
 	restored, err := state.Decode(b.fragment)
 	if err != nil || restored.Tab != "cluster" {
 		t.Fatalf("fragment %q decodes to tab %q, %v", b.fragment, restored.Tab, err)

@@ -22,6 +22,8 @@ type State struct {
 	Plan Plan `json:"plan"`
 	// Cluster holds the Cluster page's inputs.
 	Cluster Cluster `json:"cluster"`
+	// Cost holds the Cost page's inputs.
+	Cost Cost `json:"cost"`
 }
 
 // Plan holds the inputs of the Plan page: the model (application), the
@@ -73,6 +75,7 @@ func Default() State {
 			Planner:       "best",
 		},
 		Cluster: DefaultCluster(),
+		Cost:    DefaultCost(),
 	}
 }
 
@@ -85,7 +88,10 @@ func (s State) Validate() error {
 	if err := s.Plan.Validate(); err != nil {
 		return err
 	}
-	return s.Cluster.Validate()
+	if err := s.Cluster.Validate(); err != nil {
+		return err
+	}
+	return s.Cost.Validate()
 }
 
 // Validate checks the Plan page's inputs; errors name the field and value.
