@@ -48,8 +48,9 @@ func keyOf(c Combination) comboKey {
 
 // lease is where a combination ran in the last round.
 type lease struct {
-	workerType int
-	workers    []int
+	workerType   int
+	workers      []int
+	consolidated bool
 }
 
 // Mechanism is Gavel's round-based scheduling mechanism (§5.5, Algorithm 2):
@@ -93,7 +94,7 @@ func (m *Mechanism) Reset() {
 func (m *Mechanism) Record(c Combination, p Placement, seconds float64) {
 	k := keyOf(c)
 	m.receivedOf(k)[p.WorkerType] += seconds
-	m.leases[k] = lease{workerType: p.WorkerType, workers: p.Workers}
+	m.leases[k] = lease{workerType: p.WorkerType, workers: p.Workers, consolidated: p.Consolidated}
 }
 
 // receivedOf returns k's time counters, creating them at half a round.

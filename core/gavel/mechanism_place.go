@@ -3,9 +3,9 @@ package gavel
 import "sort"
 
 // place assigns GPUs to the chosen combinations (§5.5): in decreasing order
-// of scale factor, each keeps last round's GPUs if they are free (lease
-// renewal), else gets GPUs on as few servers as possible, best fit, avoiding
-// GPUs that other chosen combinations hold on lease.
+// of scale factor, each keeps last round's GPUs if they were consolidated and
+// are free (lease renewal), else gets GPUs on as few servers as possible,
+// best fit, avoiding GPUs that other chosen combinations hold on lease.
 func (m *Mechanism) place(combos []Combination, chosen []candidate) []Placement {
 	used := make([][]bool, len(m.cluster.WorkerTypes))
 	reserved := make([][]bool, len(used))
@@ -33,7 +33,7 @@ func (m *Mechanism) place(combos []Combination, chosen []candidate) []Placement 
 		combo := combos[c.combo]
 		j := c.workerType
 		p := Placement{Combination: c.combo, WorkerType: j}
-		if l, ok := m.leases[keyOf(combo)]; ok && l.workerType == j && len(l.workers) == combo.ScaleFactor && allFree(used[j], l.workers) {
+		if l, ok := m.leases[keyOf(combo)]; ok && l.consolidated && l.workerType == j && len(l.workers) == combo.ScaleFactor && allFree(used[j], l.workers) {
 			p.Workers = append([]int(nil), l.workers...)
 			p.LeaseRenewed = true
 		} else {
