@@ -203,7 +203,7 @@ func (s *simulation) runMicroTask(c Combination, p Placement, start, activeCount
 func (s *simulation) throughputOn(c Combination, i int, p Placement) float64 {
 	j := s.byID[c.JobIDs[i]]
 	if len(c.JobIDs) == 2 {
-		return s.pairThroughput(c.JobIDs[0], c.JobIDs[1], p.WorkerType)[i]
+		return s.pairTput[[2]int{c.JobIDs[0], c.JobIDs[1]}][p.WorkerType][i]
 	}
 	if p.Consolidated {
 		return j.tput[p.WorkerType]

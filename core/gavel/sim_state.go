@@ -38,7 +38,8 @@ type simulation struct {
 	now          float64
 	alloc        *Allocation
 	inst         *Instance
-	pairTput     map[[3]int][2]float64
+	// pairTput holds the offered pairs' co-located throughputs per worker type.
+	pairTput map[[2]int][][2]float64
 
 	windowFrom, windowTo, windowLeft, windowSize int
 	completed                                    int
@@ -59,7 +60,7 @@ func newSimulation(cfg SimConfig) (*simulation, error) {
 		return nil, fmt.Errorf("simulate: jobs: must not be empty")
 	}
 	s := &simulation{cfg: cfg, tt: cfg.Throughputs, roundSeconds: cfg.RoundSeconds, byID: map[int]*simJob{},
-		pairTput: map[[3]int][2]float64{}, busyGPUSeconds: make([]float64, len(cfg.Cluster.WorkerTypes))}
+		pairTput: map[[2]int][][2]float64{}, busyGPUSeconds: make([]float64, len(cfg.Cluster.WorkerTypes))}
 	if s.tt == nil {
 		s.tt = DefaultThroughputs()
 	}
@@ -203,7 +204,9 @@ func (s *simulation) reallocate(ctx context.Context) error {
 		inst.Throughputs = append(inst.Throughputs, j.tput)
 	}
 	if s.cfg.SpaceSharing {
-		inst.Pairs = s.pairs()
+		if err := PairsFromTable(inst, s.tt); err != nil {
+			return fmt.Errorf("simulate: t=%.0fs: space sharing: %w", s.now, err)
+		}
 	}
 	alloc, err := s.cfg.Policy.Allocate(ctx, inst)
 	if err != nil {
@@ -243,51 +246,12 @@ func (s *simulation) prices() []float64 {
 	return out
 }
 
-// pairs lists the co-locatable pairs of active jobs (same scale factor,
-// positive co-located throughput on some worker type) for space sharing.
-func (s *simulation) pairs() []Pair {
-	var out []Pair
-	for a := range s.active {
-		for b := a + 1; b < len(s.active); b++ {
-			ja, jb := s.active[a], s.active[b]
-			if ja.job.ScaleFactor != jb.job.ScaleFactor {
-				continue
-			}
-			p := Pair{A: a, B: b}
-			useful := false
-			for w := range s.cfg.Cluster.WorkerTypes {
-				t := s.pairThroughput(ja.job.ID, jb.job.ID, w)
-				p.Throughputs = append(p.Throughputs, t)
-				useful = useful || (t[0] > 0 && t[1] > 0)
-			}
-			if useful {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
-// pairThroughput returns the co-located throughputs of jobs a and b on worker
-// type w (cached; [0, 0] where the data has none).
-func (s *simulation) pairThroughput(a, b, w int) [2]float64 {
-	k := [3]int{a, b, w}
-	if t, ok := s.pairTput[k]; ok {
-		return t
-	}
-	t, err := s.tt.Colocated(s.cfg.Cluster.WorkerTypes[w], s.byID[a].key, s.byID[b].key)
-	if err != nil {
-		t = [2]float64{}
-	}
-	s.pairTput[k] = t
-	return t
-}
-
 // combinations turns the current allocation into the mechanism's input (the
 // allocation is always recomputed after jobs complete, so all are active).
 func (s *simulation) combinations() []Combination {
 	k := len(s.cfg.Cluster.WorkerTypes)
 	combos := make([]Combination, 0, len(s.inst.Jobs)+len(s.inst.Pairs))
+	clear(s.pairTput)
 	for i, job := range s.inst.Jobs {
 		j := s.byID[job.ID]
 		run := make([]bool, k)
@@ -306,6 +270,7 @@ func (s *simulation) combinations() []Combination {
 			run[w] = pair.Throughputs[w][0] > 0 && pair.Throughputs[w][1] > 0
 		}
 		combos = append(combos, Combination{JobIDs: []int{a.ID, b.ID}, ScaleFactor: a.ScaleFactor, X: s.alloc.PairX[p], Runnable: run})
+		s.pairTput[[2]int{a.ID, b.ID}] = pair.Throughputs
 	}
 	return combos
 }
