@@ -330,6 +330,15 @@ func TestBrowser(t *testing.T) {
 		}
 		tb.checkPageErrors(t)
 	})
+	t.Run("PipeDreamProfile", func(t *testing.T) {
+		tb.setSelect(t, "model", "pd-vgg16")
+		tb.waitFor(t, `document.getElementById("plan-summary").textContent.includes("VGG-16")`)
+		if n := eval[int](t, tb, `document.querySelectorAll("#timeline svg rect").length`); n == 0 {
+			t.Errorf("no timeline for the PipeDream plan")
+		}
+		tb.screenshot(t, "plan-pipedream-vgg16")
+		tb.checkPageErrors(t)
+	})
 	t.Run("GarbageFragmentShowsErrorAndDefaults", func(t *testing.T) {
 		tb := b.newTab(t)
 		tb.openPlan(t, b.server.URL+"/#this-is-not-a-state")

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/vugu/vugu"
+
+	"pipeplan/core/plan"
 )
 
 // column is a table header with a tooltip saying how the value is computed.
@@ -57,15 +59,14 @@ func (c *PlanPage) rows() []tableRow {
 	r := c.App.Plan.Result
 	out := make([]tableRow, len(r.Candidates))
 	for i, cand := range r.Candidates {
-		cfg := cand.Config
 		row := tableRow{Index: i, Class: "candidate", Selected: i == r.Selected}
 		if row.Selected {
 			row.Class = "candidate selected"
 		}
 		row.Cells = []string{
-			strconv.Itoa(i + 1), strconv.Itoa(cfg.TP), strconv.Itoa(cfg.PP), strconv.Itoa(cfg.DP),
-			strconv.Itoa(cfg.Microbatch), strconv.Itoa(cfg.Interleave), strconv.Itoa(cand.Microbatches),
-			scheduleName(cfg.Schedule, cfg.Interleave), string(cfg.Recompute),
+			strconv.Itoa(i + 1), strconv.Itoa(cand.TP), strconv.Itoa(cand.PP), strconv.Itoa(cand.DP),
+			strconv.Itoa(cand.Microbatch), strconv.Itoa(cand.Interleave), strconv.Itoa(cand.Microbatches),
+			cand.Schedule, cand.Recompute,
 			secs(cand.IterationSeconds), num(cand.SamplesPerSecond), num(cand.TFLOPSPerGPU), pct(cand.MFU),
 			gib(cand.Memory.PeakBytes+cand.Memory.ReserveBytes) + " / " + gib(cand.Memory.CapacityBytes),
 			pct(cand.BubbleFraction),
@@ -78,26 +79,12 @@ func (c *PlanPage) rows() []tableRow {
 func (c *PlanPage) infeasibleRows() []tableRow {
 	var out []tableRow
 	for i, cand := range c.App.Plan.Result.Infeasible {
-		cfg := cand.Config
 		out = append(out, tableRow{Index: i, Cells: []string{
-			strconv.Itoa(cfg.TP), strconv.Itoa(cfg.PP), strconv.Itoa(cfg.DP), strconv.Itoa(cfg.Microbatch),
-			strconv.Itoa(cfg.Interleave), string(cfg.Recompute), cand.Reason,
+			strconv.Itoa(cand.TP), strconv.Itoa(cand.PP), strconv.Itoa(cand.DP), strconv.Itoa(cand.Microbatch),
+			strconv.Itoa(cand.Interleave), cand.Recompute, cand.Reason,
 		}})
 	}
 	return out
-}
-
-// scheduleName is the schedule a configuration runs ("" means 1F1B, or
-// interleaved 1F1B with v > 1, as core/cost reads it).
-func scheduleName(s string, v int) string {
-	switch {
-	case s != "":
-		return s
-	case v > 1:
-		return "interleaved"
-	default:
-		return "1f1b"
-	}
 }
 
 func (c *PlanPage) summary() []kv {
@@ -105,17 +92,35 @@ func (c *PlanPage) summary() []kv {
 	p := r.Plan
 	cand := r.Candidates[r.Selected]
 	pr := p.Predictions
-	return []kv{
+	out := []kv{
 		{"model", fmt.Sprintf("%s on %d × %s", r.Model, r.GPUs, r.GPU), "the application and the system"},
-		{"degrees", fmt.Sprintf("t=%d × p=%d × d=%d, v=%d", p.Parallelism.TP, p.Parallelism.PP, p.Parallelism.DP, p.Parallelism.Interleave), "tensor × pipeline × data parallelism (§4.2)"},
+		{"degrees", fmt.Sprintf("t=%d × p=%d × d=%d, v=%d; stage replicas %s", p.Parallelism.TP, p.Parallelism.PP, p.Parallelism.DP, p.Parallelism.Interleave, replicas(p.Stages)), "tensor × pipeline × data parallelism (§4.2); PipeDream replicates stages instead (§2.4.1)"},
 		{"microbatching", fmt.Sprintf("b=%d, m=%d, B=%d", p.Schedule.MicrobatchSize, p.Schedule.Microbatches, p.Schedule.GlobalBatch), "m = B/(d·b) microbatches per pipeline (§4.3.3)"},
 		{"schedule", p.Schedule.Kind + ", recompute " + p.Recompute, "pipeline schedule and activation recomputation"},
 		{"step time", secs(pr.IterationSeconds), "m·t_max + (p−1)/v·t_stage bubble + data-parallel all-reduce + optimizer (§4.2)"},
-		{"throughput", fmt.Sprintf("%s samples/s, %s tokens/s", num(pr.SamplesPerSecond), num(pr.TokensPerSecond)), "B / step time; × sequence length"},
-		{"per GPU", fmt.Sprintf("%s TFLOP/s, MFU %s", num(pr.TFLOPSPerGPU), pct(pr.MFU)), "eq. 4.2 FLOPs / (n × step time); MFU without recomputation against peak"},
-		{"bubble", pct(cand.BubbleFraction), "(p−1)/(v·m) (§4.2.2)"},
-		{"peak memory", gib(pr.PeakBytesPerGPU) + " + " + gib(cand.Memory.ReserveBytes) + " reserve of " + gib(r.CapacityBytes), "most loaded GPU: weights + gradients + optimizer + activations + buffers, plus the reserve for CUDA context, NCCL and fragmentation"},
+		{"throughput", num(pr.SamplesPerSecond) + " samples/s", "batch / step time (PipeDream: minibatch / slowest stage's time, §2.4.1)"},
 	}
+	if pr.TokensPerSecond > 0 {
+		out = append(out,
+			kv{"tokens", num(pr.TokensPerSecond) + " tokens/s", "samples/s × sequence length"},
+			kv{"per GPU", fmt.Sprintf("%s TFLOP/s, MFU %s", num(pr.TFLOPSPerGPU), pct(pr.MFU)), "eq. 4.2 FLOPs / (n × step time); MFU without recomputation against peak"},
+			kv{"bubble", pct(cand.BubbleFraction), "(p−1)/(v·m) (§4.2.2)"})
+	}
+	out = append(out, kv{"peak memory", gib(pr.PeakBytesPerGPU) + " + " + gib(cand.Memory.ReserveBytes) + " reserve of " + gib(r.CapacityBytes),
+		"most loaded GPU: weights + gradients + optimizer + activations + buffers, plus the reserve for CUDA context, NCCL and fragmentation"})
+	return out
+}
+
+// replicas lists the stages' replica counts, e.g. "15-1" (PipeDream's notation).
+func replicas(stages []plan.Stage) string {
+	parts := make([]string, len(stages))
+	for i, s := range stages {
+		parts[i] = strconv.Itoa(s.Replicas)
+	}
+	if len(parts) > 8 {
+		return fmt.Sprintf("%d stages × %s", len(parts), parts[0])
+	}
+	return strings.Join(parts, "-")
 }
 
 // legendEntry is one memory-bar legend entry.

@@ -12,34 +12,42 @@ type ModelPreset struct {
 	ID string `json:"id"`
 	// Name is the display name.
 	Name string `json:"name"`
-	// Transformer is the model's dimensions.
-	Transformer model.Transformer `json:"transformer"`
+	// Transformer is the model's dimensions (transformer presets).
+	Transformer *model.Transformer `json:"transformer,omitempty"`
+	// Profile names an embedded PipeDream profile (modelprofiles) instead.
+	Profile string `json:"profile,omitempty"`
 }
 
 // gpt is a GPT model of the dissertation's Table 4.1: sequence 2048,
 // vocabulary 51200, mixed precision.
-func gpt(name string, layers, hidden, heads int) model.Transformer {
-	return model.Transformer{Name: name, Layers: layers, Hidden: hidden, Heads: heads, Seq: 2048, Vocab: 51200}
+func gpt(name string, layers, hidden, heads int) *model.Transformer {
+	return &model.Transformer{Name: name, Layers: layers, Hidden: hidden, Heads: heads, Seq: 2048, Vocab: 51200}
 }
 
 // bert is a BERT model (Devlin et al.): sequence 512, vocabulary 30522.
-func bert(name string, layers, hidden, heads int) model.Transformer {
-	return model.Transformer{Name: name, Layers: layers, Hidden: hidden, Heads: heads, Seq: 512, Vocab: 30522}
+func bert(name string, layers, hidden, heads int) *model.Transformer {
+	return &model.Transformer{Name: name, Layers: layers, Hidden: hidden, Heads: heads, Seq: 512, Vocab: 30522}
 }
 
 // presets are the transformer presets: GPT-3 175B (Table 4.2), the other
 // GPT sizes of Table 4.1, and BERT.
 var presets = []ModelPreset{
-	{"gpt3-175b", "GPT-3 175B", gpt("GPT-3 175B", 96, 12288, 96)},
-	{"gpt-1.7b", "GPT 1.7B", gpt("GPT 1.7B", 24, 2304, 24)},
-	{"gpt-18.4b", "GPT 18.4B", gpt("GPT 18.4B", 40, 6144, 48)},
-	{"gpt-39.1b", "GPT 39.1B", gpt("GPT 39.1B", 48, 8192, 64)},
-	{"gpt-145.6b", "GPT 145.6B", gpt("GPT 145.6B", 80, 12288, 96)},
-	{"gpt-310.1b", "GPT 310.1B", gpt("GPT 310.1B", 96, 16384, 128)},
-	{"gpt-529.6b", "GPT 529.6B", gpt("GPT 529.6B", 105, 20480, 128)},
-	{"gpt-1t", "GPT 1T", gpt("GPT 1T", 128, 25600, 160)},
-	{"bert-large", "BERT-Large 340M", bert("BERT-Large", 24, 1024, 16)},
-	{"bert-3.9b", "BERT 3.9B", bert("BERT 3.9B", 48, 2560, 40)},
+	{ID: "gpt3-175b", Name: "GPT-3 175B", Transformer: gpt("GPT-3 175B", 96, 12288, 96)},
+	{ID: "gpt-1.7b", Name: "GPT 1.7B", Transformer: gpt("GPT 1.7B", 24, 2304, 24)},
+	{ID: "gpt-18.4b", Name: "GPT 18.4B", Transformer: gpt("GPT 18.4B", 40, 6144, 48)},
+	{ID: "gpt-39.1b", Name: "GPT 39.1B", Transformer: gpt("GPT 39.1B", 48, 8192, 64)},
+	{ID: "gpt-145.6b", Name: "GPT 145.6B", Transformer: gpt("GPT 145.6B", 80, 12288, 96)},
+	{ID: "gpt-310.1b", Name: "GPT 310.1B", Transformer: gpt("GPT 310.1B", 96, 16384, 128)},
+	{ID: "gpt-529.6b", Name: "GPT 529.6B", Transformer: gpt("GPT 529.6B", 105, 20480, 128)},
+	{ID: "gpt-1t", Name: "GPT 1T", Transformer: gpt("GPT 1T", 128, 25600, 160)},
+	{ID: "bert-large", Name: "BERT-Large 340M", Transformer: bert("BERT-Large", 24, 1024, 16)},
+	{ID: "bert-3.9b", Name: "BERT 3.9B", Transformer: bert("BERT 3.9B", 48, 2560, 40)},
+	{ID: "pd-vgg16", Name: "VGG-16 (PipeDream profile)", Profile: "vgg16"},
+	{ID: "pd-resnet50", Name: "ResNet-50 (PipeDream profile)", Profile: "resnet50"},
+	{ID: "pd-gnmt", Name: "GNMT-8 (PipeDream profile)", Profile: "gnmt"},
+	{ID: "pd-gnmt_large", Name: "GNMT-16 (PipeDream profile)", Profile: "gnmt_large"},
+	{ID: "pd-alexnet", Name: "AlexNet (PipeDream profile)", Profile: "alexnet"},
+	{ID: "pd-resnet101", Name: "ResNet-101 (PipeDream profile)", Profile: "resnet101"},
 }
 
 // Models lists the model presets.

@@ -6,6 +6,7 @@ import (
 
 	"pipeplan/core/cost"
 	"pipeplan/core/hw"
+	"pipeplan/core/model"
 	"pipeplan/core/partition"
 	"pipeplan/core/plan"
 	"pipeplan/gpuprofiles"
@@ -20,12 +21,20 @@ const (
 
 // Candidate is one evaluated configuration as the candidates table shows it.
 type Candidate struct {
-	// Planner is the algorithm that produced it ("ptdp", ...).
+	// Planner is the algorithm that produced it ("ptdp", "pipedream").
 	Planner string `json:"planner"`
-	// Config holds the degrees, microbatching, schedule and recomputation.
-	Config cost.Config `json:"config"`
-	// Microbatches is m, the microbatches per pipeline and step.
+	// TP, PP, DP and Interleave are the degrees; PipeDream's per-stage
+	// replicas are in the plan's stages (DP 1).
+	TP         int `json:"tp"`
+	PP         int `json:"pp"`
+	DP         int `json:"dp"`
+	Interleave int `json:"interleave"`
+	// Microbatch is the microbatch size b; Microbatches is m per pipeline and step.
+	Microbatch   int `json:"microbatch"`
 	Microbatches int `json:"microbatches"`
+	// Schedule and Recompute name the pipeline schedule and recomputation.
+	Schedule  string `json:"schedule"`
+	Recompute string `json:"recompute"`
 	// IterationSeconds is the predicted time of one step (eq. 4.4 per step).
 	IterationSeconds float64 `json:"iteration_seconds"`
 	// SamplesPerSecond is the predicted throughput.
@@ -42,6 +51,8 @@ type Candidate struct {
 	Fits bool `json:"fits"`
 	// Reason says why it does not fit ("" when it fits).
 	Reason string `json:"reason,omitempty"`
+
+	config cost.Config // the PTD-P configuration, to export it
 }
 
 // Result is the planner's answer for the Plan page.
@@ -71,6 +82,8 @@ type Result struct {
 	TimelineCaption string `json:"timeline_caption,omitempty"`
 	// Problem says why there is no plan (e.g. nothing fits); "" when there is one.
 	Problem string `json:"problem,omitempty"`
+	// Note states an assumption the user should know about.
+	Note string `json:"note,omitempty"`
 }
 
 // Plan runs the chosen planner on the Plan page's inputs. Bad inputs are
@@ -92,6 +105,9 @@ func Plan(ctx context.Context, in state.Plan) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if m.Profile != "" {
+		return planProfile(ctx, m, c, in)
+	}
 	switch in.Planner {
 	case "best", "ptdp":
 	default:
@@ -105,7 +121,8 @@ func Plan(ctx context.Context, in state.Plan) (Result, error) {
 func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in state.Plan) (Result, error) {
 	res := Result{Model: m.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes}
 	opt := partition.PTDPOptions{Fixed: cost.Config{GlobalBatch: in.GlobalBatch, ScatterGather: true}}
-	found, err := partition.SearchPTDP(ctx, m.Transformer, c, opt, nil)
+	tr := *m.Transformer
+	found, err := partition.SearchPTDP(ctx, tr, c, opt, nil)
 	if err != nil && len(found.Infeasible) == 0 {
 		return Result{}, err
 	}
@@ -128,11 +145,11 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in state.Plan) (
 		return res, nil
 	}
 	res.Selected = min(max(in.Selected, 0), len(res.Candidates)-1)
-	cfg := res.Candidates[res.Selected].Config
-	if res.Plan, err = partition.PTDPPlan(m.Transformer, c, cfg, opt.Cost); err != nil {
+	cfg := res.Candidates[res.Selected].config
+	if res.Plan, err = partition.PTDPPlan(tr, c, cfg, opt.Cost); err != nil {
 		return Result{}, err
 	}
-	pr, err := cost.Predict(m.Transformer, c, cfg, opt.Cost)
+	pr, err := cost.Predict(tr, c, cfg, opt.Cost)
 	if err != nil {
 		return Result{}, err
 	}
@@ -145,10 +162,33 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in state.Plan) (
 
 func fromPTDP(c partition.PTDPCandidate) Candidate {
 	p := c.Prediction
+	cfg := c.Config
 	return Candidate{
-		Planner: "ptdp", Config: c.Config, Microbatches: p.Microbatches,
+		Planner: "ptdp", TP: cfg.TP, PP: cfg.PP, DP: cfg.DP, Interleave: max(cfg.Interleave, 1),
+		Microbatch: cfg.Microbatch, Microbatches: p.Microbatches,
+		Schedule: scheduleKind(cfg), Recompute: recomputeName(cfg.Recompute), config: cfg,
 		IterationSeconds: p.IterationSeconds, SamplesPerSecond: p.SamplesPerSec,
 		TFLOPSPerGPU: p.TFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
 		Memory: p.Memory, Fits: c.Fits, Reason: c.Reason,
 	}
+}
+
+// scheduleKind is the schedule a PTD-P configuration runs: its own, or
+// 1F1B, interleaved when v > 1 (as core/cost reads an empty one).
+func scheduleKind(cfg cost.Config) string {
+	switch {
+	case cfg.Schedule != "":
+		return cfg.Schedule
+	case cfg.Interleave > 1:
+		return cost.ScheduleInterleaved
+	default:
+		return cost.Schedule1F1B
+	}
+}
+
+func recomputeName(r model.Recompute) string {
+	if r == "" {
+		return string(model.RecomputeNone)
+	}
+	return string(r)
 }

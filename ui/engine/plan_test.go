@@ -17,7 +17,7 @@ func TestPlanDefaultGPT3(t *testing.T) {
 		t.Fatalf("no plan: %+v", res.Problem)
 	}
 	best := res.Candidates[0]
-	t.Logf("best: %+v, %.1f TFLOP/s/GPU", best.Config, best.TFLOPSPerGPU)
+	t.Logf("best: t=%d p=%d d=%d v=%d b=%d, %.1f TFLOP/s/GPU", best.TP, best.PP, best.DP, best.Interleave, best.Microbatch, best.TFLOPSPerGPU)
 	if err := res.Plan.Validate(); err != nil {
 		t.Errorf("exported plan invalid: %v", err)
 	}
@@ -69,5 +69,33 @@ func BenchmarkPlanGPT3On1024A100(b *testing.B) {
 		if _, err := Plan(context.Background(), in); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestPlanPipeDreamVGG16 plans the VGG-16 profile on 16 V100s over 10 Gb/s
+// (1.25 GB/s), the setting of the dissertation's Table 2.2, where PipeDream
+// picks the 15-1 configuration. (On 32 GB V100s: with 16 GB the 15-1
+// split's stashed weight versions and activations do not fit, and the
+// memory-aware DP picks data parallelism.)
+func TestPlanPipeDreamVGG16(t *testing.T) {
+	in := state.Default().Plan
+	in.Model, in.GPU, in.Nodes, in.GPUsPerNode, in.InterNodeGBps = "pd-vgg16", "nvidia-v100-sxm2-32gb", 16, 1, 1.25
+	res, err := Plan(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Plan == nil {
+		t.Fatalf("no plan: %s", res.Problem)
+	}
+	st := res.Plan.Stages
+	if len(st) != 2 || st[0].Replicas != 15 || st[1].Replicas != 1 {
+		t.Errorf("stages %+v, want 15-1", st)
+	}
+	if res.TimelineSVG == "" || len(res.StageMemory) != len(st) {
+		t.Errorf("timeline %d bytes, %d stage memories", len(res.TimelineSVG), len(res.StageMemory))
+	}
+	in.Planner = "madpipe"
+	if _, err := Plan(context.Background(), in); err == nil || !strings.Contains(err.Error(), "plan.planner") {
+		t.Errorf("madpipe on a profile: err = %v", err)
 	}
 }
