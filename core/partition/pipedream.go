@@ -84,6 +84,10 @@ type PipeDreamResult struct {
 	CostModel CostModel `json:"cost_model"`
 }
 
+// maxLevelWorkers bounds the workers of one level: the DP keeps a time per
+// state and worker count and spends M² steps per split.
+const maxLevelWorkers = 1024
+
 // Validate checks the options; errors name the field and the value.
 func (o PipeDreamOptions) Validate() error {
 	if len(o.Levels) == 0 {
@@ -91,8 +95,8 @@ func (o PipeDreamOptions) Validate() error {
 	}
 	gpus := 1
 	for i, l := range o.Levels {
-		if l.Workers < 1 {
-			return fmt.Errorf("levels[%d].workers: must be >= 1, got %d", i, l.Workers)
+		if l.Workers < 1 || l.Workers > maxLevelWorkers {
+			return fmt.Errorf("levels[%d].workers: must be in [1, %d], got %d", i, maxLevelWorkers, l.Workers)
 		}
 		if !(l.BandwidthBytesPerSec > 0) || math.IsInf(l.BandwidthBytesPerSec, 0) {
 			return fmt.Errorf("levels[%d].bandwidth_bytes_per_sec: must be a positive finite number, got %v", i, l.BandwidthBytesPerSec)

@@ -161,7 +161,7 @@ func TestPipeDreamBadInput(t *testing.T) {
 		want string
 	}{
 		{PipeDreamOptions{}, "levels: need at least one level"},
-		{PipeDreamOptions{Levels: levels(0, 1e9)}, "levels[0].workers: must be >= 1, got 0"},
+		{PipeDreamOptions{Levels: levels(0, 1e9)}, "levels[0].workers: must be in [1, 1024], got 0"},
 		{PipeDreamOptions{Levels: levels(4, 1e9, 2, math.NaN())}, "levels[1].bandwidth_bytes_per_sec"},
 		{PipeDreamOptions{Levels: levels(4, 1e9), MemoryBytes: -1}, "memory_bytes: must be a finite number >= 0, got -1"},
 		{PipeDreamOptions{Levels: levels(4, 1e9), CostModel: "paper"}, `cost_model: must be "pipeplan" or "pipedream", got "paper"`},
