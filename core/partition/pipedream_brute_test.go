@@ -177,3 +177,10 @@ func TestPipeDreamMatchesBruteForce(t *testing.T) {
 		}
 	}
 }
+
+func TestChainCutsRejectsOverflow(t *testing.T) {
+	p := model.Profile{MicrobatchSize: 1, Layers: []model.Layer{{ParameterBytes: 1e308}, {ParameterBytes: 1e308}}}
+	if _, err := ChainCuts(p); err == nil {
+		t.Fatal("accepted parameter bytes that overflow")
+	}
+}

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"fmt"
+	"math"
 
 	"pipeplan/core/model"
 )
@@ -48,7 +49,23 @@ func ChainCuts(p model.Profile) (*Cuts, error) {
 		c.OutputBytes[j] = l.OutputActivationBytes
 		c.list = append(c.list, j)
 	}
-	return c, nil
+	return c, c.checkFinite()
+}
+
+// checkFinite rejects models whose totals overflow float64 (stage spans
+// would be Inf − Inf).
+func (c *Cuts) checkFinite() error {
+	last := c.Len() - 1
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"compute seconds", c.ComputeSeconds[last]}, {"activation bytes", c.ActivationBytes[last]},
+		{"parameter bytes", c.ParameterBytes[last]}} {
+		if math.IsInf(f.v, 0) || math.IsNaN(f.v) {
+			return fmt.Errorf("profile: total %s overflow (%v)", f.name, f.v)
+		}
+	}
+	return nil
 }
 
 // GraphCuts returns the cuts of PipeDream antichain states.
@@ -65,7 +82,7 @@ func GraphCuts(s *model.States) (*Cuts, error) {
 			c.anc[j][k] = true
 		}
 	}
-	return c, nil
+	return c, c.checkFinite()
 }
 
 // precedes reports whether state k precedes state j.
