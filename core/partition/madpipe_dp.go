@@ -160,12 +160,12 @@ func (d *madDP) feasible(ctx context.Context, x float64) ([]madStage, error) {
 							next = madOplusGroups(next, gNext, gCin, cin, x)
 							gNext = madGroups(next, x)
 						}
-						if p < normal && c.memory(k, e-1, g) <= d.memory {
+						if p < normal && c.memory(k, e-1, g) <= d.memory && d.canFinish(k, p+1, l.load, l.mem, x) {
 							n := madLabel{load: l.load, mem: l.mem, v: next, group: gNext, memCell: l.memCell, prev: id, first: int32(k), last: int32(e - 1)}
 							fronts[k][p+1].bucket(vCell(next)).insert(&arena, n, pruneV)
 						}
 						ms := l.mem + c.memory(k, e-1, max(g-d.specialOffset, 0))
-						if l.load+u <= x && ms <= d.memory {
+						if l.load+u <= x && ms <= d.memory && d.canFinish(k, p, l.load+u, ms, x) {
 							n := madLabel{load: l.load + u, mem: ms, v: next, group: gNext, memCell: memCell(ms), prev: id, first: int32(k), last: int32(e - 1), special: true}
 							fronts[k][p].bucket(vCell(next)).insert(&arena, n, pruneV)
 						}
@@ -188,6 +188,15 @@ func (d *madDP) feasible(ctx context.Context, x float64) ([]madStage, error) {
 		}
 	}
 	return best, nil
+}
+
+// canFinish is a necessary condition for allocating layers 0..k-1 once p
+// normal processors are used and the special one holds load and mem: their
+// compute fits in what the processors have left of the period x, and their
+// weights (three copies) in what they have left of memory.
+func (d *madDP) canFinish(k, p int, load, mem, x float64) bool {
+	free := float64(d.workers - 1 - p)
+	return d.c.computeSum[k] <= (free+1)*x-load && 3*d.c.weightSum[k] <= (free+1)*d.memory-mem
 }
 
 // madRebuild follows the labels back from a complete allocation and merges
