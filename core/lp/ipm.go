@@ -9,7 +9,8 @@ import (
 // Interior-point parameters.
 const (
 	ipmMaxIter  = 200
-	ipmTol      = 1e-10 // relative primal/dual infeasibility and gap at optimality
+	ipmFeasTol  = 1e-10 // relative primal and dual infeasibility at optimality
+	ipmGapTol   = 1e-9  // relative duality gap at optimality
 	ipmStep     = 0.995 // fraction of the step to the boundary
 	ipmReg      = 1e-13 // diagonal regularization of the normal equations (relative)
 	ipmDiverged = 1e14  // iterate size that signals infeasibility or unboundedness
@@ -55,7 +56,7 @@ func interiorPoint(ctx context.Context, orig *standard) (Status, []float64, int,
 		sys.mulAT(y, rd, -1)
 		pobj, dobj := dot(s.c, x), dot(s.b, y)
 		mu := dot(x, z) / float64(n)
-		if normInf(rp)/bnorm < ipmTol && normInf(rd)/cnorm < ipmTol && math.Abs(pobj-dobj)/(1+math.Abs(pobj)) < ipmTol {
+		if normInf(rp)/bnorm < ipmFeasTol && normInf(rd)/cnorm < ipmFeasTol && math.Abs(pobj-dobj)/(1+math.Abs(pobj)) < ipmGapTol {
 			return Optimal, x[:orig.n], iter, nil
 		}
 		// Diverging x means unbounded; diverging y while Ax = b still fails
