@@ -57,6 +57,8 @@ type JobOutcome struct {
 	ID          int    `json:"id"`
 	JobType     string `json:"job_type"`
 	ScaleFactor int    `json:"scale_factor"`
+	// PriorityWeight is the job's weight w_m in fairness policies.
+	PriorityWeight float64 `json:"priority_weight"`
 	// ArrivalSeconds and FinishSeconds are simulated times since the trace start.
 	ArrivalSeconds float64 `json:"arrival_s"`
 	FinishSeconds  float64 `json:"finish_s"`

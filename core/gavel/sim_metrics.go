@@ -52,7 +52,7 @@ func (s *simulation) result() *SimResult {
 func (s *simulation) outcome(j *simJob) JobOutcome {
 	jct := j.finish - j.job.ArrivalSeconds
 	return JobOutcome{
-		ID: j.job.ID, JobType: j.job.JobType, ScaleFactor: j.job.ScaleFactor,
+		ID: j.job.ID, JobType: j.job.JobType, ScaleFactor: j.job.ScaleFactor, PriorityWeight: j.job.PriorityWeight,
 		ArrivalSeconds: j.job.ArrivalSeconds, FinishSeconds: j.finish, JCTSeconds: jct,
 		FinishTimeFairness: jct / (j.job.NumSteps / s.isolatedThroughput(j)),
 		SLOViolated:        j.job.SLOSeconds > 0 && jct > j.job.SLOSeconds,
