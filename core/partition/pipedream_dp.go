@@ -230,6 +230,20 @@ func (s *pdSolver) rowDP(lv, i int, a []float64, back []pdChoice) {
 		maxMP = min(maxMP, 1)
 	}
 	st, minM := make([]float64, maxMP+1), make([]int, maxMP+1)
+	// stageSeconds and the transfer term as coefficients per replica count:
+	// st = max(T·ct + W·cw, out·co) for the original, max(max(T, W·cw)·ct,
+	// out·co) for pipeplan.
+	ct, cw, co := make([]float64, maxMP+1), make([]float64, maxMP+1), make([]float64, maxMP+1)
+	for mp := 1; mp <= maxMP; mp++ {
+		f := float64(mp)
+		ct[mp], co[mp] = 1/f, 1/(B*f)
+		if s.exact {
+			cw[mp] = 4 * (f - 1) / (B * f) / f
+		} else {
+			cw[mp] = cost.RingAllReduceBytes(mp, 1) / B
+		}
+		minM[mp] = mp - 1
+	}
 	// rowMin[k] is the best time over states i..k with any worker count: a
 	// lower bound of every pipeline split after k.
 	rowMin := make([]float64, n)
@@ -259,10 +273,17 @@ func (s *pdSolver) rowDP(lv, i int, a []float64, back []pdChoice) {
 			// The last stage k+1..j on mp workers: its time and the fewest
 			// workers m+1 the pipeline must use for it to fit.
 			for mp := 1; mp <= maxMP; mp++ {
-				st[mp] = max(s.stageSeconds(t, w, mp, B, false, g), out/(B*float64(mp)))
-				minM[mp] = s.minUsed(lv, act, w, mp, M) - 1
+				if s.exact {
+					st[mp] = max(t*ct[mp]+w*cw[mp], out*co[mp])
+				} else {
+					st[mp] = max(max(t, w*cw[mp])*ct[mp], out*co[mp])
+				}
+				if s.opt.MemoryBytes > 0 {
+					minM[mp] = s.minUsed(lv, act, w, mp, M) - 1
+				}
 			}
 			prev := a[k*M : (k+1)*M]
+			improved := false
 			for m := 1; m < M; m++ {
 				best, bestMP := row[m], 0
 				for mp := 1; mp <= min(m, maxMP); mp++ {
@@ -274,13 +295,15 @@ func (s *pdSolver) rowDP(lv, i int, a []float64, back []pdChoice) {
 					}
 				}
 				if bestMP > 0 {
-					row[m] = best
+					row[m], improved = best, true
 					if back != nil {
 						back[j*M+m] = pdChoice{int32(k), int32(bestMP)}
 					}
 				}
 			}
-			worst = slices.Max(row)
+			if improved {
+				worst = slices.Max(row)
+			}
 		}
 		rowMin[j] = slices.Min(row)
 	}

@@ -106,7 +106,7 @@ func TestPipeDreamEqualsPlainRecurrence(t *testing.T) {
 							}
 							continue
 						}
-						if err != nil || res.BottleneckSeconds != want {
+						if err != nil || math.Abs(res.BottleneckSeconds-want) > 1e-12*want {
 							t.Errorf("%s %v %s mem=%g straight=%v: got %v (%v), plain recurrence %v", name, lv, cm, mem, straight, res, err, want)
 						}
 					}
