@@ -34,6 +34,8 @@ type madDP struct {
 	vSteps int
 	// memCells is the number of cells of m_P in the memory limit.
 	memCells int
+	// arena holds the labels of the last call, reused by the next.
+	arena []madLabel
 	// specialOffset is subtracted from the group number of stages on the
 	// special processor: 1 in the paper (§4.2.1, the g-1 lower bound on its
 	// memory), 0 for a conservative estimate.
@@ -107,8 +109,9 @@ func (d *madDP) feasible(ctx context.Context, x float64) ([]madStage, error) {
 	for e := range fronts {
 		fronts[e] = make([]madFront, normal+1)
 	}
-	arena := make([]madLabel, 1, 1<<12)
-	arena[0] = madLabel{prev: -1, first: -1, last: -1}
+	// The label arena is reused across calls of the search.
+	arena := append(d.arena[:0], madLabel{prev: -1, first: -1, last: -1})
+	defer func() { d.arena = arena[:0] }()
 	fronts[L][0].bucket(0).labels = []int32{0}
 	pruneV := d.vSteps > 0
 	vCell := func(v float64) int64 {
