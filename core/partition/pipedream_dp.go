@@ -265,11 +265,15 @@ func (s *pdSolver) rowDP(lv, i int, a []float64, back []pdChoice) {
 			if math.IsInf(t, 1) || t/float64(maxMP) >= worst {
 				continue
 			}
-			act, w := span(c.ActivationBytes, k+1, j), span(c.ParameterBytes, k+1, j)
 			out := 2 * c.OutputBytes[k]
 			if j < last {
 				out = max(out, 2*c.OutputBytes[j])
 			}
+			prev := a[k*M : (k+1)*M]
+			if !mayImprove(row, prev, max(t, out/B), ct) {
+				continue
+			}
+			act, w := span(c.ActivationBytes, k+1, j), span(c.ParameterBytes, k+1, j)
 			// The last stage k+1..j on mp workers: its time and the fewest
 			// workers m+1 the pipeline must use for it to fit.
 			for mp := 1; mp <= maxMP; mp++ {
@@ -282,7 +286,6 @@ func (s *pdSolver) rowDP(lv, i int, a []float64, back []pdChoice) {
 					minM[mp] = s.minUsed(lv, act, w, mp, M) - 1
 				}
 			}
-			prev := a[k*M : (k+1)*M]
 			improved := false
 			for m := 1; m < M; m++ {
 				best, bestMP := row[m], 0
@@ -307,6 +310,21 @@ func (s *pdSolver) rowDP(lv, i int, a []float64, back []pdChoice) {
 		}
 		rowMin[j] = slices.Min(row)
 	}
+}
+
+// mayImprove reports whether a split could lower some entry m of row: its
+// candidates are at least max(min(prev[0..m−1]), lb/min(m, maxMP)), where
+// lb·ct[mp] = lb/mp bounds the last stage's time on mp workers from below.
+func mayImprove(row, prev []float64, lb float64, ct []float64) bool {
+	maxMP := len(ct) - 1
+	pm := math.Inf(1)
+	for m := 1; m < len(row); m++ {
+		pm = min(pm, prev[m-1])
+		if max(pm, lb*ct[min(m, maxMP)]) < row[m] {
+			return true
+		}
+	}
+	return false
 }
 
 // result reads the optimum off the last level and rebuilds its stages
