@@ -47,6 +47,61 @@ func (c *PlanPage) planners() []option {
 	return out
 }
 
+// choices lists the options of a training select.
+func (c *PlanPage) choices(field string) []option {
+	names := map[string]string{
+		"": "default", "bf16": "bf16", "fp16": "fp16", "fp32": "fp32", "fp8": "fp8",
+		"mixed-adam": "Adam, mixed precision", "mixed-adam-fp32-grads": "Adam, mixed precision, fp32 gradients",
+		"adam": "Adam, fp32", "sgd": "SGD with momentum",
+		"none": "none", "selective": "selective (attention core)", "full": "full (layer inputs only)",
+	}
+	var list []string
+	switch field {
+	case "precision":
+		list = state.Precisions
+	case "optimizer":
+		list = state.Optimizers
+	case "recompute":
+		list = state.Recomputes
+		names[""] = "searched (best)"
+	case "zero":
+		return []option{{"0", "0: none"}, {"1", "1: optimizer state"}, {"2", "2: + gradients"}, {"3", "3: + weights"}}
+	}
+	out := make([]option, len(list))
+	for i, id := range list {
+		out[i] = option{id, names[id]}
+	}
+	out[0].Name = names[""] + " (" + map[string]string{"precision": "bf16", "optimizer": "Adam, mixed precision", "recompute": "each candidate"}[field] + ")"
+	return out
+}
+
+// isTransformer reports whether the chosen model is a transformer spec
+// (the training options apply) rather than a measured layer profile.
+func (c *PlanPage) isTransformer() bool {
+	for _, m := range engine.Models() {
+		if m.ID == c.App.State.Plan.Model {
+			return m.Profile == ""
+		}
+	}
+	return false
+}
+
+// seq is the sequence length in effect: the override, or the preset's.
+func (c *PlanPage) seq() int {
+	if c.App.State.Plan.Seq > 0 {
+		return c.App.State.Plan.Seq
+	}
+	for _, m := range engine.Models() {
+		if m.ID == c.App.State.Plan.Model && m.Transformer != nil {
+			return m.Transformer.Seq
+		}
+	}
+	return 2048
+}
+
+// strconvItoa formats an int for templates (generated code imports no strconv).
+func strconvItoa(i int) string { return strconv.Itoa(i) }
+
 func (c *PlanPage) maxNodes() int       { return state.MaxNodes }
 func (c *PlanPage) maxGPUsPerNode() int { return state.MaxGPUsPerNode }
 
@@ -87,6 +142,22 @@ func (a *App) SetPlanInput(field, value string) {
 		p.GPUsPerNode, err = strconv.Atoi(value)
 	case "selected":
 		p.Selected, err = strconv.Atoi(value)
+	case "custom_layers":
+		p.Custom.Layers, err = strconv.Atoi(value)
+	case "custom_hidden":
+		p.Custom.Hidden, err = strconv.Atoi(value)
+	case "custom_heads":
+		p.Custom.Heads, err = strconv.Atoi(value)
+	case "seq":
+		p.Seq, err = strconv.Atoi(value)
+	case "precision":
+		p.Precision = value
+	case "optimizer":
+		p.Optimizer = value
+	case "zero":
+		p.ZeRO, err = strconv.Atoi(value)
+	case "recompute":
+		p.Recompute = value
 	case "global_batch":
 		p.GlobalBatch, err = strconv.Atoi(value)
 	case "inter_node_gbps":

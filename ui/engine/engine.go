@@ -36,10 +36,11 @@ func GPUs() []GPUOption {
 // MaxRequestBytes bounds a JSON request of PlanJSON.
 const MaxRequestBytes = 64 << 10
 
-// ParseRequest decodes and validates a JSON request (state.Plan's fields).
-// Unknown fields and trailing data are errors.
+// ParseRequest decodes and validates a JSON request (state.Plan's fields);
+// omitted fields keep the Plan page's defaults. Unknown fields and trailing
+// data are errors.
 func ParseRequest(data []byte) (state.Plan, error) {
-	var p state.Plan
+	p := state.Default().Plan
 	if len(data) > MaxRequestBytes {
 		return p, fmt.Errorf("request: %d bytes is over the %d-byte limit", len(data), MaxRequestBytes)
 	}

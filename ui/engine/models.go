@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"pipeplan/core/model"
+	"pipeplan/ui/state"
 )
 
 // ModelPreset is one model the Plan page offers.
@@ -50,9 +51,45 @@ var presets = []ModelPreset{
 	{ID: "pd-resnet101", Name: "ResNet-101 (PipeDream profile)", Profile: "resnet101"},
 }
 
-// Models lists the model presets.
+// Models lists the model presets, then the custom transformer.
 func Models() []ModelPreset {
-	return append([]ModelPreset(nil), presets...)
+	return append(append([]ModelPreset(nil), presets...), ModelPreset{ID: customID, Name: "Custom transformer…"})
+}
+
+// customID is the preset whose dimensions come from the request.
+const customID = "custom"
+
+// modelFor returns the request's model: a preset, or the custom
+// transformer, with the request's sequence length and precision applied.
+func modelFor(in state.Plan) (ModelPreset, error) {
+	if in.Model == customID {
+		c := in.Custom
+		tr := gpt(fmt.Sprintf("custom %d×%d", c.Layers, c.Hidden), c.Layers, c.Hidden, c.Heads)
+		return withTraining(ModelPreset{ID: customID, Name: tr.Name, Transformer: tr}, in)
+	}
+	m, err := modelByID(in.Model)
+	if err != nil {
+		return m, err
+	}
+	return withTraining(m, in)
+}
+
+// withTraining applies the request's sequence length and precision to a
+// transformer preset (a copy) and validates it.
+func withTraining(m ModelPreset, in state.Plan) (ModelPreset, error) {
+	if m.Transformer == nil {
+		return m, nil
+	}
+	tr := *m.Transformer
+	if in.Seq > 0 {
+		tr.Seq = in.Seq
+	}
+	tr.Precision = model.Precision(in.Precision)
+	if err := tr.Validate(); err != nil {
+		return m, fmt.Errorf("plan.model: %w", err)
+	}
+	m.Transformer = &tr
+	return m, nil
 }
 
 // modelByID returns a preset or an error listing the known ids.

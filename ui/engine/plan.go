@@ -93,7 +93,7 @@ func Plan(ctx context.Context, in state.Plan) (Result, error) {
 	if err := in.Validate(); err != nil {
 		return Result{}, err
 	}
-	m, err := modelByID(in.Model)
+	m, err := modelFor(in)
 	if err != nil {
 		return Result{}, err
 	}
@@ -120,7 +120,8 @@ func Plan(ctx context.Context, in state.Plan) (Result, error) {
 // with the paper's execution choices (scatter/gather on, recomputation searched).
 func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in state.Plan) (Result, error) {
 	res := Result{Model: m.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes}
-	opt := partition.PTDPOptions{Fixed: cost.Config{GlobalBatch: in.GlobalBatch, ScatterGather: true}}
+	opt := partition.PTDPOptions{Fixed: cost.Config{GlobalBatch: in.GlobalBatch, ScatterGather: true,
+		Optimizer: cost.Optimizer(in.Optimizer), ZeRO: in.ZeRO, Recompute: model.Recompute(in.Recompute)}}
 	tr := *m.Transformer
 	found, err := partition.SearchPTDP(ctx, tr, c, opt, nil)
 	if err != nil && len(found.Infeasible) == 0 {

@@ -99,3 +99,28 @@ func TestPlanPipeDreamVGG16(t *testing.T) {
 		t.Errorf("madpipe on a profile: err = %v", err)
 	}
 }
+
+func TestPlanTrainingOptionsAndCustomModel(t *testing.T) {
+	in := state.Default().Plan
+	in.Model, in.Custom = "custom", state.CustomModel{Layers: 24, Hidden: 2304, Heads: 24} // the 1.7B GPT of Table 4.1
+	in.Nodes, in.GlobalBatch, in.Recompute, in.Seq = 4, 512, "full", 1024
+	res, err := Plan(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Plan == nil {
+		t.Fatalf("no plan: %s", res.Problem)
+	}
+	for _, c := range res.Candidates {
+		if c.Recompute != "full" {
+			t.Fatalf("candidate with recompute %q, want the fixed full", c.Recompute)
+		}
+	}
+	if tr := res.Plan.Model.Transformer; tr.Layers != 24 || tr.Hidden != 2304 || tr.Seq != 1024 {
+		t.Errorf("planned transformer %+v", tr)
+	}
+	in.Custom.Heads = 7 // 2304 is not divisible by 7
+	if _, err := Plan(context.Background(), in); err == nil || !strings.Contains(err.Error(), "plan.model") {
+		t.Errorf("bad custom heads: err = %v", err)
+	}
+}

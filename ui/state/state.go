@@ -45,7 +45,33 @@ type Plan struct {
 	Planner string `json:"planner"`
 	// Selected is the rank of the candidate shown in detail (0 = the best).
 	Selected int `json:"selected"`
+	// Custom holds the dimensions of the "custom" model.
+	Custom CustomModel `json:"custom"`
+	// Seq overrides the transformer's sequence length; 0 keeps the preset's.
+	Seq int `json:"seq"`
+	// Precision is the training precision ("" = bf16), one of Precisions.
+	Precision string `json:"precision"`
+	// Optimizer is a core/cost optimizer name ("" = mixed-precision Adam).
+	Optimizer string `json:"optimizer"`
+	// ZeRO is the ZeRO stage over data-parallel replicas, 0–3.
+	ZeRO int `json:"zero"`
+	// Recompute fixes activation recomputation ("" = searched), one of Recomputes.
+	Recompute string `json:"recompute"`
 }
+
+// CustomModel is a GPT-style transformer given by its dimensions.
+type CustomModel struct {
+	Layers int `json:"layers"`
+	Hidden int `json:"hidden"`
+	Heads  int `json:"heads"`
+}
+
+// Choices of the training inputs ("" first: the default).
+var (
+	Precisions = []string{"", "bf16", "fp16", "fp32", "fp8"}
+	Optimizers = []string{"", "mixed-adam", "mixed-adam-fp32-grads", "adam", "sgd"}
+	Recomputes = []string{"", "none", "selective", "full"}
+)
 
 // Planners are the planner choices of the Plan page; "best" runs all that apply.
 var Planners = []string{"best", "ptdp", "2bw", "pipedream", "madpipe"}
@@ -58,6 +84,10 @@ const (
 	MaxGlobalBatch = 1 << 20
 	MaxGBps        = 10000
 	MaxSelected    = 1000
+	MaxSeq         = 1 << 20
+	MaxLayers      = 1024
+	MaxHidden      = 1 << 17
+	MaxHeads       = 1024
 )
 
 // Default is the state of a fresh page: GPT-3 175B on 1024 A100s (128 nodes
@@ -73,6 +103,7 @@ func Default() State {
 			InterNodeGBps: 25,
 			GlobalBatch:   1536,
 			Planner:       "best",
+			Custom:        CustomModel{Layers: 32, Hidden: 4096, Heads: 32},
 		},
 		Cluster: DefaultCluster(),
 		Cost:    DefaultCost(),
@@ -120,6 +151,25 @@ func (p Plan) Validate() error {
 	if err := intIn("plan.selected", p.Selected, 0, MaxSelected); err != nil {
 		return err
 	}
+	for _, f := range []struct {
+		name      string
+		v, lo, hi int
+	}{
+		{"plan.custom.layers", p.Custom.Layers, 1, MaxLayers}, {"plan.custom.hidden", p.Custom.Hidden, 1, MaxHidden},
+		{"plan.custom.heads", p.Custom.Heads, 1, MaxHeads}, {"plan.seq", p.Seq, 0, MaxSeq}, {"plan.zero", p.ZeRO, 0, 3},
+	} {
+		if err := intIn(f.name, f.v, f.lo, f.hi); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct {
+		name, v string
+		list    []string
+	}{{"plan.precision", p.Precision, Precisions}, {"plan.optimizer", p.Optimizer, Optimizers}, {"plan.recompute", p.Recompute, Recomputes}} {
+		if !contains(f.list, f.v) {
+			return fmt.Errorf("%s: must be one of %q, got %q", f.name, f.list, f.v)
+		}
+	}
 	return nil
 }
 
@@ -132,13 +182,14 @@ func Encode(s State) (string, error) {
 }
 
 // Decode parses a URL fragment (with or without '#'). An empty fragment is
-// the default state. On any error it returns the default state and the
-// error, so the page can show the error and still render.
+// the default state, and fields a fragment omits (one made before they
+// existed) keep their defaults. On any error it returns the default state
+// and the error, so the page can show the error and still render.
 func Decode(fragment string) (State, error) {
 	if fragment == "" || fragment == "#" {
 		return Default(), nil
 	}
-	var s State
+	s := Default()
 	if err := plan.DecodeFragment(fragment, &s); err != nil {
 		return Default(), fmt.Errorf("shared link: %w", err)
 	}

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"pipeplan/core/plan"
 	"reflect"
 	"strings"
 	"testing"
@@ -92,4 +93,20 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("re-decode: %+v, %v", s2, err)
 		}
 	})
+}
+
+func TestDecodeOmittedFieldsKeepDefaults(t *testing.T) {
+	f, err := plan.EncodeFragment(map[string]any{"tab": "cost", "plan": map[string]any{"nodes": 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	want.Tab, want.Plan.Nodes = "cost", 2
+	if !reflect.DeepEqual(s, want) {
+		t.Errorf("got %+v, want the defaults with tab and nodes set", s)
+	}
 }
