@@ -71,7 +71,9 @@ type MadPipeResult struct {
 // activations per stage, §4.2.1) and does not see two of its stages sharing
 // a link to one neighbour, so the schedule may need a longer period than T̂.
 // When it does, phase one is run again counting g activations on the
-// special processor, and the best schedule of both runs' allocations wins.
+// special processor, and once more for contiguous allocations (one stage
+// per GPU, whose 1F1B* memory the DP estimates exactly), and the best
+// schedule of all the allocations found wins.
 //
 // progress, if not nil, receives the fraction done in [0, 1].
 func MadPipe(ctx context.Context, prof model.Profile, workers int, bandwidthBytesPerSec, memoryBytes float64, progress func(float64)) (*MadPipeResult, error) {
@@ -94,29 +96,33 @@ func MadPipe(ctx context.Context, prof model.Profile, workers int, bandwidthByte
 	}
 	var found []madCandidate
 	lo := c.totalCompute() / float64(workers)
-	for pass, offset := range []int{1, 0} {
-		d := &madDP{c: c, workers: workers, memory: memoryBytes, vSteps: madVSteps, memCells: madMemCells, specialOffset: offset}
+	passes := []madDP{
+		{specialOffset: 1}, // the paper's MadPipe-DP
+		{specialOffset: 0}, // g activations per special stage
+		{contiguous: true}, // 1F1B* on one stage per GPU: exact memory
+	}
+	for pass, d := range passes {
+		d.c, d.workers, d.memory, d.vSteps, d.memCells = c, workers, memoryBytes, madVSteps, madMemCells
 		start := lo
 		if pass > 0 {
-			// Counting more memory only makes the DP fail more: start
-			// where the first pass succeeded, above where it failed.
+			// Each pass only makes the DP fail more: start where the
+			// first pass succeeded, above where the last one failed.
 			start = found[0].target
 		}
-		more, failed, err := madSearch(ctx, d, lo, start, func(f float64) { progress(0.45 * (float64(pass) + f)) })
-		lo = failed
+		more, failed, err := madSearch(ctx, &d, lo, start, func(f float64) { progress((float64(pass) + f) / float64(len(passes)+1)) })
 		if err != nil {
 			return nil, err
 		}
+		lo = failed
 		if len(more) == 0 && pass == 0 {
 			return nil, madDoesNotFit(c, workers, memoryBytes)
 		}
 		found = append(found, more...)
-		if pass > 0 {
-			break
-		}
-		if r := madSchedule(c, found, memoryBytes, ub); r != nil && r.PeriodSeconds <= found[0].target*(1+1e-9) {
-			progress(1)
-			return r, nil
+		if pass == 0 {
+			if r := madSchedule(c, found, memoryBytes, ub); r != nil && r.PeriodSeconds <= found[0].target*(1+1e-9) {
+				progress(1)
+				return r, nil
+			}
 		}
 	}
 	if r := madSchedule(c, found, memoryBytes, ub); r != nil {

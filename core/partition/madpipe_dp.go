@@ -34,6 +34,9 @@ type madDP struct {
 	vSteps int
 	// memCells is the number of cells of m_P in the memory limit.
 	memCells int
+	// contiguous restricts the DP to one stage per processor: workers
+	// normal processors and no special one.
+	contiguous bool
 	// arena holds the labels of the last call, reused by the next.
 	arena []madLabel
 	// specialOffset is subtracted from the group number of stages on the
@@ -103,7 +106,7 @@ func (b *madBucket) insert(arena *[]madLabel, n madLabel, pruneV bool) {
 // estimated by 1F1B* at T̂ = x (§4.2.1), or nil if the DP finds none.
 func (d *madDP) feasible(ctx context.Context, x float64) ([]madStage, error) {
 	c, L := d.c, d.c.layers
-	normal := d.workers - 1
+	normal := d.normal()
 	// fronts[e][p]: labels with layers e..L-1 allocated using p normal processors.
 	fronts := make([][]madFront, L+1)
 	for e := range fronts {
@@ -168,7 +171,7 @@ func (d *madDP) feasible(ctx context.Context, x float64) ([]madStage, error) {
 							fronts[k][p+1].bucket(vCell(next)).insert(&arena, n, pruneV)
 						}
 						ms := l.mem + c.memory(k, e-1, max(g-d.specialOffset, 0))
-						if l.load+u <= x && ms <= d.memory && d.canFinish(k, p, l.load+u, ms, x) {
+						if !d.contiguous && l.load+u <= x && ms <= d.memory && d.canFinish(k, p, l.load+u, ms, x) {
 							n := madLabel{load: l.load + u, mem: ms, v: next, group: gNext, memCell: memCell(ms), prev: id, first: int32(k), last: int32(e - 1), special: true}
 							fronts[k][p].bucket(vCell(next)).insert(&arena, n, pruneV)
 						}
@@ -198,8 +201,19 @@ func (d *madDP) feasible(ctx context.Context, x float64) ([]madStage, error) {
 // compute fits in what the processors have left of the period x, and their
 // weights (three copies) in what they have left of memory.
 func (d *madDP) canFinish(k, p int, load, mem, x float64) bool {
-	free := float64(d.workers - 1 - p)
-	return d.c.computeSum[k] <= (free+1)*x-load && 3*d.c.weightSum[k] <= (free+1)*d.memory-mem
+	free := float64(d.normal() - p)
+	if !d.contiguous {
+		free++
+	}
+	return d.c.computeSum[k] <= free*x-load && 3*d.c.weightSum[k] <= free*d.memory-mem
+}
+
+// normal is the number of normal processors.
+func (d *madDP) normal() int {
+	if d.contiguous {
+		return d.workers
+	}
+	return d.workers - 1
 }
 
 // madRebuild follows the labels back from a complete allocation and merges

@@ -26,9 +26,10 @@ func madRandomChain(rng *rand.Rand, n int) model.Profile {
 
 // madBruteFeasible enumerates every partition of the chain into stages and
 // every choice of normal or special processor per stage (at most workers-1
-// normal ones), and reports whether one has period at most x under the
-// model of MadPipe-DP at T̂ = x (madpipe-2020 §4.2.1-4.2.2).
-func madBruteFeasible(c *madChain, workers int, memory, x float64) bool {
+// normal ones; with contiguous, workers normal ones and no special), and
+// reports whether one has period at most x under the model of MadPipe-DP at
+// T̂ = x (madpipe-2020 §4.2.1-4.2.2).
+func madBruteFeasible(c *madChain, workers int, memory, x float64, contiguous bool) bool {
 	L := c.layers
 	for cuts := 0; cuts < 1<<(L-1); cuts++ {
 		var stages [][2]int
@@ -41,13 +42,16 @@ func madBruteFeasible(c *madChain, workers int, memory, x float64) bool {
 		}
 		stages = append(stages, [2]int{first, L - 1})
 		for special := 0; special < 1<<len(stages); special++ {
-			normal := len(stages)
+			normal, limit := len(stages), workers-1
 			for s := range stages {
 				if special&(1<<s) != 0 {
 					normal--
 				}
 			}
-			if normal > workers-1 {
+			if contiguous {
+				limit = workers
+			}
+			if normal > limit || contiguous && special != 0 {
 				continue
 			}
 			if madBruteEvaluate(c, stages, special, memory, x) {
@@ -84,7 +88,8 @@ func madBruteEvaluate(c *madChain, stages [][2]int, special int, memory, x float
 }
 
 // TestMadPipeDPMatchesBruteForce checks that MadPipe-DP without pruning
-// finds an allocation exactly when one exists under its model.
+// finds an allocation exactly when one exists under its model, with a
+// special processor and restricted to contiguous allocations.
 func TestMadPipeDPMatchesBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	agreeYes, agreeNo := 0, 0
@@ -97,12 +102,13 @@ func TestMadPipeDPMatchesBruteForce(t *testing.T) {
 		}
 		memory := 1e8 + 2e9*rng.Float64()
 		x := (0.3 + 1.5*rng.Float64()) * c.totalCompute() / float64(workers)
-		d := &madDP{c: c, workers: workers, memory: memory, specialOffset: 1}
+		contiguous := trial%3 == 0
+		d := &madDP{c: c, workers: workers, memory: memory, specialOffset: 1, contiguous: contiguous}
 		a, err := d.feasible(context.Background(), x)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := madBruteFeasible(c, workers, memory, x)
+		want := madBruteFeasible(c, workers, memory, x, contiguous)
 		if (a != nil) != want {
 			t.Fatalf("trial %d (L=%d, P=%d, M=%g, X=%g): DP found %v, brute force %v", trial, L, workers, memory, x, a, want)
 		}
@@ -125,7 +131,7 @@ func TestMadPipeDPMatchesBruteForce(t *testing.T) {
 				normal++
 			}
 		}
-		if normal > workers-1 || a[len(a)-1].last != L-1 {
+		if normal > d.normal() || contiguous && specialStages > 0 || a[len(a)-1].last != L-1 {
 			t.Fatalf("trial %d: allocation %v uses %d normal processors of %d or misses layers", trial, a, normal, workers-1)
 		}
 	}
