@@ -67,7 +67,7 @@ func (c *PlanPage) rows() []tableRow {
 			strconv.Itoa(i + 1), strconv.Itoa(cand.TP), strconv.Itoa(cand.PP), strconv.Itoa(cand.DP),
 			strconv.Itoa(cand.Microbatch), strconv.Itoa(cand.Interleave), strconv.Itoa(cand.Microbatches),
 			cand.Schedule, cand.Recompute,
-			secs(cand.IterationSeconds), num(cand.SamplesPerSecond), num(cand.TFLOPSPerGPU), pct(cand.MFU),
+			secs(cand.IterationSeconds), num(cand.SamplesPerSecond), orDash(cand.TFLOPSPerGPU, num), orDash(cand.MFU, pct),
 			gib(cand.Memory.PeakBytes+cand.Memory.ReserveBytes) + " / " + gib(cand.Memory.CapacityBytes),
 			pct(cand.BubbleFraction),
 		}
@@ -166,4 +166,12 @@ func (c *PlanPage) stageRows() []tableRow {
 // SelectCandidate shows the candidate of rank i in detail.
 func (a *App) SelectCandidate(i int) {
 	a.SetPlanInput("selected", strconv.Itoa(i))
+}
+
+// orDash formats v, or "—" when the planner does not estimate it (0).
+func orDash(v float64, format func(float64) string) string {
+	if v == 0 {
+		return "—"
+	}
+	return format(v)
 }

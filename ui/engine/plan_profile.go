@@ -90,16 +90,25 @@ func stageMemory(q int, s partition.PipeDreamStage, capacity float64) cost.Memor
 	return m
 }
 
+// maxTimelineDevices bounds the GPU rows of a drawn timeline.
+const maxTimelineDevices = 64
+
 // replicatedTimeline draws a PipeDream partition as 1F1B-RR (§2.4.2): each
-// stage's replicas take inputs round-robin, forward:backward 1:2.
+// stage's replicas take inputs round-robin, forward:backward 1:2. Above
+// maxTimelineDevices GPUs it only says why there is no drawing.
 func replicatedTimeline(ctx context.Context, pd *partition.PipeDreamResult) (string, string, error) {
+	if pd.GPUs > maxTimelineDevices {
+		return "", fmt.Sprintf("Timeline not drawn: the partition uses %d GPUs (at most %d rows are drawn).", pd.GPUs, maxTimelineDevices), nil
+	}
 	reps := make([]int, len(pd.Stages))
 	costs := schedule.Costs{}
+	most := 1
 	for q, s := range pd.Stages {
 		reps[q] = s.Replicas
+		most = max(most, s.Replicas)
 		costs.Stages = append(costs.Stages, schedule.StageCost{FwdSeconds: s.ComputeSeconds / 3, BwdSeconds: 2 * s.ComputeSeconds / 3})
 	}
-	m := min(max(2*pd.NOAM, 8), maxTimelineMicrobatches)
+	m := min(max(2*pd.NOAM, 2*most, 8), 2*maxTimelineDevices) // every replica gets inputs
 	s, err := schedule.Generate(schedule.OneFOneBRR, schedule.Options{Stages: len(pd.Stages), Microbatches: m, Replicas: reps})
 	if err != nil {
 		return "", "", fmt.Errorf("timeline: %w", err)
