@@ -209,3 +209,27 @@ func TestServeAPILimits(t *testing.T) {
 		t.Errorf("GET /api/plan: status %d, want 405", rec.Code)
 	}
 }
+
+// BenchmarkServeWasmGzip serves a 4 MB precompressed wasm file with a
+// cached ETag, as a browser's (re)load does.
+func BenchmarkServeWasmGzip(b *testing.B) {
+	dir := b.TempDir()
+	for _, f := range requiredBuildOutputs {
+		os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(bytes.Repeat([]byte("wasm"), 1<<20))
+	zw.Close()
+	os.WriteFile(filepath.Join(dir, "app.wasm.gz"), gz.Bytes(), 0o644)
+	h, err := newSiteHandler(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		rec := get(h, "GET", "/app.wasm", map[string]string{"Accept-Encoding": "gzip"})
+		if rec.Code != 200 {
+			b.Fatal(rec.Code)
+		}
+	}
+}

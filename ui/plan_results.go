@@ -163,6 +163,14 @@ func (c *PlanPage) stageRows() []tableRow {
 	return out
 }
 
+// keySelect selects candidate i from the keyboard (Enter or Space on its row).
+func (c *PlanPage) keySelect(event vugu.DOMEvent, i int) {
+	if k := event.PropString("key"); k == "Enter" || k == " " {
+		event.PreventDefault()
+		c.App.SelectCandidate(i)
+	}
+}
+
 // SelectCandidate shows the candidate of rank i in detail.
 func (a *App) SelectCandidate(i int) {
 	a.SetPlanInput("selected", strconv.Itoa(i))
