@@ -22,9 +22,10 @@ func init() {
 
 // partitionInput is a loaded model: the DP's cuts and what a plan needs.
 type partitionInput struct {
-	name  string
-	cuts  *partition.Cuts
-	chain *model.Profile // the layer chain, nil for a graph
+	name   string
+	cuts   *partition.Cuts
+	chain  *model.Profile // the layer chain, nil for a graph
+	states *model.States  // the graph's states, nil for a chain
 	// microbatch is the profiled minibatch size, 0 when unknown.
 	microbatch int
 	device     string
@@ -172,7 +173,7 @@ func graphInput(g *model.Graph) (*partitionInput, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &partitionInput{name: g.Name, cuts: cuts, microbatch: g.MicrobatchSize}, nil
+	return &partitionInput{name: g.Name, cuts: cuts, states: st, microbatch: g.MicrobatchSize}, nil
 }
 
 // printPartition prints the partition as a table.
@@ -212,8 +213,14 @@ func exportPipeDreamPlan(path string, in *partitionInput, levels []hw.Level, res
 		stages[q] = plan.Stage{FirstLayer: s.FirstLayer, LastLayer: s.LastLayer, Replicas: s.Replicas}
 		if in.chain == nil {
 			stages[q].FirstLayer, stages[q].LastLayer = q, q
+			fwd := in.states.ForwardSeconds[s.LastLayer]
+			if s.FirstLayer > 0 {
+				fwd -= in.states.ForwardSeconds[s.FirstLayer-1]
+			}
+			fwd = min(max(fwd, 0), s.ComputeSeconds)
 			prof.Layers = append(prof.Layers, model.Layer{Name: fmt.Sprintf("states %d-%d", s.FirstLayer, s.LastLayer),
-				FwdSeconds: s.ComputeSeconds, OutputActivationBytes: in.cuts.OutputBytes[s.LastLayer], ParameterBytes: s.ParameterBytes})
+				FwdSeconds: fwd, BwdSeconds: s.ComputeSeconds - fwd,
+				OutputActivationBytes: in.cuts.OutputBytes[s.LastLayer], ParameterBytes: s.ParameterBytes})
 		}
 		peak = max(peak, s.MemoryBytes)
 		stagePeak = append(stagePeak, s.MemoryBytes)

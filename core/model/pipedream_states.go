@@ -24,6 +24,8 @@ type States struct {
 	Augmented [][]int
 	// ComputeSeconds[j] is Σ (forward+backward)/1000 over down(j), in seconds.
 	ComputeSeconds []float64
+	// ForwardSeconds[j] is the forward part of ComputeSeconds[j].
+	ForwardSeconds []float64
 	// ActivationBytes[j] is Σ activation_size over down(j).
 	ActivationBytes []float64
 	// ParameterBytes[j] is Σ parameter_size over down(j).
@@ -285,7 +287,7 @@ func (a *antichains) states(augs, children [][]int) *States {
 	}
 	n := len(order)
 	st := &States{
-		Augmented: make([][]int, n), ComputeSeconds: make([]float64, n),
+		Augmented: make([][]int, n), ComputeSeconds: make([]float64, n), ForwardSeconds: make([]float64, n),
 		ActivationBytes: make([]float64, n), ParameterBytes: make([]float64, n),
 		OutputBytes: make([]float64, n), Ancestors: make([][]int, n), Parents: make([][]int, n),
 	}
@@ -309,6 +311,7 @@ func (a *antichains) states(augs, children [][]int) *States {
 		down.each(func(v int) {
 			nd := a.g.Nodes[v]
 			st.ComputeSeconds[j] += (nd.FwdMillis + nd.BwdMillis) / 1000
+			st.ForwardSeconds[j] += nd.FwdMillis / 1000
 			st.ActivationBytes[j] += nd.ActivationBytes
 			st.ParameterBytes[j] += nd.ParameterBytes
 		})

@@ -79,6 +79,9 @@ func TestStateSums(t *testing.T) {
 		if math.Abs(s.ComputeSeconds[last]-c.seconds) > 1e-9 {
 			t.Errorf("%s: total compute %.9f s, want %.9f", c.name, s.ComputeSeconds[last], c.seconds)
 		}
+		if fwd := map[string]float64{"vgg16": 0.233902, "resnet50": 0.182488, "gnmt": 0.033533, "alexnet": 0.044801}[c.name]; math.Abs(s.ForwardSeconds[last]-fwd) > 1e-9 {
+			t.Errorf("%s: total forward %.9f s, want %.9f", c.name, s.ForwardSeconds[last], fwd)
+		}
 		if s.ParameterBytes[last] != c.pars {
 			t.Errorf("%s: total parameters %v bytes, want %v", c.name, s.ParameterBytes[last], c.pars)
 		}
