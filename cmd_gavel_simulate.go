@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,6 +43,8 @@ func runGavelSimulate(args []string, stdout io.Writer) error {
 	multiGPU := fs.Bool("multi-gpu", false, "draw scale factors 1/2/4/8 (continuous-multiple) instead of all 1")
 	priorities := fs.Bool("priorities", false, "give 20% of generated jobs priority weight 5")
 	slos := fs.Bool("slos", false, "give generated jobs SLOs of 1.2, 2 or 10 times their duration")
+	models := fs.String("models", "", "comma-separated job types to draw from (default all 26)")
+	durationsDays := fs.String("durations-days", "", "comma-separated job durations in days to draw from (default: §5.7.1's distribution)")
 	window := fs.String("window", "", "FROM:TO job IDs whose average JCT is reported (default all)")
 	traceFile := fs.String("trace", "", "Gavel trace file to simulate instead of generating one")
 	round := fs.Float64("round", gavel.DefaultRoundSeconds, "round length in seconds")
@@ -79,9 +83,15 @@ func runGavelSimulate(args []string, stdout io.Writer) error {
 		}
 	} else {
 		out.JobsPerHour, out.MultiGPU = *rate, *multiGPU
-		jobs, err = gavel.GenerateTrace(gavel.TraceConfig{NumJobs: *numJobs, JobsPerHour: *rate, Seed: *seed,
-			MultiGPU: *multiGPU, PriorityWeights: *priorities, SLOs: *slos})
-		if err != nil {
+		cfg := gavel.TraceConfig{NumJobs: *numJobs, JobsPerHour: *rate, Seed: *seed,
+			MultiGPU: *multiGPU, PriorityWeights: *priorities, SLOs: *slos}
+		if cfg.JobTypes, err = selectJobTypes(*models); err != nil {
+			return err
+		}
+		if cfg.DurationChoicesSeconds, err = parseDurationsDays(*durationsDays); err != nil {
+			return err
+		}
+		if jobs, err = gavel.GenerateTrace(cfg); err != nil {
 			return fmt.Errorf("gavel simulate: %w", err)
 		}
 	}
@@ -107,6 +117,41 @@ func runGavelSimulate(args []string, stdout io.Writer) error {
 		return writeJSON(stdout, out)
 	}
 	return printSimulation(stdout, out)
+}
+
+// selectJobTypes returns the job table's types named in the comma-separated
+// list (nil for "": all types).
+func selectJobTypes(list string) ([]gavel.JobType, error) {
+	if list == "" {
+		return nil, nil
+	}
+	table := gavel.DefaultJobTable()
+	var out []gavel.JobType
+	for _, name := range strings.Split(list, ",") {
+		i := slices.IndexFunc(table, func(jt gavel.JobType) bool { return jt.Model == strings.TrimSpace(name) })
+		if i < 0 {
+			return nil, fmt.Errorf("gavel simulate: --models: unknown job type %q", name)
+		}
+		out = append(out, table[i])
+	}
+	return out, nil
+}
+
+// parseDurationsDays parses a comma-separated list of durations in days into
+// seconds (nil for "").
+func parseDurationsDays(list string) ([]float64, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var out []float64
+	for _, f := range strings.Split(list, ",") {
+		d, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(d > 0) || math.IsInf(d, 0) {
+			return nil, fmt.Errorf("gavel simulate: --durations-days: want positive numbers, got %q", f)
+		}
+		out = append(out, d*86400)
+	}
+	return out, nil
 }
 
 // parseWindow parses "FROM:TO" ("" means every job).

@@ -43,6 +43,8 @@ func TestGavelSimulateCLIErrors(t *testing.T) {
 		"--window":           {"--policy", "fifo", "--window", "5:2"},
 		"--trace":            {"--policy", "fifo", "--trace", "/nonexistent/file.trace"},
 		"jobs_per_hour":      {"--policy", "fifo", "--rate", "-1"},
+		"--models":           {"--policy", "fifo", "--models", "A3C,GPT"},
+		"--durations-days":   {"--policy", "fifo", "--durations-days", "1,NaN"},
 	}
 	for want, args := range cases {
 		err := dispatch(append([]string{"gavel", "simulate"}, args...), &bytes.Buffer{})

@@ -20,6 +20,10 @@ type TraceConfig struct {
 	PriorityWeights bool
 	// SLOs gives every job a deadline of 1.2, 2 or 10 times its duration (p = 1/3 each).
 	SLOs bool
+	// DurationChoicesSeconds, if set, replaces the duration distribution:
+	// each job's duration is drawn uniformly from it (§5.7.3's cost workload
+	// uses {0.5, 1, 2, 4, 8} days).
+	DurationChoicesSeconds []float64
 	// JobTypes to draw from; nil means DefaultJobTable().
 	JobTypes []JobType
 	// Throughputs to size jobs with; nil means DefaultThroughputs().
@@ -57,6 +61,11 @@ func GenerateTrace(cfg TraceConfig) ([]Job, error) {
 	if len(jobTypes) == 0 {
 		return nil, fmt.Errorf("trace: job_types: must not be empty")
 	}
+	for i, d := range cfg.DurationChoicesSeconds {
+		if !(d > 0) || math.IsInf(d, 0) {
+			return nil, fmt.Errorf("trace: duration_choices_s[%d]: must be > 0 and finite, got %v", i, d)
+		}
+	}
 	if cfg.MultiGPU && !anyDistributed(jobTypes) {
 		return nil, fmt.Errorf("trace: multi_gpu: no distributed job type to draw")
 	}
@@ -88,6 +97,9 @@ func generateJob(rng *rand.Rand, cfg TraceConfig, jobTypes []JobType, tt *Throug
 		sf = drawScaleFactor(rng)
 	}
 	duration := drawDurationSeconds(rng)
+	if len(cfg.DurationChoicesSeconds) > 0 {
+		duration = cfg.DurationChoicesSeconds[rng.IntN(len(cfg.DurationChoicesSeconds))]
+	}
 	jt := jobTypes[rng.IntN(len(jobTypes))]
 	for sf > 1 && !jt.Distributed {
 		jt = jobTypes[rng.IntN(len(jobTypes))]

@@ -105,6 +105,7 @@ func TestGenerateTraceStaticAndErrors(t *testing.T) {
 		}
 	}
 	bad := []TraceConfig{
+		{NumJobs: 1, DurationChoicesSeconds: []float64{3600, 0}},
 		{NumJobs: -1},
 		{NumJobs: 1, JobsPerHour: math.NaN()},
 		{NumJobs: 1, JobsPerHour: -2},
@@ -218,4 +219,42 @@ func FuzzParseTrace(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestGenerateTraceChoices checks the cost workload of §5.7.3: two job types
+// and durations drawn from a fixed set, both uniformly.
+func TestGenerateTraceChoices(t *testing.T) {
+	var types []JobType
+	for _, jt := range DefaultJobTable() {
+		if jt.Model == "A3C" || jt.Model == "ResNet-50 (batch size 64)" {
+			types = append(types, jt)
+		}
+	}
+	days := []float64{0.5, 1, 2, 4, 8}
+	choices := make([]float64, len(days))
+	for i, d := range days {
+		choices[i] = d * 86400
+	}
+	const n = 5000
+	jobs, err := GenerateTrace(TraceConfig{NumJobs: n, Seed: 4, JobTypes: types, DurationChoicesSeconds: choices})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byDuration := map[float64]int{}
+	byType := map[string]int{}
+	for _, j := range jobs {
+		byDuration[j.DurationSeconds]++
+		byType[j.JobType]++
+	}
+	if len(byDuration) != 5 || len(byType) != 2 {
+		t.Fatalf("durations %v, types %v", byDuration, byType)
+	}
+	for d, c := range byDuration {
+		if math.Abs(float64(c)/n-0.2) > 0.02 {
+			t.Errorf("duration %v s drawn %d times of %d", d, c, n)
+		}
+	}
+	if a := float64(byType["A3C"]) / n; math.Abs(a-0.5) > 0.02 {
+		t.Errorf("A3C share %.3f, want 0.5", a)
+	}
 }
