@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 
 	"pipeplan/core/cost"
 	"pipeplan/core/hw"
@@ -14,14 +16,25 @@ import (
 	"pipeplan/ui/state"
 )
 
-// planProfile partitions an embedded PipeDream profile (its layers as a
-// chain) with PipeDream's hierarchical DP with stage replication
-// (dissertation §2.4.1) on the cluster's levels, the GPU's memory as limit.
+// profileDetail is what the Plan page shows for one profile candidate: the
+// run plan, per-stage memory when the planner models it, and a timeline.
+type profileDetail struct {
+	plan            *plan.Plan
+	stageMemory     []cost.Memory
+	timelineSVG     string
+	timelineCaption string
+}
+
+// planProfile plans an embedded PipeDream profile (its layers as a chain)
+// with PipeDream's hierarchical DP with stage replication (dissertation
+// §2.4.1) and PipeDream-2BW's planner (§3.3.2, Algorithm 1), or the one the
+// request names, the GPU's memory as the limit; candidates are ranked by
+// predicted throughput.
 func planProfile(ctx context.Context, m ModelPreset, c hw.Cluster, in state.Plan) (Result, error) {
 	switch in.Planner {
-	case "best", "pipedream":
+	case "best", "pipedream", "2bw":
 	default:
-		return Result{}, fmt.Errorf("plan.planner: the playground plans layer profiles with PipeDream so far; %q is not wired in (choose \"PipeDream\" or \"Best overall\")", in.Planner)
+		return Result{}, fmt.Errorf("plan.planner: the playground plans layer profiles with PipeDream and 2BW so far; %q is not wired in", in.Planner)
 	}
 	g, err := modelprofiles.Graph(m.Profile)
 	if err != nil {
@@ -29,54 +42,168 @@ func planProfile(ctx context.Context, m ModelPreset, c hw.Cluster, in state.Plan
 	}
 	prof := g.Chain()
 	prof.Name, prof.MicrobatchSize = m.Name, g.MicrobatchSize
-	cuts, err := partition.ChainCuts(prof)
+	res := Result{Model: m.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes,
+		Note: fmt.Sprintf("%s's layer times were measured on a V100 at minibatch %d; they are not rescaled to the %s.", m.Name, prof.MicrobatchSize, c.GPU.Name)}
+	var cands []Candidate
+	var details []func(context.Context) (profileDetail, error)
+	var problems []string
+	if in.Planner != "2bw" {
+		cand, detail, err := pipeDreamCandidate(ctx, prof, c)
+		if err != nil {
+			problems = append(problems, "PipeDream: "+err.Error())
+		} else {
+			cands, details = append(cands, cand), append(details, detail)
+		}
+	}
+	if in.Planner != "pipedream" {
+		tc, td, err := twoBWCandidates(ctx, prof, c, in.GlobalBatch)
+		if err != nil {
+			problems = append(problems, "2BW: "+err.Error())
+		}
+		cands, details = append(cands, tc...), append(details, td...)
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	if len(cands) == 0 {
+		res.Problem = strings.Join(problems, "; ")
+		return res, nil
+	}
+	order := make([]int, len(cands))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return cands[order[a]].SamplesPerSecond > cands[order[b]].SamplesPerSecond })
+	res.Feasible, res.Evaluated = len(cands), len(cands)
+	for _, k := range order[:min(len(order), MaxShownCandidates)] {
+		res.Candidates = append(res.Candidates, cands[k])
+	}
+	res.Selected = min(max(in.Selected, 0), len(res.Candidates)-1)
+	d, err := details[order[res.Selected]](ctx)
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Model: m.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes,
-		Note: fmt.Sprintf("%s's layer times were measured on a V100 at minibatch %d; they are not rescaled to the %s.", m.Name, prof.MicrobatchSize, c.GPU.Name)}
+	if err := d.plan.Validate(); err != nil {
+		return Result{}, fmt.Errorf("%s plan: %w", d.plan.Planner, err)
+	}
+	res.Plan, res.StageMemory, res.TimelineSVG, res.TimelineCaption = d.plan, d.stageMemory, d.timelineSVG, d.timelineCaption
+	return res, nil
+}
+
+// profilePlan is the run plan of a partition of prof on c; the planner
+// fills in the execution and predictions.
+func profilePlan(prof model.Profile, c hw.Cluster) *plan.Plan {
+	return &plan.Plan{
+		Version:   plan.Version,
+		Model:     plan.Model{Name: prof.Name, NumLayers: len(prof.Layers), Profile: &prof},
+		Cluster:   plan.Cluster{GPU: c.GPU.ID, Nodes: c.GPUs() / c.GPUsPerNode(), GPUsPerNode: c.GPUsPerNode(), Levels: c.Levels},
+		Recompute: string(model.RecomputeNone),
+	}
+}
+
+// pipeDreamCandidate runs PipeDream's DP (§2.4.1) on prof's chain.
+func pipeDreamCandidate(ctx context.Context, prof model.Profile, c hw.Cluster) (Candidate, func(context.Context) (profileDetail, error), error) {
+	cuts, err := partition.ChainCuts(prof)
+	if err != nil {
+		return Candidate{}, nil, err
+	}
 	pd, err := partition.PipeDream(ctx, cuts, partition.PipeDreamOptions{Levels: c.Levels, MemoryBytes: c.GPU.MemoryBytes}, nil)
 	if err != nil {
-		res.Problem = err.Error()
-		return res, nil
+		return Candidate{}, nil, err
 	}
 	peak := 0.0
-	stages := make([]plan.Stage, len(pd.Stages))
-	res.StageMemory = make([]cost.Memory, len(pd.Stages))
-	var stagePeak []float64
-	for q, s := range pd.Stages {
-		stages[q] = plan.Stage{FirstLayer: s.FirstLayer, LastLayer: s.LastLayer, Replicas: s.Replicas}
-		res.StageMemory[q] = stageMemory(q, s, c.GPU.MemoryBytes)
+	for _, s := range pd.Stages {
 		peak = max(peak, s.MemoryBytes)
-		stagePeak = append(stagePeak, s.MemoryBytes)
 	}
 	mb := prof.MicrobatchSize
 	cand := Candidate{
-		Planner: "pipedream", TP: 1, PP: len(stages), DP: 1, Interleave: 1, Microbatch: mb, Microbatches: pd.NOAM,
+		Planner: "pipedream", TP: 1, PP: len(pd.Stages), DP: 1, Interleave: 1, Microbatch: mb, Microbatches: pd.NOAM,
 		Schedule: string(schedule.PipeDream), Recompute: string(model.RecomputeNone),
 		IterationSeconds: pd.BottleneckSeconds, SamplesPerSecond: float64(mb) / pd.BottleneckSeconds,
 		Memory: cost.Memory{PeakBytes: peak, CapacityBytes: c.GPU.MemoryBytes}, Fits: true,
 	}
-	res.Candidates, res.Feasible, res.Evaluated = []Candidate{cand}, 1, 1
-	res.Plan = &plan.Plan{
-		Version: plan.Version, Planner: "pipedream",
-		Model:       plan.Model{Name: m.Name, NumLayers: len(prof.Layers), Profile: &prof},
-		Cluster:     plan.Cluster{GPU: c.GPU.ID, Nodes: c.GPUs() / c.GPUsPerNode(), GPUsPerNode: c.GPUsPerNode(), Levels: c.Levels},
-		Parallelism: plan.Parallelism{TP: 1, PP: len(stages), DP: 1, Interleave: 1},
-		Stages:      stages,
-		Schedule:    plan.Schedule{Kind: string(schedule.PipeDream), Microbatches: pd.NOAM, MicrobatchSize: mb, GlobalBatch: mb * stages[0].Replicas},
-		Recompute:   string(model.RecomputeNone),
-		Predictions: plan.Predictions{IterationSeconds: pd.BottleneckSeconds, SamplesPerSecond: cand.SamplesPerSecond,
-			BottleneckSeconds: pd.BottleneckSeconds, PeakBytesPerGPU: peak, StagePeakBytes: stagePeak},
+	detail := func(ctx context.Context) (profileDetail, error) {
+		p := profilePlan(prof, c)
+		p.Planner = "pipedream"
+		var d profileDetail
+		for q, s := range pd.Stages {
+			p.Stages = append(p.Stages, plan.Stage{FirstLayer: s.FirstLayer, LastLayer: s.LastLayer, Replicas: s.Replicas})
+			d.stageMemory = append(d.stageMemory, stageMemory(q, s, c.GPU.MemoryBytes))
+			p.Predictions.StagePeakBytes = append(p.Predictions.StagePeakBytes, s.MemoryBytes)
+		}
+		p.Parallelism = plan.Parallelism{TP: 1, PP: len(pd.Stages), DP: 1, Interleave: 1}
+		p.Schedule = plan.Schedule{Kind: string(schedule.PipeDream), Microbatches: pd.NOAM, MicrobatchSize: mb, GlobalBatch: mb * pd.Stages[0].Replicas}
+		p.Predictions.IterationSeconds, p.Predictions.SamplesPerSecond = pd.BottleneckSeconds, cand.SamplesPerSecond
+		p.Predictions.BottleneckSeconds, p.Predictions.PeakBytesPerGPU = pd.BottleneckSeconds, peak
+		d.plan = p
+		var err error
+		d.timelineSVG, d.timelineCaption, err = replicatedTimeline(ctx, pd)
+		return d, err
 	}
-	if err := res.Plan.Validate(); err != nil {
-		return Result{}, fmt.Errorf("pipedream plan: %w", err)
-	}
-	res.TimelineSVG, res.TimelineCaption, err = replicatedTimeline(ctx, pd)
+	return cand, detail, nil
+}
+
+// twoBWStateBytesPerWeightByte is the gradient and momentum kept per weight
+// byte by SGD with momentum, the optimizer of PipeDream's profiled models.
+const twoBWStateBytesPerWeightByte = 2
+
+// twoBWCandidates runs PipeDream-2BW's planner (§3.3.2) on prof's chain:
+// the best configuration of every (d, p, execution).
+func twoBWCandidates(ctx context.Context, prof model.Profile, c hw.Cluster, batch int) ([]Candidate, []func(context.Context) (profileDetail, error), error) {
+	blocks, err := partition.NewProfileBlocks(prof)
 	if err != nil {
-		return Result{}, err
+		return nil, nil, err
 	}
-	return res, nil
+	inter := c.Levels[0].BandwidthBytesPerSec
+	if len(c.Levels) > 1 {
+		inter = c.Levels[1].BandwidthBytesPerSec
+	}
+	tp, err := partition.PlanTwoBW(ctx, blocks, partition.TwoBWOptions{
+		GPUs: c.GPUs(), GPUsPerServer: c.GPUsPerNode(), IntraServerBandwidthBytesPerSec: c.Levels[0].BandwidthBytesPerSec,
+		InterServerBandwidthBytesPerSec: inter, MemoryBytes: c.GPU.MemoryBytes, BatchSize: batch,
+		StateBytesPerWeightByte: twoBWStateBytesPerWeightByte,
+	}, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cands []Candidate
+	var details []func(context.Context) (profileDetail, error)
+	for _, cfg := range tp.Candidates {
+		recompute, kind := model.RecomputeNone, schedule.TwoBW
+		if cfg.Execution == partition.TwoBWPipelinedRecompute {
+			recompute = model.RecomputeFull
+		}
+		if cfg.Execution == partition.TwoBWNoPipelining {
+			kind = schedule.OneFOneB // one stage, gradient accumulation
+		}
+		step := float64(batch) / cfg.SamplesPerSecond
+		cand := Candidate{
+			Planner: "2bw", TP: 1, PP: cfg.Stages, DP: cfg.DataParallel, Interleave: 1, Microbatch: cfg.Microbatch,
+			Microbatches: cfg.Microbatches, Schedule: string(kind), Recompute: string(recompute),
+			IterationSeconds: step, SamplesPerSecond: cfg.SamplesPerSecond,
+			Memory: cost.Memory{PeakBytes: cfg.MemoryBytes, CapacityBytes: c.GPU.MemoryBytes}, Fits: true,
+		}
+		cands = append(cands, cand)
+		details = append(details, func(ctx context.Context) (profileDetail, error) {
+			p := profilePlan(prof, c)
+			p.Planner, p.Recompute = "2bw", string(recompute)
+			for i, first := range cfg.FirstBlocks {
+				last := len(prof.Layers) - 1
+				if i+1 < len(cfg.FirstBlocks) {
+					last = cfg.FirstBlocks[i+1] - 1
+				}
+				p.Stages = append(p.Stages, plan.Stage{FirstLayer: first, LastLayer: last, Replicas: 1})
+			}
+			p.Parallelism = plan.Parallelism{TP: 1, PP: cfg.Stages, DP: cfg.DataParallel, Interleave: 1}
+			p.Schedule = plan.Schedule{Kind: string(kind), Microbatches: cfg.Microbatches, MicrobatchSize: cfg.Microbatch, GlobalBatch: batch}
+			p.Predictions = plan.Predictions{IterationSeconds: step, SamplesPerSecond: cfg.SamplesPerSecond,
+				BottleneckSeconds: cfg.SecondsPerMicrobatch, PeakBytesPerGPU: cfg.MemoryBytes}
+			svg, caption, err := uniformTimeline(ctx, kind, cfg.Stages, cfg.Microbatches, cfg.SecondsPerMicrobatch,
+				"the pipeline's predicted time per microbatch at every stage")
+			return profileDetail{plan: p, timelineSVG: svg, timelineCaption: caption}, err
+		})
+	}
+	return cands, details, nil
 }
 
 // stageMemory splits a PipeDream stage's per-GPU memory as its model counts

@@ -80,6 +80,7 @@ func BenchmarkPlanGPT3On1024A100(b *testing.B) {
 func TestPlanPipeDreamVGG16(t *testing.T) {
 	in := state.Default().Plan
 	in.Model, in.GPU, in.Nodes, in.GPUsPerNode, in.InterNodeGBps = "pd-vgg16", "nvidia-v100-sxm2-32gb", 16, 1, 1.25
+	in.Planner = "pipedream"
 	res, err := Plan(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +98,38 @@ func TestPlanPipeDreamVGG16(t *testing.T) {
 	in.Planner = "madpipe"
 	if _, err := Plan(context.Background(), in); err == nil || !strings.Contains(err.Error(), "plan.planner") {
 		t.Errorf("madpipe on a profile: err = %v", err)
+	}
+}
+
+// TestPlanProfileBestRanksBothPlanners checks "best" on a profile: PipeDream
+// and 2BW candidates, fastest first, and a valid 2BW plan when asked for.
+func TestPlanProfileBestRanksBothPlanners(t *testing.T) {
+	in := state.Default().Plan
+	in.Model, in.GPU, in.Nodes, in.GPUsPerNode, in.GlobalBatch = "pd-gnmt", "nvidia-v100-sxm2-32gb", 2, 8, 1024
+	res, err := Plan(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for i, c := range res.Candidates {
+		seen[c.Planner] = true
+		if i > 0 && c.SamplesPerSecond > res.Candidates[i-1].SamplesPerSecond {
+			t.Errorf("candidate %d (%v samples/s) ranks below a slower one", i, c.SamplesPerSecond)
+		}
+	}
+	if !seen["pipedream"] || !seen["2bw"] {
+		t.Errorf("planners among candidates: %v", seen)
+	}
+	in.Planner = "2bw"
+	res, err = Plan(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Plan == nil || res.Plan.Planner != "2bw" || res.Plan.Parallelism.PP*res.Plan.Parallelism.DP != 16 {
+		t.Fatalf("2bw plan: %+v (problem %q)", res.Plan, res.Problem)
+	}
+	if res.TimelineSVG == "" {
+		t.Errorf("no 2bw timeline")
 	}
 }
 
