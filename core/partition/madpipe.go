@@ -95,6 +95,7 @@ func MadPipe(ctx context.Context, prof model.Profile, workers int, bandwidthByte
 		return nil, fmt.Errorf("profile.layers: total compute and communication time must be > 0")
 	}
 	var found []madCandidate
+	var best *MadPipeResult
 	lo := c.totalCompute() / float64(workers)
 	passes := []madDP{
 		{specialOffset: 1}, // the paper's MadPipe-DP
@@ -118,16 +119,13 @@ func MadPipe(ctx context.Context, prof model.Profile, workers int, bandwidthByte
 			return nil, madDoesNotFit(c, workers, memoryBytes)
 		}
 		found = append(found, more...)
-		if pass == 0 {
-			if r := madSchedule(c, found, memoryBytes, ub); r != nil && r.PeriodSeconds <= found[0].target*(1+1e-9) {
-				progress(1)
-				return r, nil
-			}
+		if best = madSchedule(c, more, memoryBytes, ub, best); pass == 0 && best != nil && best.PeriodSeconds <= found[0].target*(1+1e-9) {
+			break
 		}
 	}
-	if r := madSchedule(c, found, memoryBytes, ub); r != nil {
+	if best != nil {
 		progress(1)
-		return r, nil
+		return best, nil
 	}
 	return nil, fmt.Errorf("memory_bytes: no periodic schedule of MadPipe's allocations fits in %.0f bytes", memoryBytes)
 }
@@ -196,12 +194,12 @@ func madSearch(ctx context.Context, d *madDP, lo, start float64, progress func(f
 }
 
 // madSchedule finds the best valid schedule among the candidates (§4.3 with
-// modulo list scheduling in place of the ILP), or nil if none fits. Each
+// modulo list scheduling in place of the ILP) that beats best, or returns
+// best (nil: none fits yet). Each
 // distinct allocation is tried at periods from its load upward, in steps of
 // 0.2% (at least 1/4096 of maxPeriod), up to maxPeriod, where every stage
 // keeps one activation.
-func madSchedule(c *madChain, found []madCandidate, memoryBytes, maxPeriod float64) *MadPipeResult {
-	var best *MadPipeResult
+func madSchedule(c *madChain, found []madCandidate, memoryBytes, maxPeriod float64, best *MadPipeResult) *MadPipeResult {
 	var tried [][]madStage
 	for _, cand := range found {
 		if slices.ContainsFunc(tried, func(a []madStage) bool { return slices.Equal(a, cand.stages) }) {
