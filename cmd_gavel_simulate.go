@@ -107,7 +107,7 @@ func runGavelSimulate(args []string, stdout io.Writer) error {
 	}
 	res, err := gavel.Simulate(context.Background(), cfg)
 	if err != nil {
-		return fmt.Errorf("gavel simulate: %w", err)
+		return fmt.Errorf("gavel %w", err)
 	}
 	if !*perJob {
 		res.Jobs = nil

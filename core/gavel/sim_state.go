@@ -210,7 +210,7 @@ func (s *simulation) reallocate(ctx context.Context) error {
 	}
 	alloc, err := s.cfg.Policy.Allocate(ctx, inst)
 	if err != nil {
-		return fmt.Errorf("simulate: t=%.0fs: policy %s: %w", s.now, s.cfg.Policy.Name(), err)
+		return fmt.Errorf("simulate: t=%.0fs: %w", s.now, err)
 	}
 	if err := checkAllocation(inst, alloc); err != nil {
 		return fmt.Errorf("simulate: t=%.0fs: policy %s: %w", s.now, s.cfg.Policy.Name(), err)
