@@ -112,10 +112,11 @@ func madPipeDreamStar(t *testing.T, prof model.Profile, workers int, bw, memory 
 }
 
 // TestMadPipeBeatsPipeDreamUnderMemoryLimits compares MadPipe with PipeDream
-// + 1F1B* on PipeDream's ResNet-50 and VGG-16 profiles at 12 GB/s: the paper
-// finds PipeDream's period routinely 20% longer when memory is tight
-// (Figure 7). The direction must hold on the geometric mean, and on every
-// case MadPipe must be valid and PipeDream's 1F1B* must pass the schedule
+// + 1F1B* on PipeDream's profiles at 12 GB/s: the paper finds PipeDream's
+// period routinely 20% longer when memory is tight (Figure 7). The
+// geometric mean of the ratios must be at least 1.2 over these cases (the
+// memory-light AlexNet and GNMT tie), MadPipe must never be worse, its
+// schedules must be valid, and PipeDream's 1F1B* must pass the schedule
 // simulator's memory check.
 func TestMadPipeBeatsPipeDreamUnderMemoryLimits(t *testing.T) {
 	if testing.Short() {
@@ -128,7 +129,8 @@ func TestMadPipeBeatsPipeDreamUnderMemoryLimits(t *testing.T) {
 		memory  float64
 	}{
 		{"resnet50", 4, 32e9}, {"resnet50", 8, 12e9}, {"resnet50", 8, 16e9},
-		{"vgg16", 4, 8e9}, {"vgg16", 4, 12e9}, {"vgg16", 8, 8e9}, {"vgg16", 8, 12e9},
+		{"vgg16", 4, 8e9}, {"vgg16", 4, 12e9}, {"vgg16", 4, 32e9}, {"vgg16", 8, 8e9}, {"vgg16", 8, 12e9},
+		{"alexnet", 4, 8e9}, {"gnmt", 4, 8e9},
 	}
 	logRatio, n := 0.0, 0
 	for _, tc := range cases {
@@ -152,6 +154,11 @@ func TestMadPipeBeatsPipeDreamUnderMemoryLimits(t *testing.T) {
 		n++
 		logRatio += math.Log(pd / r.PeriodSeconds)
 		madCheckStarWithSimulator(t, prof, firsts, bw, tc.memory, star)
+		// MadPipe's contiguous pass covers PipeDream's partition, up to
+		// the search's 0.1% and the schedule grid's 0.2%.
+		if r.PeriodSeconds > pd*1.01 {
+			t.Errorf("%s P=%d M=%g: MadPipe %.4f s is worse than PipeDream+1F1B* %.4f s", tc.model, tc.workers, tc.memory, r.PeriodSeconds, pd)
+		}
 	}
 	if gm := math.Exp(logRatio / float64(n)); gm < 1.2 {
 		t.Errorf("geometric mean of PipeDream/MadPipe periods %.3f, want >= 1.2", gm)
