@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"pipeplan/core/plan"
+	"pipeplan/modelprofiles"
 )
 
 // Browser tests drive the built playground (public/, made by ./build.sh) in
@@ -338,6 +339,27 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("no timeline for the PipeDream plan")
 		}
 		tb.screenshot(t, "plan-pipedream-vgg16")
+		tb.checkPageErrors(t)
+	})
+	t.Run("UploadProfile", func(t *testing.T) {
+		raw, err := modelprofiles.Raw("resnet18")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir, err := os.MkdirTemp("", "pipeplan-upload-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		path := filepath.Join(dir, "my-graph.txt")
+		if err := os.WriteFile(path, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tb.do(t, "upload", chromedp.SetUploadFiles(chromedp.CSS("#profile-file"), []string{path}))
+		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("plan-summary").textContent.includes("my-graph.txt")`)
+		if got := eval[string](t, tb, `document.getElementById("model").value`); got != "uploaded" {
+			t.Errorf("model select = %q after upload", got)
+		}
 		tb.checkPageErrors(t)
 	})
 	t.Run("GarbageFragmentShowsErrorAndDefaults", func(t *testing.T) {

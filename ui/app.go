@@ -8,6 +8,8 @@ import (
 
 	"github.com/vugu/vugu"
 
+	"pipeplan/core/model"
+
 	"pipeplan/ui/state"
 )
 
@@ -23,6 +25,9 @@ type Browser interface {
 	Download(name, mime string, data []byte) error
 	// NowMillis is the page clock (performance.now), in milliseconds.
 	NowMillis() float64
+	// ReadFile reads the file chosen in the file input with the given id
+	// and calls done with its name and bytes (asynchronously, from the page).
+	ReadFile(inputID string, done func(name string, data []byte, err error))
 	// Yield blocks the calling goroutine until the page has run its event
 	// loop once (handled input, repainted): long work calls it now and then.
 	Yield()
@@ -49,18 +54,21 @@ type App struct {
 	Sim SimView
 	// CostView holds the Cost page's latest result.
 	CostView CostView
+	// UploadMicrobatch is the minibatch size assumed for an uploaded graph.txt.
+	UploadMicrobatch int
 
 	browser  Browser
 	fragment string // the fragment last written or read
 	started  bool   // results are computed only after Start
 	env      vugu.EventEnv
+	uploaded *model.Profile // the uploaded layer profile, if any
 }
 
 // NewApp makes the UI from a URL fragment; a bad fragment shows its error
 // and falls back to the defaults. It computes nothing until Start, so the
 // page's first render shows the inputs at once.
 func NewApp(b Browser, fragment string) *App {
-	a := &App{browser: b}
+	a := &App{browser: b, UploadMicrobatch: 32}
 	a.LoadFragment(fragment)
 	return a
 }

@@ -14,11 +14,12 @@ type fakeBrowser struct {
 	downloads map[string][]byte
 }
 
-func (f *fakeBrowser) SetFragment(s string)    { f.fragment = s }
-func (f *fakeBrowser) PageURL() string         { return "http://test/" }
-func (f *fakeBrowser) CopyText(s string) error { f.copied = s; return nil }
-func (f *fakeBrowser) NowMillis() float64      { return 0 }
-func (f *fakeBrowser) Yield()                  {}
+func (f *fakeBrowser) SetFragment(s string)                         { f.fragment = s }
+func (f *fakeBrowser) PageURL() string                              { return "http://test/" }
+func (f *fakeBrowser) CopyText(s string) error                      { f.copied = s; return nil }
+func (f *fakeBrowser) NowMillis() float64                           { return 0 }
+func (f *fakeBrowser) ReadFile(string, func(string, []byte, error)) {}
+func (f *fakeBrowser) Yield()                                       {}
 func (f *fakeBrowser) Download(name, _ string, data []byte) error {
 	if f.downloads == nil {
 		f.downloads = map[string][]byte{}

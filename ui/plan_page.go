@@ -24,6 +24,11 @@ func (c *PlanPage) models() []option {
 	for _, m := range engine.Models() {
 		out = append(out, option{m.ID, m.Name})
 	}
+	if up := c.App.uploaded; up != nil {
+		out = append(out, option{engine.UploadedID, "Uploaded: " + up.Name})
+	} else if c.App.State.Plan.Model == engine.UploadedID {
+		out = append(out, option{engine.UploadedID, "Uploaded profile (not in this page)"})
+	}
 	return out
 }
 
@@ -181,7 +186,13 @@ func (a *App) SetPlanInput(field, value string) {
 // replan runs the planner on the current inputs.
 func (a *App) replan() {
 	start := a.browser.NowMillis()
-	res, err := engine.Plan(context.Background(), a.State.Plan)
+	var res engine.Result
+	var err error
+	if a.State.Plan.Model == engine.UploadedID {
+		res, err = a.planUploaded()
+	} else {
+		res, err = engine.Plan(context.Background(), a.State.Plan)
+	}
 	a.Plan = PlanView{Result: res}
 	if err != nil {
 		a.Plan.Err = err.Error()

@@ -3,11 +3,13 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/hack-pad/safejs"
 	"github.com/vugu/vugu"
 
+	"pipeplan/core/model"
 	"pipeplan/ui"
 )
 
@@ -182,3 +184,69 @@ func (p *page) markFirstRender() {
 		p.win.Set("pipeplanTimings", t)
 	}
 }
+
+// ReadFile reads the first file chosen in the file input inputID through
+// File.arrayBuffer and calls done with it from a new goroutine.
+func (p *page) ReadFile(inputID string, done func(name string, data []byte, err error)) {
+	fail := func(err error) { go done("", nil, err) }
+	doc, err := p.win.Get("document")
+	if err != nil {
+		fail(err)
+		return
+	}
+	input, err := doc.Call("getElementById", inputID)
+	if err != nil || input.IsNull() {
+		fail(fmt.Errorf("no file input %q", inputID))
+		return
+	}
+	files, err := input.Get("files")
+	if err != nil {
+		fail(err)
+		return
+	}
+	file, err := files.Index(0)
+	if err != nil || file.IsUndefined() || file.IsNull() {
+		fail(fmt.Errorf("no file chosen"))
+		return
+	}
+	nameV, _ := file.Get("name")
+	name, _ := nameV.String()
+	sizeV, _ := file.Get("size")
+	if size, _ := sizeV.Int(); size > maxUploadBytes {
+		fail(fmt.Errorf("%s is %d bytes, over the %d-byte limit", name, size, maxUploadBytes))
+		return
+	}
+	promise, err := file.Call("arrayBuffer")
+	if err != nil {
+		fail(err)
+		return
+	}
+	var then safejs.Func
+	then, err = safejs.FuncOf(func(_ safejs.Value, args []safejs.Value) any {
+		then.Release()
+		arr, err := safejs.MustGetGlobal("Uint8Array").New(args[0])
+		if err != nil {
+			fail(err)
+			return nil
+		}
+		n, _ := arr.Length()
+		data := make([]byte, n)
+		if _, err := safejs.CopyBytesToGo(data, arr); err != nil {
+			fail(err)
+			return nil
+		}
+		go done(name, data, nil)
+		return nil
+	})
+	if err != nil {
+		fail(err)
+		return
+	}
+	if _, err := promise.Call("then", then.Value()); err != nil {
+		then.Release()
+		fail(err)
+	}
+}
+
+// maxUploadBytes bounds an uploaded profile (model.MaxProfileBytes).
+const maxUploadBytes = model.MaxProfileBytes

@@ -97,11 +97,7 @@ func Plan(ctx context.Context, in state.Plan) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	gpu, err := gpuprofiles.ByID(in.GPU)
-	if err != nil {
-		return Result{}, fmt.Errorf("plan.gpu: %w", err)
-	}
-	c, err := hw.NewCluster(gpu, in.GPUsPerNode, in.Nodes, in.InterNodeGBps*1e9)
+	c, err := clusterFor(in)
 	if err != nil {
 		return Result{}, err
 	}
@@ -114,6 +110,16 @@ func Plan(ctx context.Context, in state.Plan) (Result, error) {
 		return Result{}, fmt.Errorf("plan.planner: %s partitions measured per-layer profiles; %s is a transformer spec, planned by PTD-P (choose \"PTD-P\" or \"Best overall\")", in.Planner, m.Name)
 	}
 	return planPTDP(ctx, m, c, in)
+}
+
+// clusterFor builds the request's cluster: nodes of GPUs talking over the
+// GPU's own fabric inside a node and the given network between nodes.
+func clusterFor(in state.Plan) (hw.Cluster, error) {
+	gpu, err := gpuprofiles.ByID(in.GPU)
+	if err != nil {
+		return hw.Cluster{}, fmt.Errorf("plan.gpu: %w", err)
+	}
+	return hw.NewCluster(gpu, in.GPUsPerNode, in.Nodes, in.InterNodeGBps*1e9)
 }
 
 // planPTDP searches tensor × pipeline × data parallelism (dissertation §4.3)

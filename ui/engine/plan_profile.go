@@ -31,19 +31,39 @@ type profileDetail struct {
 // request names, the GPU's memory as the limit; candidates are ranked by
 // predicted throughput.
 func planProfile(ctx context.Context, m ModelPreset, c hw.Cluster, in state.Plan) (Result, error) {
-	switch in.Planner {
-	case "best", "pipedream", "2bw":
-	default:
-		return Result{}, fmt.Errorf("plan.planner: the playground plans layer profiles with PipeDream and 2BW so far; %q is not wired in", in.Planner)
-	}
 	g, err := modelprofiles.Graph(m.Profile)
 	if err != nil {
 		return Result{}, err
 	}
 	prof := g.Chain()
 	prof.Name, prof.MicrobatchSize = m.Name, g.MicrobatchSize
-	res := Result{Model: m.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes,
-		Note: fmt.Sprintf("%s's layer times were measured on a V100 at minibatch %d; they are not rescaled to the %s.", m.Name, prof.MicrobatchSize, c.GPU.Name)}
+	res, err := planChain(ctx, prof, c, in)
+	res.Note = fmt.Sprintf("%s's layer times were measured on a V100 at minibatch %d; they are not rescaled to the %s.", m.Name, prof.MicrobatchSize, c.GPU.Name)
+	return res, err
+}
+
+// PlanProfile plans a layer profile the user uploaded (see
+// ParseUploadedProfile) on the request's cluster; the request's model is
+// ignored.
+func PlanProfile(ctx context.Context, prof model.Profile, in state.Plan) (Result, error) {
+	if err := in.Validate(); err != nil {
+		return Result{}, err
+	}
+	c, err := clusterFor(in)
+	if err != nil {
+		return Result{}, err
+	}
+	return planChain(ctx, prof, c, in)
+}
+
+// planChain plans a layer chain with the profile planners.
+func planChain(ctx context.Context, prof model.Profile, c hw.Cluster, in state.Plan) (Result, error) {
+	switch in.Planner {
+	case "best", "pipedream", "2bw":
+	default:
+		return Result{}, fmt.Errorf("plan.planner: the playground plans layer profiles with PipeDream and 2BW so far; %q is not wired in", in.Planner)
+	}
+	res := Result{Model: prof.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes}
 	var cands []Candidate
 	var details []func(context.Context) (profileDetail, error)
 	var problems []string
