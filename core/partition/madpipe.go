@@ -24,6 +24,11 @@ type MadPipeStage struct {
 	// Activations is the number of microbatches whose activations the
 	// stage keeps at its peak in the schedule.
 	Activations int `json:"activations"`
+	// MemoryBytes is 𝓜 of the stage with that many activations (§4.2.1):
+	// three weight copies, the activations and its communication buffers.
+	// On the special processor the stages' peaks need not coincide; the
+	// processor's peak is MadPipeProcessor.MemoryBytes.
+	MemoryBytes float64 `json:"memory_bytes"`
 }
 
 // MadPipeProcessor is the load and peak memory of one GPU in the schedule.
@@ -260,7 +265,7 @@ func madResult(c *madChain, pl madPlaced, pat *madPattern, mem []float64, act []
 	for i, s := range pl.stages {
 		u := c.compute(s.first, s.last)
 		r.Stages = append(r.Stages, MadPipeStage{FirstLayer: s.first, LastLayer: s.last, Processor: pl.processor[i],
-			Special: s.special, ComputeSeconds: u, Activations: act[i]})
+			Special: s.special, ComputeSeconds: u, Activations: act[i], MemoryBytes: c.memory(s.first, s.last, act[i])})
 		r.Processors[pl.processor[i]].ComputeSeconds += u
 	}
 	for q := range r.Processors {

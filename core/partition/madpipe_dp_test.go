@@ -231,3 +231,50 @@ func TestOneFOneBStarMinPeriodIsMinimal(t *testing.T) {
 		t.Fatalf("only %d memory-bound instances", checked)
 	}
 }
+
+// TestMadSearchFindsTheFixedPoint checks Algorithm 1 (madpipe-2020 §4.2.3)
+// on tiny chains: with the DP unpruned, the target period it returns is
+// within its 0.1% tolerance of the smallest T̂ at which some allocation has
+// period at most T̂ by brute force (feasibility only grows with T̂, so
+// bisecting the brute force finds that point).
+func TestMadSearchFindsTheFixedPoint(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	checked := 0
+	for trial := 0; trial < 60; trial++ {
+		L := 2 + rng.IntN(5)
+		workers := 1 + rng.IntN(4)
+		c, _ := newMadChain(madRandomChain(rng, L), 1e9+2e10*rng.Float64())
+		memory := 3e8 + 2e9*rng.Float64()
+		d := &madDP{c: c, workers: workers, memory: memory, specialOffset: 1}
+		lb := c.totalCompute() / float64(workers)
+		found, _, err := madSearch(context.Background(), d, lb, lb, func(float64) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ub := c.totalCompute() + c.totalComm()
+		if !madBruteFeasible(c, workers, memory, ub, false) {
+			if len(found) > 0 {
+				t.Fatalf("trial %d: search found %v where brute force finds nothing", trial, found[0].stages)
+			}
+			continue
+		}
+		lo, hi := 0.0, ub
+		for i := 0; i < 60; i++ {
+			if mid := (lo + hi) / 2; madBruteFeasible(c, workers, memory, mid, false) {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		if len(found) == 0 {
+			t.Fatalf("trial %d: search found nothing, brute force feasible from %g", trial, hi)
+		}
+		if got := found[0].target; got < hi*(1-1e-9) || got > hi*(1+2e-3) {
+			t.Fatalf("trial %d: search T̂ %g, brute-force fixed point %g", trial, got, hi)
+		}
+		checked++
+	}
+	if checked < 30 {
+		t.Fatalf("only %d feasible instances", checked)
+	}
+}

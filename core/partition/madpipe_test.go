@@ -41,6 +41,9 @@ func madCheckResult(t *testing.T, prof model.Profile, workers int, bandwidth, me
 		if s.Processor != pl.processor[i] {
 			t.Fatalf("stage %d on processor %d, want %d", i, s.Processor, pl.processor[i])
 		}
+		if proc := r.Processors[s.Processor].MemoryBytes; !s.Special && math.Abs(s.MemoryBytes-proc) > 1e-9*proc {
+			t.Fatalf("stage %d alone on its processor: memory %g, processor %g", i, s.MemoryBytes, proc)
+		}
 	}
 	pat := &madPattern{period: r.PeriodSeconds, ops: r.Pattern}
 	for _, op := range r.Pattern {
