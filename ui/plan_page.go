@@ -55,7 +55,7 @@ func (c *PlanPage) planners() []option {
 // choices lists the options of a training select.
 func (c *PlanPage) choices(field string) []option {
 	names := map[string]string{
-		"": "default", "bf16": "bf16", "fp16": "fp16", "fp32": "fp32", "fp8": "fp8",
+		"bf16": "bf16", "fp16": "fp16", "fp32": "fp32", "fp8": "fp8",
 		"mixed-adam": "Adam, mixed precision", "mixed-adam-fp32-grads": "Adam, mixed precision, fp32 gradients",
 		"adam": "Adam, fp32", "sgd": "SGD with momentum",
 		"none": "none", "selective": "selective (attention core)", "full": "full (layer inputs only)",
@@ -68,15 +68,15 @@ func (c *PlanPage) choices(field string) []option {
 		list = state.Optimizers
 	case "recompute":
 		list = state.Recomputes
-		names[""] = "searched (best)"
 	case "zero":
 		return []option{{"0", "0: none"}, {"1", "1: optimizer state"}, {"2", "2: + gradients"}, {"3", "3: + weights"}}
 	}
+	defaults := map[string]string{"precision": "default (bf16)", "optimizer": "default (Adam, mixed precision)", "recompute": "searched per candidate"}
 	out := make([]option, len(list))
 	for i, id := range list {
 		out[i] = option{id, names[id]}
 	}
-	out[0].Name = names[""] + " (" + map[string]string{"precision": "bf16", "optimizer": "Adam, mixed precision", "recompute": "each candidate"}[field] + ")"
+	out[0].Name = defaults[field]
 	return out
 }
 

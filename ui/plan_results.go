@@ -94,7 +94,7 @@ func (c *PlanPage) summary() []kv {
 	pr := p.Predictions
 	out := []kv{
 		{"model", fmt.Sprintf("%s on %d × %s", r.Model, r.GPUs, r.GPU), "the application and the system"},
-		{"degrees", fmt.Sprintf("t=%d × p=%d × d=%d, v=%d; stage replicas %s", p.Parallelism.TP, p.Parallelism.PP, p.Parallelism.DP, p.Parallelism.Interleave, replicas(p.Stages)), "tensor × pipeline × data parallelism (§4.2); PipeDream replicates stages instead (§2.4.1)"},
+		{"degrees", fmt.Sprintf("t=%d × p=%d × d=%d, v=%d%s", p.Parallelism.TP, p.Parallelism.PP, p.Parallelism.DP, p.Parallelism.Interleave, replicas(p.Stages)), "tensor × pipeline × data parallelism (§4.2); PipeDream replicates stages instead (§2.4.1)"},
 		{"microbatching", fmt.Sprintf("b=%d, m=%d, B=%d", p.Schedule.MicrobatchSize, p.Schedule.Microbatches, p.Schedule.GlobalBatch), "m = B/(d·b) microbatches per pipeline (§4.3.3)"},
 		{"schedule", p.Schedule.Kind + ", recompute " + p.Recompute, "pipeline schedule and activation recomputation"},
 		{"step time", secs(pr.IterationSeconds), "m·t_max + (p−1)/v·t_stage bubble + data-parallel all-reduce + optimizer (§4.2)"},
@@ -111,16 +111,19 @@ func (c *PlanPage) summary() []kv {
 	return out
 }
 
-// replicas lists the stages' replica counts, e.g. "15-1" (PipeDream's notation).
+// replicas describes replicated stages in PipeDream's notation, e.g.
+// "; stage replicas 15-1", or "" when no stage is replicated.
 func replicas(stages []plan.Stage) string {
 	parts := make([]string, len(stages))
+	replicated := false
 	for i, s := range stages {
 		parts[i] = strconv.Itoa(s.Replicas)
+		replicated = replicated || s.Replicas > 1
 	}
-	if len(parts) > 8 {
-		return fmt.Sprintf("%d stages × %s", len(parts), parts[0])
+	if !replicated {
+		return ""
 	}
-	return strings.Join(parts, "-")
+	return "; stage replicas " + strings.Join(parts, "-")
 }
 
 // legendEntry is one memory-bar legend entry.
