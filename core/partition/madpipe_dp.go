@@ -133,6 +133,7 @@ func (d *madDP) feasible(ctx context.Context, x float64) ([]madStage, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		madDropBeaten(fronts[e], arena, pruneV)
 		for p := 0; p <= normal; p++ {
 			for _, b := range fronts[e][p] {
 				minLoad, minMem, minV := math.Inf(1), math.Inf(1), math.Inf(1)
@@ -194,6 +195,40 @@ func (d *madDP) feasible(ctx context.Context, x float64) ([]madStage, error) {
 		}
 	}
 	return best, nil
+}
+
+// madDropBeaten removes from the buckets of one boundary the labels that a
+// label using fewer normal processors beats (in the same V cell when V is
+// pruned by cells): it can do all they can with a processor to spare.
+func madDropBeaten(fronts []madFront, arena []madLabel, pruneV bool) {
+	for p := 1; p < len(fronts); p++ {
+		for bi := range fronts[p] {
+			b := &fronts[p][bi]
+			kept := b.labels[:0]
+			for _, id := range b.labels {
+				if !madBeatenBelow(fronts[:p], b.v, &arena[id], arena, pruneV) {
+					kept = append(kept, id)
+				}
+			}
+			b.labels = kept
+		}
+	}
+}
+
+// madBeatenBelow reports whether a label of the V cell v in one of fronts beats y.
+func madBeatenBelow(fronts []madFront, v int64, y *madLabel, arena []madLabel, pruneV bool) bool {
+	for _, f := range fronts {
+		i := sort.Search(len(f), func(i int) bool { return f[i].v >= v })
+		if i == len(f) || f[i].v != v {
+			continue
+		}
+		for _, o := range f[i].labels {
+			if madBeats(&arena[o], y, pruneV) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // canFinish is a necessary condition for allocating layers 0..k-1 once p
