@@ -8,25 +8,33 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 build() {
-	if compgen -G "ui/*.vugu" >/dev/null; then
+	# Regenerate the UI code only when a .vugu file changed (make-style), so
+	# builds running side by side do not rewrite it under each other.
+	if compgen -G "ui/*.vugu" >/dev/null && { [ ! -f ui/0_components_vgen.go ] ||
+		[ -n "$(find ui -maxdepth 1 -name '*.vugu' -newer ui/0_components_vgen.go)" ]; }; then
 		echo "build: vugugen ui/" >&2
 		# -s merges the generated code into one file, renamed to the git-ignored *_vgen.go.
-		rm -f ui/0_components_gen.go ui/0_components_vgen.go
+		rm -f ui/0_components_gen.go
 		go tool vugugen -s -skip-main -skip-go-mod ui
+		gofmt -w ui/0_components_gen.go
 		mv ui/0_components_gen.go ui/0_components_vgen.go
-		gofmt -w ui/0_components_vgen.go
 	fi
 	if compgen -G "wasm/*.go" >/dev/null; then
 		echo "build: public/app.wasm" >&2
-		GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o public/app.wasm.tmp ./wasm
-		mv public/app.wasm.tmp public/app.wasm
-		cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" public/wasm_exec.js
+		# Every output is written to a temporary file and renamed, so a
+		# server (or a second build) never sees a half-written file.
+		local tmp=".$$.tmp"
+		GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o "public/app.wasm$tmp" ./wasm
+		mv "public/app.wasm$tmp" public/app.wasm
+		cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" "public/wasm_exec.js$tmp"
 		# vugu's DOM renderer helper, loaded as a file so the CSP needs no 'unsafe-eval'.
-		go run ./wasm/vuguhelper "$(go list -m -f "{{.Dir}}" github.com/vugu/vugu)/domrender" >public/vugu-render.js
-		chmod u+w public/wasm_exec.js public/vugu-render.js
+		go run ./wasm/vuguhelper "$(go list -m -f "{{.Dir}}" github.com/vugu/vugu)/domrender" >"public/vugu-render.js$tmp"
+		chmod 644 "public/wasm_exec.js$tmp" "public/vugu-render.js$tmp"
+		mv "public/wasm_exec.js$tmp" public/wasm_exec.js
+		mv "public/vugu-render.js$tmp" public/vugu-render.js
 		for f in public/app.wasm public/wasm_exec.js public/vugu-render.js; do
-			gzip -9 -k -f "$f"
-			if command -v brotli >/dev/null; then brotli -f -q 11 "$f"; fi
+			gzip -9 -c "$f" >"$f.gz$tmp" && mv "$f.gz$tmp" "$f.gz"
+			if command -v brotli >/dev/null; then brotli -q 11 -c "$f" >"$f.br$tmp" && mv "$f.br$tmp" "$f.br"; fi
 		done
 	fi
 }
