@@ -269,6 +269,11 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("the URL fragment does not carry the state")
 		}
 		tb.screenshot(t, "plan-h100")
+		// The fragment is the state: back and forward walk through the inputs.
+		eval[any](t, tb, `history.back()`)
+		tb.waitFor(t, `document.getElementById("gpu").value === "nvidia-a100-sxm4-80gb" && document.getElementById("plan-summary").textContent.includes("A100")`)
+		eval[any](t, tb, `history.forward()`)
+		tb.waitFor(t, `document.getElementById("gpu").value === "nvidia-h100-sxm5-80gb" && document.getElementById("plan-summary").textContent.includes("H100")`)
 		tb.checkPageErrors(t)
 	})
 	t.Run("ShareLinkRestoresInputsAndResults", func(t *testing.T) {
