@@ -107,6 +107,19 @@ func (c *PlanPage) seq() int {
 // strconvItoa formats an int for templates (generated code imports no strconv).
 func strconvItoa(i int) string { return strconv.Itoa(i) }
 
+// intraNodeText states the intra-node bandwidth the plan assumes.
+func (c *PlanPage) intraNodeText() string {
+	for _, g := range engine.GPUs() {
+		if g.ID == c.App.State.Plan.GPU {
+			if g.PeerBandwidthBytesPerSec == 0 {
+				return "Intra-node bandwidth: unknown for this GPU."
+			}
+			return fmt.Sprintf("Intra-node bandwidth: %.0f GB/s per GPU (%s, from the GPU profile); memory %s.", g.PeerBandwidthBytesPerSec/1e9, g.Fabric, gib(g.MemoryBytes))
+		}
+	}
+	return ""
+}
+
 func (c *PlanPage) maxNodes() int       { return state.MaxNodes }
 func (c *PlanPage) maxGPUsPerNode() int { return state.MaxGPUsPerNode }
 

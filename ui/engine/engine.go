@@ -22,13 +22,24 @@ type GPUOption struct {
 	Name string `json:"name"`
 	// MemoryBytes is the GPU's memory capacity.
 	MemoryBytes float64 `json:"memory_bytes"`
+	// PeerBandwidthBytesPerSec is the default intra-node bandwidth per GPU
+	// (its peer fabric, else its host link); Fabric names it.
+	PeerBandwidthBytesPerSec float64 `json:"peer_bandwidth_bytes_per_sec"`
+	Fabric                   string  `json:"fabric,omitempty"`
 }
 
 // GPUs lists the embedded GPU profiles.
 func GPUs() []GPUOption {
 	var out []GPUOption
 	for _, g := range gpuprofiles.All() {
-		out = append(out, GPUOption{ID: g.ID, Name: g.Name, MemoryBytes: g.MemoryBytes})
+		o := GPUOption{ID: g.ID, Name: g.Name, MemoryBytes: g.MemoryBytes, PeerBandwidthBytesPerSec: g.PeerBandwidthBytesPerSec()}
+		switch {
+		case g.IntraNode != nil && g.IntraNode.BandwidthBytesPerSec > 0:
+			o.Fabric = g.IntraNode.Type
+		case g.Host != nil:
+			o.Fabric = g.Host.Type
+		}
+		out = append(out, o)
 	}
 	return out
 }
