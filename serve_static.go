@@ -68,6 +68,8 @@ func newSiteHandler(dir string) (http.Handler, error) {
 	return &siteHandler{dir: dir, api: newAPIHandler(), etags: map[string]etagEntry{}}, nil
 }
 
+// ServeHTTP serves /api/ requests through the API handler and everything
+// else as a static file with the site's headers.
 func (s *siteHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", contentSecurityPolicy)

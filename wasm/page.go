@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -77,11 +78,9 @@ func (p *page) CopyText(text string) error {
 	return err
 }
 
-type clipboardError string
-
-func (e clipboardError) Error() string { return string(e) }
-
-const errNoClipboard = clipboardError("no clipboard in this context")
+// errNoClipboard is CopyText's error where the page has no clipboard API
+// (an insecure origin).
+var errNoClipboard = errors.New("no clipboard in this context")
 
 // Download offers data as a file through a temporary object URL.
 func (p *page) Download(name, mime string, data []byte) error {
