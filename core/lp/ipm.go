@@ -8,13 +8,15 @@ import (
 
 // Interior-point parameters.
 const (
-	ipmMaxIter  = 200
-	ipmFeasTol  = 1e-10 // relative primal and dual infeasibility at optimality
-	ipmGapTol   = 1e-9  // relative duality gap at optimality
-	ipmStep     = 0.995 // fraction of the step to the boundary
-	ipmReg      = 1e-13 // diagonal regularization of the normal equations (relative)
-	ipmDiverged = 1e14  // iterate size that signals infeasibility or unboundedness
-	refineSteps = 2     // iterative-refinement rounds per normal-equation solve
+	ipmMaxIter   = 200
+	ipmFeasTol   = 1e-10 // relative primal and dual infeasibility at optimality
+	ipmGapTol    = 1e-9  // relative duality gap at optimality
+	ipmAcceptTol = 1e-8  // max(infeasibilities, gap) accepted once progress stalls
+	ipmStall     = 8     // iterations without a 10% better iterate that mean a stall
+	ipmStep      = 0.995 // fraction of the step to the boundary
+	ipmReg       = 1e-13 // diagonal regularization of the normal equations (relative)
+	ipmDiverged  = 1e14  // iterate size that signals infeasibility or unboundedness
+	refineSteps  = 2     // iterative-refinement rounds per normal-equation solve
 )
 
 // interiorPoint solves s by Mehrotra's predictor-corrector primal-dual
@@ -43,6 +45,11 @@ func interiorPoint(ctx context.Context, orig *standard) (Status, []float64, int,
 	dxa, dya, dza := make([]float64, n), make([]float64, m), make([]float64, n)
 	dx, dy, dz := make([]float64, n), make([]float64, m), make([]float64, n)
 	bnorm, cnorm := 1+normInf(s.b), 1+normInf(s.c)
+	best := struct {
+		merit float64
+		iter  int
+		x     []float64
+	}{merit: math.Inf(1)}
 	for iter := 0; iter < ipmMaxIter; iter++ {
 		if err := ctx.Err(); err != nil {
 			return 0, nil, iter, err
@@ -56,8 +63,17 @@ func interiorPoint(ctx context.Context, orig *standard) (Status, []float64, int,
 		sys.mulAT(y, rd, -1)
 		pobj, dobj := dot(s.c, x), dot(s.b, y)
 		mu := dot(x, z) / float64(n)
-		if normInf(rp)/bnorm < ipmFeasTol && normInf(rd)/cnorm < ipmFeasTol && math.Abs(pobj-dobj)/(1+math.Abs(pobj)) < ipmGapTol {
+		pinf, dinf, gap := normInf(rp)/bnorm, normInf(rd)/cnorm, math.Abs(pobj-dobj)/(1+math.Abs(pobj))
+		if pinf < ipmFeasTol && dinf < ipmFeasTol && gap < ipmGapTol {
 			return Optimal, x[:orig.n], iter, nil
+		}
+		// Rounding can stall the last digits: keep the best iterate and accept
+		// it at a looser tolerance once progress stops.
+		if merit := max(pinf, dinf, gap); merit < 0.9*best.merit {
+			best.merit, best.iter = merit, iter
+			best.x = append(best.x[:0], x[:orig.n]...)
+		} else if iter-best.iter >= ipmStall && best.merit < ipmAcceptTol {
+			return Optimal, best.x, iter, nil
 		}
 		// Diverging x means unbounded; diverging y while Ax = b still fails
 		// means infeasible (a growing y with feasible x is an unbounded dual face).
@@ -95,6 +111,9 @@ func interiorPoint(ctx context.Context, orig *standard) (Status, []float64, int,
 			y[i] += ad * dy[i]
 		}
 		recenterFree(s, x)
+	}
+	if best.merit < ipmAcceptTol {
+		return Optimal, best.x, ipmMaxIter, nil
 	}
 	return 0, nil, ipmMaxIter, fmt.Errorf("lp: interior point: no convergence after %d iterations (the problem may be infeasible, unbounded or badly scaled)", ipmMaxIter)
 }
