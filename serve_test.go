@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -232,4 +233,26 @@ func BenchmarkServeWasmGzip(b *testing.B) {
 			b.Fatal(rec.Code)
 		}
 	}
+}
+
+// FuzzStaticName checks the URL-path → file-name mapping never escapes the
+// site directory or names a hidden file.
+func FuzzStaticName(f *testing.F) {
+	for _, s := range []string{"/", "/app.wasm", "/../x", "/a/./b", "//x", "/.git/config", "/a\\..\\b", "/sub/x.css"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		name, ok := staticName(p)
+		if !ok {
+			return
+		}
+		if name == "" || strings.HasPrefix(name, "/") || path.Clean(name) != name || !filepath.IsLocal(name) {
+			t.Fatalf("staticName(%q) = %q escapes the site directory", p, name)
+		}
+		for _, seg := range strings.Split(name, "/") {
+			if strings.HasPrefix(seg, ".") {
+				t.Fatalf("staticName(%q) = %q names a hidden file", p, name)
+			}
+		}
+	})
 }
