@@ -1,8 +1,11 @@
 package main
 
 import (
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -462,5 +465,28 @@ func TestBrowser(t *testing.T) {
 		if bad["error"] == nil {
 			t.Errorf("pipeplan.plan of bad JSON = %v, want an error", bad)
 		}
+	})
+	t.Run("LAS2048JobsInTheBrowser", func(t *testing.T) {
+		// Gavel's LAS (max-min fairness over heterogeneity-aware
+		// throughputs) on a 2048-job instance, timed in the page.
+		f, err := os.Open("core/gavel/testdata/instances/sim_k80-36_p100-36_v100-36_N2048_seed0.json.gz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inst, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lit, _ := json.Marshal(string(inst))
+		out := eval[[]any](t, tb, `(() => { const t0 = performance.now(); const r = JSON.parse(pipeplan.allocate(`+string(lit)+`, "max_min_fairness_perf")); return [performance.now() - t0, r.error || "", (r.allocation || []).length]; })()`)
+		if out[1] != "" || out[2] != float64(2048) {
+			t.Fatalf("allocate: %v", out[1:])
+		}
+		t.Logf("in-browser LAS (max_min_fairness_perf) allocation of 2048 jobs: %.0f ms", out[0])
 	})
 }

@@ -11,9 +11,12 @@ import (
 	"pipeplan/ui/engine"
 )
 
-// exposeAPI defines window.pipeplan.plan(jsonString): it runs the planner on
-// a request (engine.Request's JSON) and returns the result as a JSON string,
-// or {"error": "..."}; for scripting and tests.
+// exposeAPI defines window.pipeplan, for scripting and tests:
+//
+//	pipeplan.plan(requestJSON)                runs the planner on the Plan page's inputs
+//	pipeplan.allocate(instanceJSON, policy)   solves a Gavel policy on an LP instance
+//
+// Both return JSON strings, or {"error": "..."}.
 func exposeAPI() error {
 	planFn, err := safejs.FuncOf(func(_ safejs.Value, args []safejs.Value) any {
 		if len(args) != 1 {
@@ -32,11 +35,32 @@ func exposeAPI() error {
 	if err != nil {
 		return err
 	}
+	allocFn, err := safejs.FuncOf(func(_ safejs.Value, args []safejs.Value) any {
+		if len(args) != 2 {
+			return errorJSON("pipeplan.allocate takes two arguments: an instance JSON string and a policy name")
+		}
+		inst, err1 := args[0].String()
+		policy, err2 := args[1].String()
+		if err1 != nil || err2 != nil {
+			return errorJSON("pipeplan.allocate: both arguments must be strings")
+		}
+		out, err := engine.AllocateJSON(context.Background(), []byte(inst), policy)
+		if err != nil {
+			return errorJSON(err.Error())
+		}
+		return string(out)
+	})
+	if err != nil {
+		return err
+	}
 	obj, err := safejs.ValueOf(map[string]any{})
 	if err != nil {
 		return err
 	}
 	if err := obj.Set("plan", planFn.Value()); err != nil {
+		return err
+	}
+	if err := obj.Set("allocate", allocFn.Value()); err != nil {
 		return err
 	}
 	return safejs.Global().Set("pipeplan", obj)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -132,4 +133,23 @@ func effective(t, x [][]float64) []float64 {
 		}
 	}
 	return out
+}
+
+// AllocateJSON solves a Gavel policy on an instance in Gavel's LP-instance
+// JSON (gavel.ParseInstance) and returns the allocation as JSON: the JS
+// API pipeplan.allocate, for scripting and large instances.
+func AllocateJSON(ctx context.Context, instanceJSON []byte, policyName string) ([]byte, error) {
+	inst, err := gavel.ParseInstance(instanceJSON)
+	if err != nil {
+		return nil, err
+	}
+	policy, err := gavel.PolicyByName(policyName)
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	al, err := policy.Allocate(ctx, inst)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(al)
 }

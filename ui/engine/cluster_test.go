@@ -86,3 +86,19 @@ func TestSimulateTraceCompletesAndCancels(t *testing.T) {
 		t.Errorf("paper workload: err = %v", err)
 	}
 }
+
+func TestAllocateJSONPaperExample(t *testing.T) {
+	inst := `{"worker_types": ["v100", "k80"], "num_workers": [1, 1],
+		"jobs": [{"id": 0, "scale_factor": 1}, {"id": 1, "scale_factor": 1}, {"id": 2, "scale_factor": 1}],
+		"throughputs": [[40, 10], [12, 4], [100, 50]]}`
+	out, err := AllocateJSON(context.Background(), []byte(inst), "max_min_fairness_perf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"allocation":[[0.45`) {
+		t.Errorf("allocation JSON %s does not start with the paper's 0.45", out)
+	}
+	if _, err := AllocateJSON(context.Background(), []byte(inst), "nope"); err == nil || !strings.Contains(err.Error(), "policy") {
+		t.Errorf("unknown policy: err = %v", err)
+	}
+}
