@@ -203,46 +203,42 @@ func exportPipeDreamPlan(path string, in *partitionInput, levels []hw.Level, res
 	if gpu == "" {
 		gpu = "nvidia-v100-sxm2-16gb"
 	}
-	prof, stages := in.chain, make([]plan.Stage, len(res.Stages))
+	prof := in.chain
 	if prof == nil {
-		prof = &model.Profile{Name: in.name, MicrobatchSize: in.microbatch}
-	}
-	peak := 0.0
-	var stagePeak []float64
-	for q, s := range res.Stages {
-		stages[q] = plan.Stage{FirstLayer: s.FirstLayer, LastLayer: s.LastLayer, Replicas: s.Replicas}
-		if in.chain == nil {
-			stages[q].FirstLayer, stages[q].LastLayer = q, q
-			fwd := in.states.ForwardSeconds[s.LastLayer]
-			if s.FirstLayer > 0 {
-				fwd -= in.states.ForwardSeconds[s.FirstLayer-1]
-			}
-			fwd = min(max(fwd, 0), s.ComputeSeconds)
-			prof.Layers = append(prof.Layers, model.Layer{Name: fmt.Sprintf("states %d-%d", s.FirstLayer, s.LastLayer),
-				FwdSeconds: fwd, BwdSeconds: s.ComputeSeconds - fwd,
-				OutputActivationBytes: in.cuts.OutputBytes[s.LastLayer], ParameterBytes: s.ParameterBytes})
-		}
-		peak = max(peak, s.MemoryBytes)
-		stagePeak = append(stagePeak, s.MemoryBytes)
+		prof, res = in.collapseStates(res)
 	}
 	nodes := 1
 	for _, l := range levels[1:] {
 		nodes *= l.Workers
 	}
-	p := &plan.Plan{
-		Version: plan.Version, Planner: "pipedream",
-		Model:       plan.Model{Name: in.name, NumLayers: len(prof.Layers), Profile: prof},
-		Cluster:     plan.Cluster{GPU: gpu, Nodes: nodes, GPUsPerNode: levels[0].Workers, Levels: levels},
-		Parallelism: plan.Parallelism{TP: 1, PP: len(stages), DP: 1, Interleave: 1},
-		Stages:      stages,
-		Schedule:    plan.Schedule{Kind: "pipedream", Microbatches: res.NOAM, MicrobatchSize: in.microbatch, GlobalBatch: in.microbatch * res.Stages[0].Replicas},
-		Recompute:   "none",
-		Predictions: plan.Predictions{IterationSeconds: res.BottleneckSeconds, SamplesPerSecond: float64(in.microbatch) / res.BottleneckSeconds,
-			BottleneckSeconds: res.BottleneckSeconds, PeakBytesPerGPU: peak, StagePeakBytes: stagePeak},
+	cluster := plan.Cluster{GPU: gpu, Nodes: nodes, GPUsPerNode: levels[0].Workers, Levels: levels}
+	p, err := partition.PipeDreamRunPlan(*prof, cluster, res)
+	if err != nil {
+		return fmt.Errorf("--export-plan: %w", err)
 	}
 	data, err := p.Marshal()
 	if err != nil {
 		return fmt.Errorf("--export-plan: %w", err)
 	}
 	return writeFileAtomic(path, data)
+}
+
+// collapseStates turns a partition of a graph's states into a partition of
+// a chain with one layer per stage, holding the stage's nodes.
+func (in *partitionInput) collapseStates(res *partition.PipeDreamResult) (*model.Profile, *partition.PipeDreamResult) {
+	prof := &model.Profile{Name: in.name, MicrobatchSize: in.microbatch}
+	chained := *res
+	chained.Stages = append([]partition.PipeDreamStage(nil), res.Stages...)
+	for q, s := range res.Stages {
+		fwd := in.states.ForwardSeconds[s.LastLayer]
+		if s.FirstLayer > 0 {
+			fwd -= in.states.ForwardSeconds[s.FirstLayer-1]
+		}
+		fwd = min(max(fwd, 0), s.ComputeSeconds)
+		prof.Layers = append(prof.Layers, model.Layer{Name: fmt.Sprintf("states %d-%d", s.FirstLayer, s.LastLayer),
+			FwdSeconds: fwd, BwdSeconds: s.ComputeSeconds - fwd,
+			OutputActivationBytes: in.cuts.OutputBytes[s.LastLayer], ParameterBytes: s.ParameterBytes})
+		chained.Stages[q].FirstLayer, chained.Stages[q].LastLayer = q, q
+	}
+	return prof, &chained
 }

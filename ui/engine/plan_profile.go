@@ -110,15 +110,9 @@ func planChain(ctx context.Context, prof model.Profile, c hw.Cluster, in state.P
 	return res, nil
 }
 
-// profilePlan is the run plan of a partition of prof on c; the planner
-// fills in the execution and predictions.
-func profilePlan(prof model.Profile, c hw.Cluster) *plan.Plan {
-	return &plan.Plan{
-		Version:   plan.Version,
-		Model:     plan.Model{Name: prof.Name, NumLayers: len(prof.Layers), Profile: &prof},
-		Cluster:   plan.Cluster{GPU: c.GPU.ID, Nodes: c.GPUs() / c.GPUsPerNode(), GPUsPerNode: c.GPUsPerNode(), Levels: c.Levels},
-		Recompute: string(model.RecomputeNone),
-	}
+// planCluster is c as a run plan describes it.
+func planCluster(c hw.Cluster) plan.Cluster {
+	return plan.Cluster{GPU: c.GPU.ID, Nodes: c.GPUs() / c.GPUsPerNode(), GPUsPerNode: c.GPUsPerNode(), Levels: c.Levels}
 }
 
 // pipeDreamCandidate runs PipeDream's DP (§2.4.1) on prof's chain.
@@ -143,20 +137,14 @@ func pipeDreamCandidate(ctx context.Context, prof model.Profile, c hw.Cluster) (
 		Memory: cost.Memory{PeakBytes: peak, CapacityBytes: c.GPU.MemoryBytes}, Fits: true,
 	}
 	detail := func(ctx context.Context) (profileDetail, error) {
-		p := profilePlan(prof, c)
-		p.Planner = "pipedream"
-		var d profileDetail
-		for q, s := range pd.Stages {
-			p.Stages = append(p.Stages, plan.Stage{FirstLayer: s.FirstLayer, LastLayer: s.LastLayer, Replicas: s.Replicas})
-			d.stageMemory = append(d.stageMemory, stageMemory(q, s, c.GPU.MemoryBytes))
-			p.Predictions.StagePeakBytes = append(p.Predictions.StagePeakBytes, s.MemoryBytes)
+		p, err := partition.PipeDreamRunPlan(prof, planCluster(c), pd)
+		if err != nil {
+			return profileDetail{}, err
 		}
-		p.Parallelism = plan.Parallelism{TP: 1, PP: len(pd.Stages), DP: 1, Interleave: 1}
-		p.Schedule = plan.Schedule{Kind: string(schedule.PipeDream), Microbatches: pd.NOAM, MicrobatchSize: mb, GlobalBatch: mb * pd.Stages[0].Replicas}
-		p.Predictions.IterationSeconds, p.Predictions.SamplesPerSecond = pd.BottleneckSeconds, cand.SamplesPerSecond
-		p.Predictions.BottleneckSeconds, p.Predictions.PeakBytesPerGPU = pd.BottleneckSeconds, peak
-		d.plan = p
-		var err error
+		d := profileDetail{plan: p}
+		for q, s := range pd.Stages {
+			d.stageMemory = append(d.stageMemory, stageMemory(q, s, c.GPU.MemoryBytes))
+		}
 		d.timelineSVG, d.timelineCaption, err = replicatedTimeline(ctx, pd)
 		return d, err
 	}
@@ -189,13 +177,7 @@ func twoBWCandidates(ctx context.Context, prof model.Profile, c hw.Cluster, batc
 	var cands []Candidate
 	var details []func(context.Context) (profileDetail, error)
 	for _, cfg := range tp.Candidates {
-		recompute, kind := model.RecomputeNone, schedule.TwoBW
-		if cfg.Execution == partition.TwoBWPipelinedRecompute {
-			recompute = model.RecomputeFull
-		}
-		if cfg.Execution == partition.TwoBWNoPipelining {
-			kind = schedule.OneFOneB // one stage, gradient accumulation
-		}
+		recompute, kind := cfg.Recompute(), cfg.ScheduleKind()
 		step := float64(batch) / cfg.SamplesPerSecond
 		cand := Candidate{
 			Planner: "2bw", TP: 1, PP: cfg.Stages, DP: cfg.DataParallel, Interleave: 1, Microbatch: cfg.Microbatch,
@@ -205,19 +187,10 @@ func twoBWCandidates(ctx context.Context, prof model.Profile, c hw.Cluster, batc
 		}
 		cands = append(cands, cand)
 		details = append(details, func(ctx context.Context) (profileDetail, error) {
-			p := profilePlan(prof, c)
-			p.Planner, p.Recompute = "2bw", string(recompute)
-			for i, first := range cfg.FirstBlocks {
-				last := len(prof.Layers) - 1
-				if i+1 < len(cfg.FirstBlocks) {
-					last = cfg.FirstBlocks[i+1] - 1
-				}
-				p.Stages = append(p.Stages, plan.Stage{FirstLayer: first, LastLayer: last, Replicas: 1})
+			p, err := partition.TwoBWRunPlan(prof, planCluster(c), cfg, batch)
+			if err != nil {
+				return profileDetail{}, err
 			}
-			p.Parallelism = plan.Parallelism{TP: 1, PP: cfg.Stages, DP: cfg.DataParallel, Interleave: 1}
-			p.Schedule = plan.Schedule{Kind: string(kind), Microbatches: cfg.Microbatches, MicrobatchSize: cfg.Microbatch, GlobalBatch: batch}
-			p.Predictions = plan.Predictions{IterationSeconds: step, SamplesPerSecond: cfg.SamplesPerSecond,
-				BottleneckSeconds: cfg.SecondsPerMicrobatch, PeakBytesPerGPU: cfg.MemoryBytes}
 			svg, caption, err := uniformTimeline(ctx, kind, cfg.Stages, cfg.Microbatches, cfg.SecondsPerMicrobatch,
 				"the pipeline's predicted time per microbatch at every stage")
 			return profileDetail{plan: p, timelineSVG: svg, timelineCaption: caption}, err
