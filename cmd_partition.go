@@ -26,6 +26,9 @@ type partitionInput struct {
 	cuts   *partition.Cuts
 	chain  *model.Profile // the layer chain, nil for a graph
 	states *model.States  // the graph's states, nil for a chain
+	// linear is the chain the chain-only planners (MadPipe, 2BW) use: the
+	// profile itself, or the graph linearized by Graph.Chain.
+	linear model.Profile
 	// microbatch is the profiled minibatch size, 0 when unknown.
 	microbatch int
 	device     string
@@ -44,7 +47,7 @@ func runPartition(args []string, stdout io.Writer) error {
 	fs := newFlagSet("partition")
 	profile := fs.String("profile", "", "layer profile: a JSON layer profile or a PipeDream graph.txt (detected by content)")
 	name := fs.String("model", "", "an embedded PipeDream profile instead of --profile: "+strings.Join(profileNames(), ", "))
-	algorithm := fs.String("algorithm", "pipedream", "pipedream or madpipe")
+	algorithm := fs.String("algorithm", "pipedream", "pipedream, madpipe or 2bw")
 	sizes := fs.String("level-sizes", "4", "workers per level, innermost first (PipeDream's -n), e.g. 4,4")
 	bandwidths := fs.String("level-bandwidths", "1e9", "bandwidth per level in bytes/s, innermost first (PipeDream's -b), e.g. 16e9,1.25e9")
 	straight := fs.Bool("straight", false, "forbid stage replication (one GPU per stage)")
@@ -52,6 +55,7 @@ func runPartition(args []string, stdout io.Writer) error {
 	costModel := fs.String("cost-model", string(partition.CostPipeplan), "pipeplan (ours) or pipedream (the original optimizer's formulas)")
 	exportPlan := fs.String("export-plan", "", "write the partition as a core/plan JSON run plan to this file")
 	gpu := fs.String("gpu", "", "GPU id for the exported plan (default: the profile's device, else nvidia-v100-sxm2-16gb, PipeDream's)")
+	batch := fs.Int("batch", 0, "2bw: global batch size B in samples (default: the profiled minibatch × GPUs)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -73,9 +77,11 @@ func runPartition(args []string, stdout io.Writer) error {
 		opt := partition.PipeDreamOptions{Levels: levels, Straight: *straight, MemoryBytes: *memory, CostModel: partition.CostModel(*costModel)}
 		res, err = partition.PipeDream(context.Background(), in.cuts, opt, nil)
 	case "madpipe":
-		return runMadPipe(stdout, in, *profile, *name, levels, *memory, *exportPlan, *asJSON)
+		return runMadPipe(stdout, in, levels, *memory, *exportPlan, *asJSON)
+	case "2bw":
+		return runTwoBW(stdout, in, levels, twoBWFlags{memoryBytes: *memory, batch: *batch, gpu: *gpu, exportPlan: *exportPlan, asJSON: *asJSON})
 	default:
-		return fmt.Errorf("--algorithm: must be pipedream or madpipe, got %q", *algorithm)
+		return fmt.Errorf("--algorithm: must be pipedream, madpipe or 2bw, got %q", *algorithm)
 	}
 	if err != nil {
 		return err
@@ -153,7 +159,7 @@ func loadPartitionInput(path, name string) (*partitionInput, error) {
 		if n == "" {
 			n = path
 		}
-		return &partitionInput{name: n, cuts: cuts, chain: p, microbatch: p.MicrobatchSize, device: p.Device}, nil
+		return &partitionInput{name: n, cuts: cuts, chain: p, linear: *p, microbatch: p.MicrobatchSize, device: p.Device}, nil
 	}
 	g, err := model.ParseGraph(data)
 	if err != nil {
@@ -173,7 +179,7 @@ func graphInput(g *model.Graph) (*partitionInput, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &partitionInput{name: g.Name, cuts: cuts, states: st, microbatch: g.MicrobatchSize}, nil
+	return &partitionInput{name: g.Name, cuts: cuts, states: st, linear: g.Chain(), microbatch: g.MicrobatchSize}, nil
 }
 
 // printPartition prints the partition as a table.
@@ -198,10 +204,7 @@ func exportPipeDreamPlan(path string, in *partitionInput, levels []hw.Level, res
 		return fmt.Errorf("--export-plan: the profile does not say its minibatch size (a plan needs it); use a JSON profile or an embedded --model")
 	}
 	if gpu == "" {
-		gpu = in.device
-	}
-	if gpu == "" {
-		gpu = "nvidia-v100-sxm2-16gb"
+		gpu = defaultPlanGPU(in)
 	}
 	prof := in.chain
 	if prof == nil {
@@ -221,6 +224,15 @@ func exportPipeDreamPlan(path string, in *partitionInput, levels []hw.Level, res
 		return fmt.Errorf("--export-plan: %w", err)
 	}
 	return writeFileAtomic(path, data)
+}
+
+// defaultPlanGPU is the GPU an exported plan names when --gpu is not given:
+// the profile's device, else PipeDream's V100.
+func defaultPlanGPU(in *partitionInput) string {
+	if in.device != "" {
+		return in.device
+	}
+	return "nvidia-v100-sxm2-16gb"
 }
 
 // collapseStates turns a partition of a graph's states into a partition of

@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"pipeplan/core/hw"
-	"pipeplan/core/model"
 	"pipeplan/core/partition"
-	"pipeplan/modelprofiles"
 )
 
 // madPipeOutput is the --json form of "partition --algorithm madpipe".
@@ -40,17 +37,14 @@ type madPipeStageOutput struct {
 
 // runMadPipe is the madpipe branch of the partition command: MadPipe on the
 // model's layer chain (a PipeDream graph is linearized by Graph.Chain).
-func runMadPipe(stdout io.Writer, in *partitionInput, profilePath, modelName string, levels []hw.Level, memory float64, exportPlan string, asJSON bool) error {
+func runMadPipe(stdout io.Writer, in *partitionInput, levels []hw.Level, memory float64, exportPlan string, asJSON bool) error {
 	if exportPlan != "" {
 		return fmt.Errorf("--export-plan: not supported for madpipe yet (a plan has no way to put several stages on one GPU)")
 	}
 	if !(memory > 0) {
 		return fmt.Errorf("--memory-bytes: madpipe needs the memory per GPU, got %v", memory)
 	}
-	chain, err := madPipeChain(in, profilePath, modelName)
-	if err != nil {
-		return err
-	}
+	chain := &in.linear
 	gpus, bw := 1, math.Inf(1)
 	for _, l := range levels {
 		gpus *= l.Workers
@@ -84,27 +78,4 @@ func runMadPipe(stdout io.Writer, in *partitionInput, profilePath, modelName str
 			s.ComputeSeconds, s.Activations, r.Processors[s.Processor].MemoryBytes/1e9)
 	}
 	return tw.Flush()
-}
-
-// madPipeChain returns the layer chain of the input: the JSON profile
-// itself, or the linearized PipeDream graph.
-func madPipeChain(in *partitionInput, profilePath, modelName string) (*model.Profile, error) {
-	if in.chain != nil {
-		return in.chain, nil
-	}
-	var g *model.Graph
-	var err error
-	if modelName != "" {
-		g, err = modelprofiles.Graph(modelName)
-	} else {
-		var data []byte
-		if data, err = os.ReadFile(profilePath); err == nil {
-			g, err = model.ParseGraph(data)
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	p := g.Chain()
-	return &p, nil
 }

@@ -8,6 +8,11 @@ import (
 	"pipeplan/core/schedule"
 )
 
+// SGDMomentumStateBytesPerWeightByte is the gradient and momentum kept per
+// weight byte by SGD with momentum, the optimizer of PipeDream's profiled
+// models (TwoBWOptions.StateBytesPerWeightByte for them).
+const SGDMomentumStateBytesPerWeightByte = 2
+
 // PipeDreamRunPlan turns res, a PipeDream partition of prof's layers, into the
 // exported run plan on cluster: replicated stages under PipeDream's
 // asynchronous 1F1B with weight stashing (§2.4), NOAM microbatches in

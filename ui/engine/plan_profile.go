@@ -151,10 +151,6 @@ func pipeDreamCandidate(ctx context.Context, prof model.Profile, c hw.Cluster) (
 	return cand, detail, nil
 }
 
-// twoBWStateBytesPerWeightByte is the gradient and momentum kept per weight
-// byte by SGD with momentum, the optimizer of PipeDream's profiled models.
-const twoBWStateBytesPerWeightByte = 2
-
 // twoBWCandidates runs PipeDream-2BW's planner (§3.3.2) on prof's chain:
 // the best configuration of every (d, p, execution).
 func twoBWCandidates(ctx context.Context, prof model.Profile, c hw.Cluster, batch int) ([]Candidate, []func(context.Context) (profileDetail, error), error) {
@@ -169,7 +165,7 @@ func twoBWCandidates(ctx context.Context, prof model.Profile, c hw.Cluster, batc
 	tp, err := partition.PlanTwoBW(ctx, blocks, partition.TwoBWOptions{
 		GPUs: c.GPUs(), GPUsPerServer: c.GPUsPerNode(), IntraServerBandwidthBytesPerSec: c.Levels[0].BandwidthBytesPerSec,
 		InterServerBandwidthBytesPerSec: inter, MemoryBytes: c.GPU.MemoryBytes, BatchSize: batch,
-		StateBytesPerWeightByte: twoBWStateBytesPerWeightByte,
+		StateBytesPerWeightByte: partition.SGDMomentumStateBytesPerWeightByte,
 	}, nil)
 	if err != nil {
 		return nil, nil, err
