@@ -136,7 +136,7 @@ func TestPartitionCommandErrors(t *testing.T) {
 		{[]string{"--model", "vgg16", "--level-sizes", "4,4"}, "--level-bandwidths: need one bandwidth per level"},
 		{[]string{"--model", "vgg16", "--level-bandwidths", "-1"}, "--level-bandwidths[0]"},
 		{[]string{"--model", "vgg16", "--cost-model", "paper"}, "cost_model"},
-		{[]string{"--model", "vgg16", "--algorithm", "gpipe"}, "--algorithm: must be pipedream or madpipe"},
+		{[]string{"--model", "vgg16", "--algorithm", "gpipe"}, "--algorithm: must be pipedream, madpipe or 2bw"},
 		{[]string{"--model", "inception_v3"}, "antichain states"},
 		{[]string{"--model", "vgg16", "--memory-bytes", "1e3"}, "smallest memory that fits"},
 		{[]string{"--profile", "/nonexistent/profile.json"}, "no such file"},
