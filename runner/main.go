@@ -1,0 +1,181 @@
+// Command runner executes an exported pipeplan plan on local devices through
+// PyTorch distributed (torchrun, gloo on CPU, nccl on CUDA) and reports the
+// measured step time, throughput and peak memory against the plan's
+// predictions.
+//
+// Usage:
+//
+//	go run ./runner [flags] plan.json
+//
+// See runner/README.md for the flags and the worker protocol.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"pipeplan/core/plan"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "runner:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the runner's parsed flags.
+type options struct {
+	planPath  string
+	device    string
+	python    string
+	scaleDown bool
+	steps     int
+	warmup    int
+	maxProcs  int
+	check     bool
+	keep      bool
+	timeout   time.Duration
+}
+
+// run parses the flags, executes the plan and prints the report.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("runner", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: go run ./runner [flags] plan.json")
+		fs.PrintDefaults()
+	}
+	var o options
+	fs.StringVar(&o.device, "device", "cpu", "where ranks run: cpu (one process per rank, gloo) or cuda (one GPU per rank, nccl)")
+	fs.StringVar(&o.python, "python", "", "python interpreter with torch (default: the first of python3 on PATH and /usr/bin/python3 that imports torch)")
+	fs.BoolVar(&o.scaleDown, "scale-down", false, "keep the stages but run 1 replica each with at most 2 layers and small dimensions: a functional run whose timing is NOT comparable to the prediction")
+	fs.IntVar(&o.steps, "steps", 5, "measured training steps")
+	fs.IntVar(&o.warmup, "warmup", 1, "unmeasured steps before them")
+	fs.IntVar(&o.maxProcs, "max-procs", 16, "with --device cpu, the most rank processes to start")
+	fs.BoolVar(&o.check, "check", false, "also train the same model unpipelined in one process and compare the losses (a synchronous schedule must match)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the run directory (run.json, schedule.csv, worker.py, results) and print its path")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "stop the workers (kill their process group) after this long")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	outPath := fs.String("out", "", "also write the JSON report to this file (atomically)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return fmt.Errorf("want exactly one plan file, got %d arguments", fs.NArg())
+	}
+	o.planPath = fs.Arg(0)
+	switch {
+	case o.device != "cpu" && o.device != "cuda":
+		return fmt.Errorf("--device: must be cpu or cuda, got %q", o.device)
+	case o.steps < 1:
+		return fmt.Errorf("--steps: must be >= 1, got %d", o.steps)
+	case o.warmup < 0:
+		return fmt.Errorf("--warmup: must be >= 0, got %d", o.warmup)
+	case o.timeout <= 0:
+		return fmt.Errorf("--timeout: must be positive, got %v", o.timeout)
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	rep, err := execute(ctx, o, stderr)
+	if rep != nil {
+		if *outPath != "" {
+			data, jerr := json.MarshalIndent(rep, "", "  ")
+			if jerr != nil {
+				return jerr
+			}
+			if werr := writeFileAtomic(*outPath, append(data, '\n')); werr != nil {
+				return werr
+			}
+		}
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			if jerr := enc.Encode(rep); jerr != nil {
+				return jerr
+			}
+		} else if terr := rep.writeTable(stdout); terr != nil {
+			return terr
+		}
+	}
+	return err
+}
+
+// execute validates the plan against the machine, runs it and gathers the
+// report; with --check a report is returned along with a mismatch error.
+func execute(ctx context.Context, o options, log io.Writer) (*Report, error) {
+	data, err := os.ReadFile(o.planPath)
+	if err != nil {
+		return nil, err
+	}
+	p, err := plan.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	c, err := newRunConfig(p, o.device, o.scaleDown, o.steps, o.warmup)
+	if err != nil {
+		return nil, err
+	}
+	python := o.python
+	candidates := defaultPythons
+	if python != "" {
+		candidates = []string{python}
+	}
+	if python, err = findPython(ctx, candidates, importsTorch); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "pipeplan-run-*")
+	if err != nil {
+		return nil, err
+	}
+	if o.keep {
+		fmt.Fprintf(log, "runner: run directory %s\n", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	c.OutDir = dir
+	if err := writeRunDir(dir, c); err != nil {
+		return nil, err
+	}
+	if err := checkDevices(ctx, python, dir, c, o); err != nil {
+		return nil, err
+	}
+	if err := launch(ctx, python, dir, len(c.Ranks), log); err != nil {
+		return nil, err
+	}
+	results, err := readResults(dir, c)
+	if err != nil {
+		return nil, err
+	}
+	rep := newReport(p, c, results)
+	if o.check {
+		return rep, checkAgainstReference(ctx, python, dir, c, rep)
+	}
+	return rep, nil
+}
+
+// readResults reads and checks every rank's result file.
+func readResults(dir string, c *runConfig) ([]*rankResult, error) {
+	out := make([]*rankResult, len(c.Ranks))
+	for i, rk := range c.Ranks {
+		data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("result-rank%d.json", rk.Rank)))
+		if err != nil {
+			return nil, fmt.Errorf("rank %d: %w", rk.Rank, err)
+		}
+		if out[i], err = parseResult(data, rk, c); err != nil {
+			return nil, fmt.Errorf("rank %d: %w", rk.Rank, err)
+		}
+	}
+	return out, nil
+}
+
+// errMismatch marks a run whose losses differ from the unpipelined reference.
+var errMismatch = errors.New("pipelined losses differ from the unpipelined reference")

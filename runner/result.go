@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+)
+
+// rankResult is one worker's result-rank<N>.json.
+type rankResult struct {
+	Rank    int `json:"rank"`
+	Stage   int `json:"stage"`
+	Replica int `json:"replica"`
+	// StepSeconds are the measured (post-warmup) step times of this rank.
+	StepSeconds []float64 `json:"step_seconds"`
+	// Losses are the mean microbatch losses of every step (last stage only).
+	Losses []float64 `json:"losses"`
+	// PeakMemoryBytes is torch.cuda.max_memory_allocated, or maxrss on CPU.
+	PeakMemoryBytes float64 `json:"peak_memory_bytes"`
+	TorchVersion    string  `json:"torch_version"`
+}
+
+// maxResultBytes bounds a result file (a few numbers per step).
+const maxResultBytes = 16 << 20
+
+// parseResult decodes and checks a worker's result against the rank it was
+// given and the run's step counts.
+func parseResult(data []byte, want rankInfo, c *runConfig) (*rankResult, error) {
+	if len(data) > maxResultBytes {
+		return nil, fmt.Errorf("result: %d bytes is over the %d-byte limit", len(data), maxResultBytes)
+	}
+	var r rankResult
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("result: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("result: trailing data after the JSON value")
+	}
+	switch {
+	case r.Rank != want.Rank || r.Stage != want.Stage || r.Replica != want.Replica:
+		return nil, fmt.Errorf("result: rank/stage/replica: want %d/%d/%d, got %d/%d/%d",
+			want.Rank, want.Stage, want.Replica, r.Rank, r.Stage, r.Replica)
+	case len(r.StepSeconds) != c.Steps:
+		return nil, fmt.Errorf("result.step_seconds: want %d steps, got %d", c.Steps, len(r.StepSeconds))
+	case !finiteNonNegative(r.PeakMemoryBytes):
+		return nil, fmt.Errorf("result.peak_memory_bytes: must be a finite number >= 0, got %v", r.PeakMemoryBytes)
+	}
+	for i, s := range r.StepSeconds {
+		if !finiteNonNegative(s) {
+			return nil, fmt.Errorf("result.step_seconds[%d]: must be a finite number >= 0, got %v", i, s)
+		}
+	}
+	wantLosses := 0
+	if want.Stage == c.Stages-1 {
+		wantLosses = c.Warmup + c.Steps
+	}
+	if len(r.Losses) != wantLosses {
+		return nil, fmt.Errorf("result.losses: want %d values for stage %d, got %d", wantLosses, want.Stage, len(r.Losses))
+	}
+	for i, l := range r.Losses {
+		if !finiteNonNegative(l) {
+			return nil, fmt.Errorf("result.losses[%d]: must be a finite number >= 0, got %v", i, l)
+		}
+	}
+	return &r, nil
+}
+
+func finiteNonNegative(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }

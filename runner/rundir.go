@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"pipeplan/core/schedule"
+)
+
+// workerScript is the Python worker every rank runs.
+//
+//go:embed worker.py
+var workerScript []byte
+
+// writeRunDir writes worker.py, run.json and the schedule in torch's CSV
+// form (schedule.csv, for reading or for torch.distributed.pipelining).
+func writeRunDir(dir string, c *runConfig) error {
+	cfg, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	var csv bytes.Buffer
+	if err := schedule.WriteCSV(&csv, c.schedule, true); err != nil {
+		return fmt.Errorf("schedule.csv: %w", err)
+	}
+	for name, data := range map[string][]byte{"worker.py": workerScript, "run.json": cfg, "schedule.csv": csv.Bytes()} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// probe is worker.py --probe's answer.
+type probe struct {
+	TorchVersion    string `json:"torch_version"`
+	CUDADeviceCount int    `json:"cuda_device_count"`
+}
+
+// checkDevices checks that this machine has the ranks the run needs.
+func checkDevices(ctx context.Context, python, dir string, c *runConfig, o options) error {
+	need := len(c.Ranks)
+	what := fmt.Sprintf("%d stages × %d replicas", c.Stages, c.Replicas)
+	if o.device == "cpu" {
+		if need > o.maxProcs {
+			return fmt.Errorf("plan needs %d rank processes (%s), over --max-procs %d; raise --max-procs or use --scale-down to run 1 replica per stage (%d ranks)",
+				need, what, o.maxProcs, c.Stages)
+		}
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, python, "worker.py", "--probe")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("probe of the CUDA devices (%s worker.py --probe): %w", python, err)
+	}
+	var pr probe
+	if err := json.Unmarshal(out, &pr); err != nil {
+		return fmt.Errorf("probe of the CUDA devices: %w (output %q)", err, out)
+	}
+	if need <= pr.CUDADeviceCount {
+		return nil
+	}
+	if c.ScaledDown {
+		return fmt.Errorf("even scaled down the plan needs %d GPUs (one per stage), this machine has %d; use --device cpu", need, pr.CUDADeviceCount)
+	}
+	return fmt.Errorf("plan needs %d GPUs (%s), this machine has %d; use --scale-down to run a smaller replica (1 replica per stage, %d GPUs): a functional run whose timing is not comparable to the prediction",
+		need, what, pr.CUDADeviceCount, c.Stages)
+}
+
+// Loss tolerances of --check: fp32 sums in another order on CPU; GPU
+// kernels (TF32, nondeterministic reductions) differ more from the CPU reference.
+const (
+	cpuLossTolerance  = 1e-4
+	cudaLossTolerance = 1e-2
+)
+
+// checkAgainstReference trains the unpipelined model (worker.py --reference)
+// and compares its losses with the pipelined run's.
+func checkAgainstReference(ctx context.Context, python, dir string, c *runConfig, rep *Report) error {
+	cmd := exec.CommandContext(ctx, python, "worker.py", "--config", "run.json", "--reference")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("reference run: %w\n%s", err, keepLastBytes(out, 2000))
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "reference.json"))
+	if err != nil {
+		return fmt.Errorf("reference run: %w", err)
+	}
+	var ref struct {
+		Losses []float64 `json:"losses"`
+	}
+	if err := json.Unmarshal(data, &ref); err != nil {
+		return fmt.Errorf("reference.json: %w", err)
+	}
+	if err := rep.checkReference(ref.Losses); err != nil {
+		return err
+	}
+	tol := cpuLossTolerance
+	if c.Device == "cuda" {
+		tol = cudaLossTolerance
+	}
+	if rep.MaxLossRelDiff > tol {
+		return fmt.Errorf("%w: max relative difference %.3g > %g", errMismatch, rep.MaxLossRelDiff, tol)
+	}
+	return nil
+}
+
+func keepLastBytes(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// directory and a rename (the runner's copy of the CLI's helper: another main package).
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return os.Rename(tmp.Name(), path)
+}
