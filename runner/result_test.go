@@ -1,0 +1,67 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// resultConfig is a 2-stage run of 2 measured steps after 1 warmup step.
+var resultConfig = &runConfig{Stages: 2, Steps: 2, Warmup: 1}
+
+func TestParseResult(t *testing.T) {
+	last := rankInfo{Rank: 3, Stage: 1, Replica: 1}
+	good := `{"rank":3,"stage":1,"replica":1,"step_seconds":[0.5,0.25],"losses":[3,2,1],"peak_memory_bytes":1e9,"torch_version":"1.13.0"}`
+	r, err := parseResult([]byte(good), last, resultConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.StepSeconds[1] != 0.25 || r.Losses[2] != 1 || r.PeakMemoryBytes != 1e9 {
+		t.Errorf("parsed %+v", r)
+	}
+	cases := []struct{ name, data, want string }{
+		{"not json", `{`, "result: unexpected EOF"},
+		{"unknown field", `{"rank":3,"bogus":1}`, `unknown field "bogus"`},
+		{"trailing", good + `{}`, "trailing data"},
+		{"wrong rank", strings.Replace(good, `"rank":3`, `"rank":2`, 1), "rank/stage/replica: want 3/1/1, got 2/1/1"},
+		{"steps", strings.Replace(good, `[0.5,0.25]`, `[0.5]`, 1), "result.step_seconds: want 2 steps, got 1"},
+		{"negative time", strings.Replace(good, `[0.5,0.25]`, `[0.5,-1]`, 1), "result.step_seconds[1]: must be a finite number >= 0, got -1"},
+		{"memory", strings.Replace(good, `1e9`, `-3`, 1), "result.peak_memory_bytes: must be a finite number >= 0, got -3"},
+		{"losses", strings.Replace(good, `[3,2,1]`, `[3,2]`, 1), "result.losses: want 3 values for stage 1, got 2"},
+		{"huge", strings.Replace(good, `1e9`, `1e400`, 1), "result: json: cannot unmarshal number 1e400"},
+	}
+	for _, tc := range cases {
+		_, err := parseResult([]byte(tc.data), last, resultConfig)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+	first := `{"rank":0,"stage":0,"replica":0,"step_seconds":[1,1],"losses":[],"peak_memory_bytes":0,"torch_version":"2.5"}`
+	if _, err := parseResult([]byte(first), rankInfo{}, resultConfig); err != nil {
+		t.Errorf("a first-stage result without losses: %v", err)
+	}
+}
+
+// FuzzParseResult: worker output is outside input; parsing never panics and
+// an accepted result is fully checked.
+func FuzzParseResult(f *testing.F) {
+	f.Add([]byte(`{"rank":3,"stage":1,"replica":1,"step_seconds":[0.5,0.25],"losses":[3,2,1],"peak_memory_bytes":1e9,"torch_version":"1.13.0"}`))
+	f.Add([]byte(`{"rank":0,"stage":0,"replica":0,"step_seconds":[1,1],"losses":[],"peak_memory_bytes":0,"torch_version":""}`))
+	f.Add([]byte(`{"rank":3,"stage":1,"replica":1,"step_seconds":[NaN],"losses":null}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, want := range []rankInfo{{}, {Rank: 3, Stage: 1, Replica: 1}} {
+			r, err := parseResult(data, want, resultConfig)
+			if err != nil {
+				continue
+			}
+			if len(r.StepSeconds) != resultConfig.Steps || !finiteNonNegative(r.PeakMemoryBytes) {
+				t.Fatalf("accepted an invalid result %+v", r)
+			}
+			for _, v := range append(r.StepSeconds, r.Losses...) {
+				if !finiteNonNegative(v) {
+					t.Fatalf("accepted a bad value %v in %+v", v, r)
+				}
+			}
+		}
+	})
+}
