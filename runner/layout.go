@@ -40,8 +40,10 @@ type workerModel struct {
 
 // runConfig is run.json, the worker's whole input.
 type runConfig struct {
-	Device         string      `json:"device"`
-	Backend        string      `json:"backend"`
+	Device  string `json:"device"`
+	Backend string `json:"backend"`
+	// Schedule is the schedule kind run: the plan's, or --schedule's.
+	Schedule       string      `json:"schedule"`
 	Model          workerModel `json:"model"`
 	Stages         int         `json:"stages"`
 	Replicas       int         `json:"replicas"`
@@ -56,6 +58,8 @@ type runConfig struct {
 	OutDir  string     `json:"out_dir"`
 	// ScaledDown records that --scale-down shrank the plan.
 	ScaledDown bool `json:"scaled_down"`
+	// Comparable is whether the run is the plan as predicted: full size, the plan's schedule.
+	Comparable bool `json:"comparable"`
 	// schedule is the generated schedule the actions come from.
 	schedule *schedule.Schedule
 }
@@ -76,24 +80,33 @@ const (
 )
 
 // newRunConfig maps a plan onto ranks (rank = replica·stages + stage) and
-// the worker's model; with scaleDown it keeps the stages but runs one
+// the worker's model; with o.scaleDown it keeps the stages but runs one
 // replica of each with fewer layers and smaller dimensions.
-func newRunConfig(p *plan.Plan, device string, scaleDown bool, steps, warmup int) (*runConfig, error) {
+func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 	kind := schedule.Kind(p.Schedule.Kind)
-	if !supported(kind) {
-		return nil, fmt.Errorf("schedule.kind: %q is not supported by the runner yet (supported: %v)", kind, supportedKinds)
+	if o.schedule != "" {
+		kind = schedule.Kind(o.schedule)
 	}
+	if !supported(kind) {
+		where := "schedule.kind"
+		if o.schedule != "" {
+			where = "--schedule"
+		}
+		return nil, fmt.Errorf("%s: %q is not supported by the runner yet (supported: %v; --schedule runs the plan's stages with one of them)", where, kind, supportedKinds)
+	}
+	scaleDown := o.scaleDown
 	replicas, err := replicaWidth(p, scaleDown)
 	if err != nil {
 		return nil, err
 	}
 	stages := len(p.Stages)
 	c := &runConfig{
-		Device: device, Backend: "gloo", Stages: stages, Replicas: replicas,
+		Device: o.device, Backend: "gloo", Schedule: string(kind), Stages: stages, Replicas: replicas,
 		Microbatches: p.Schedule.Microbatches, MicrobatchSize: p.Schedule.MicrobatchSize,
-		Steps: steps, Warmup: warmup, LR: 0.05, ScaledDown: scaleDown,
+		Steps: o.steps, Warmup: o.warmup, LR: 0.05, ScaledDown: scaleDown,
+		Comparable: !scaleDown && string(kind) == p.Schedule.Kind,
 	}
-	if device == "cuda" {
+	if o.device == "cuda" {
 		c.Backend = "nccl"
 	}
 	ranges := make([][2]int, stages)

@@ -26,9 +26,12 @@ func loadPlan(t *testing.T, name string) *plan.Plan {
 
 func TestRankMapping(t *testing.T) {
 	p := loadPlan(t, "tiny-transformer.json") // 2 stages × 2 replicas
-	c, err := newRunConfig(p, "cpu", false, 3, 1)
+	c, err := newRunConfig(p, options{device: "cpu", steps: 3, warmup: 1})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !c.Comparable || c.Schedule != "1f1b" {
+		t.Errorf("comparable %v, schedule %q", c.Comparable, c.Schedule)
 	}
 	if len(c.Ranks) != 4 || c.Replicas != 2 || c.Stages != 2 {
 		t.Fatalf("got %d ranks, %d replicas, %d stages; want 4, 2, 2", len(c.Ranks), c.Replicas, c.Stages)
@@ -63,7 +66,7 @@ func TestActionsExecutable(t *testing.T) {
 	for _, kind := range []string{"gpipe", "1f1b"} {
 		p := loadPlan(t, "tiny-transformer.json")
 		p.Schedule.Kind = kind
-		c, err := newRunConfig(p, "cpu", false, 1, 0)
+		c, err := newRunConfig(p, options{device: "cpu", steps: 1, warmup: 0})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +121,7 @@ func TestRunConfigRejects(t *testing.T) {
 	for _, tc := range cases {
 		p := loadPlan(t, "tiny-transformer.json")
 		tc.mutate(p)
-		_, err := newRunConfig(p, "cpu", false, 1, 0)
+		_, err := newRunConfig(p, options{device: "cpu", steps: 1, warmup: 0})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error containing %q", tc.name, err, tc.want)
 		}
@@ -138,10 +141,10 @@ func TestScaleDown(t *testing.T) {
 	}
 	p.Cluster.Nodes = 24
 	p.Schedule.Microbatches = 768
-	if _, err := newRunConfig(p, "cpu", false, 1, 0); err == nil {
+	if _, err := newRunConfig(p, options{device: "cpu", steps: 1, warmup: 0}); err == nil {
 		t.Fatal("a tp 8 plan ran without --scale-down")
 	}
-	c, err := newRunConfig(p, "cpu", true, 1, 0)
+	c, err := newRunConfig(p, options{device: "cpu", scaleDown: true, steps: 1, warmup: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +166,7 @@ func TestScaleDown(t *testing.T) {
 // parameter bytes in fp32, to within one bottleneck unit.
 func TestProfileBottleneck(t *testing.T) {
 	p := loadPlan(t, "tiny-profile.json")
-	c, err := newRunConfig(p, "cpu", false, 1, 0)
+	c, err := newRunConfig(p, options{device: "cpu", steps: 1, warmup: 0})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,7 @@ type options struct {
 	device    string
 	python    string
 	scaleDown bool
+	schedule  string
 	steps     int
 	warmup    int
 	maxProcs  int
@@ -57,6 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.device, "device", "cpu", "where ranks run: cpu (one process per rank, gloo) or cuda (one GPU per rank, nccl)")
 	fs.StringVar(&o.python, "python", "", "python interpreter with torch (default: the first of python3 on PATH and /usr/bin/python3 that imports torch)")
 	fs.BoolVar(&o.scaleDown, "scale-down", false, "keep the stages but run 1 replica each with at most 2 layers and small dimensions: a functional run whose timing is NOT comparable to the prediction")
+	fs.StringVar(&o.schedule, "schedule", "", "run the plan's stages with this schedule (gpipe or 1f1b) instead of the plan's own, e.g. for a pipedream or 2bw plan; timing is then NOT comparable to the prediction")
 	fs.IntVar(&o.steps, "steps", 5, "measured training steps")
 	fs.IntVar(&o.warmup, "warmup", 1, "unmeasured steps before them")
 	fs.IntVar(&o.maxProcs, "max-procs", 16, "with --device cpu, the most rank processes to start")
@@ -120,7 +122,7 @@ func execute(ctx context.Context, o options, log io.Writer) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := newRunConfig(p, o.device, o.scaleDown, o.steps, o.warmup)
+	c, err := newRunConfig(p, o)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,8 @@ type Report struct {
 	Steps int `json:"steps"`
 	// SamplesPerStep is replicas × microbatches × microbatch size of the run.
 	SamplesPerStep int `json:"samples_per_step"`
-	// Comparable is false for --scale-down runs, whose timing is not the plan's.
+	// Comparable is false for --scale-down and --schedule runs, whose timing
+	// and memory are not the plan's; their ratios are then 0.
 	Comparable bool   `json:"comparable"`
 	Note       string `json:"note,omitempty"`
 	// IterationSeconds is the step time, each step's slowest rank.
@@ -38,7 +39,7 @@ type Report struct {
 	// ReferenceLosses are the unpipelined run's losses (--check only).
 	ReferenceLosses []float64 `json:"reference_losses,omitempty"`
 	// MaxLossRelDiff is max |loss − reference| / |reference| (--check only).
-	MaxLossRelDiff float64      `json:"max_loss_rel_diff,omitempty"`
+	MaxLossRelDiff *float64     `json:"max_loss_rel_diff,omitempty"`
 	PerRank        []RankReport `json:"per_rank"`
 }
 
@@ -63,14 +64,17 @@ type RankReport struct {
 // newReport combines the ranks' results (ordered by rank) into the report.
 func newReport(p *plan.Plan, c *runConfig, results []*rankResult) *Report {
 	r := &Report{
-		Model: p.Model.Name, Schedule: p.Schedule.Kind, Device: c.Device, Ranks: len(results),
+		Model: modelName(p), Schedule: c.Schedule, Device: c.Device, Ranks: len(results),
 		Stages: c.Stages, Replicas: c.Replicas, Steps: c.Steps,
-		SamplesPerStep: c.Replicas * c.Microbatches * c.MicrobatchSize, Comparable: !c.ScaledDown,
+		SamplesPerStep: c.Replicas * c.Microbatches * c.MicrobatchSize, Comparable: c.Comparable,
 		PredictedIterationSeconds: p.Predictions.IterationSeconds,
 		PredictedSamplesPerSecond: p.Predictions.SamplesPerSecond,
 	}
-	if c.ScaledDown {
+	switch {
+	case c.ScaledDown:
 		r.Note = "--scale-down: a functional run of a smaller model; its timing and memory are not comparable to the plan's predictions"
+	case !c.Comparable:
+		r.Note = fmt.Sprintf("--schedule %s: the plan was predicted for %s; timing and memory are not comparable", c.Schedule, p.Schedule.Kind)
 	}
 	steps := make([]float64, c.Steps)
 	for _, res := range results {
@@ -85,7 +89,7 @@ func newReport(p *plan.Plan, c *runConfig, results []*rankResult) *Report {
 			Rank: res.Rank, Stage: res.Stage, Replica: res.Replica,
 			MedianStepSeconds: summarize(res.StepSeconds).Median,
 			PeakMemoryBytes:   res.PeakMemoryBytes, PredictedPeakBytes: pred,
-			MemoryRatio: ratio(res.PeakMemoryBytes, pred), MemoryMeasuredAsRSS: c.Device == "cpu",
+			MemoryMeasuredAsRSS: c.Device == "cpu",
 		})
 		if len(res.Losses) > 0 {
 			if r.Losses == nil {
@@ -100,9 +104,28 @@ func newReport(p *plan.Plan, c *runConfig, results []*rankResult) *Report {
 	if r.IterationSeconds.Median > 0 {
 		r.SamplesPerSecond = float64(r.SamplesPerStep) / r.IterationSeconds.Median
 	}
-	r.IterationRatio = ratio(r.IterationSeconds.Median, r.PredictedIterationSeconds)
-	r.ThroughputRatio = ratio(r.SamplesPerSecond, r.PredictedSamplesPerSecond)
+	if c.Comparable {
+		r.IterationRatio = ratio(r.IterationSeconds.Median, r.PredictedIterationSeconds)
+		r.ThroughputRatio = ratio(r.SamplesPerSecond, r.PredictedSamplesPerSecond)
+		for i := range r.PerRank {
+			k := &r.PerRank[i]
+			k.MemoryRatio = ratio(k.PeakMemoryBytes, k.PredictedPeakBytes)
+		}
+	}
 	return r
+}
+
+// modelName names the plan's model for the report.
+func modelName(p *plan.Plan) string {
+	switch {
+	case p.Model.Name != "":
+		return p.Model.Name
+	case p.Model.Transformer != nil && p.Model.Transformer.Name != "":
+		return p.Model.Transformer.Name
+	case p.Model.Profile != nil && p.Model.Profile.Name != "":
+		return p.Model.Profile.Name
+	}
+	return "(unnamed)"
 }
 
 // checkReference records the reference losses and their largest relative difference.
@@ -110,13 +133,14 @@ func (r *Report) checkReference(ref []float64) error {
 	if len(ref) != len(r.Losses) {
 		return fmt.Errorf("reference: want %d losses, got %d", len(r.Losses), len(ref))
 	}
-	r.ReferenceLosses = ref
+	diff := 0.0
 	for i, l := range r.Losses {
 		if !(ref[i] > 0) || math.IsInf(ref[i], 0) {
 			return fmt.Errorf("reference.losses[%d]: must be a finite number > 0, got %v", i, ref[i])
 		}
-		r.MaxLossRelDiff = max(r.MaxLossRelDiff, math.Abs(l-ref[i])/ref[i])
+		diff = max(diff, math.Abs(l-ref[i])/ref[i])
 	}
+	r.ReferenceLosses, r.MaxLossRelDiff = ref, &diff
 	return nil
 }
 
@@ -159,8 +183,8 @@ func (r *Report) writeTable(w io.Writer) error {
 	if n := len(r.Losses); n > 0 {
 		fmt.Fprintf(tw, "loss (first → last step)\t%.6g → %.6g\t\t\n", r.Losses[0], r.Losses[n-1])
 	}
-	if r.ReferenceLosses != nil {
-		fmt.Fprintf(tw, "loss vs unpipelined reference\tmax rel. diff %.2g\t\t\n", r.MaxLossRelDiff)
+	if r.MaxLossRelDiff != nil {
+		fmt.Fprintf(tw, "loss vs unpipelined reference\tmax rel. diff %.2g\t\t\n", *r.MaxLossRelDiff)
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "rank\tstage\treplica\tmedian step s\tpeak memory GiB\tpredicted GiB\tmeasured/predicted")

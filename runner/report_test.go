@@ -62,7 +62,7 @@ func TestSummarizeBruteForce(t *testing.T) {
 
 func TestNewReport(t *testing.T) {
 	p := loadPlan(t, "tiny-profile.json") // predictions: 0.02 s, 400 samples/s, stage peaks 4e8, 5e8
-	c, err := newRunConfig(p, "cpu", false, 3, 1)
+	c, err := newRunConfig(p, options{device: "cpu", steps: 3, warmup: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,8 +96,8 @@ func TestNewReport(t *testing.T) {
 	if err := r.checkReference([]float64{3, 2, 1, 0.4}); err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(r.MaxLossRelDiff-0.25) > 1e-12 {
-		t.Errorf("max rel diff %v, want 0.25", r.MaxLossRelDiff)
+	if math.Abs(*r.MaxLossRelDiff-0.25) > 1e-12 {
+		t.Errorf("max rel diff %v, want 0.25", *r.MaxLossRelDiff)
 	}
 	if err := r.checkReference([]float64{1}); err == nil {
 		t.Error("a reference of the wrong length was accepted")
@@ -115,7 +115,7 @@ func TestNewReport(t *testing.T) {
 
 func TestScaledDownReportNotComparable(t *testing.T) {
 	p := loadPlan(t, "tiny-profile.json")
-	c, err := newRunConfig(p, "cpu", true, 1, 0)
+	c, err := newRunConfig(p, options{device: "cpu", scaleDown: true, steps: 1, warmup: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,23 @@ func TestScaledDownReportNotComparable(t *testing.T) {
 	if err := r.writeTable(&b); err != nil {
 		t.Fatal(err)
 	}
-	if r.Comparable || !strings.Contains(b.String(), "NOTE: --scale-down") {
-		t.Errorf("scaled-down report: comparable %v\n%s", r.Comparable, b.String())
+	if r.Comparable || !strings.Contains(b.String(), "NOTE: --scale-down") || r.IterationRatio != 0 || r.PerRank[0].MemoryRatio != 0 {
+		t.Errorf("scaled-down report: comparable %v, ratios %v %v\n%s", r.Comparable, r.IterationRatio, r.PerRank[0].MemoryRatio, b.String())
+	}
+}
+
+func TestScheduleOverrideNotComparable(t *testing.T) {
+	p := loadPlan(t, "tiny-profile.json")
+	p.Schedule.Kind = "pipedream"
+	if _, err := newRunConfig(p, options{device: "cpu", steps: 1}); err == nil || !strings.Contains(err.Error(), `schedule.kind: "pipedream" is not supported by the runner yet`) {
+		t.Fatalf("pipedream plan: got %v", err)
+	}
+	c, err := newRunConfig(p, options{device: "cpu", schedule: "1f1b", steps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newReport(p, c, []*rankResult{{StepSeconds: []float64{1}}, {Rank: 1, Stage: 1, StepSeconds: []float64{1}, Losses: []float64{1}}})
+	if r.Comparable || r.Schedule != "1f1b" || r.IterationRatio != 0 || !strings.Contains(r.Note, "--schedule 1f1b: the plan was predicted for pipedream") {
+		t.Errorf("report %+v", r)
 	}
 }

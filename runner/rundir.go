@@ -106,8 +106,8 @@ func checkAgainstReference(ctx context.Context, python, dir string, c *runConfig
 	if c.Device == "cuda" {
 		tol = cudaLossTolerance
 	}
-	if rep.MaxLossRelDiff > tol {
-		return fmt.Errorf("%w: max relative difference %.3g > %g", errMismatch, rep.MaxLossRelDiff, tol)
+	if *rep.MaxLossRelDiff > tol {
+		return fmt.Errorf("%w: max relative difference %.3g > %g", errMismatch, *rep.MaxLossRelDiff, tol)
 	}
 	return nil
 }
