@@ -13,6 +13,7 @@ import (
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
 	"pipeplan/core/plan"
+	"pipeplan/internal/atomicfile"
 	"pipeplan/modelprofiles"
 )
 
@@ -223,7 +224,7 @@ func exportPipeDreamPlan(path string, in *partitionInput, levels []hw.Level, res
 	if err != nil {
 		return fmt.Errorf("--export-plan: %w", err)
 	}
-	return writeFileAtomic(path, data)
+	return atomicfile.WriteFile(path, data)
 }
 
 // defaultPlanGPU is the GPU an exported plan names when --gpu is not given:

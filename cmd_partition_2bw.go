@@ -9,6 +9,7 @@ import (
 	"pipeplan/core/hw"
 	"pipeplan/core/partition"
 	"pipeplan/core/plan"
+	"pipeplan/internal/atomicfile"
 )
 
 // twoBWFlags are the partition command's flags the 2bw branch reads.
@@ -74,7 +75,7 @@ func runTwoBW(stdout io.Writer, in *partitionInput, levels []hw.Level, f twoBWFl
 		if err != nil {
 			return fmt.Errorf("--export-plan: %w", err)
 		}
-		if err := writeFileAtomic(f.exportPlan, data); err != nil {
+		if err := atomicfile.WriteFile(f.exportPlan, data); err != nil {
 			return err
 		}
 	}

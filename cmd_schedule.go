@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"pipeplan/core/schedule"
+	"pipeplan/internal/atomicfile"
 )
 
 func init() {
@@ -95,7 +96,7 @@ func runSchedule(args []string, stdout io.Writer) error {
 		return fmt.Errorf("schedule: %v", err)
 	}
 	if *svgPath != "" {
-		if err := writeFileAtomic(*svgPath, schedule.RenderSVG(tl, schedule.SVGOptions{FromSeconds: *from, ToSeconds: *to})); err != nil {
+		if err := atomicfile.WriteFile(*svgPath, schedule.RenderSVG(tl, schedule.SVGOptions{FromSeconds: *from, ToSeconds: *to})); err != nil {
 			return err
 		}
 	}
@@ -104,7 +105,7 @@ func runSchedule(args []string, stdout io.Writer) error {
 		if err := schedule.WriteCSV(&buf, s, true); err != nil {
 			return err
 		}
-		if err := writeFileAtomic(*csvPath, buf.Bytes()); err != nil {
+		if err := atomicfile.WriteFile(*csvPath, buf.Bytes()); err != nil {
 			return err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
 	"pipeplan/gpuprofiles"
+	"pipeplan/internal/atomicfile"
 )
 
 func init() {
@@ -93,6 +94,7 @@ var transformerDefaults = map[string]string{
 
 func runTransformer(args []string, stdout io.Writer) error {
 	fs := newFlagSet("transformer")
+	name := fs.String("name", "", "model name carried by an exported plan (default: the dimensions, e.g. \"transformer l=96 h=12288 a=96\")")
 	layers := fs.Int("layers", 0, "number of transformer layers l (required)")
 	hidden := fs.Int("hidden", 0, "hidden size h (required)")
 	heads := fs.Int("heads", 0, "attention heads a (required)")
@@ -131,9 +133,12 @@ func runTransformer(args []string, stdout io.Writer) error {
 	if *top < 1 {
 		return fmt.Errorf("--top: must be >= 1, got %d", *top)
 	}
-	tr := model.Transformer{Layers: *layers, Hidden: *hidden, Heads: *heads, Seq: *seq, Vocab: *vocab, FFN: *ffn, Precision: model.Precision(*precision)}
+	tr := model.Transformer{Name: *name, Layers: *layers, Hidden: *hidden, Heads: *heads, Seq: *seq, Vocab: *vocab, FFN: *ffn, Precision: model.Precision(*precision)}
 	if err := tr.Validate(); err != nil {
 		return err
+	}
+	if tr.Name == "" {
+		tr.Name = fmt.Sprintf("transformer l=%d h=%d a=%d", tr.Layers, tr.Hidden, tr.Heads)
 	}
 	cluster, err := transformerClusterOf(*gpuID, *gpus, *perNode, *interBW)
 	if err != nil {
@@ -278,7 +283,7 @@ func exportPTDPPlan(path string, tr model.Transformer, c hw.Cluster, cand partit
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, data)
+	return atomicfile.WriteFile(path, data)
 }
 
 // printTransformer prints the result as text: the inputs and defaults, then a table.

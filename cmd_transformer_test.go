@@ -74,6 +74,9 @@ func TestTransformerEvaluate(t *testing.T) {
 		len(p.Predictions.StagePeakBytes) != 12 || p.Predictions.IterationSeconds != v["iteration_seconds"] {
 		t.Errorf("exported plan: %+v", p)
 	}
+	if p.Model.Name != "transformer l=96 h=12288 a=96" {
+		t.Errorf("exported plan names the model %q, want its dimensions", p.Model.Name)
+	}
 }
 
 func TestTransformerSearch(t *testing.T) {

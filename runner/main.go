@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"pipeplan/core/plan"
+	"pipeplan/internal/atomicfile"
 )
 
 func main() {
@@ -94,7 +95,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if jerr != nil {
 				return jerr
 			}
-			if werr := writeFileAtomic(*outPath, append(data, '\n')); werr != nil {
+			if werr := atomicfile.WriteFile(*outPath, append(data, '\n')); werr != nil {
 				return werr
 			}
 		}

@@ -118,21 +118,3 @@ func keepLastBytes(b []byte, n int) []byte {
 	}
 	return b
 }
-
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory and a rename (the runner's copy of the CLI's helper: another main package).
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return os.Rename(tmp.Name(), path)
-}
