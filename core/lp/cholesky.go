@@ -10,7 +10,7 @@ import (
 // ordering keeps one bitset row per row).
 const maxNormalRows = 20000
 
-// normalEq factors M = A D A^T + reg*I as P M P^T = L diag(d) L^T with a
+// normalEq factors M = A D A^T + reg*diag(A D A^T) as P M P^T = L diag(d) L^T with a
 // minimum-degree ordering P (dense columns were split beforehand, see
 // splitDense, so M stays sparse).
 type normalEq struct {
@@ -164,16 +164,17 @@ func newNormalEq(s *standard) (*normalEq, error) {
 	return f, nil
 }
 
-// factor computes L and d for the column scaling dj (len n) and
-// regularization reg, assembling A D A^T column by column (left-looking
+// factor computes L and d for the column scaling dj (len n), the diagonal
+// scaled by 1+reg (a regularization relative to each row, harmless at any
+// scale of D, which iterative refinement then removes), assembling A D A^T column by column (left-looking
 // LDL^T). Tiny pivots are replaced by a huge value, which zeroes the
 // corresponding solution component (the usual interior-point safeguard).
 func (f *normalEq) factor(s *standard, dj []float64, reg float64) {
+	scale := 1 + reg
 	w := f.work
 	for k := 0; k < f.tail; k++ {
 		r := f.iperm[k]
 		// Scatter column k of M (positions >= k).
-		w[k] += reg
 		for p := f.arPtr[r]; p < f.arPtr[r+1]; p++ {
 			j := f.arCol[p]
 			a := f.arVal[p] * dj[j]
@@ -183,6 +184,7 @@ func (f *normalEq) factor(s *standard, dj []float64, reg float64) {
 				}
 			}
 		}
+		w[k] *= scale
 		// Subtract earlier columns i with L[k][i] != 0.
 		for t := f.rptr[k]; t < f.rptr[k+1]; t++ {
 			i, p := f.rcol[t], f.rslot[t]
@@ -220,7 +222,6 @@ func (f *normalEq) factorTail(s *standard, dj []float64, reg float64) {
 		k := k0 + c
 		r := f.iperm[k]
 		col := t[c*nd : (c+1)*nd]
-		col[c] += reg
 		for p := f.arPtr[r]; p < f.arPtr[r+1]; p++ {
 			j := f.arCol[p]
 			a := f.arVal[p] * dj[j]
@@ -230,6 +231,7 @@ func (f *normalEq) factorTail(s *standard, dj []float64, reg float64) {
 				}
 			}
 		}
+		col[c] *= 1 + reg
 		// Row-structure lists ascend by column, so the sparse columns come first.
 		for e := f.rptr[k]; e < f.rptr[k+1] && f.rcol[e] < k0; e++ {
 			i, p := f.rcol[e], f.rslot[e]

@@ -14,7 +14,7 @@ const (
 	ipmAcceptTol = 1e-8  // max(infeasibilities, gap) accepted once progress stalls
 	ipmStall     = 8     // iterations without a 10% better iterate that mean a stall
 	ipmStep      = 0.995 // fraction of the step to the boundary
-	ipmReg       = 1e-13 // diagonal regularization of the normal equations (relative)
+	ipmReg       = 1e-12 // regularization: the normal matrix's diagonal grows by this fraction
 	ipmDiverged  = 1e14  // iterate size that signals infeasibility or unboundedness
 	refineSteps  = 2     // iterative-refinement rounds per normal-equation solve
 )
@@ -140,7 +140,6 @@ type ipmSystem struct {
 	s    *standard
 	f    *normalEq
 	dj   []float64 // D, one per column
-	reg  float64
 	tmpN []float64
 	tmpM []float64
 }
@@ -156,12 +155,7 @@ func newIPMSystem(s *standard) (*ipmSystem, error) {
 
 // prepare factors for the current sys.dj.
 func (sys *ipmSystem) prepare() {
-	maxDiag := 0.0
-	for _, d := range sys.dj {
-		maxDiag = math.Max(maxDiag, d)
-	}
-	sys.reg = ipmReg * math.Max(1, maxDiag)
-	sys.f.factor(sys.s, sys.dj, sys.reg)
+	sys.f.factor(sys.s, sys.dj, ipmReg)
 }
 
 // solve overwrites r with (A D A^T)^{-1} r: the regularized factorization
