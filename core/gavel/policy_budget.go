@@ -29,20 +29,13 @@ func minMakespanBudget(ctx context.Context, inst *Instance, budget float64) (*Al
 	if err != nil {
 		return nil, err
 	}
-	// The fastest possible makespan bounds s from above.
-	scale := 0.0
-	for _, v := range r {
-		scale = max(scale, v)
-	}
-	need := make([]float64, len(r))
-	for m, v := range r {
-		need[m] = v / scale
-	}
-	_, _, sMax, err := maxScaledThroughput(ctx, inst, inst.Throughputs, need, false)
+	// The fastest possible makespan bounds s from above (shrunk by a
+	// rounding margin so that the LP at sMax stays feasible).
+	_, _, sMax, err := maxCompletionRate(ctx, inst, r, false)
 	if err != nil {
 		return nil, err
 	}
-	sMax /= scale
+	sMax *= 1 - 1e-9
 	// cheapest returns the cheapest allocation finishing all jobs by 1/s and its total cost.
 	cheapest := func(s float64) (*Allocation, float64, error) {
 		a := newAllocLP(inst, inst.Throughputs, false)

@@ -1,10 +1,6 @@
 package gavel
 
-import (
-	"context"
-
-	"pipeplan/core/lp"
-)
+import "context"
 
 func init() {
 	registerPolicy("max_min_fairness", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
@@ -72,14 +68,14 @@ func maxMinFairness(ctx context.Context, inst *Instance, t [][]float64, packed b
 	return al, nil
 }
 
-// maxMinLP builds the max-min fairness LP; z is the index of the minimum.
+// maxMinLP builds the max-min fairness LP: scale_m * throughput(m, X) >= z
+// is throughput(m, X) >= z / scale_m; z is the index of the minimum.
 func maxMinLP(inst *Instance, t [][]float64, packed bool) (*allocLP, int) {
-	a := newAllocLP(inst, t, packed)
-	z := a.addVar(1)
-	for m := range inst.Jobs {
-		idx, val := a.throughput(m, fairnessScale(inst, t, m))
-		a.addRow(append(idx, z), append(val, -1), lp.GE, 0)
+	need := make([]float64, len(inst.Jobs))
+	for m := range need {
+		need[m] = 1 / fairnessScale(inst, t, m)
 	}
+	a, z := scaledThroughputLP(inst, t, need, packed)
 	a.prob.Maximize = true
 	return a, z
 }

@@ -32,15 +32,24 @@ func remainingSteps(inst *Instance) ([]float64, error) {
 	return r, nil
 }
 
-// maxScaledThroughput solves "maximize s subject to throughput(m, X) >=
-// need[m]*s for all m" and returns the LP, its solution and s.
-func maxScaledThroughput(ctx context.Context, inst *Instance, t [][]float64, need []float64, packed bool) (*allocLP, []float64, float64, error) {
+// scaledThroughputLP builds "maximize s subject to throughput(m, X) >=
+// need[m]*s for all m" (need > 0; the shape of max-min fairness, makespan
+// and the feasibility tests), each row divided by need[m] for conditioning;
+// s is the index of the scale variable.
+func scaledThroughputLP(inst *Instance, t [][]float64, need []float64, packed bool) (*allocLP, int) {
 	a := newAllocLP(inst, t, packed)
 	s := a.addVar(1)
 	for m := range inst.Jobs {
-		idx, val := a.throughput(m, 1)
-		a.addRow(append(idx, s), append(val, -need[m]), lp.GE, 0)
+		idx, val := a.throughput(m, 1/need[m])
+		a.addRow(append(idx, s), append(val, -1), lp.GE, 0)
 	}
+	return a, s
+}
+
+// maxScaledThroughput solves scaledThroughputLP and returns the LP, its
+// solution and s.
+func maxScaledThroughput(ctx context.Context, inst *Instance, t [][]float64, need []float64, packed bool) (*allocLP, []float64, float64, error) {
+	a, s := scaledThroughputLP(inst, t, need, packed)
 	sol, err := a.solve(ctx)
 	if err != nil {
 		return nil, nil, 0, err
@@ -50,13 +59,26 @@ func maxScaledThroughput(ctx context.Context, inst *Instance, t [][]float64, nee
 
 // minMakespan solves Minimize_X max_m num_steps_m / throughput(m, X)
 // (§5.4.2) exactly: with s = 1/makespan it is the LP "maximize s subject to
-// throughput(m, X) >= num_steps_m * s". Steps are scaled by their maximum
-// to keep the LP well conditioned. The objective is the makespan in seconds.
+// throughput(m, X) >= num_steps_m * s". The objective is the makespan in
+// seconds.
 func minMakespan(ctx context.Context, inst *Instance, packed bool) (*Allocation, error) {
 	r, err := remainingSteps(inst)
 	if err != nil {
 		return nil, err
 	}
+	a, sol, _, err := maxCompletionRate(ctx, inst, r, packed)
+	if err != nil {
+		return nil, err
+	}
+	al := a.allocation(sol, 1)
+	al.Objective = makespanOf(inst, inst.Throughputs, al, r)
+	return al, nil
+}
+
+// maxCompletionRate solves "maximize s subject to throughput(m, X) >=
+// r[m]*s" with the steps scaled by their maximum to keep the LP well
+// conditioned, and returns s in 1/seconds (1/s is the least makespan).
+func maxCompletionRate(ctx context.Context, inst *Instance, r []float64, packed bool) (*allocLP, []float64, float64, error) {
 	scale := 0.0
 	for _, v := range r {
 		scale = max(scale, v)
@@ -67,14 +89,12 @@ func minMakespan(ctx context.Context, inst *Instance, packed bool) (*Allocation,
 	}
 	a, sol, s, err := maxScaledThroughput(ctx, inst, inst.Throughputs, need, packed)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
 	if s <= 0 {
-		return nil, fmt.Errorf("no allocation lets every job progress")
+		return nil, nil, 0, fmt.Errorf("no allocation lets every job progress")
 	}
-	al := a.allocation(sol, 1)
-	al.Objective = makespanOf(inst, inst.Throughputs, al, r)
-	return al, nil
+	return a, sol, s / scale, nil
 }
 
 // makespanOf returns max_m r[m] / throughput(m, X) in seconds.
