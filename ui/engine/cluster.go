@@ -33,6 +33,9 @@ type ClusterResult struct {
 	Jobs        []string `json:"jobs"`
 	// Throughputs[m][j] is job m's steps/s on worker type j.
 	Throughputs [][]float64 `json:"throughputs"`
+	// Sources[m][j] says where Throughputs[m][j] came from (Gavel's
+	// measured table, or the planner's prediction and why it is 0).
+	Sources [][]string `json:"throughput_sources"`
 	// X[m][j] is the time fraction of job m on worker type j.
 	X [][]float64 `json:"allocation"`
 	// Effective[m] is job m's effective throughput Σ_j X[m][j]·T[m][j] (eq. 5.1).
@@ -49,7 +52,7 @@ func Allocate(ctx context.Context, in state.Cluster) (ClusterResult, error) {
 	if err := in.Validate(); err != nil {
 		return ClusterResult{}, err
 	}
-	inst, labels, err := instance(in)
+	inst, labels, sources, err := instance(ctx, in)
 	if err != nil {
 		return ClusterResult{}, err
 	}
@@ -71,7 +74,7 @@ func Allocate(ctx context.Context, in state.Cluster) (ClusterResult, error) {
 		return ClusterResult{}, fmt.Errorf("baseline %s: %w", baseName, err)
 	}
 	return ClusterResult{
-		WorkerTypes: inst.WorkerTypes, Jobs: labels, Throughputs: inst.Throughputs, X: al.X,
+		WorkerTypes: inst.WorkerTypes, Jobs: labels, Throughputs: inst.Throughputs, Sources: sources, X: al.X,
 		Effective: effective(inst.Throughputs, al.X), Baseline: effective(inst.Throughputs, bl.X),
 		Policy: in.Policy, BaselinePolicy: baseName,
 	}, nil
@@ -91,37 +94,50 @@ func agnosticPolicy(name string) string {
 	return "max_min_fairness"
 }
 
-// instance builds a gavel.Instance from the Cluster page's inputs.
-func instance(in state.Cluster) (*gavel.Instance, []string, error) {
+// instance builds a gavel.Instance from the Cluster page's inputs, with
+// where each throughput came from.
+func instance(ctx context.Context, in state.Cluster) (*gavel.Instance, []string, [][]string, error) {
 	types := state.WorkerTypes(in.Workload)
 	inst := &gavel.Instance{Name: in.Workload, WorkerTypes: types, NumWorkers: in.GPUs}
+	var sources [][]string
 	if in.Workload == state.WorkloadPaper {
 		for m, row := range paperThroughputs {
 			inst.Jobs = append(inst.Jobs, gavel.Job{ID: m, ScaleFactor: 1, PriorityWeight: 1})
 			inst.Throughputs = append(inst.Throughputs, append([]float64(nil), row...))
+			sources = append(sources, []string{"§5.4.1 example (Figure 5.5)", "§5.4.1 example (Figure 5.5)"})
 		}
-		return inst, []string{"job 0", "job 1", "job 2"}, nil
+		return inst, []string{"job 0", "job 1", "job 2"}, sources, nil
 	}
 	if len(in.Jobs) == 0 {
-		return nil, nil, fmt.Errorf("cluster.jobs: add at least one job")
+		return nil, nil, nil, fmt.Errorf("cluster.jobs: add at least one job")
 	}
 	table := gavel.DefaultThroughputs()
 	var labels []string
 	for m, j := range in.Jobs {
-		key := gavel.JobKey{Model: j.Type, ScaleFactor: j.Scale}
-		row := make([]float64, len(types))
-		for k, wt := range types {
-			v, err := table.Isolated(wt, key)
-			if err != nil {
-				return nil, nil, fmt.Errorf("cluster.jobs[%d]: %w", m, err)
+		var row []float64
+		var src []string
+		if j.Planned != nil {
+			var err error
+			if row, src, err = plannedThroughputs(ctx, *j.Planned, j.Scale, types); err != nil {
+				return nil, nil, nil, fmt.Errorf("cluster.jobs[%d] (%s): %w", m, j.Type, err)
 			}
-			row[k] = v
+		} else {
+			row, src = make([]float64, len(types)), make([]string, len(types))
+			for k, wt := range types {
+				v, err := table.Isolated(wt, gavel.JobKey{Model: j.Type, ScaleFactor: j.Scale})
+				if err != nil {
+					return nil, nil, nil, fmt.Errorf("cluster.jobs[%d]: %w", m, err)
+				}
+				row[k], src[k] = v, fmt.Sprintf("Gavel's measured throughput of %s ×%d on %s (Table 5.2 job table)", j.Type, j.Scale, wt)
+			}
 		}
-		inst.Jobs = append(inst.Jobs, gavel.Job{ID: m, JobType: j.Type, ScaleFactor: j.Scale, PriorityWeight: j.Weight})
+		inst.Jobs = append(inst.Jobs, gavel.Job{ID: m, JobType: j.Type, ScaleFactor: j.Scale, PriorityWeight: j.Weight,
+			NumSteps: j.Steps, SLOSeconds: j.SLOHours * 3600})
 		inst.Throughputs = append(inst.Throughputs, row)
+		sources = append(sources, src)
 		labels = append(labels, fmt.Sprintf("%d: %s ×%d", m, j.Type, j.Scale))
 	}
-	return inst, labels, nil
+	return inst, labels, sources, nil
 }
 
 // effective returns Σ_j X[m][j]·T[m][j] per job (eq. 5.1).

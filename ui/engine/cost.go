@@ -66,7 +66,7 @@ func Cost(ctx context.Context, cl state.Cluster, in state.Cost) (CostResult, err
 	if len(jt.GPUs) != len(state.WorkerTypes(jt.Workload)) {
 		jt.GPUs = []int{8, 8, 8}
 	}
-	inst, labels, err := instance(jt)
+	inst, labels, sources, err := instance(ctx, jt)
 	if err != nil {
 		return CostResult{}, err
 	}
@@ -90,9 +90,14 @@ func Cost(ctx context.Context, cl state.Cluster, in state.Cost) (CostResult, err
 	inst.PricePerHour = in.Prices
 	policy := "min_cost_perf"
 	for m := range inst.Jobs {
-		inst.Jobs[m].NumSteps = in.WorkHours * 3600 * inst.Throughputs[m][0]
-		if in.DeadlineHours > 0 {
+		// A job's own steps and SLO (Cluster page) override the page-wide ones.
+		if inst.Jobs[m].NumSteps == 0 {
+			inst.Jobs[m].NumSteps = in.WorkHours * 3600 * inst.Throughputs[m][0]
+		}
+		if inst.Jobs[m].SLOSeconds == 0 {
 			inst.Jobs[m].SLOSeconds = in.DeadlineHours * 3600
+		}
+		if inst.Jobs[m].SLOSeconds > 0 {
 			policy = "min_cost_slo_perf"
 		}
 	}
@@ -105,7 +110,7 @@ func Cost(ctx context.Context, cl state.Cluster, in state.Cost) (CostResult, err
 		res.Problem = err.Error()
 		return res, nil
 	}
-	res.Allocation = ClusterResult{WorkerTypes: inst.WorkerTypes, Jobs: labels, Throughputs: inst.Throughputs, X: al.X,
+	res.Allocation = ClusterResult{WorkerTypes: inst.WorkerTypes, Jobs: labels, Throughputs: inst.Throughputs, Sources: sources, X: al.X,
 		Effective: effective(inst.Throughputs, al.X), Policy: policy}
 	for m, row := range al.X {
 		for j, x := range row {

@@ -28,6 +28,8 @@ const (
 	MaxJobWeight   = 100
 	MaxTraceJobs   = 2048
 	MaxJobsPerHour = 1000
+	MaxJobSteps    = 1e12
+	MaxSLOHours    = 1e6
 )
 
 // Cluster holds the Cluster page's inputs.
@@ -54,6 +56,16 @@ type Job struct {
 	Scale int `json:"scale"`
 	// Weight is the job's priority weight.
 	Weight float64 `json:"weight"`
+	// Steps is the job's total number of training steps (0 = not given);
+	// the makespan, finish-time fairness, SJF and cost/SLO policies need it.
+	Steps float64 `json:"steps,omitempty"`
+	// SLOHours is the job's deadline in hours from now (0 = none), for the
+	// cost/SLO policies (§6.4.3).
+	SLOHours float64 `json:"slo_hours,omitempty"`
+	// Planned, when set, is the Plan page's inputs this job was added from:
+	// its throughput on each GPU type is the planner's prediction, not a
+	// row of Gavel's measured table, and Type is only its label.
+	Planned *Plan `json:"planned,omitempty"`
 }
 
 // DefaultCluster is the §5.4.1 example under max-min fairness.
@@ -62,10 +74,10 @@ func DefaultCluster() Cluster {
 		Workload: WorkloadPaper,
 		GPUs:     []int{1, 1},
 		Jobs: []Job{
-			{"ResNet-50 (batch size 64)", 1, 1},
-			{"Transformer (batch size 128)", 1, 1},
-			{"A3C", 1, 1},
-			{"LM (batch size 20)", 2, 1},
+			{Type: "ResNet-50 (batch size 64)", Scale: 1, Weight: 1},
+			{Type: "Transformer (batch size 128)", Scale: 1, Weight: 1},
+			{Type: "A3C", Scale: 1, Weight: 1},
+			{Type: "LM (batch size 20)", Scale: 2, Weight: 1},
 		},
 		Policy:           "max_min_fairness_perf",
 		TraceJobs:        30,
@@ -98,6 +110,17 @@ func (c Cluster) Validate() error {
 		}
 		if math.IsNaN(j.Weight) || j.Weight <= 0 || j.Weight > MaxJobWeight {
 			return fmt.Errorf("cluster.jobs[%d].weight: must be in (0, %d], got %v", i, MaxJobWeight, j.Weight)
+		}
+		if math.IsNaN(j.Steps) || j.Steps < 0 || j.Steps > MaxJobSteps {
+			return fmt.Errorf("cluster.jobs[%d].steps: must be in [0, %g], got %v", i, float64(MaxJobSteps), j.Steps)
+		}
+		if math.IsNaN(j.SLOHours) || j.SLOHours < 0 || j.SLOHours > MaxSLOHours {
+			return fmt.Errorf("cluster.jobs[%d].slo_hours: must be in [0, %g], got %v", i, float64(MaxSLOHours), j.SLOHours)
+		}
+		if j.Planned != nil {
+			if err := j.Planned.Validate(); err != nil {
+				return fmt.Errorf("cluster.jobs[%d].planned: %w", i, err)
+			}
 		}
 	}
 	if err := intIn("cluster.trace_jobs", c.TraceJobs, 1, MaxTraceJobs); err != nil {

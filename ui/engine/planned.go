@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+
+	"pipeplan/gpuprofiles"
+
+	"pipeplan/ui/state"
+)
+
+// gavelGPUs maps Gavel's worker types to the gpuprofiles entries of the
+// GPUs its cluster used (dissertation §5.7: AWS p3 V100-SXM2 16 GB, GCP
+// P100 PCIe 16 GB, AWS p2 K80, one GK210 die per GPU).
+var gavelGPUs = map[string]string{
+	"v100": "nvidia-v100-sxm2-16gb",
+	"p100": "nvidia-p100-pcie-16gb",
+	"k80":  "nvidia-k80-gk210-die",
+}
+
+// PlannedJob returns a Cluster-page job for the Plan page's inputs p: its
+// label names the model, and its throughputs come from the planner.
+func PlannedJob(p state.Plan, scale int) (state.Job, error) {
+	m, err := modelFor(p)
+	if err != nil {
+		return state.Job{}, err
+	}
+	snap := p
+	snap.Selected = 0
+	return state.Job{Type: "planned: " + m.Name, Scale: scale, Weight: 1, Planned: &snap}, nil
+}
+
+// plannedThroughputs predicts a planned job's steps/s on each worker type:
+// the planner's best fitting candidate for the job's model on one node of
+// scale GPUs of that type, samples/s ÷ global batch (the planner side of
+// Gavel's throughput matrix T, DESIGN.md). A type where nothing fits gets 0
+// and its source says why.
+func plannedThroughputs(ctx context.Context, p state.Plan, scale int, types []string) ([]float64, []string, error) {
+	row := make([]float64, len(types))
+	sources := make([]string, len(types))
+	fits := false
+	var err error
+	for k, wt := range types {
+		id, ok := gavelGPUs[wt]
+		if !ok {
+			return nil, nil, fmt.Errorf("worker type %q has no GPU profile", wt)
+		}
+		req := p
+		req.GPU, req.Nodes, req.GPUsPerNode, req.Selected = id, 1, scale, 0
+		note := ""
+		if req.Precision == "" {
+			if req.Precision, err = defaultPrecision(id); err != nil {
+				return nil, nil, err
+			}
+			note = ", " + req.Precision
+		}
+		res, err := Plan(ctx, req)
+		switch {
+		case err != nil:
+			sources[k] = "cannot plan: " + err.Error()
+		case len(res.Candidates) == 0:
+			sources[k] = "does not fit: " + cmp.Or(res.Problem, "no candidate")
+		default:
+			c := res.Candidates[0]
+			row[k] = c.SamplesPerSecond / float64(p.GlobalBatch)
+			sources[k] = fmt.Sprintf("planner (%s) on %d × %s: %.4g samples/s ÷ global batch %d = %.4g steps/s (%s, TP %d PP %d DP %d, microbatch %d%s)",
+				c.Planner, scale, res.GPU, c.SamplesPerSecond, p.GlobalBatch, row[k], c.Schedule, c.TP, c.PP, c.DP, c.Microbatch, note)
+			fits = true
+		}
+	}
+	if !fits {
+		return nil, nil, fmt.Errorf("fits on no GPU type with %d GPUs: %s", scale, strings.Join(labelled(types, sources), "; "))
+	}
+	return row, sources, nil
+}
+
+// defaultPrecision is the precision a planned job trains in on GPU id when
+// the Plan page left it at the default: bf16 where the GPU has it, else
+// fp16, else fp32 (Gavel's V100/P100 lack bf16, its K80 fp16 too).
+func defaultPrecision(id string) (string, error) {
+	g, err := gpuprofiles.ByID(id)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range []string{"bf16", "fp16", "fp32"} {
+		if _, err := g.Peak(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("gpu %s: no bf16, fp16 or fp32 peak", id)
+}
+
+// labelled prefixes each text with its worker type ("k80: …").
+func labelled(types, texts []string) []string {
+	out := make([]string, len(types))
+	for k := range types {
+		out[k] = types[k] + ": " + texts[k]
+	}
+	return out
+}

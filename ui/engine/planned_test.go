@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"pipeplan/ui/state"
+)
+
+// TestPlannedJobThroughputs checks that a planned job's row of T is the
+// planner's own prediction on each GPU type (samples/s ÷ global batch) and
+// that a type where the model does not fit gets 0 with the reason.
+func TestPlannedJobThroughputs(t *testing.T) {
+	p := state.Default().Plan
+	p.Model, p.GlobalBatch = "gpt-1.7b", 64
+	job, err := PlannedJob(p, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := state.DefaultCluster()
+	in.Workload, in.GPUs = state.WorkloadJobTypes, []int{8, 8, 8}
+	in.Jobs = append(in.Jobs, job)
+	res, err := Allocate(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := len(in.Jobs) - 1
+	// The default bf16 falls back to what each GPU has.
+	precision := map[string]string{"v100": "fp16", "p100": "fp16", "k80": "fp32"}
+	for k, wt := range res.WorkerTypes {
+		req := p
+		req.GPU, req.Nodes, req.GPUsPerNode, req.Precision = gavelGPUs[wt], 1, 4, precision[wt]
+		direct, err := Plan(context.Background(), req)
+		got, src := res.Throughputs[m][k], res.Sources[m][k]
+		if err != nil || len(direct.Candidates) == 0 {
+			if got != 0 || src == "" {
+				t.Errorf("%s: infeasible (err %v, %q) but T = %v, source %q", wt, err, direct.Problem, got, src)
+			}
+			continue
+		}
+		want := direct.Candidates[0].SamplesPerSecond / 64
+		if math.Abs(got-want) > 1e-12*want || !strings.Contains(src, "samples/s ÷ global batch 64") {
+			t.Errorf("%s: T = %v (%q), planner gives %v steps/s", wt, got, src, want)
+		}
+	}
+	// A V100 must beat a K80 for a transformer the planner sees through peak FLOP/s.
+	if !(res.Throughputs[m][0] > res.Throughputs[m][2]) {
+		t.Errorf("planned T = %v: want v100 > k80", res.Throughputs[m])
+	}
+	if !strings.HasPrefix(res.Sources[0][0], "Gavel's measured") {
+		t.Errorf("table job source = %q", res.Sources[0][0])
+	}
+}
+
+// TestPlannedJobFitsNowhere: GPT-3 175B on 8 small GPUs is an error that
+// names the job and each type's reason, not an all-zero row.
+func TestPlannedJobFitsNowhere(t *testing.T) {
+	job, err := PlannedJob(state.Default().Plan, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := state.DefaultCluster()
+	in.Workload, in.GPUs = state.WorkloadJobTypes, []int{8, 8, 8}
+	in.Jobs = []state.Job{job}
+	_, err = Allocate(context.Background(), in)
+	if err == nil || !strings.Contains(err.Error(), "cluster.jobs[0] (planned: GPT-3 175B)") || !strings.Contains(err.Error(), "k80: ") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// TestPerJobStepsAndSLO: the makespan policy uses each job's own steps,
+// so doubling one job's steps lowers no other job's share and the
+// finish times (steps / effective throughput) come out equal (§5.4.2).
+func TestPerJobStepsAndSLO(t *testing.T) {
+	in := state.DefaultCluster()
+	in.Workload, in.GPUs, in.Policy = state.WorkloadJobTypes, []int{2, 2, 2}, "min_total_duration_perf"
+	in.Jobs = in.Jobs[:3]
+	if _, err := Allocate(context.Background(), in); err == nil {
+		t.Fatal("makespan policy without steps: want an error")
+	}
+	for m := range in.Jobs {
+		in.Jobs[m].Steps = 1e5 * float64(m+1)
+	}
+	res, err := Allocate(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var finish []float64
+	for m, e := range res.Effective {
+		finish = append(finish, in.Jobs[m].Steps/e)
+	}
+	for m := range finish {
+		if math.Abs(finish[m]-finish[0]) > 0.02*finish[0] {
+			t.Errorf("finish times %v s: makespan policy should equalize them", finish)
+		}
+	}
+	in.Jobs[0].SLOHours = -1
+	if err := in.Validate(); err == nil || !strings.Contains(err.Error(), "cluster.jobs[0].slo_hours") {
+		t.Errorf("negative SLO: err = %v", err)
+	}
+}
