@@ -4,13 +4,13 @@ import "context"
 
 func init() {
 	registerPolicy("max_min_fairness", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
-		return maxMinFairness(ctx, inst, agnosticThroughputs(inst), false)
+		return maxMinFairness(ctx, inst, agnosticThroughputs(inst), false, true)
 	}))
 	registerPolicy("max_min_fairness_perf", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
-		return maxMinFairness(ctx, inst, inst.Throughputs, false)
+		return maxMinFairness(ctx, inst, inst.Throughputs, false, false)
 	}))
 	registerPolicy("max_min_fairness_packed", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
-		return maxMinFairness(ctx, inst, inst.Throughputs, true)
+		return maxMinFairness(ctx, inst, inst.Throughputs, true, false)
 	}))
 }
 
@@ -54,17 +54,55 @@ func fairnessScale(inst *Instance, t [][]float64, m int) float64 {
 	return float64(job.ScaleFactor) / (job.PriorityWeight * equalThroughput(inst, t, m))
 }
 
+// paretoSlack is the relative slack each job's fairness level may lose in
+// the second, Pareto-improving LP of maxMinFairness (below the 1e-9 to which
+// the §5.4.1 example's unique optimum is checked).
+const paretoSlack = 1e-10
+
 // maxMinFairness solves Maximize_X min_m scale_factor_m/w_m *
 // throughput(m,X)/throughput(m,X^equal_m) (§5.4.1) as the LP "maximize z
 // subject to each job's scaled normalized throughput >= z"; the objective is z.
-func maxMinFairness(ctx context.Context, inst *Instance, t [][]float64, packed bool) (*Allocation, error) {
+// That LP is degenerate: only the bottleneck jobs are pinned, the others may
+// sit anywhere above z (even with whole GPU types idle). A second LP then
+// maximizes the sum of the scaled normalized throughputs subject to every job
+// keeping >= z(1-1e-10) (z as the first solution attains it, so solver
+// tolerances cannot make the second LP infeasible), so the allocation is
+// Pareto-efficient; if that LP fails numerically the first one's stands. agnostic spreads each
+// job's time over worker types in proportion to their size (see spreadAgnostic).
+func maxMinFairness(ctx context.Context, inst *Instance, t [][]float64, packed, agnostic bool) (*Allocation, error) {
 	a, z := maxMinLP(inst, t, packed)
+	if agnostic {
+		a.spreadAgnostic()
+	}
 	sol, err := a.solve(ctx)
 	if err != nil {
 		return nil, err
 	}
 	al := a.allocation(sol, 1)
 	al.Objective = sol[z]
+	if sol[z] <= 0 {
+		return al, nil
+	}
+	// Second LP: same rows, z held at the optimum, the sum maximized.
+	a.prob.Objective[z] = 0
+	a.prob.Lower = make([]float64, a.prob.NumVars)
+	level := sol[z]
+	for m := range inst.Jobs {
+		idx, val := a.throughput(m, fairnessScale(inst, t, m))
+		got := 0.0
+		for k, v := range idx {
+			a.prob.Objective[v] += val[k]
+			got += val[k] * sol[v]
+		}
+		level = min(level, got)
+	}
+	a.prob.Lower[z] = level * (1 - paretoSlack)
+	if sol2, err := a.solve(ctx); err == nil {
+		al = a.allocation(sol2, 1)
+		al.Objective = sol[z]
+	} else if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	return al, nil
 }
 

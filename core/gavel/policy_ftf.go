@@ -23,8 +23,8 @@ const bisectRelTol = 1e-7
 // the equal share of §5.4.1. rho <= p is linear in X for fixed p
 // (throughput(m,X) >= r_m/(p*D_m - t_m)), so the optimum is found by
 // bisection on p with one LP per step. The agnostic variant sees every
-// worker type as equally fast: throughput 1 and r_m in seconds at the job's
-// equal-share speed. The objective is max_m rho.
+// worker type as equally fast (throughput 1 and r_m in seconds at the job's
+// equal-share speed) and spreads each job's time over them (spreadAgnostic). The objective is max_m rho.
 func finishTimeFairness(ctx context.Context, inst *Instance, agnostic bool) (*Allocation, error) {
 	r, err := remainingSteps(inst)
 	if err != nil {
@@ -55,11 +55,15 @@ func finishTimeFairness(ctx context.Context, inst *Instance, agnostic bool) (*Al
 			}
 			need[m] = r[m] / slack
 		}
-		a, sol, s, err := maxScaledThroughput(ctx, inst, t, need, false)
+		a, s := scaledThroughputLP(inst, t, need, false)
+		if agnostic {
+			a.spreadAgnostic()
+		}
+		sol, err := a.solve(ctx)
 		if err != nil {
 			return nil, false, err
 		}
-		return a.allocation(sol, 1), s >= 1, nil
+		return a.allocation(sol, 1), sol[s] >= 1, nil
 	}
 	hi := 2 * lo
 	best, ok, err := feasible(hi)

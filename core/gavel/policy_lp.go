@@ -71,6 +71,30 @@ func newAllocLP(inst *Instance, t [][]float64, packed bool) *allocLP {
 	return a
 }
 
+// spreadAgnostic fixes the semantics of heterogeneity-agnostic policies:
+// they decide each job's total time share x_m as if all GPUs were the same,
+// and the job then runs on every worker type it can use in proportion to that
+// type's size, X[m][j] = x_m * n_j / sum_{j' usable} n_j'. It adds the rows
+// X[m][j]*n_j0 = X[m][j0]*n_j for each job's usable types j after the first
+// j0, so the capacity rows still hold for the spread allocation. Without them
+// every split is optimal for an agnostic LP and the solver returns an
+// arbitrary vertex (e.g. every job on the first worker type).
+func (a *allocLP) spreadAgnostic() {
+	n := a.inst.NumWorkers
+	for _, vars := range a.x {
+		first := -1
+		for j, v := range vars {
+			switch {
+			case v < 0:
+			case first < 0:
+				first = j
+			default:
+				a.addRow([]int{v, vars[first]}, []float64{float64(n[first]), -float64(n[j])}, lp.EQ, 0)
+			}
+		}
+	}
+}
+
 // addVar adds a variable >= 0 with objective coefficient c and returns its index.
 func (a *allocLP) addVar(c float64) int {
 	a.prob.Objective = append(a.prob.Objective, c)

@@ -9,10 +9,10 @@ import (
 
 func init() {
 	registerPolicy("fifo", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
-		return fifo(ctx, inst, agnosticThroughputs(inst))
+		return fifo(ctx, inst, agnosticThroughputs(inst), true)
 	}))
 	registerPolicy("fifo_perf", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
-		return fifo(ctx, inst, inst.Throughputs)
+		return fifo(ctx, inst, inst.Throughputs, false)
 	}))
 	registerPolicy("shortest_job_first_perf", staticPolicy(shortestJobFirst))
 }
@@ -54,10 +54,14 @@ func jobOrder(n int, key func(m int) float64) []int {
 
 // fifo is the FIFO policy of §5.4.2: jobs in arrival order, each placed on
 // its fastest available type (the agnostic variant sees all types as
-// equal). The objective is the LP's weighted normalized throughput.
-func fifo(ctx context.Context, inst *Instance, t [][]float64) (*Allocation, error) {
+// equal and spreads each job's time over them, see spreadAgnostic). The
+// objective is the LP's weighted normalized throughput.
+func fifo(ctx context.Context, inst *Instance, t [][]float64, agnostic bool) (*Allocation, error) {
 	order := jobOrder(len(inst.Jobs), func(m int) float64 { return inst.Jobs[m].ArrivalSeconds })
 	a := orderedLP(inst, t, order)
+	if agnostic {
+		a.spreadAgnostic()
+	}
 	sol, err := a.solve(ctx)
 	if err != nil {
 		return nil, err
