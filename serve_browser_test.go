@@ -456,6 +456,53 @@ func TestBrowser(t *testing.T) {
 		tb.screenshot(t, "cost-page")
 		tb.checkPageErrors(t)
 	})
+	t.Run("PlannedJobAndPerJobSteps", func(t *testing.T) {
+		// The Plan page's model becomes a Gavel job whose T row is the
+		// planner's prediction per GPU type (DESIGN.md: the two halves meet).
+		tb.click(t, "#tab-plan")
+		tb.waitFor(t, `document.getElementById("model") !== null`)
+		tb.setSelect(t, "model", "gpt-1.7b")
+		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("plan-summary").textContent.includes("1.7B")`)
+		tb.setSelect(t, "global-batch", "64")
+		tb.waitFor(t, `document.getElementById("global-batch").value === "64"`)
+		tb.click(t, "#tab-cluster")
+		tb.waitFor(t, `document.getElementById("add-planned-job") !== null`)
+		tb.click(t, "#add-planned-job")
+		tb.waitFor(t, `document.querySelectorAll("#throughputs tbody tr").length === 5 || document.getElementById("error") !== null`)
+		if eval[bool](t, tb, `document.getElementById("error") !== null`) {
+			t.Fatalf("add planned job: %s", tb.text(t, "#error"))
+		}
+		if got := tb.text(t, "#job-planned-4"); !strings.Contains(got, "planned: GPT 1.7B") {
+			t.Errorf("planned job label = %q", got)
+		}
+		if got := eval[string](t, tb, `document.getElementById("job-scale-4").value`); got != "2" {
+			t.Errorf("planned job scale = %s, want 2 (the smallest that fits 16 GB GPUs)", got)
+		}
+		titles := eval[[]string](t, tb, `[...document.querySelectorAll("#throughputs tbody tr:nth-child(5) td")].slice(1).map(e => e.title)`)
+		if len(titles) != 3 {
+			t.Fatalf("planned job row titles = %q", titles)
+		}
+		for _, title := range titles {
+			if !strings.Contains(title, "samples/s ÷ global batch 64") && !strings.Contains(title, "does not fit") {
+				t.Errorf("planned throughput source = %q", title)
+			}
+		}
+		if !strings.HasPrefix(eval[string](t, tb, `document.querySelector("#throughputs tbody tr td:nth-child(2)").title`), "Gavel's measured") {
+			t.Errorf("a table job's throughput does not name its source")
+		}
+		tb.screenshot(t, "cluster-planned-job")
+		// The makespan policy needs each job's steps.
+		tb.setSelect(t, "policy", "min_total_duration_perf")
+		tb.waitFor(t, `document.getElementById("cluster-error") !== null`)
+		for i := 0; i < 5; i++ {
+			tb.setSelect(t, fmt.Sprintf("job-steps-%d", i), fmt.Sprint(1000*(i+1)))
+		}
+		tb.waitFor(t, `document.getElementById("cluster-error") === null && document.querySelectorAll("#effective tbody tr").length === 5`)
+		if got := eval[string](t, tb, `document.getElementById("job-steps-3").value`); got != "4000" {
+			t.Errorf("job 3 steps = %q after re-render", got)
+		}
+		tb.checkPageErrors(t)
+	})
 	t.Run("JSAPIPlans", func(t *testing.T) {
 		out := eval[map[string]any](t, tb, `JSON.parse(pipeplan.plan(JSON.stringify({model: "gpt-1.7b", gpu: "nvidia-a100-sxm4-80gb", nodes: 4, gpus_per_node: 8, inter_node_gbps: 25, global_batch: 512, planner: "ptdp"})))`)
 		if out["error"] != nil || out["plan"] == nil {

@@ -129,6 +129,10 @@ func (a *App) SetJob(i int, field, value string) {
 			c.Jobs[i].Scale, err = strconv.Atoi(value)
 		case "weight":
 			c.Jobs[i].Weight, err = strconv.ParseFloat(value, 64)
+		case "steps":
+			c.Jobs[i].Steps, err = parseOptional(value)
+		case "slo":
+			c.Jobs[i].SLOHours, err = parseOptional(value)
 		}
 		return err
 	})
@@ -140,6 +144,62 @@ func (a *App) AddJob() {
 		c.Jobs = append(c.Jobs, state.Job{Type: engine.JobTypes()[0], Scale: 1, Weight: 1})
 		return nil
 	})
+}
+
+// AddPlannedJob appends the Plan page's current model as a job whose
+// throughput on each GPU type is the planner's prediction.
+func (a *App) AddPlannedJob() {
+	a.setCluster("jobs", func(c *state.Cluster) error {
+		job, err := engine.PlannedJob(context.Background(), a.State.Plan)
+		c.Jobs = append(c.Jobs, job)
+		return err
+	})
+}
+
+// parseOptional parses a number input where empty means 0 (not given).
+func parseOptional(value string) (float64, error) {
+	if value == "" {
+		return 0, nil
+	}
+	return strconv.ParseFloat(value, 64)
+}
+
+// optional shows 0 (not given) as an empty input.
+func optional(v float64) string {
+	if v == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// throughputCell is one cell of the throughput matrix T with its source.
+type throughputCell struct {
+	Text, Title string
+	Zero        bool
+}
+
+// throughputRows is T with where each number came from; a 0 shows its reason.
+func (c *ClusterPage) throughputRows() [][]throughputCell {
+	r := c.App.Cluster.Result
+	out := make([][]throughputCell, len(r.Jobs))
+	for m, name := range r.Jobs {
+		out[m] = []throughputCell{{Text: name}}
+		for j, v := range r.Throughputs[m] {
+			cell := throughputCell{Text: fmt.Sprintf("%.3g", v), Title: r.Sources[m][j], Zero: v == 0}
+			if cell.Zero {
+				cell.Text = "0 — " + cell.Title
+			}
+			out[m] = append(out[m], cell)
+		}
+	}
+	return out
+}
+
+func (c *ClusterPage) zeroClass(zero bool) string {
+	if zero {
+		return "infeasible wrap"
+	}
+	return ""
 }
 
 // RemoveJob deletes job i.

@@ -21,15 +21,24 @@ var gavelGPUs = map[string]string{
 }
 
 // PlannedJob returns a Cluster-page job for the Plan page's inputs p: its
-// label names the model, and its throughputs come from the planner.
-func PlannedJob(p state.Plan, scale int) (state.Job, error) {
+// label names the model, its throughputs come from the planner, and its
+// scale factor is the smallest of Gavel's (1, 2, 4, 8 GPUs) at which the
+// model fits on one of the worker types.
+func PlannedJob(ctx context.Context, p state.Plan) (state.Job, error) {
 	m, err := modelFor(p)
 	if err != nil {
 		return state.Job{}, err
 	}
 	snap := p
 	snap.Selected = 0
-	return state.Job{Type: "planned: " + m.Name, Scale: scale, Weight: 1, Planned: &snap}, nil
+	job := state.Job{Type: "planned: " + m.Name, Weight: 1, Planned: &snap}
+	for _, scale := range []int{1, 2, 4, 8} {
+		job.Scale = scale
+		if _, _, err = plannedThroughputs(ctx, snap, scale, state.WorkerTypes(state.WorkloadJobTypes)); err == nil {
+			return job, nil
+		}
+	}
+	return state.Job{}, fmt.Errorf("%s: %w", job.Type, err)
 }
 
 // plannedThroughputs predicts a planned job's steps/s on each worker type:

@@ -15,9 +15,14 @@ import (
 func TestPlannedJobThroughputs(t *testing.T) {
 	p := state.Default().Plan
 	p.Model, p.GlobalBatch = "gpt-1.7b", 64
-	job, err := PlannedJob(p, 4)
+	job, err := PlannedJob(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// 1.7B parameters need ~27 GB of weights and Adam state: 16 GB GPUs
+	// need two; the planner picks the smallest scale that fits.
+	if job.Scale != 2 {
+		t.Errorf("scale factor = %d, want 2", job.Scale)
 	}
 	in := state.DefaultCluster()
 	in.Workload, in.GPUs = state.WorkloadJobTypes, []int{8, 8, 8}
@@ -31,7 +36,7 @@ func TestPlannedJobThroughputs(t *testing.T) {
 	precision := map[string]string{"v100": "fp16", "p100": "fp16", "k80": "fp32"}
 	for k, wt := range res.WorkerTypes {
 		req := p
-		req.GPU, req.Nodes, req.GPUsPerNode, req.Precision = gavelGPUs[wt], 1, 4, precision[wt]
+		req.GPU, req.Nodes, req.GPUsPerNode, req.Precision = gavelGPUs[wt], 1, job.Scale, precision[wt]
 		direct, err := Plan(context.Background(), req)
 		got, src := res.Throughputs[m][k], res.Sources[m][k]
 		if err != nil || len(direct.Candidates) == 0 {
@@ -57,15 +62,21 @@ func TestPlannedJobThroughputs(t *testing.T) {
 // TestPlannedJobFitsNowhere: GPT-3 175B on 8 small GPUs is an error that
 // names the job and each type's reason, not an all-zero row.
 func TestPlannedJobFitsNowhere(t *testing.T) {
-	job, err := PlannedJob(state.Default().Plan, 8)
-	if err != nil {
-		t.Fatal(err)
+	_, err := PlannedJob(context.Background(), state.Default().Plan)
+	if err == nil || !strings.Contains(err.Error(), "planned: GPT-3 175B: fits on no GPU type with 8 GPUs") || !strings.Contains(err.Error(), "k80: ") {
+		t.Errorf("err = %v", err)
 	}
+	job, err := PlannedJob(context.Background(), state.Plan{Model: "gpt-1.7b"})
+	if err == nil {
+		t.Fatalf("invalid plan inputs: job %+v", job)
+	}
+	// A shared link can carry a planned job that fits nowhere.
+	p := state.Default().Plan
 	in := state.DefaultCluster()
 	in.Workload, in.GPUs = state.WorkloadJobTypes, []int{8, 8, 8}
-	in.Jobs = []state.Job{job}
+	in.Jobs = []state.Job{{Type: "planned: GPT-3 175B", Scale: 8, Weight: 1, Planned: &p}}
 	_, err = Allocate(context.Background(), in)
-	if err == nil || !strings.Contains(err.Error(), "cluster.jobs[0] (planned: GPT-3 175B)") || !strings.Contains(err.Error(), "k80: ") {
+	if err == nil || !strings.Contains(err.Error(), "cluster.jobs[0] (planned: GPT-3 175B)") {
 		t.Errorf("err = %v", err)
 	}
 }
