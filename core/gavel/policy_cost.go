@@ -2,6 +2,7 @@ package gavel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -16,6 +17,10 @@ func init() {
 		return minCost(ctx, inst, true)
 	}))
 }
+
+// ErrSLOsUnmet is wrapped by the errors of min_cost_slo_perf when the SLOs
+// cannot all be met; RelaxSLOs is the simulator's fallback.
+var ErrSLOsUnmet = errors.New("the SLOs cannot all be met on this cluster")
 
 // secondsPerHour converts prices per hour to dollars per second.
 const secondsPerHour = 3600
@@ -59,11 +64,11 @@ func sloNeeds(inst *Instance, r []float64) ([]float64, error) {
 		}
 		left := job.SLOSeconds - job.ElapsedSeconds
 		if left <= 0 {
-			return nil, fmt.Errorf("instance.jobs[%d]: SLO of %g s already passed (elapsed %g s)", m, job.SLOSeconds, job.ElapsedSeconds)
+			return nil, fmt.Errorf("%w: instance.jobs[%d]: SLO of %g s already passed (elapsed %g s)", ErrSLOsUnmet, m, job.SLOSeconds, job.ElapsedSeconds)
 		}
 		need[m] = r[m] / left
 		if f := fastest(inst, inst.Throughputs, m); need[m] > f {
-			return nil, fmt.Errorf("instance.jobs[%d]: SLO needs %g steps/s but its fastest worker type gives %g", m, need[m], f)
+			return nil, fmt.Errorf("%w: instance.jobs[%d]: SLO needs %g steps/s but its fastest worker type gives %g", ErrSLOsUnmet, m, need[m], f)
 		}
 	}
 	return need, nil
@@ -75,7 +80,10 @@ func sloNeeds(inst *Instance, r []float64) ([]float64, error) {
 // the SLO constraints throughput(m,X) >= num_steps_m/SLO_m (§6.4.3). The
 // Charnes-Cooper transformation Y = sX, cost(Y) = 1 makes it one LP. The
 // ratio is scale-free, so X is then scaled up until a job or worker type
-// saturates. The objective is in completed jobs per dollar.
+// saturates. The objective is in completed jobs per dollar. When the SLOs
+// cannot all be met the error wraps ErrSLOsUnmet; the simulator then drops
+// SLO constraints with RelaxSLOs and solves again (best effort: those jobs
+// still count as SLO violations when they finish late).
 func minCost(ctx context.Context, inst *Instance, slo bool) (*Allocation, error) {
 	r, err := remainingSteps(inst)
 	if err != nil {
@@ -114,8 +122,8 @@ func minCost(ctx context.Context, inst *Instance, slo bool) (*Allocation, error)
 	}
 	sol, err := a.solve(ctx)
 	if err != nil {
-		if slo {
-			return nil, fmt.Errorf("the SLOs cannot all be met on this cluster: %w", err)
+		if slo && errors.Is(err, errInfeasible) {
+			return nil, fmt.Errorf("%w: %w", ErrSLOsUnmet, err)
 		}
 		return nil, err
 	}
@@ -170,4 +178,37 @@ func costOf(inst *Instance, al *Allocation) float64 {
 		}
 	}
 	return c
+}
+
+// RelaxSLOs is the best-effort fallback of min_cost_slo_perf when the SLOs
+// cannot all be met (ErrSLOsUnmet): it drops the SLO constraint (sets
+// SLOSeconds to 0) of every job whose SLO can no longer be met on its own
+// (already passed, or needing more than its fastest worker type gives); if
+// there is none, of the one job whose SLO needs the largest fraction of its
+// fastest throughput. It reports whether it dropped any.
+func RelaxSLOs(inst *Instance) bool {
+	r, err := remainingSteps(inst)
+	if err != nil {
+		return false
+	}
+	tightest, worst, dropped := -1, 0.0, false
+	for m := range inst.Jobs {
+		job := &inst.Jobs[m]
+		if job.SLOSeconds == 0 {
+			continue
+		}
+		left := job.SLOSeconds - job.ElapsedSeconds
+		f := fastest(inst, inst.Throughputs, m)
+		if left <= 0 || f <= 0 || r[m]/left > f {
+			job.SLOSeconds, dropped = 0, true
+			continue
+		}
+		if frac := r[m] / left / f; frac > worst {
+			tightest, worst = m, frac
+		}
+	}
+	if !dropped && tightest >= 0 {
+		inst.Jobs[tightest].SLOSeconds, dropped = 0, true
+	}
+	return dropped
 }

@@ -1,6 +1,8 @@
 package gavel
 
 import (
+	"context"
+	"errors"
 	"math"
 	"testing"
 )
@@ -65,5 +67,37 @@ func TestFinishTimeFairness(t *testing.T) {
 	al = allocate(t, "finish_time_fairness_perf", inst)
 	if want := 1 / (2 - math.Sqrt2); math.Abs(al.Objective-want) > 1e-6 || math.Abs(al.X[0][0]-(math.Sqrt2-1)) > 1e-6 {
 		t.Errorf("rho %v X %v, want %v with x0 = sqrt(2)-1", al.Objective, al.X, want)
+	}
+}
+
+// TestMinCostSLOFallback: two jobs whose SLOs both need the only V100 for
+// most of the time cannot both be met; the error wraps ErrSLOsUnmet, and
+// RelaxSLOs drops the tighter SLO, after which the other one is met.
+func TestMinCostSLOFallback(t *testing.T) {
+	inst := twoTypeJob(100)
+	inst.Jobs = append(inst.Jobs, Job{ID: 1, ScaleFactor: 1, PriorityWeight: 1, NumSteps: 100, SLOSeconds: 3})
+	inst.Throughputs = append(inst.Throughputs, []float64{10, 40})
+	inst.Jobs[0].SLOSeconds = 4 // needs 25 steps/s; job 1 needs 33.3 (the tighter)
+	p, err := PolicyByName("min_cost_slo_perf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Allocate(context.Background(), inst); !errors.Is(err, ErrSLOsUnmet) {
+		t.Fatalf("error %v, want ErrSLOsUnmet", err)
+	}
+	if !RelaxSLOs(inst) || inst.Jobs[1].SLOSeconds != 0 || inst.Jobs[0].SLOSeconds != 4 {
+		t.Fatalf("RelaxSLOs kept SLOs %v, %v; want job 1's dropped", inst.Jobs[0].SLOSeconds, inst.Jobs[1].SLOSeconds)
+	}
+	al := allocate(t, "min_cost_slo_perf", inst)
+	if eff := effectiveThroughputs(inst, inst.Throughputs, al)[0]; eff < 25-1e-6 {
+		t.Fatalf("job 0 gets %v steps/s, its SLO needs 25 (X = %v)", eff, al.X)
+	}
+	// An SLO already passed is dropped at once, the other kept.
+	inst.Jobs[1].SLOSeconds, inst.Jobs[1].ElapsedSeconds = 10, 20
+	if !RelaxSLOs(inst) || inst.Jobs[1].SLOSeconds != 0 || inst.Jobs[0].SLOSeconds != 4 {
+		t.Fatalf("RelaxSLOs kept SLOs %v, %v; want only job 1's dropped", inst.Jobs[0].SLOSeconds, inst.Jobs[1].SLOSeconds)
+	}
+	if RelaxSLOs(&Instance{Jobs: []Job{{NumSteps: 1}}, Throughputs: [][]float64{{1}}, NumWorkers: []int{1}}) {
+		t.Error("RelaxSLOs dropped an SLO from an instance without any")
 	}
 }

@@ -2,6 +2,7 @@ package gavel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -133,6 +134,9 @@ func (a *allocLP) throughput(m int, scale float64) ([]int, []float64) {
 	return idx, val
 }
 
+// errInfeasible is the error of an allocation LP without a feasible point.
+var errInfeasible = errors.New("the allocation problem is infeasible")
+
 // solve maximizes the objective and returns the variable values.
 func (a *allocLP) solve(ctx context.Context) ([]float64, error) {
 	a.prob.Maximize = true
@@ -142,7 +146,7 @@ func (a *allocLP) solve(ctx context.Context) ([]float64, error) {
 	}
 	switch res.Status {
 	case lp.Infeasible:
-		return nil, fmt.Errorf("the allocation problem is infeasible")
+		return nil, errInfeasible
 	case lp.Unbounded:
 		return nil, fmt.Errorf("the allocation problem is unbounded")
 	}

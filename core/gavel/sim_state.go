@@ -2,6 +2,7 @@ package gavel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -209,6 +210,10 @@ func (s *simulation) reallocate(ctx context.Context) error {
 		}
 	}
 	alloc, err := s.cfg.Policy.Allocate(ctx, inst)
+	// SLOs that cannot all be met: best effort without the tightest (RelaxSLOs).
+	for errors.Is(err, ErrSLOsUnmet) && RelaxSLOs(inst) {
+		alloc, err = s.cfg.Policy.Allocate(ctx, inst)
+	}
 	if err != nil {
 		return fmt.Errorf("simulate: t=%.0fs: %w", s.now, err)
 	}
