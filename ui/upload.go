@@ -50,5 +50,5 @@ func (a *App) planUploaded() (engine.Result, error) {
 	if a.uploaded == nil {
 		return engine.Result{}, fmt.Errorf("this link names an uploaded profile, which links do not carry: upload the file again or pick a preset")
 	}
-	return engine.PlanProfile(context.Background(), *a.uploaded, a.State.Plan)
+	return engine.PlanProfile(context.Background(), *a.uploaded, a.State.Plan, nil)
 }

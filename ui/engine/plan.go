@@ -84,12 +84,23 @@ type Result struct {
 	Problem string `json:"problem,omitempty"`
 	// Note states an assumption the user should know about.
 	Note string `json:"note,omitempty"`
+	// MadPipe is the MadPipe planner's answer (stages on GPUs, period,
+	// memory per GPU); nil for the other planners.
+	MadPipe *MadPipeView `json:"madpipe,omitempty"`
+	// NoExport says why a result with candidates has no exportable Plan.
+	NoExport string `json:"no_export,omitempty"`
 }
 
 // Plan runs the chosen planner on the Plan page's inputs. Bad inputs are
 // errors; a model that does not fit is a Result with Problem set and the
 // infeasible configurations listed.
 func Plan(ctx context.Context, in state.Plan) (Result, error) {
+	return PlanProgress(ctx, in, nil)
+}
+
+// PlanProgress is Plan reporting the fraction done of a slow planner
+// (MadPipe) to progress, if not nil.
+func PlanProgress(ctx context.Context, in state.Plan, progress func(float64)) (Result, error) {
 	if err := in.Validate(); err != nil {
 		return Result{}, err
 	}
@@ -102,7 +113,7 @@ func Plan(ctx context.Context, in state.Plan) (Result, error) {
 		return Result{}, err
 	}
 	if m.Profile != "" {
-		return planProfile(ctx, m, c, in)
+		return planProfile(ctx, m, c, in, progress)
 	}
 	switch in.Planner {
 	case "best", "ptdp":

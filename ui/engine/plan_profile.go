@@ -30,22 +30,23 @@ type profileDetail struct {
 // §2.4.1) and PipeDream-2BW's planner (§3.3.2, Algorithm 1), or the one the
 // request names, the GPU's memory as the limit; candidates are ranked by
 // predicted throughput.
-func planProfile(ctx context.Context, m ModelPreset, c hw.Cluster, in state.Plan) (Result, error) {
+func planProfile(ctx context.Context, m ModelPreset, c hw.Cluster, in state.Plan, progress func(float64)) (Result, error) {
 	g, err := modelprofiles.Graph(m.Profile)
 	if err != nil {
 		return Result{}, err
 	}
 	prof := g.Chain()
 	prof.Name, prof.MicrobatchSize = m.Name, g.MicrobatchSize
-	res, err := planChain(ctx, prof, c, in)
+	res, err := planChain(ctx, prof, c, in, progress)
 	res.Note = fmt.Sprintf("%s's layer times were measured on a V100 at minibatch %d; they are not rescaled to the %s.", m.Name, prof.MicrobatchSize, c.GPU.Name)
 	return res, err
 }
 
 // PlanProfile plans a layer profile the user uploaded (see
 // ParseUploadedProfile) on the request's cluster; the request's model is
-// ignored.
-func PlanProfile(ctx context.Context, prof model.Profile, in state.Plan) (Result, error) {
+// ignored. progress, if not nil, receives the fraction done of a slow
+// planner (MadPipe).
+func PlanProfile(ctx context.Context, prof model.Profile, in state.Plan, progress func(float64)) (Result, error) {
 	if err := in.Validate(); err != nil {
 		return Result{}, err
 	}
@@ -53,17 +54,20 @@ func PlanProfile(ctx context.Context, prof model.Profile, in state.Plan) (Result
 	if err != nil {
 		return Result{}, err
 	}
-	return planChain(ctx, prof, c, in)
+	return planChain(ctx, prof, c, in, progress)
 }
 
-// planChain plans a layer chain with the profile planners.
-func planChain(ctx context.Context, prof model.Profile, c hw.Cluster, in state.Plan) (Result, error) {
+// planChain plans a layer chain with the profile planners: PipeDream and
+// 2BW ("best" ranks both), or MadPipe alone (it takes up to seconds).
+func planChain(ctx context.Context, prof model.Profile, c hw.Cluster, in state.Plan, progress func(float64)) (Result, error) {
+	res := Result{Model: prof.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes}
 	switch in.Planner {
 	case "best", "pipedream", "2bw":
+	case "madpipe":
+		return planMadPipe(ctx, prof, c, res, progress)
 	default:
-		return Result{}, fmt.Errorf("plan.planner: the playground plans layer profiles with PipeDream and 2BW so far; %q is not wired in", in.Planner)
+		return Result{}, fmt.Errorf("plan.planner: the playground plans layer profiles with PipeDream, 2BW and MadPipe; %q is not wired in", in.Planner)
 	}
-	res := Result{Model: prof.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes}
 	var cands []Candidate
 	var details []func(context.Context) (profileDetail, error)
 	var problems []string

@@ -95,10 +95,6 @@ func TestPlanPipeDreamVGG16(t *testing.T) {
 	if res.TimelineSVG == "" || len(res.StageMemory) != len(st) {
 		t.Errorf("timeline %d bytes, %d stage memories", len(res.TimelineSVG), len(res.StageMemory))
 	}
-	in.Planner = "madpipe"
-	if _, err := Plan(context.Background(), in); err == nil || !strings.Contains(err.Error(), "plan.planner") {
-		t.Errorf("madpipe on a profile: err = %v", err)
-	}
 }
 
 // TestPlanProfileBestRanksBothPlanners checks "best" on a profile: PipeDream

@@ -20,7 +20,7 @@ func TestUploadedGraphPlansLikeThePreset(t *testing.T) {
 	}
 	in := state.Default().Plan
 	in.GPU, in.Nodes, in.GPUsPerNode, in.InterNodeGBps, in.Planner = "nvidia-v100-sxm2-32gb", 16, 1, 1.25, "pipedream"
-	up, err := PlanProfile(context.Background(), prof, in)
+	up, err := PlanProfile(context.Background(), prof, in, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
