@@ -349,6 +349,38 @@ func TestBrowser(t *testing.T) {
 		tb.screenshot(t, "plan-pipedream-vgg16")
 		tb.checkPageErrors(t)
 	})
+	t.Run("MadPipeOffTheCriticalPath", func(t *testing.T) {
+		tb.setSelect(t, "nodes", "1")
+		tb.setSelect(t, "planner", "madpipe")
+		tb.setSelect(t, "model", "pd-resnet50")
+		sawProgress := eval[bool](t, tb, `document.getElementById("plan-progress") !== null`)
+		tb.waitFor(t, `document.getElementById("madpipe-result") !== null && document.getElementById("madpipe-result").textContent.includes("ResNet-50") || document.getElementById("plan-error") !== null || document.getElementById("plan-problem") !== null`)
+		if eval[bool](t, tb, `document.getElementById("madpipe-result") === null`) {
+			t.Fatalf("no MadPipe result: %s", eval[string](t, tb, `document.querySelector(".results").innerText`))
+		}
+		t.Logf("in-browser MadPipe (ResNet-50, 8 × A100): %s; progress bar seen right after the change: %v", tb.text(t, "#plan-timing"), sawProgress)
+		if n := eval[int](t, tb, `document.querySelectorAll("#madpipe-memory tbody tr").length`); n != 8 {
+			t.Errorf("memory table has %d GPUs, want 8", n)
+		}
+		if n := eval[int](t, tb, `document.querySelectorAll("#madpipe-stages tbody tr").length`); n < 2 {
+			t.Errorf("stage map has %d stages", n)
+		}
+		if why := tb.text(t, "#plan-no-export"); !strings.Contains(why, "one GPU per stage") {
+			t.Errorf("no-export note = %q", why)
+		}
+		if title := eval[string](t, tb, `document.getElementById("export-plan").title`); !strings.HasPrefix(title, "Export unavailable: MadPipe") {
+			t.Errorf("export button title = %q", title)
+		}
+		tb.click(t, "#export-plan")
+		tb.waitFor(t, `document.getElementById("error") !== null`)
+		if msg := tb.text(t, "#error"); !strings.Contains(msg, "cannot be exported") {
+			t.Errorf("export of a MadPipe result says %q", msg)
+		}
+		tb.screenshot(t, "plan-madpipe-resnet50")
+		tb.checkPageErrors(t)
+		tb.setSelect(t, "planner", "best")
+		tb.waitFor(t, `document.getElementById("plan-summary") !== null`)
+	})
 	t.Run("UploadProfile", func(t *testing.T) {
 		raw, err := modelprofiles.Raw("resnet18")
 		if err != nil {

@@ -62,6 +62,7 @@ type App struct {
 	started  bool   // results are computed only after Start
 	env      vugu.EventEnv
 	uploaded *model.Profile // the uploaded layer profile, if any
+	planRun  int            // counts re-plans; a background plan of an older one is dropped
 }
 
 // NewApp makes the UI from a URL fragment; a bad fragment shows its error

@@ -9,6 +9,10 @@ func (a *App) ExportPlan() {
 	a.CopyStatus = ""
 	a.ExportCommand = ""
 	p := a.Plan.Result.Plan
+	if p == nil && a.Plan.Result.NoExport != "" {
+		a.Err = "Export plan: " + a.Plan.Result.NoExport
+		return
+	}
 	if p == nil {
 		a.Err = "Export plan: there is no plan to export (see the Plan page for why)."
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"pipeplan/ui/engine"
 	"pipeplan/ui/state"
@@ -131,11 +132,20 @@ type PlanView struct {
 	Err string
 	// Millis is how long the last re-plan took in the page, in ms.
 	Millis float64
+	// Running reports a slow planner (MadPipe) working in the background;
+	// Progress is its fraction done.
+	Running  bool
+	Progress float64
+
+	cancel context.CancelFunc
 }
 
 // TimingText reports how long the last plan took, or that it is pending.
 func (v PlanView) TimingText() string {
-	if v.Millis == 0 && v.Err == "" && v.Result.Model == "" {
+	switch {
+	case v.Running:
+		return fmt.Sprintf("planning… %.0f %%", 100*v.Progress)
+	case v.Millis == 0 && v.Err == "" && v.Result.Model == "":
 		return "planning…"
 	}
 	return fmt.Sprintf("planned in %.1f ms", v.Millis)
@@ -196,19 +206,76 @@ func (a *App) SetPlanInput(field, value string) {
 	a.changed()
 }
 
-// replan runs the planner on the current inputs.
+// replan runs the planner on the current inputs: at once, or in the
+// background for MadPipe, which can take a second or more.
 func (a *App) replan() {
-	start := a.browser.NowMillis()
-	var res engine.Result
-	var err error
-	if a.State.Plan.Model == engine.UploadedID {
-		res, err = a.planUploaded()
-	} else {
-		res, err = engine.Plan(context.Background(), a.State.Plan)
+	if a.Plan.cancel != nil {
+		a.Plan.cancel()
 	}
+	a.planRun++
+	if a.State.Plan.Planner == "madpipe" && a.env != nil {
+		a.replanInBackground()
+		return
+	}
+	start := a.browser.NowMillis()
+	res, err := a.plan(context.Background(), nil)
 	a.Plan = PlanView{Result: res}
 	if err != nil {
 		a.Plan.Err = err.Error()
 	}
 	a.Plan.Millis = a.browser.NowMillis() - start
+}
+
+// plan runs the planner on the current inputs (the uploaded profile or a preset).
+func (a *App) plan(ctx context.Context, progress func(float64)) (engine.Result, error) {
+	if a.State.Plan.Model == engine.UploadedID {
+		return a.planUploaded(ctx, progress)
+	}
+	return engine.PlanProgress(ctx, a.State.Plan, progress)
+}
+
+// replanInBackground plans in a goroutine that yields to the page's event
+// loop every yieldEvery (as the simulation does), showing progress; a newer
+// input or Cancel abandons it.
+func (a *App) replanInBackground() {
+	ctx, cancel := context.WithCancel(context.Background())
+	run, env := a.planRun, a.env
+	a.Plan = PlanView{Running: true, cancel: cancel}
+	start := a.browser.NowMillis()
+	go func() {
+		defer cancel()
+		last := time.Now()
+		a.browser.Yield() // show the running state first
+		res, err := a.plan(ctx, func(f float64) {
+			if time.Since(last) < yieldEvery {
+				return
+			}
+			env.Lock()
+			if a.planRun == run {
+				a.Plan.Progress = f
+			}
+			env.UnlockRender()
+			a.browser.Yield()
+			last = time.Now()
+		})
+		env.Lock()
+		defer env.UnlockRender()
+		if a.planRun != run {
+			return // superseded by a newer input
+		}
+		a.Plan = PlanView{Result: res, Millis: a.browser.NowMillis() - start}
+		if err != nil {
+			a.Plan.Err = err.Error()
+			if ctx.Err() != nil {
+				a.Plan.Err = "planning cancelled: change an input to plan again"
+			}
+		}
+	}()
+}
+
+// CancelPlan stops a background plan.
+func (a *App) CancelPlan() {
+	if a.Plan.cancel != nil {
+		a.Plan.cancel()
+	}
 }

@@ -46,9 +46,9 @@ func (a *App) SetUploadMicrobatch(value string) {
 }
 
 // planUploaded plans the uploaded profile, or explains that a link cannot carry it.
-func (a *App) planUploaded() (engine.Result, error) {
+func (a *App) planUploaded(ctx context.Context, progress func(float64)) (engine.Result, error) {
 	if a.uploaded == nil {
 		return engine.Result{}, fmt.Errorf("this link names an uploaded profile, which links do not carry: upload the file again or pick a preset")
 	}
-	return engine.PlanProfile(context.Background(), *a.uploaded, a.State.Plan, nil)
+	return engine.PlanProfile(ctx, *a.uploaded, a.State.Plan, progress)
 }
