@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"pipeplan/core/plan"
 	"pipeplan/modelprofiles"
@@ -567,5 +568,33 @@ func TestBrowser(t *testing.T) {
 			t.Fatalf("allocate: %v", out[1:])
 		}
 		t.Logf("in-browser LAS (max_min_fairness_perf) allocation of 2048 jobs: %.0f ms", out[0])
+	})
+	t.Run("Accessibility", func(t *testing.T) {
+		// Every control has an accessible name, on every page.
+		unlabelled := `[...document.querySelectorAll("input, select, textarea, progress, button")].filter(e =>
+			!(e.labels && e.labels.length > 0) && !e.getAttribute("aria-label") && !e.getAttribute("aria-labelledby") &&
+			!(e.tagName === "BUTTON" && e.textContent.trim() !== "")).map(e => e.tagName + "#" + e.id)`
+		for _, page := range []string{"plan", "cluster", "cost"} {
+			tb.click(t, "#tab-"+page)
+			tb.waitFor(t, fmt.Sprintf(`document.getElementById("tab-%s").getAttribute("aria-selected") === "true"`, page))
+			if bad := eval[[]string](t, tb, unlabelled); len(bad) > 0 {
+				t.Errorf("%s page: controls without a label: %v", page, bad)
+			}
+		}
+		// Arrow keys move between the tabs (WAI-ARIA tabs pattern) and
+		// the focused tab shows a visible focus ring.
+		tb.do(t, "focus the Plan tab", chromedp.Focus(chromedp.CSS("#tab-plan")))
+		tb.do(t, "ArrowRight", chromedp.KeyEvent(kb.ArrowRight))
+		tb.waitFor(t, `document.activeElement.id === "tab-cluster" && document.querySelector(".cluster-page") !== null`)
+		if ring := eval[string](t, tb, `getComputedStyle(document.activeElement).outlineStyle + " " + getComputedStyle(document.activeElement).outlineWidth`); ring != "solid 3px" {
+			t.Errorf("focused tab outline = %q, want a visible 3px ring", ring)
+		}
+		tb.do(t, "ArrowLeft", chromedp.KeyEvent(kb.ArrowLeft))
+		tb.waitFor(t, `document.activeElement.id === "tab-plan" && document.getElementById("planner") !== null`)
+		// Tab + Enter works too: the tabs are buttons.
+		tb.do(t, "Tab, Tab, Enter", chromedp.KeyEvent("\t"), chromedp.KeyEvent("\t"), chromedp.KeyEvent("\r"))
+		tb.waitFor(t, `document.getElementById("cost-rate") !== null && document.getElementById("tab-cost").getAttribute("aria-selected") === "true"`)
+		tb.screenshot(t, "keyboard-focus")
+		tb.checkPageErrors(t)
 	})
 }

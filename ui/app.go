@@ -28,6 +28,8 @@ type Browser interface {
 	// ReadFile reads the file chosen in the file input with the given id
 	// and calls done with its name and bytes (asynchronously, from the page).
 	ReadFile(inputID string, done func(name string, data []byte, err error))
+	// Focus moves the keyboard focus to the element with the given id.
+	Focus(id string)
 	// Yield blocks the calling goroutine until the page has run its event
 	// loop once (handled input, repainted): long work calls it now and then.
 	Yield()

@@ -12,6 +12,7 @@ type fakeBrowser struct {
 	fragment  string
 	copied    string
 	downloads map[string][]byte
+	focused   string
 }
 
 func (f *fakeBrowser) SetFragment(s string)                         { f.fragment = s }
@@ -20,6 +21,7 @@ func (f *fakeBrowser) CopyText(s string) error                      { f.copied =
 func (f *fakeBrowser) NowMillis() float64                           { return 0 }
 func (f *fakeBrowser) ReadFile(string, func(string, []byte, error)) {}
 func (f *fakeBrowser) Yield()                                       {}
+func (f *fakeBrowser) Focus(id string)                              { f.focused = id }
 func (f *fakeBrowser) Download(name, _ string, data []byte) error {
 	if f.downloads == nil {
 		f.downloads = map[string][]byte{}

@@ -123,6 +123,19 @@ func (p *page) Download(name, mime string, data []byte) error {
 	return nil
 }
 
+// Focus focuses document.getElementById(id), if there is one.
+func (p *page) Focus(id string) {
+	doc, err := p.win.Get("document")
+	if err != nil {
+		return
+	}
+	el, err := doc.Call("getElementById", id)
+	if err != nil || el.IsNull() {
+		return
+	}
+	el.Call("focus")
+}
+
 // NowMillis is performance.now().
 func (p *page) NowMillis() float64 {
 	v, err := p.perf.Call("now")
