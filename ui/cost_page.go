@@ -56,8 +56,9 @@ func (c *CostPage) costRows() []tableRow {
 		for _, v := range r.StepsPerDollar {
 			cells = append(cells, num(v))
 		}
-		for j := 0; j < 2; j++ {
-			cells = append(cells, fmt.Sprintf("%.2f×", r.Speedup[j]), fmt.Sprintf("%.2f×", r.DollarSpeedup[j]))
+		times := func(v float64) string { return fmt.Sprintf("%.2f×", v) }
+		for j := 0; j < 2; j++ { // a job that cannot run on the K80 (a planned job) has no ratio
+			cells = append(cells, orDash(r.Speedup[j], times), orDash(r.DollarSpeedup[j], times))
 		}
 		out = append(out, tableRow{Index: i, Cells: append(cells, r.Cheapest)})
 	}
