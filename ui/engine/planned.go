@@ -76,6 +76,9 @@ func plannedThroughputs(ctx context.Context, p state.Plan, scale int, types []st
 			row[k] = c.SamplesPerSecond / float64(p.GlobalBatch)
 			sources[k] = fmt.Sprintf("planner (%s) on %d × %s: %.4g samples/s ÷ global batch %d = %.4g steps/s (%s, TP %d PP %d DP %d, microbatch %d%s)",
 				c.Planner, scale, res.GPU, c.SamplesPerSecond, p.GlobalBatch, row[k], c.Schedule, c.TP, c.PP, c.DP, c.Microbatch, note)
+			if res.Note != "" {
+				sources[k] += ". " + res.Note
+			}
 			fits = true
 		}
 	}

@@ -112,3 +112,25 @@ func TestPerJobStepsAndSLO(t *testing.T) {
 		t.Errorf("negative SLO: err = %v", err)
 	}
 }
+
+// TestPlannedProfileJobSaysTimesAreNotRescaled: a PipeDream profile's
+// layer times were measured on one GPU; the source of its T row says so.
+func TestPlannedProfileJobSaysTimesAreNotRescaled(t *testing.T) {
+	p := state.Default().Plan
+	p.Model = "pd-vgg16"
+	job, err := PlannedJob(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := state.DefaultCluster()
+	in.Workload, in.GPUs, in.Jobs = state.WorkloadJobTypes, []int{8, 8, 8}, []state.Job{job}
+	res, err := Allocate(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, src := range res.Sources[0] {
+		if res.Throughputs[0][k] > 0 && !strings.Contains(src, "not rescaled") {
+			t.Errorf("%s: source %q does not say the profile's times are not rescaled", res.WorkerTypes[k], src)
+		}
+	}
+}
