@@ -1,6 +1,7 @@
 package state
 
 import (
+	"math"
 	"pipeplan/core/plan"
 	"reflect"
 	"strings"
@@ -74,6 +75,15 @@ func FuzzDecode(f *testing.F) {
 	f.Add("")
 	f.Add("#v1.")
 	f.Add("v1.q1YqyUhMKcpMLVKyUkosLc7ILy1JLMpXqAUA")
+	withJobs := Default()
+	withJobs.Cluster.Workload, withJobs.Cluster.GPUs = WorkloadJobTypes, []int{8, 8, 8}
+	planned := withJobs.Plan
+	withJobs.Cluster.Jobs = append(withJobs.Cluster.Jobs, Job{Type: "planned: GPT-3 175B", Scale: 8, Weight: 1, Steps: 1000, SLOHours: 2.5, Planned: &planned})
+	if frag, err := Encode(withJobs); err == nil {
+		f.Add(frag)
+	} else {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, frag string) {
 		s, err := Decode(frag)
 		if err != nil {
@@ -108,5 +118,25 @@ func TestDecodeOmittedFieldsKeepDefaults(t *testing.T) {
 	want.Tab, want.Plan.Nodes = "cost", 2
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("got %+v, want the defaults with tab and nodes set", s)
+	}
+}
+
+// TestClusterJobFieldsValidate checks the per-job steps, SLO and planned
+// inputs name the job and field when bad.
+func TestClusterJobFieldsValidate(t *testing.T) {
+	for _, c := range []struct {
+		change func(j *Job)
+		field  string
+	}{
+		{func(j *Job) { j.Steps = -1 }, "cluster.jobs[1].steps"},
+		{func(j *Job) { j.Steps = math.NaN() }, "cluster.jobs[1].steps"},
+		{func(j *Job) { j.SLOHours = math.Inf(1) }, "cluster.jobs[1].slo_hours"},
+		{func(j *Job) { j.Planned = &Plan{Model: "gpt-1.7b"} }, "cluster.jobs[1].planned: plan.gpu"},
+	} {
+		cl := DefaultCluster()
+		c.change(&cl.Jobs[1])
+		if err := cl.Validate(); err == nil || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("err = %v, want one naming %s", err, c.field)
+		}
 	}
 }
