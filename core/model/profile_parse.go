@@ -56,6 +56,13 @@ func (p *Profile) Validate() error {
 	if p.MicrobatchSize < 1 {
 		return fmt.Errorf("profile.microbatch_size: must be >= 1, got %d", p.MicrobatchSize)
 	}
+	return p.ValidateLayers()
+}
+
+// ValidateLayers checks that the profile has layers and that every layer's
+// times and sizes are finite and non-negative; errors name the layer and
+// field. Planners that need no microbatch size (MadPipe) check only this.
+func (p *Profile) ValidateLayers() error {
 	if len(p.Layers) == 0 {
 		return fmt.Errorf("profile.layers: must have at least one layer, got 0")
 	}

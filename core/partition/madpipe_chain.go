@@ -31,8 +31,8 @@ type madChain struct {
 
 // newMadChain validates prof and the bandwidth and builds the prefix sums.
 func newMadChain(prof model.Profile, bandwidthBytesPerSec float64) (*madChain, error) {
-	if len(prof.Layers) == 0 {
-		return nil, fmt.Errorf("profile.layers: must not be empty")
+	if err := prof.ValidateLayers(); err != nil {
+		return nil, err
 	}
 	if !(bandwidthBytesPerSec > 0) || math.IsInf(bandwidthBytesPerSec, 0) {
 		return nil, fmt.Errorf("bandwidth_bytes_per_sec: must be a finite number > 0, got %v", bandwidthBytesPerSec)
@@ -48,19 +48,6 @@ func newMadChain(prof model.Profile, bandwidthBytesPerSec float64) (*madChain, e
 		bandwidth:  bandwidthBytesPerSec,
 	}
 	for i, l := range prof.Layers {
-		for _, f := range []struct {
-			name string
-			v    float64
-		}{
-			{"fwd_seconds", l.FwdSeconds},
-			{"bwd_seconds", l.BwdSeconds},
-			{"output_activation_bytes", l.OutputActivationBytes},
-			{"parameter_bytes", l.ParameterBytes},
-		} {
-			if !(f.v >= 0) || math.IsInf(f.v, 0) {
-				return nil, fmt.Errorf("profile.layers[%d].%s: must be a finite number >= 0, got %v", i, f.name, f.v)
-			}
-		}
 		input := 0.0
 		if i > 0 {
 			input = prof.Layers[i-1].OutputActivationBytes

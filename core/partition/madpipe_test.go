@@ -214,7 +214,7 @@ func TestMadPipeBadInput(t *testing.T) {
 		{good, 2, 0, 1e9, "bandwidth_bytes_per_sec"},
 		{good, 2, 1e9, math.NaN(), "memory_bytes: must be a finite number > 0, got NaN"},
 		{good, 2, 1e9, math.Inf(1), "memory_bytes"},
-		{model.Profile{}, 2, 1e9, 1e9, "profile.layers: must not be empty"},
+		{model.Profile{}, 2, 1e9, 1e9, "profile.layers: must have at least one layer"},
 		{bad, 2, 1e9, 1e9, "profile.layers[2].bwd_seconds"},
 		{neg, 2, 1e9, 1e9, "profile.layers[1].parameter_bytes: must be a finite number >= 0, got -1"},
 		{good, 2, 1e9, 1, "needs"},

@@ -1,9 +1,6 @@
 package partition
 
 import (
-	"fmt"
-	"math"
-
 	"pipeplan/core/model"
 )
 
@@ -19,26 +16,8 @@ type ProfileBlocks struct {
 
 // NewProfileBlocks checks p and wraps it for PlanTwoBW.
 func NewProfileBlocks(p model.Profile) (ProfileBlocks, error) {
-	if p.MicrobatchSize < 1 {
-		return ProfileBlocks{}, fmt.Errorf("profile.microbatch_size: must be >= 1, got %d", p.MicrobatchSize)
-	}
-	if len(p.Layers) == 0 {
-		return ProfileBlocks{}, fmt.Errorf("profile.layers: must not be empty")
-	}
-	for i, l := range p.Layers {
-		for _, f := range []struct {
-			name string
-			v    float64
-		}{
-			{"fwd_seconds", l.FwdSeconds},
-			{"bwd_seconds", l.BwdSeconds},
-			{"output_activation_bytes", l.OutputActivationBytes},
-			{"parameter_bytes", l.ParameterBytes},
-		} {
-			if !(f.v >= 0) || math.IsInf(f.v, 0) {
-				return ProfileBlocks{}, fmt.Errorf("profile.layers[%d].%s: must be a finite number >= 0, got %v", i, f.name, f.v)
-			}
-		}
+	if err := p.Validate(); err != nil {
+		return ProfileBlocks{}, err
 	}
 	return ProfileBlocks{profile: p}, nil
 }

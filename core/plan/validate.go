@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // ScheduleKinds are the schedule kinds a plan may name (core/schedule's generators).
@@ -20,7 +21,7 @@ func (p *Plan) Validate() error {
 	if p.Version != Version {
 		return fmt.Errorf("version: unsupported schema version %d (this build reads %d)", p.Version, Version)
 	}
-	if !contains(Planners, p.Planner) {
+	if !slices.Contains(Planners, p.Planner) {
 		return fmt.Errorf("planner: must be one of %v, got %q", Planners, p.Planner)
 	}
 	if err := p.Model.validate(); err != nil {
@@ -38,7 +39,7 @@ func (p *Plan) Validate() error {
 	if err := p.Schedule.validate(); err != nil {
 		return err
 	}
-	if !contains(RecomputeModes, p.Recompute) {
+	if !slices.Contains(RecomputeModes, p.Recompute) {
 		return fmt.Errorf("recompute: must be one of %v, got %q", RecomputeModes, p.Recompute)
 	}
 	return p.Predictions.validate()
@@ -125,7 +126,7 @@ func (p *Plan) validateStages() error {
 }
 
 func (s Schedule) validate() error {
-	if !contains(ScheduleKinds, s.Kind) {
+	if !slices.Contains(ScheduleKinds, s.Kind) {
 		return fmt.Errorf("schedule.kind: must be one of %v, got %q", ScheduleKinds, s.Kind)
 	}
 	if s.Microbatches < 1 {
@@ -171,13 +172,4 @@ func nonNegative(field string, v float64) error {
 		return fmt.Errorf("%s: must be a finite number >= 0, got %v", field, v)
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
