@@ -65,3 +65,15 @@ func TestPlanMadPipe(t *testing.T) {
 		t.Errorf("cancelled: err = %v", err)
 	}
 }
+
+// BenchmarkPlanMadPipeResNet50 is the Plan page's MadPipe run on
+// ResNet-50's profile over 8 A100s (the page runs it in the background).
+func BenchmarkPlanMadPipeResNet50(b *testing.B) {
+	in := state.Default().Plan
+	in.Model, in.Nodes, in.GPUsPerNode, in.Planner = "pd-resnet50", 1, 8, "madpipe"
+	for b.Loop() {
+		if _, err := Plan(context.Background(), in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -134,3 +134,15 @@ func TestPlannedProfileJobSaysTimesAreNotRescaled(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPlannedJob is the work of "Add the Plan page's model": the
+// planner on each GPU type at growing scale factors until one fits.
+func BenchmarkPlannedJob(b *testing.B) {
+	p := state.Default().Plan
+	p.Model, p.GlobalBatch = "gpt-1.7b", 64
+	for b.Loop() {
+		if _, err := PlannedJob(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
