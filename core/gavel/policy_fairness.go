@@ -67,8 +67,10 @@ const paretoSlack = 1e-10
 // maximizes the sum of the scaled normalized throughputs subject to every job
 // keeping >= z(1-1e-10) (z as the first solution attains it, so solver
 // tolerances cannot make the second LP infeasible), so the allocation is
-// Pareto-efficient; if that LP fails numerically the first one's stands. agnostic spreads each
-// job's time over worker types in proportion to their size (see spreadAgnostic).
+// Pareto-efficient; if that LP fails numerically (the interior-point method
+// stalls on large packed instances) fillIdle hands out the idle capacity
+// instead. agnostic spreads each job's time over worker types in proportion
+// to their size (see spreadAgnostic).
 func maxMinFairness(ctx context.Context, inst *Instance, t [][]float64, packed, agnostic bool) (*Allocation, error) {
 	a, z := maxMinLP(inst, t, packed)
 	if agnostic {
@@ -97,13 +99,58 @@ func maxMinFairness(ctx context.Context, inst *Instance, t [][]float64, packed, 
 		level = min(level, got)
 	}
 	a.prob.Lower[z] = level * (1 - paretoSlack)
-	if sol2, err := a.solve(ctx); err == nil {
+	sol2, err := a.solve(ctx)
+	switch {
+	case err == nil:
 		al = a.allocation(sol2, 1)
 		al.Objective = sol[z]
-	} else if ctx.Err() != nil {
+	case ctx.Err() != nil:
 		return nil, ctx.Err()
+	case !agnostic:
+		fillIdle(inst, t, al)
 	}
 	return al, nil
+}
+
+// fillIdle is the fallback when the Pareto LP fails numerically: it gives
+// each job whose time is below 1, least favoured first, free capacity of
+// the worker types it runs fastest on. No job loses throughput, and no
+// usable worker type stays idle while a job could take more time.
+func fillIdle(inst *Instance, t [][]float64, al *Allocation) {
+	free := make([]float64, len(inst.WorkerTypes))
+	for j, n := range inst.NumWorkers {
+		free[j] = float64(n)
+	}
+	share := make([]float64, len(inst.Jobs))
+	for m, row := range al.X {
+		for j, x := range row {
+			free[j] -= x * float64(inst.Jobs[m].ScaleFactor)
+			share[m] += x
+		}
+	}
+	for p, row := range al.PairX {
+		pair := inst.Pairs[p]
+		for j, x := range row {
+			free[j] -= x * float64(inst.Jobs[pair.A].ScaleFactor)
+			share[pair.A] += x
+			share[pair.B] += x
+		}
+	}
+	eff := effectiveThroughputs(inst, t, al)
+	order := jobOrder(len(inst.Jobs), func(m int) float64 { return eff[m] * fairnessScale(inst, t, m) })
+	for _, m := range order {
+		sf := float64(inst.Jobs[m].ScaleFactor)
+		types := jobOrder(len(free), func(j int) float64 { return -t[m][j] })
+		for _, j := range types {
+			if t[m][j] <= 0 || sf > float64(inst.NumWorkers[j]) || free[j] <= 0 || share[m] >= 1 {
+				continue
+			}
+			add := min(1-share[m], free[j]/sf)
+			al.X[m][j] += add
+			share[m] += add
+			free[j] -= add * sf
+		}
+	}
 }
 
 // maxMinLP builds the max-min fairness LP: scale_m * throughput(m, X) >= z

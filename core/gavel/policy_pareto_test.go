@@ -1,6 +1,7 @@
 package gavel
 
 import (
+	"context"
 	"testing"
 )
 
@@ -111,4 +112,26 @@ func TestAgnosticSpreadsByCapacity(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestFillIdle: the fallback of the Pareto LP, applied to the degenerate
+// first-LP vertex of the 4-job instance, loses no job's throughput and
+// leaves no usable worker type idle while a job has time left.
+func TestFillIdle(t *testing.T) {
+	inst := fourJobInstance(t)
+	a, _ := maxMinLP(inst, inst.Throughputs, false)
+	sol, err := a.solve(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	al := a.allocation(sol, 1)
+	before := effectiveThroughputs(inst, inst.Throughputs, al)
+	fillIdle(inst, inst.Throughputs, al)
+	checkValid(t, inst, al)
+	for m, eff := range effectiveThroughputs(inst, inst.Throughputs, al) {
+		if eff < before[m]*(1-1e-12) {
+			t.Errorf("job %d: %v steps/s after fillIdle, %v before", m, eff, before[m])
+		}
+	}
+	checkNoIdleWhileStarved(t, "fillIdle", inst, al)
 }

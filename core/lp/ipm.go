@@ -13,6 +13,7 @@ const (
 	ipmGapTol    = 1e-9  // relative duality gap at optimality
 	ipmAcceptTol = 1e-8  // max(infeasibilities, gap) accepted once progress stalls
 	ipmStall     = 8     // iterations without a 10% better iterate that mean a stall
+	ipmGiveUp    = 24    // iterations without a 10% better iterate after which it fails
 	ipmStep      = 0.995 // fraction of the step to the boundary
 	ipmReg       = 1e-12 // regularization: the normal matrix's diagonal grows by this fraction
 	ipmDiverged  = 1e14  // iterate size that signals infeasibility or unboundedness
@@ -74,6 +75,8 @@ func interiorPoint(ctx context.Context, orig *standard) (Status, []float64, int,
 			best.x = append(best.x[:0], x[:orig.n]...)
 		} else if iter-best.iter >= ipmStall && best.merit < ipmAcceptTol {
 			return Optimal, best.x, iter, nil
+		} else if iter-best.iter >= ipmGiveUp {
+			return 0, nil, iter, fmt.Errorf("lp: interior point stalled at relative infeasibility/gap %.2g after %d iterations (numerical trouble)", best.merit, iter)
 		}
 		// Diverging x means unbounded; diverging y while Ax = b still fails
 		// means infeasible (a growing y with feasible x is an unbounded dual face).
