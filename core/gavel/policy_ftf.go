@@ -38,11 +38,12 @@ func finishTimeFairness(ctx context.Context, inst *Instance, agnostic bool) (*Al
 		}
 	}
 	n := len(inst.Jobs)
-	denom := make([]float64, n)
+	denom, fast := make([]float64, n), make([]float64, n)
 	lo := 0.0
 	for m, job := range inst.Jobs {
 		denom[m] = job.ElapsedSeconds + r[m]/equalThroughput(inst, t, m)
-		lo = max(lo, (job.ElapsedSeconds+r[m]/fastest(inst, t, m))/denom[m])
+		fast[m] = fastest(inst, t, m)
+		lo = max(lo, (job.ElapsedSeconds+r[m]/fast[m])/denom[m])
 	}
 	// feasible solves the LP for target p: the best uniform scale s of the
 	// throughputs it needs; p is achievable iff s >= 1.
@@ -55,7 +56,10 @@ func finishTimeFairness(ctx context.Context, inst *Instance, agnostic bool) (*Al
 			}
 			need[m] = r[m] / slack
 		}
-		a, s := scaledThroughputLP(inst, t, need, false)
+		// Rows divided by the job's fastest throughput, not by need: a job
+		// close to done needs little, and dividing by that made coefficients
+		// of 1e6 that stalled the interior-point method mid-simulation.
+		a, s := dividedThroughputLP(inst, t, need, fast, false)
 		if agnostic {
 			a.spreadAgnostic()
 		}

@@ -37,11 +37,17 @@ func remainingSteps(inst *Instance) ([]float64, error) {
 // and the feasibility tests), each row divided by need[m] for conditioning;
 // s is the index of the scale variable.
 func scaledThroughputLP(inst *Instance, t [][]float64, need []float64, packed bool) (*allocLP, int) {
+	return dividedThroughputLP(inst, t, need, need, packed)
+}
+
+// dividedThroughputLP is scaledThroughputLP with row m divided by div[m]
+// instead of need[m]: "throughput(m,X)/div[m] - need[m]/div[m]*s >= 0".
+func dividedThroughputLP(inst *Instance, t [][]float64, need, div []float64, packed bool) (*allocLP, int) {
 	a := newAllocLP(inst, t, packed)
 	s := a.addVar(1)
 	for m := range inst.Jobs {
-		idx, val := a.throughput(m, 1/need[m])
-		a.addRow(append(idx, s), append(val, -1), lp.GE, 0)
+		idx, val := a.throughput(m, 1/div[m])
+		a.addRow(append(idx, s), append(val, -need[m]/div[m]), lp.GE, 0)
 	}
 	return a, s
 }
