@@ -378,7 +378,22 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("export of a MadPipe result says %q", msg)
 		}
 		tb.screenshot(t, "plan-madpipe-resnet50")
+		// ResNet-101 on 128 GPUs takes MadPipe tens of seconds: the page
+		// stays responsive and Cancel stops it.
+		tb.setSelect(t, "gpus-per-node", "16")
+		tb.setSelect(t, "model", "pd-resnet101")
+		tb.setSelect(t, "nodes", "8")
+		tb.waitFor(t, `document.getElementById("cancel-plan") !== null`)
+		t0 := time.Now()
+		progress := eval[string](t, tb, `document.getElementById("plan-timing").textContent`)
+		t.Logf("page answered during MadPipe (ResNet-101, 128 GPUs) in %v: %q", time.Since(t0).Round(time.Millisecond), progress)
+		t0 = time.Now()
+		tb.click(t, "#cancel-plan")
+		tb.waitFor(t, `document.getElementById("plan-error") !== null && document.getElementById("plan-error").textContent.includes("cancelled")`)
+		t.Logf("MadPipe cancelled %v after the click", time.Since(t0).Round(time.Millisecond))
 		tb.checkPageErrors(t)
+		tb.setSelect(t, "nodes", "1")
+		tb.setSelect(t, "gpus-per-node", "8")
 		tb.setSelect(t, "planner", "best")
 		tb.waitFor(t, `document.getElementById("plan-summary") !== null`)
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"pipeplan/ui/engine"
@@ -206,14 +207,16 @@ func (a *App) SetPlanInput(field, value string) {
 	a.changed()
 }
 
-// replan runs the planner on the current inputs: at once, or in the
-// background for MadPipe, which can take a second or more.
+// replan runs the planner on the current inputs: at once for transformer
+// specs (PTD-P's search takes milliseconds), in the background for layer
+// profiles, whose planners (MadPipe; PipeDream and 2BW on hundreds of
+// GPUs) can take seconds.
 func (a *App) replan() {
 	if a.Plan.cancel != nil {
 		a.Plan.cancel()
 	}
 	a.planRun++
-	if a.State.Plan.Planner == "madpipe" && a.env != nil {
+	if a.env != nil && !(&PlanPage{App: a}).isTransformer() {
 		a.replanInBackground()
 		return
 	}
@@ -244,19 +247,30 @@ func (a *App) replanInBackground() {
 	start := a.browser.NowMillis()
 	go func() {
 		defer cancel()
-		last := time.Now()
-		a.browser.Yield() // show the running state first
-		res, err := a.plan(ctx, func(f float64) {
+		last, done := time.Now(), 0.0
+		var ticking sync.Mutex // PipeDream's DP polls ctx.Err from several goroutines
+		tick := func() {
+			if !ticking.TryLock() {
+				return
+			}
+			defer ticking.Unlock()
 			if time.Since(last) < yieldEvery {
 				return
 			}
 			env.Lock()
 			if a.planRun == run {
-				a.Plan.Progress = f
+				a.Plan.Progress = done
 			}
 			env.UnlockRender()
 			a.browser.Yield()
 			last = time.Now()
+		}
+		a.browser.Yield() // show the running state first
+		res, err := a.plan(yieldingContext{ctx, tick}, func(f float64) {
+			ticking.Lock()
+			done = f
+			ticking.Unlock()
+			tick()
 		})
 		env.Lock()
 		defer env.UnlockRender()
@@ -271,6 +285,21 @@ func (a *App) replanInBackground() {
 			}
 		}
 	}()
+}
+
+// yieldingContext is a context whose Err, which the core's long loops poll
+// to notice cancellation, also runs tick: the page gets its event loop
+// between progress reports that can be seconds apart, and the core stays
+// free of browser concerns.
+type yieldingContext struct {
+	context.Context
+	tick func()
+}
+
+// Err runs tick, then reports the context's error.
+func (c yieldingContext) Err() error {
+	c.tick()
+	return c.Context.Err()
 }
 
 // CancelPlan stops a background plan.
