@@ -68,3 +68,25 @@ func TestCostMinCostMeetsDeadlines(t *testing.T) {
 		t.Errorf("impossible deadline: err %v, problem %q", err, res.Problem)
 	}
 }
+
+// TestCostPerJobStepsAndSLOOverride: a job's own steps replace the page's
+// V100-hours of work, and its own SLO the page's deadline (§6.4.3): with
+// a 1-hour SLO it must finish within the hour, others within the deadline.
+func TestCostPerJobStepsAndSLOOverride(t *testing.T) {
+	cl := state.DefaultCluster()
+	cl.Workload, cl.GPUs = state.WorkloadJobTypes, []int{8, 8, 8}
+	cl.Jobs[0].Steps, cl.Jobs[0].SLOHours = 5000, 1
+	in := state.DefaultCost()
+	res, err := Cost(context.Background(), cl, in)
+	if err != nil || res.Problem != "" {
+		t.Fatalf("err %v, problem %q", err, res.Problem)
+	}
+	if h := res.FinishHours[0]; !(h <= 1+1e-6) {
+		t.Errorf("job 0 with a 1-hour SLO finishes in %v h", h)
+	}
+	for m, h := range res.FinishHours[1:] {
+		if !(h <= in.DeadlineHours*(1+1e-6)) {
+			t.Errorf("job %d finishes in %v h, after the %v-hour deadline", m+1, h, in.DeadlineHours)
+		}
+	}
+}
