@@ -75,3 +75,25 @@ func TestAppExport(t *testing.T) {
 		t.Errorf("export: %d bytes, command %q, err %q", len(b.downloads["plan.json"]), a.ExportCommand, a.Err)
 	}
 }
+
+// TestAddPlannedJobThatFitsNowhere: GPT-3 175B fits no 8 small GPUs; the
+// error is shown and the job list is unchanged.
+func TestAddPlannedJobThatFitsNowhere(t *testing.T) {
+	a := NewApp(&fakeBrowser{}, "")
+	a.Start()
+	a.SetClusterWorkload(state.WorkloadJobTypes)
+	before := len(a.State.Cluster.Jobs)
+	a.AddPlannedJob()
+	if !strings.Contains(a.Err, "fits on no GPU type") || len(a.State.Cluster.Jobs) != before {
+		t.Errorf("err %q, %d jobs (was %d)", a.Err, len(a.State.Cluster.Jobs), before)
+	}
+	a.SetJob(0, "steps", "")
+	a.SetJob(1, "slo", "2.5")
+	if j := a.State.Cluster.Jobs; j[0].Steps != 0 || j[1].SLOHours != 2.5 || a.Err != "" {
+		t.Errorf("steps %v, SLO %v, err %q", j[0].Steps, j[1].SLOHours, a.Err)
+	}
+	a.SetJob(1, "slo", "-1")
+	if !strings.Contains(a.Err, "slo_hours") || a.State.Cluster.Jobs[1].SLOHours != 2.5 {
+		t.Errorf("negative SLO: err %q, SLO %v", a.Err, a.State.Cluster.Jobs[1].SLOHours)
+	}
+}
