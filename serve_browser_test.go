@@ -343,7 +343,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("PipeDreamProfile", func(t *testing.T) {
 		tb.setSelect(t, "nodes", "4")
 		tb.setSelect(t, "model", "pd-vgg16")
-		tb.waitFor(t, `document.getElementById("plan-summary").textContent.includes("VGG-16")`)
+		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("plan-summary").textContent.includes("VGG-16")`)
 		if n := eval[int](t, tb, `document.querySelectorAll("#timeline svg rect").length`); n == 0 {
 			t.Errorf("no timeline for the PipeDream plan")
 		}

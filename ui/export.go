@@ -8,6 +8,10 @@ const runnerCommand = "go run ./runner plan.json"
 func (a *App) ExportPlan() {
 	a.CopyStatus = ""
 	a.ExportCommand = ""
+	if a.Plan.Running {
+		a.Err = "Export plan: the planner is still running; export when it has finished."
+		return
+	}
 	p := a.Plan.Result.Plan
 	if p == nil && a.Plan.Result.NoExport != "" {
 		a.Err = "Export plan: " + a.Plan.Result.NoExport

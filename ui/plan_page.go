@@ -243,7 +243,7 @@ func (a *App) plan(ctx context.Context, progress func(float64)) (engine.Result, 
 func (a *App) replanInBackground() {
 	ctx, cancel := context.WithCancel(context.Background())
 	run, env := a.planRun, a.env
-	a.Plan = PlanView{Running: true, cancel: cancel}
+	a.Plan = PlanView{Result: a.Plan.Result, Running: true, cancel: cancel} // the last result stays until the new one
 	start := a.browser.NowMillis()
 	go func() {
 		defer cancel()
