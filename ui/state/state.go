@@ -7,6 +7,7 @@ package state
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"pipeplan/core/plan"
 )
@@ -113,7 +114,7 @@ func Default() State {
 // Validate checks the state's shape (not whether presets exist, which the
 // engine checks) and returns the first problem naming the field and value.
 func (s State) Validate() error {
-	if !contains(Tabs, s.Tab) {
+	if !slices.Contains(Tabs, s.Tab) {
 		return fmt.Errorf("tab: must be one of %v, got %q", Tabs, s.Tab)
 	}
 	if err := s.Plan.Validate(); err != nil {
@@ -145,7 +146,7 @@ func (p Plan) Validate() error {
 	if math.IsNaN(p.InterNodeGBps) || p.InterNodeGBps <= 0 || p.InterNodeGBps > MaxGBps {
 		return fmt.Errorf("plan.inter_node_gbps: must be in (0, %d], got %v", MaxGBps, p.InterNodeGBps)
 	}
-	if !contains(Planners, p.Planner) {
+	if !slices.Contains(Planners, p.Planner) {
 		return fmt.Errorf("plan.planner: must be one of %v, got %q", Planners, p.Planner)
 	}
 	if err := intIn("plan.selected", p.Selected, 0, MaxSelected); err != nil {
@@ -166,7 +167,7 @@ func (p Plan) Validate() error {
 		name, v string
 		list    []string
 	}{{"plan.precision", p.Precision, Precisions}, {"plan.optimizer", p.Optimizer, Optimizers}, {"plan.recompute", p.Recompute, Recomputes}} {
-		if !contains(f.list, f.v) {
+		if !slices.Contains(f.list, f.v) {
 			return fmt.Errorf("%s: must be one of %q, got %q", f.name, f.list, f.v)
 		}
 	}
@@ -204,13 +205,4 @@ func intIn(field string, v, lo, hi int) error {
 		return fmt.Errorf("%s: must be in [%d, %d], got %d", field, lo, hi, v)
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
