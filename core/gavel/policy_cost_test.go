@@ -101,3 +101,24 @@ func TestMinCostSLOFallback(t *testing.T) {
 		t.Error("RelaxSLOs dropped an SLO from an instance without any")
 	}
 }
+
+// TestMinCostSLOSimplexCycleRegression: the simulator instance on which the
+// simplex cycled (testdata/regress/README.md) is solved, and every job's
+// SLO throughput is met.
+func TestMinCostSLOSimplexCycleRegression(t *testing.T) {
+	inst := regressInstance(t, "cost_slo_cycle_78jobs.json.gz")
+	r, err := remainingSteps(inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	need, err := sloNeeds(inst, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	al := allocate(t, "min_cost_slo_perf", inst)
+	for m, eff := range effectiveThroughputs(inst, inst.Throughputs, al) {
+		if eff < need[m]*(1-1e-6) {
+			t.Errorf("job %d: %v steps/s, its SLO needs %v", m, eff, need[m])
+		}
+	}
+}

@@ -13,7 +13,13 @@ import (
 // fairness used to fail (testdata/regress/README.md).
 func ftfStallInstance(t *testing.T) *Instance {
 	t.Helper()
-	f, err := os.Open("testdata/regress/ftf_stall_437jobs.json.gz")
+	return regressInstance(t, "ftf_stall_437jobs.json.gz")
+}
+
+// regressInstance loads a gzipped instance from testdata/regress.
+func regressInstance(t *testing.T, name string) *Instance {
+	t.Helper()
+	f, err := os.Open("testdata/regress/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}

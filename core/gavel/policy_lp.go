@@ -137,22 +137,11 @@ func (a *allocLP) throughput(m int, scale float64) ([]int, []float64) {
 // errInfeasible is the error of an allocation LP without a feasible point.
 var errInfeasible = errors.New("the allocation problem is infeasible")
 
-// solve maximizes the objective and returns the variable values, trying
-// the interior-point method and then the simplex when the default solve
-// fails numerically.
+// solve maximizes the objective and returns the variable values (lp.Auto
+// tries the other method when one fails numerically).
 func (a *allocLP) solve(ctx context.Context) ([]float64, error) {
 	a.prob.Maximize = true
 	res, err := lp.Solve(ctx, &a.prob, lp.Options{})
-	// A policy must not fail on a feasible problem: when the default solve
-	// breaks down numerically (the interior point stalls, the simplex cycles
-	// on a degenerate vertex), each method gets its own try; the simplex is
-	// slow on large problems, but cancellable.
-	for _, m := range []lp.Method{lp.InteriorPoint, lp.Simplex} {
-		if err == nil || ctx.Err() != nil {
-			break
-		}
-		res, err = lp.Solve(ctx, &a.prob, lp.Options{Method: m})
-	}
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,9 @@ type Method int8
 const (
 	// Auto picks Simplex for small problems and InteriorPoint for large
 	// ones, falling back to Simplex when the interior-point method gives up
-	// on a problem of moderate size (to tell infeasible from unbounded).
+	// on a problem of moderate size (to tell infeasible from unbounded, or
+	// when it stalls numerically), and to InteriorPoint when the simplex
+	// fails (cycling).
 	Auto Method = iota
 	// Simplex is the two-phase dense primal simplex: exact vertex solutions,
 	// for problems up to a few thousand rows times columns.
@@ -31,7 +33,7 @@ const (
 // fallback up to autoFallbackLimit.
 const (
 	autoSimplexLimit  = 100_000
-	autoFallbackLimit = 2_000_000
+	autoFallbackLimit = 10_000_000
 )
 
 // Options tunes Solve; the zero value is the default.
@@ -82,7 +84,14 @@ func Solve(ctx context.Context, p *Problem, opt Options) (*Result, error) {
 		}
 	}
 	if method == Simplex {
+		triedIPM := err != nil
 		st, z, iters, err = simplex(ctx, s)
+		if err != nil && ctx.Err() == nil && opt.Method == Auto && !triedIPM {
+			// The simplex can cycle on degenerate problems; the interior
+			// point decides feasible bounded ones.
+			method = InteriorPoint
+			st, z, iters, err = interiorPoint(ctx, s)
+		}
 	}
 	if err != nil {
 		return nil, err
