@@ -24,7 +24,8 @@ const bisectRelTol = 1e-7
 // (throughput(m,X) >= r_m/(p*D_m - t_m)), so the optimum is found by
 // bisection on p with one LP per step. The agnostic variant sees every
 // worker type as equally fast (throughput 1 and r_m in seconds at the job's
-// equal-share speed) and spreads each job's time over them (spreadAgnostic). The objective is max_m rho.
+// equal-share speed) and spreads each job's time over them
+// (spreadAgnostic). The objective is max_m rho.
 func finishTimeFairness(ctx context.Context, inst *Instance, agnostic bool) (*Allocation, error) {
 	r, err := remainingSteps(inst)
 	if err != nil {
