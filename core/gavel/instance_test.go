@@ -14,7 +14,18 @@ import (
 // prefixes; the 256/256/256 one has the same jobs).
 func bigInstance(t testing.TB, n int, workers ...int) *Instance {
 	t.Helper()
-	f, err := os.Open("testdata/instances/sim_k80-36_p100-36_v100-36_N2048_seed0.json.gz")
+	inst := gzippedInstance(t, "testdata/instances/sim_k80-36_p100-36_v100-36_N2048_seed0.json.gz")
+	inst.Jobs, inst.Throughputs = inst.Jobs[:n], inst.Throughputs[:n]
+	if len(workers) > 0 {
+		inst.NumWorkers = workers
+	}
+	return inst
+}
+
+// gzippedInstance parses the gzipped instance file at path.
+func gzippedInstance(t testing.TB, path string) *Instance {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,10 +41,6 @@ func bigInstance(t testing.TB, n int, workers ...int) *Instance {
 	inst, err := ParseInstance(data)
 	if err != nil {
 		t.Fatal(err)
-	}
-	inst.Jobs, inst.Throughputs = inst.Jobs[:n], inst.Throughputs[:n]
-	if len(workers) > 0 {
-		inst.NumWorkers = workers
 	}
 	return inst
 }

@@ -1,11 +1,8 @@
 package gavel
 
 import (
-	"compress/gzip"
 	"context"
-	"io"
 	"math"
-	"os"
 	"testing"
 )
 
@@ -19,24 +16,7 @@ func ftfStallInstance(t *testing.T) *Instance {
 // regressInstance loads a gzipped instance from testdata/regress.
 func regressInstance(t *testing.T, name string) *Instance {
 	t.Helper()
-	f, err := os.Open("testdata/regress/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inst, err := ParseInstance(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return inst
+	return gzippedInstance(t, "testdata/regress/"+name)
 }
 
 // TestFinishTimeFairnessStallRegression: both FTF variants solve the
