@@ -86,6 +86,9 @@ type SimResult struct {
 	MaxFTF float64 `json:"max_ftf"`
 	// Utilization is busy GPU-time over available GPU-time during the makespan.
 	Utilization float64 `json:"utilization"`
+	// UtilizationOverTime is the utilization in at most 200 equal intervals
+	// from the first round to the last.
+	UtilizationOverTime []UtilizationSample `json:"utilization_over_time,omitempty"`
 	// CostDollars prices the busy GPU-time at PricePerHour.
 	CostDollars float64 `json:"cost_usd"`
 	// JobsWithSLO and SLOViolations count the window's jobs with a deadline and those missing it.
@@ -154,18 +157,20 @@ func (s *simulation) step(ctx context.Context) error {
 // runRound executes one round's micro-tasks and retires completed jobs.
 func (s *simulation) runRound(combos []Combination, placements []Placement) {
 	start, count := s.now, float64(len(s.active))
-	end := start
+	end, busy := start, 0.0
 	for _, p := range placements {
 		c := combos[p.Combination]
 		seconds := s.runMicroTask(c, p, start, count)
 		s.mech.Record(c, p, seconds)
 		s.busyGPUSeconds[p.WorkerType] += seconds * float64(c.ScaleFactor)
+		busy += seconds * float64(c.ScaleFactor)
 		if p.LeaseRenewed {
 			s.leaseRenewals++
 		}
 		end = math.Max(end, start+seconds)
 	}
 	s.activeJobSeconds += count * (end - start)
+	s.roundLog = append(s.roundLog, roundUsage{start: start, end: end, busyGPUSeconds: busy})
 	s.now = end
 	s.rounds++
 	s.retire()

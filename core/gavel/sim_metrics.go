@@ -44,6 +44,7 @@ func (s *simulation) result() *SimResult {
 	if r.MakespanSeconds > 0 {
 		r.Utilization = busy / (float64(s.cfg.Cluster.TotalWorkers()) * r.MakespanSeconds)
 	}
+	r.UtilizationOverTime = utilizationSeries(s.roundLog, s.cfg.Cluster.TotalWorkers())
 	sort.Slice(r.Jobs, func(a, b int) bool { return r.Jobs[a].ID < r.Jobs[b].ID })
 	return r
 }

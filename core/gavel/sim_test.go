@@ -73,6 +73,14 @@ func TestSimulateSingleJobExact(t *testing.T) {
 	if math.Abs(res.Utilization-1.0/12) > 1e-9 || res.LeaseRenewals != res.Rounds-1 {
 		t.Fatalf("utilization %v (want 1/12), lease renewals %d", res.Utilization, res.LeaseRenewals)
 	}
+	if len(res.UtilizationOverTime) == 0 {
+		t.Fatal("no utilization series")
+	}
+	for i, u := range res.UtilizationOverTime {
+		if math.Abs(u.Utilization-1.0/12) > 1e-9 {
+			t.Fatalf("utilization over time [%d] = %+v, want 1/12 throughout", i, u)
+		}
+	}
 	if want := res.MakespanSeconds / 3600 * DefaultPricePerHour("v100"); math.Abs(res.CostDollars-want) > 1e-9 {
 		t.Fatalf("cost %v, want %v", res.CostDollars, want)
 	}
