@@ -484,6 +484,7 @@ func TestBrowser(t *testing.T) {
 		start := time.Now()
 		tb.click(t, "#simulate")
 		tb.waitFor(t, `document.querySelector("#jct-cdf svg path") !== null`)
+		tb.waitFor(t, `document.querySelector("#utilization-over-time svg path") !== null`)
 		t.Logf("simulated 20 jobs in the browser in about %v", time.Since(start).Round(time.Millisecond))
 		if m := tb.text(t, "#sim-metrics"); !strings.Contains(m, "average JCT") {
 			t.Errorf("metrics = %q", m)

@@ -245,3 +245,7 @@ func (c *ClusterPage) cdfSVG() vugu.HTML {
 	}
 	return vugu.HTML(cdfSVG(jcts, "job completion time (hours)"))
 }
+
+func (c *ClusterPage) utilizationSVG() vugu.HTML {
+	return vugu.HTML(utilizationSVG(c.App.Sim.Result.UtilizationOverTime))
+}
