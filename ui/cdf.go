@@ -22,7 +22,7 @@ func cdfSVG(values []float64, xLabel string) string {
 	if len(v) > 0 {
 		end = v[len(v)-1]
 	}
-	return stepSVG(v, ys, end, xLabel, "CDF of "+xLabel, fmt.Sprintf("empirical CDF over %d jobs", len(v)))
+	return stepSVG(v, ys, end, xLabel, "fraction of jobs", "CDF of "+xLabel, fmt.Sprintf("empirical CDF over %d jobs", len(v)))
 }
 
 // utilizationSVG draws a simulation's utilization over time (hours) as a
@@ -33,13 +33,13 @@ func utilizationSVG(samples []gavel.UtilizationSample) string {
 	for i, s := range samples {
 		xs[i], ys[i], end = s.StartSeconds/3600, s.Utilization, s.EndSeconds/3600
 	}
-	return stepSVG(xs, ys, end, "simulated time (hours)", "cluster utilization over time",
+	return stepSVG(xs, ys, end, "simulated time (hours)", "GPU utilization", "cluster utilization over time",
 		"busy GPU-time ÷ available GPU-time per interval")
 }
 
 // stepSVG draws y in [0, 1] as a step function of x (#0072B2): from (0, 0)
 // it steps to ys[i] at xs[i] (xs ascending, from 0) and runs to xEnd.
-func stepSVG(xs, ys []float64, xEnd float64, xLabel, ariaLabel, title string) string {
+func stepSVG(xs, ys []float64, xEnd float64, xLabel, yLabel, ariaLabel, title string) string {
 	const width, height, left, right, top, bottom = 560.0, 240.0, 48.0, 16.0, 12.0, 40.0
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="11" role="img" aria-label="%s">`, width, height, width, height, html.EscapeString(ariaLabel))
@@ -62,6 +62,7 @@ func stepSVG(xs, ys []float64, xEnd float64, xLabel, ariaLabel, title string) st
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%.3g</text>`, px(x), py(0)+14, x)
 	}
 	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%s</text>`, (left+width-right)/2, height-6, html.EscapeString(xLabel))
+	fmt.Fprintf(&b, `<text transform="translate(12 %.0f) rotate(-90)" text-anchor="middle">%s</text>`, (py(0)+py(1))/2, html.EscapeString(yLabel))
 	var path strings.Builder
 	fmt.Fprintf(&path, "M%.1f %.1f", px(0), py(0))
 	for i, x := range xs {

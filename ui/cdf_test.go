@@ -12,7 +12,7 @@ import (
 func TestStepCharts(t *testing.T) {
 	cdf := cdfSVG([]float64{3, 1, 2, 4}, "JCT (hours)")
 	// y of 1/4, 2/4, 3/4, 1 on an axis from 200 px (0) up to 12 px (1).
-	for _, want := range []string{"V153.0", "V106.0", "V59.0", "V12.0", "over 4 jobs", `aria-label="CDF of JCT (hours)"`} {
+	for _, want := range []string{"V153.0", "V106.0", "V59.0", "V12.0", "over 4 jobs", `aria-label="CDF of JCT (hours)"`, ">fraction of jobs</text>"} {
 		if !strings.Contains(cdf, want) {
 			t.Errorf("CDF SVG lacks %q:\n%s", want, cdf)
 		}
