@@ -158,25 +158,7 @@ func TestCancel(t *testing.T) {
 // dense, which the factorization handles with its dense trailing kernel; the
 // optimum matches the simplex's.
 func TestDenseNormalEquations(t *testing.T) {
-	const m, n = 120, 150
-	p := &Problem{NumVars: n, Objective: make([]float64, n), Maximize: true}
-	seed := uint64(7)
-	next := func() float64 { // xorshift in [0, 1)
-		seed ^= seed << 13
-		seed ^= seed >> 7
-		seed ^= seed << 17
-		return float64(seed%1_000_000) / 1e6
-	}
-	for j := range p.Objective {
-		p.Objective[j] = 1 + next()
-	}
-	for i := 0; i < m; i++ {
-		r := Row{Sense: LE, RHS: 1 + 10*next()}
-		for j := 0; j < n; j++ {
-			r.Index, r.Value = append(r.Index, j), append(r.Value, 0.1+next())
-		}
-		p.Rows = append(p.Rows, r)
-	}
+	p := densePackingLP(120, 150, 7)
 	f, err := newNormalEq(toStandard(p))
 	if err != nil {
 		t.Fatal(err)

@@ -8,10 +8,19 @@ import (
 // BenchmarkDenseInteriorPoint solves a dense 200 x 300 packing LP by the
 // interior-point method (dense trailing-block factorization).
 func BenchmarkDenseInteriorPoint(b *testing.B) {
-	const m, n = 200, 300
+	p := densePackingLP(200, 300, 11)
+	for b.Loop() {
+		if _, err := Solve(context.Background(), p, Options{Method: InteriorPoint}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// densePackingLP is a dense m x n packing LP, max c·x s.t. Ax <= b, x >= 0,
+// with every coefficient positive, drawn by a xorshift generator from seed.
+func densePackingLP(m, n int, seed uint64) *Problem {
 	p := &Problem{NumVars: n, Objective: make([]float64, n), Maximize: true}
-	seed := uint64(11)
-	next := func() float64 {
+	next := func() float64 { // xorshift in [0, 1)
 		seed ^= seed << 13
 		seed ^= seed >> 7
 		seed ^= seed << 17
@@ -27,9 +36,5 @@ func BenchmarkDenseInteriorPoint(b *testing.B) {
 		}
 		p.Rows = append(p.Rows, r)
 	}
-	for b.Loop() {
-		if _, err := Solve(context.Background(), p, Options{Method: InteriorPoint}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	return p
 }

@@ -2,7 +2,6 @@ package partition
 
 import (
 	"context"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -159,11 +158,7 @@ func TestMadPipeDPGroupsAre1F1BStar(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		maxLoad, sum := 0.0, 0.0
-		for _, l := range madResourceLoads(c, bounds) {
-			maxLoad, sum = math.Max(maxLoad, l), sum+l
-		}
-		period := maxLoad + rng.Float64()*(sum-maxLoad)
+		period := randomFeasiblePeriod(rng, c, bounds)
 		star, err := OneFOneBStarAt(prof, firsts, c.bandwidth, period)
 		if err != nil {
 			t.Fatal(err)

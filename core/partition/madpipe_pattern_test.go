@@ -26,11 +26,7 @@ func TestMadPatternOfContiguousSplitIs1F1BStar(t *testing.T) {
 		}
 		stages = append(stages, madStage{first: firsts[len(firsts)-1], last: L - 1})
 		bounds, _ := madStageBounds(c, firsts)
-		maxLoad, sum := 0.0, 0.0
-		for _, l := range madResourceLoads(c, bounds) {
-			maxLoad, sum = math.Max(maxLoad, l), sum+l
-		}
-		period := maxLoad + rng.Float64()*(sum-maxLoad)
+		period := randomFeasiblePeriod(rng, c, bounds)
 		star, err := OneFOneBStarAt(prof, firsts, c.bandwidth, period)
 		if err != nil {
 			t.Fatal(err)
@@ -38,7 +34,7 @@ func TestMadPatternOfContiguousSplitIs1F1BStar(t *testing.T) {
 		pl := madPlace(stages)
 		pat, ok := madBuildPattern(c, pl, period)
 		if !ok {
-			t.Fatalf("trial %d: no pattern at period %g >= largest load %g", trial, period, maxLoad)
+			t.Fatalf("trial %d: no pattern at period %g (>= the largest resource load)", trial, period)
 		}
 		if err := madCheckPattern(pat); err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
@@ -96,4 +92,14 @@ func TestMadCheckPatternRejectsInvalid(t *testing.T) {
 	if madCheckPattern(&clash) == nil {
 		t.Error("overlap on the special processor not detected")
 	}
+}
+
+// randomFeasiblePeriod draws a period between the busiest resource's load
+// (the smallest period 1F1B* can sustain) and the sum of all loads.
+func randomFeasiblePeriod(rng *rand.Rand, c *madChain, bounds [][2]int) float64 {
+	maxLoad, sum := 0.0, 0.0
+	for _, l := range madResourceLoads(c, bounds) {
+		maxLoad, sum = math.Max(maxLoad, l), sum+l
+	}
+	return maxLoad + rng.Float64()*(sum-maxLoad)
 }
