@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,7 +25,9 @@ type gavelAllocateOutput struct {
 	Objective      float64     `json:"objective"`
 	Allocation     [][]float64 `json:"allocation"`
 	PairAllocation [][]float64 `json:"pair_allocation,omitempty"`
-	SolveSeconds   float64     `json:"solve_seconds"`
+	// UnconsolidatedAllocation is set for placement-sensitive instances.
+	UnconsolidatedAllocation [][]float64 `json:"unconsolidated_allocation,omitempty"`
+	SolveSeconds             float64     `json:"solve_seconds"`
 }
 
 func runGavelAllocate(args []string, stdout io.Writer) error {
@@ -34,6 +37,7 @@ func runGavelAllocate(args []string, stdout io.Writer) error {
 	policyName := fs.String("policy", "", "policy name (required)")
 	budget := fs.Float64("budget", 0, "cost budget in dollars (min_makespan_budget_perf)")
 	prices := fs.String("prices", "", "price per GPU-hour of each worker type in instance order, e.g. 0.9,1.46,3.06 (cost policies)")
+	placement := fs.Bool("placement-sensitive", false, "take unconsolidated throughputs of multi-GPU jobs from the embedded throughput table unless the instance has unconsolidated_throughputs (§5.3.1)")
 	entities := fs.String("entity-policy", "", "per-entity policy of hierarchical water filling, e.g. research=fifo,product=fairness")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
@@ -63,12 +67,18 @@ func runGavelAllocate(args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("gavel allocate: %w", err)
 	}
+	if *placement && inst.UnconsolidatedThroughputs == nil {
+		if err := gavel.UnconsolidatedFromTable(inst, gavel.DefaultThroughputs()); err != nil {
+			return fmt.Errorf("gavel allocate: --placement-sensitive: %w", err)
+		}
+	}
 	start := time.Now()
 	al, err := policy.Allocate(context.Background(), inst)
 	if err != nil {
 		return fmt.Errorf("gavel allocate: %w", err)
 	}
-	out := gavelAllocateOutput{Objective: al.Objective, Allocation: al.X, PairAllocation: al.PairX, SolveSeconds: time.Since(start).Seconds()}
+	out := gavelAllocateOutput{Objective: al.Objective, Allocation: al.X, PairAllocation: al.PairX,
+		UnconsolidatedAllocation: al.UnconsolidatedX, SolveSeconds: time.Since(start).Seconds()}
 	if *asJSON {
 		return writeJSON(stdout, out)
 	}
@@ -116,7 +126,8 @@ func loadAllocateInstance(instanceFile, pairsFile, prices string, packed bool) (
 	return inst, nil
 }
 
-// writeAllocationTable prints one row per job: its time fraction per worker type.
+// writeAllocationTable prints one row per job: its time fraction per worker
+// type (and per unconsolidated worker type, when placement-sensitive).
 func writeAllocationTable(w io.Writer, inst *gavel.Instance, policy string, out gavelAllocateOutput) error {
 	fmt.Fprintf(w, "policy %s: objective %.6g, solved in %.3f s\n\n", policy, out.Objective, out.SolveSeconds)
 	tw := newTable(w)
@@ -124,9 +135,17 @@ func writeAllocationTable(w io.Writer, inst *gavel.Instance, policy string, out 
 	for _, wt := range inst.WorkerTypes {
 		fmt.Fprintf(tw, "\t%s", wt)
 	}
+	if out.UnconsolidatedAllocation != nil {
+		for _, wt := range inst.WorkerTypes {
+			fmt.Fprintf(tw, "\t%s%s", wt, gavel.UnconsolidatedSuffix)
+		}
+	}
 	fmt.Fprintln(tw)
 	for m, row := range out.Allocation {
 		fmt.Fprintf(tw, "%d\t%s", inst.Jobs[m].ID, inst.Jobs[m].JobType)
+		if out.UnconsolidatedAllocation != nil {
+			row = append(slices.Clone(row), out.UnconsolidatedAllocation[m]...)
+		}
 		for _, x := range row {
 			fmt.Fprintf(tw, "\t%.4f", x)
 		}

@@ -49,6 +49,7 @@ func runGavelSimulate(args []string, stdout io.Writer) error {
 	traceFile := fs.String("trace", "", "Gavel trace file to simulate instead of generating one")
 	round := fs.Float64("round", gavel.DefaultRoundSeconds, "round length in seconds")
 	spaceSharing := fs.Bool("space-sharing", false, "offer co-located job pairs to the policy (implied by *_packed policies)")
+	placement := fs.Bool("placement-sensitive", false, "give heterogeneity-aware policies the unconsolidated throughputs of multi-GPU jobs (§5.3.1)")
 	perJob := fs.Bool("per-job", false, "include every window job's outcome in the JSON output")
 	progress := fs.Bool("progress", false, "report completed window jobs on stderr while simulating")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -98,8 +99,9 @@ func runGavelSimulate(args []string, stdout io.Writer) error {
 	out.NumJobs = len(jobs)
 	cfg := gavel.SimConfig{
 		Cluster: spec, Policy: policy, Jobs: jobs, RoundSeconds: *round,
-		SpaceSharing: *spaceSharing || strings.Contains(*policyName, "packed"),
-		WindowFrom:   from, WindowTo: to,
+		SpaceSharing:       *spaceSharing || strings.Contains(*policyName, "packed"),
+		PlacementSensitive: *placement,
+		WindowFrom:         from, WindowTo: to,
 	}
 	if *progress {
 		cfg.Progress = func(done, total int) { fmt.Fprintf(os.Stderr, "\rsimulate: %d/%d window jobs completed", done, total) }

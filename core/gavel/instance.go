@@ -102,6 +102,9 @@ func (inst *Instance) Validate() error {
 			return fmt.Errorf("instance.jobs[%d]: cannot run on any worker type (zero throughput or scale_factor %d above the worker count)", i, job.ScaleFactor)
 		}
 	}
+	if err := validateUnconsolidated(inst); err != nil {
+		return err
+	}
 	if inst.PricePerHour != nil {
 		if len(inst.PricePerHour) != k {
 			return fmt.Errorf("instance.price_per_hour: must have %d entries (one per worker type), got %d", k, len(inst.PricePerHour))
@@ -118,6 +121,29 @@ func (inst *Instance) Validate() error {
 		}
 	}
 	return validatePairs(inst)
+}
+
+// validateUnconsolidated checks Instance.UnconsolidatedThroughputs, if set:
+// one row per job with one finite non-negative entry per worker type.
+func validateUnconsolidated(inst *Instance) error {
+	u := inst.UnconsolidatedThroughputs
+	if u == nil {
+		return nil
+	}
+	if len(u) != len(inst.Jobs) {
+		return fmt.Errorf("instance.unconsolidated_throughputs: must have %d rows (one per job), got %d", len(inst.Jobs), len(u))
+	}
+	for i, row := range u {
+		if len(row) != len(inst.WorkerTypes) {
+			return fmt.Errorf("instance.unconsolidated_throughputs[%d]: must have %d entries (one per worker type), got %d", i, len(inst.WorkerTypes), len(row))
+		}
+		for j, t := range row {
+			if !(t >= 0) || math.IsInf(t, 0) {
+				return fmt.Errorf("instance.unconsolidated_throughputs[%d][%d]: must be >= 0 and finite, got %g", i, j, t)
+			}
+		}
+	}
+	return nil
 }
 
 // validatePairs checks Instance.Pairs: A and B are distinct indices into

@@ -90,6 +90,9 @@ func TestParseInstanceErrors(t *testing.T) {
 		{`["k80","v100"]`, `["k80","k80"]`, `instance.worker_types[1]: duplicate "k80"`},
 		{`["k80","v100"]`, `[]`, "instance.worker_types: must not be empty"},
 		{`[{"id":0,"scale_factor":1}]`, `[]`, "instance.throughputs: must have 0 rows"},
+		{`"throughputs":`, `"unconsolidated_throughputs":[[1,2],[3,4]],"throughputs":`, "instance.unconsolidated_throughputs: must have 1 rows"},
+		{`"throughputs":`, `"unconsolidated_throughputs":[[1]],"throughputs":`, "instance.unconsolidated_throughputs[0]: must have 2 entries"},
+		{`"throughputs":`, `"unconsolidated_throughputs":[[1,-3]],"throughputs":`, "instance.unconsolidated_throughputs[0][1]: must be >= 0 and finite, got -3"},
 	} {
 		_, err := ParseInstance([]byte(strings.Replace(base, c.from, c.to, 1)))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -127,6 +130,7 @@ func FuzzParseInstance(f *testing.F) {
 		}
 		f.Add(data, []byte(`{"worker_types":["v100","k80"],"pairs":[[0,1,[[1,2],[0,0]]]]}`))
 	}
+	f.Add([]byte(`{"worker_types":["v100"],"num_workers":[4],"jobs":[{"id":0,"scale_factor":2}],"throughputs":[[10]],"unconsolidated_throughputs":[[2]]}`), []byte(`{}`))
 	f.Fuzz(func(t *testing.T, inst, pairs []byte) {
 		in, err := ParseInstance(inst)
 		if err != nil {

@@ -14,8 +14,14 @@ type Combination struct {
 	JobIDs []int
 	// ScaleFactor is the number of GPUs the combination occupies.
 	ScaleFactor int
-	// X is the policy's time fraction per worker type (a row of the allocation).
+	// X is the policy's time fraction per worker type (a row of the
+	// allocation): with UnconsolidatedX set, the consolidated time.
 	X []float64
+	// UnconsolidatedX, if set, is the policy's time fraction per worker type
+	// with the GPUs on separate servers (Allocation.UnconsolidatedX): the
+	// mechanism then tracks both placements apart and places combinations
+	// chosen for this share into the gaps that others leave.
+	UnconsolidatedX []float64
 	// Runnable reports per worker type whether the combination can run there
 	// (throughput > 0); the mechanism never schedules it elsewhere.
 	Runnable []bool
@@ -60,9 +66,10 @@ type lease struct {
 type Mechanism struct {
 	cluster      ClusterSpec
 	roundSeconds float64
-	// received[k][j] is the time combination k ran on worker type j since the
-	// last Reset, plus half a round (Gavel's initial value, which keeps
-	// fractions finite).
+	// received[c][j] is the time combination c ran on worker type j since
+	// the last Reset, plus half a round (Gavel's initial value, which keeps
+	// fractions finite); entries k+j count the unconsolidated time on type j
+	// of combinations with Combination.UnconsolidatedX (column).
 	received map[comboKey][]float64
 	leases   map[comboKey]lease
 }
@@ -89,19 +96,29 @@ func (m *Mechanism) Reset() {
 	clear(m.received)
 }
 
-// Record adds seconds of run time on p's worker type to combination c, and
-// remembers p's GPUs for lease renewal in the next round.
+// Record adds seconds of run time on p's worker type (and placement, for
+// placement-sensitive combinations) to combination c, and remembers p's GPUs
+// for lease renewal in the next round.
 func (m *Mechanism) Record(c Combination, p Placement, seconds float64) {
 	k := keyOf(c)
-	m.receivedOf(k)[p.WorkerType] += seconds
+	m.receivedOf(k)[m.column(c, p.WorkerType, !p.Consolidated)] += seconds
 	m.leases[k] = lease{workerType: p.WorkerType, workers: p.Workers, consolidated: p.Consolidated}
+}
+
+// column is the index into received of worker type j, unconsolidated or
+// not; combinations without UnconsolidatedX count all their time on j.
+func (m *Mechanism) column(c Combination, j int, spread bool) int {
+	if spread && c.UnconsolidatedX != nil {
+		return len(m.cluster.WorkerTypes) + j
+	}
+	return j
 }
 
 // receivedOf returns k's time counters, creating them at half a round.
 func (m *Mechanism) receivedOf(k comboKey) []float64 {
 	r, ok := m.received[k]
 	if !ok {
-		r = make([]float64, len(m.cluster.WorkerTypes))
+		r = make([]float64, 2*len(m.cluster.WorkerTypes))
 		for j := range r {
 			r[j] = m.roundSeconds / 2
 		}
@@ -110,9 +127,12 @@ func (m *Mechanism) receivedOf(k comboKey) []float64 {
 	return r
 }
 
-// candidate is one (combination, worker type) choice with its priority.
+// candidate is one (combination, worker type, placement) choice with its
+// priority; spread marks the unconsolidated share of a placement-sensitive
+// combination.
 type candidate struct {
 	combo, workerType int
+	spread            bool
 	priority, x       float64
 	firstJob          int
 }
@@ -150,35 +170,51 @@ func (m *Mechanism) Schedule(combos []Combination) ([]Placement, error) {
 	return m.place(combos, chosen), nil
 }
 
-// candidates lists the runnable (combination, worker type) choices: those
-// with allocation, with priorities, and the rest as fill-ins.
+// candidates lists the runnable (combination, worker type, placement)
+// choices: those with allocation, with priorities, and the rest as
+// fill-ins. Columns k+j are the unconsolidated shares.
 func (m *Mechanism) candidates(combos []Combination) (cands, fill []candidate) {
 	k := len(m.cluster.WorkerTypes)
-	sumX := make([]float64, k)
-	sumT := make([]float64, k)
+	sumX := make([]float64, 2*k)
+	sumT := make([]float64, 2*k)
 	for _, c := range combos {
 		r := m.receivedOf(keyOf(c))
-		for j := range k {
-			sumX[j] += c.X[j]
-			sumT[j] += r[j]
+		for col := range 2 * k {
+			sumX[col] += allocated(c, col, k)
+			sumT[col] += r[col]
 		}
 	}
 	for i, c := range combos {
 		r := m.received[keyOf(c)]
-		for j := range k {
-			if !c.Runnable[j] || c.ScaleFactor > m.cluster.NumWorkers[j] {
+		for col := range 2 * k {
+			j, spread := col%k, col >= k
+			if !c.Runnable[j] || c.ScaleFactor > m.cluster.NumWorkers[j] || (spread && c.UnconsolidatedX == nil) {
 				continue
 			}
-			cand := candidate{combo: i, workerType: j, x: c.X[j], firstJob: c.JobIDs[0]}
-			if c.X[j] <= 0 {
+			x := allocated(c, col, k)
+			cand := candidate{combo: i, workerType: j, spread: spread, x: x, firstJob: c.JobIDs[0]}
+			switch {
+			case x > 0:
+				cand.priority = (x / sumX[col]) / (r[col] / sumT[col])
+				cands = append(cands, cand)
+			case !spread:
 				fill = append(fill, cand)
-				continue
 			}
-			cand.priority = (c.X[j] / sumX[j]) / (r[j] / sumT[j])
-			cands = append(cands, cand)
 		}
 	}
 	return cands, fill
+}
+
+// allocated is c's allocation in column col of k worker types (k+j: the
+// unconsolidated share on type j).
+func allocated(c Combination, col, k int) float64 {
+	if col < k {
+		return c.X[col]
+	}
+	if c.UnconsolidatedX == nil {
+		return 0
+	}
+	return c.UnconsolidatedX[col-k]
 }
 
 // forgetAbsent drops the state of combinations that are no longer offered.
@@ -220,13 +256,25 @@ func (m *Mechanism) check(combos []Combination) error {
 		if len(c.X) != k || len(c.Runnable) != k {
 			return fmt.Errorf("mechanism: combinations[%d]: x and runnable need %d entries, got %d and %d", i, k, len(c.X), len(c.Runnable))
 		}
-		for j, x := range c.X {
-			if !(x >= 0) || math.IsInf(x, 0) {
-				return fmt.Errorf("mechanism: combinations[%d].x[%d]: must be >= 0 and finite, got %v", i, j, x)
+		if c.UnconsolidatedX != nil && len(c.UnconsolidatedX) != k {
+			return fmt.Errorf("mechanism: combinations[%d].unconsolidated_x: needs %d entries, got %d", i, k, len(c.UnconsolidatedX))
+		}
+		for col := range 2 * k {
+			if x := allocated(c, col, k); !(x >= 0) || math.IsInf(x, 0) {
+				return fmt.Errorf("mechanism: combinations[%d].%s: must be >= 0 and finite, got %v", i, columnName(col, k), x)
 			}
 		}
 	}
 	return nil
+}
+
+// columnName names column col of k worker types for errors: "x[j]" or
+// "unconsolidated_x[j]".
+func columnName(col, k int) string {
+	if col < k {
+		return fmt.Sprintf("x[%d]", col)
+	}
+	return fmt.Sprintf("unconsolidated_x[%d]", col-k)
 }
 
 // compareCandidates orders candidates by decreasing priority, then
@@ -243,6 +291,12 @@ func compareCandidates(a, b candidate) int {
 	}
 	if c := cmp.Compare(a.workerType, b.workerType); c != 0 {
 		return c
+	}
+	if a.spread != b.spread {
+		if a.spread {
+			return 1
+		}
+		return -1
 	}
 	return cmp.Compare(a.combo, b.combo)
 }

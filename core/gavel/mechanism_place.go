@@ -6,6 +6,9 @@ import "sort"
 // of scale factor, each keeps last round's GPUs if they were consolidated and
 // are free (lease renewal), else gets GPUs on as few servers as possible,
 // best fit, avoiding GPUs that other chosen combinations hold on lease.
+// Combinations chosen for their unconsolidated share (placement
+// sensitivity) come last: they renew any lease, and otherwise fill the
+// servers with the fewest free GPUs first, the gaps the others cannot use.
 func (m *Mechanism) place(combos []Combination, chosen []candidate) []Placement {
 	used := make([][]bool, len(m.cluster.WorkerTypes))
 	reserved := make([][]bool, len(used))
@@ -25,7 +28,11 @@ func (m *Mechanism) place(combos []Combination, chosen []candidate) []Placement 
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool {
-		return combos[chosen[order[a]].combo].ScaleFactor > combos[chosen[order[b]].combo].ScaleFactor
+		ca, cb := chosen[order[a]], chosen[order[b]]
+		if ca.spread != cb.spread {
+			return cb.spread
+		}
+		return combos[ca.combo].ScaleFactor > combos[cb.combo].ScaleFactor
 	})
 	out := make([]Placement, len(chosen))
 	for _, i := range order {
@@ -33,11 +40,11 @@ func (m *Mechanism) place(combos []Combination, chosen []candidate) []Placement 
 		combo := combos[c.combo]
 		j := c.workerType
 		p := Placement{Combination: c.combo, WorkerType: j}
-		if l, ok := m.leases[keyOf(combo)]; ok && l.consolidated && l.workerType == j && len(l.workers) == combo.ScaleFactor && allFree(used[j], l.workers) {
+		if l, ok := m.leases[keyOf(combo)]; ok && (l.consolidated || c.spread) && l.workerType == j && len(l.workers) == combo.ScaleFactor && allFree(used[j], l.workers) {
 			p.Workers = append([]int(nil), l.workers...)
 			p.LeaseRenewed = true
 		} else {
-			p.Workers = m.pickGPUs(j, combo.ScaleFactor, used[j], reserved[j])
+			p.Workers = m.pickGPUs(j, combo.ScaleFactor, used[j], reserved[j], c.spread)
 		}
 		for _, g := range p.Workers {
 			used[j][g] = true
@@ -48,14 +55,19 @@ func (m *Mechanism) place(combos []Combination, chosen []candidate) []Placement 
 	return out
 }
 
-// pickGPUs chooses n free GPUs of worker type j, consolidated if possible,
-// preferring GPUs nobody holds on lease. The scheduler guarantees n free GPUs.
-func (m *Mechanism) pickGPUs(j, n int, used, reserved []bool) []int {
-	unreserved, okU := m.gather(j, n, func(g int) bool { return !used[g] && !reserved[g] })
+// pickGPUs chooses n free GPUs of worker type j, consolidated if possible
+// (or, for spread, from the fullest servers first), preferring GPUs nobody
+// holds on lease. The scheduler guarantees n free GPUs.
+func (m *Mechanism) pickGPUs(j, n int, used, reserved []bool, spread bool) []int {
+	gather := m.gather
+	if spread {
+		gather = m.gatherGaps
+	}
+	unreserved, okU := gather(j, n, func(g int) bool { return !used[g] && !reserved[g] })
 	if okU {
 		return unreserved
 	}
-	all, okA := m.gather(j, n, func(g int) bool { return !used[g] })
+	all, okA := gather(j, n, func(g int) bool { return !used[g] })
 	if okA || unreserved == nil {
 		return all
 	}
@@ -67,15 +79,7 @@ func (m *Mechanism) pickGPUs(j, n int, used, reserved []bool) []int {
 // most free GPUs first. It reports whether the choice is consolidated; it
 // returns nil if fewer than n GPUs are free.
 func (m *Mechanism) gather(j, n int, free func(int) bool) ([]int, bool) {
-	size, workers := m.cluster.serverSize(j), m.cluster.NumWorkers[j]
-	counts := make([]int, (workers+size-1)/size)
-	total := 0
-	for g := range workers {
-		if free(g) {
-			counts[g/size]++
-			total++
-		}
-	}
+	counts, total := m.freePerServer(j, free)
 	if total < n {
 		return nil, false
 	}
@@ -99,6 +103,41 @@ func (m *Mechanism) gather(j, n int, free func(int) bool) ([]int, bool) {
 		nServers++
 	}
 	return m.take(j, order[:nServers], n, free), nServers == m.minServers(j, n)
+}
+
+// gatherGaps picks n GPUs of type j among those free() allows from the
+// servers with the fewest free GPUs first (placement sensitivity: a job
+// that runs well unconsolidated uses the gaps and leaves whole servers to
+// jobs that need them). It reports true when it found n GPUs; it returns
+// nil if fewer than n GPUs are free.
+func (m *Mechanism) gatherGaps(j, n int, free func(int) bool) ([]int, bool) {
+	counts, total := m.freePerServer(j, free)
+	if total < n {
+		return nil, false
+	}
+	var order []int
+	for s, c := range counts {
+		if c > 0 {
+			order = append(order, s)
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return counts[order[a]] < counts[order[b]] })
+	return m.take(j, order, n, free), true
+}
+
+// freePerServer counts the GPUs of type j that free() allows per server,
+// and in all.
+func (m *Mechanism) freePerServer(j int, free func(int) bool) ([]int, int) {
+	size, workers := m.cluster.serverSize(j), m.cluster.NumWorkers[j]
+	counts := make([]int, (workers+size-1)/size)
+	total := 0
+	for g := range workers {
+		if free(g) {
+			counts[g/size]++
+			total++
+		}
+	}
+	return counts, total
 }
 
 // take returns the first n free GPUs of the given servers of type j, in

@@ -3,6 +3,7 @@ package gavel
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -245,4 +246,50 @@ func FuzzParseClusterSpec(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMechanismPlacementSensitive: 12 GPUs in servers of 4. Job 0 (3 GPUs)
+// is allocated consolidated time, job 1 (2 GPUs) only unconsolidated time,
+// job 2 (4 GPUs) consolidated time. Job 1 is placed last, into the gaps:
+// the free GPU left on job 0's server and one more, so job 2 still gets a
+// whole server; its run time counts towards its unconsolidated share.
+func TestMechanismPlacementSensitive(t *testing.T) {
+	m, _ := NewMechanism(ClusterSpec{WorkerTypes: []string{"v100"}, NumWorkers: []int{12}, GPUsPerServer: []int{4}}, 360)
+	combos := []Combination{
+		{JobIDs: []int{0}, ScaleFactor: 3, X: []float64{1}, UnconsolidatedX: []float64{0}, Runnable: []bool{true}},
+		{JobIDs: []int{1}, ScaleFactor: 2, X: []float64{0}, UnconsolidatedX: []float64{1}, Runnable: []bool{true}},
+		{JobIDs: []int{2}, ScaleFactor: 4, X: []float64{1}, Runnable: []bool{true}},
+	}
+	ps, err := m.Schedule(combos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlacements(t, m.cluster, combos, ps)
+	byCombo := map[int]Placement{}
+	for _, p := range ps {
+		byCombo[p.Combination] = p
+	}
+	if len(byCombo) != 3 {
+		t.Fatalf("placements %+v, want all three jobs", ps)
+	}
+	for c, want := range map[int]bool{0: true, 1: false, 2: true} {
+		if byCombo[c].Consolidated != want {
+			t.Errorf("job %d on %v: consolidated %v, want %v", c, byCombo[c].Workers, byCombo[c].Consolidated, want)
+		}
+	}
+	if s0, s1 := m.serversUsed(0, byCombo[0].Workers), m.serversUsed(0, byCombo[1].Workers); s0 != 1 || s1 != 2 {
+		t.Fatalf("job 0 on %v (%d servers), job 1 on %v (%d servers), want 1 and 2", byCombo[0].Workers, s0, byCombo[1].Workers, s1)
+	}
+	m.Record(combos[1], byCombo[1], 100)
+	if r := m.received[keyOf(combos[1])]; r[1] != 180+100 || r[0] != 180 {
+		t.Fatalf("job 1 received %v, want its 100 s in the unconsolidated column", r)
+	}
+	m.Record(combos[2], byCombo[2], 100)
+	if r := m.received[keyOf(combos[2])]; r[0] != 180+100 {
+		t.Fatalf("job 2 received %v, want its 100 s in the consolidated column", r)
+	}
+	bad := []Combination{{JobIDs: []int{0}, ScaleFactor: 1, X: []float64{1}, UnconsolidatedX: []float64{-1}, Runnable: []bool{true}}}
+	if _, err := m.Schedule(bad); err == nil || !strings.Contains(err.Error(), "unconsolidated_x[0]") {
+		t.Fatalf("negative unconsolidated share: error %v", err)
+	}
 }

@@ -42,7 +42,9 @@ type policyFunc struct {
 func (p policyFunc) Name() string { return p.name }
 
 // Allocate validates inst and solves the policy; an instance without jobs
-// gets an empty allocation with objective 0.
+// gets an empty allocation with objective 0. Heterogeneity-aware policies
+// on an instance with unconsolidated throughputs are placement-sensitive
+// (see Instance.withPlacements) and also fill Allocation.UnconsolidatedX.
 func (p policyFunc) Allocate(ctx context.Context, inst *Instance) (*Allocation, error) {
 	if err := inst.Validate(); err != nil {
 		return nil, err
@@ -50,9 +52,16 @@ func (p policyFunc) Allocate(ctx context.Context, inst *Instance) (*Allocation, 
 	if len(inst.Jobs) == 0 {
 		return &Allocation{X: [][]float64{}}, nil
 	}
-	a, err := p.allocate(ctx, inst)
+	solved := inst
+	if placementSensitive(p.name, inst) {
+		solved = inst.withPlacements()
+	}
+	a, err := p.allocate(ctx, solved)
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", p.name, err)
+	}
+	if solved != inst {
+		foldPlacements(len(inst.WorkerTypes), a)
 	}
 	return a, nil
 }

@@ -148,7 +148,7 @@ func saturate(inst *Instance, al *Allocation) {
 		tm := 0.0
 		for j, x := range row {
 			tm += x
-			used[j] += x * float64(inst.Jobs[m].ScaleFactor)
+			used[inst.capacityType(j)] += x * float64(inst.Jobs[m].ScaleFactor)
 		}
 		if tm > 0 {
 			f = min(f, 1/tm)

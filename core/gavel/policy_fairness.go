@@ -37,10 +37,13 @@ func agnosticThroughputs(inst *Instance) [][]float64 {
 
 // equalThroughput is throughput(m, X^equal_m): job m's throughput when it
 // spends time on each worker type in proportion to that type's share of the
-// cluster (§5.4.1: [0.5, 0.5] for 1 V100 and 1 K80).
+// cluster (§5.4.1: [0.5, 0.5] for 1 V100 and 1 K80), consolidated.
 func equalThroughput(inst *Instance, t [][]float64, m int) float64 {
 	total, s := 0, 0.0
 	for j, n := range inst.NumWorkers {
+		if inst.capacityType(j) != j {
+			continue
+		}
 		total += n
 		s += t[m][j] * float64(n)
 	}
@@ -117,6 +120,7 @@ func maxMinFairness(ctx context.Context, inst *Instance, t [][]float64, packed, 
 // the worker types it runs fastest on. No job loses throughput, and no
 // usable worker type stays idle while a job could take more time.
 func fillIdle(inst *Instance, t [][]float64, al *Allocation) {
+	// free[g] is the idle capacity of the GPUs of capacity type g.
 	free := make([]float64, len(inst.WorkerTypes))
 	for j, n := range inst.NumWorkers {
 		free[j] = float64(n)
@@ -124,14 +128,14 @@ func fillIdle(inst *Instance, t [][]float64, al *Allocation) {
 	share := make([]float64, len(inst.Jobs))
 	for m, row := range al.X {
 		for j, x := range row {
-			free[j] -= x * float64(inst.Jobs[m].ScaleFactor)
+			free[inst.capacityType(j)] -= x * float64(inst.Jobs[m].ScaleFactor)
 			share[m] += x
 		}
 	}
 	for p, row := range al.PairX {
 		pair := inst.Pairs[p]
 		for j, x := range row {
-			free[j] -= x * float64(inst.Jobs[pair.A].ScaleFactor)
+			free[inst.capacityType(j)] -= x * float64(inst.Jobs[pair.A].ScaleFactor)
 			share[pair.A] += x
 			share[pair.B] += x
 		}
@@ -142,13 +146,14 @@ func fillIdle(inst *Instance, t [][]float64, al *Allocation) {
 		sf := float64(inst.Jobs[m].ScaleFactor)
 		types := jobOrder(len(free), func(j int) float64 { return -t[m][j] })
 		for _, j := range types {
-			if t[m][j] <= 0 || sf > float64(inst.NumWorkers[j]) || free[j] <= 0 || share[m] >= 1 {
+			g := inst.capacityType(j)
+			if t[m][j] <= 0 || sf > float64(inst.NumWorkers[j]) || free[g] <= 0 || share[m] >= 1 {
 				continue
 			}
-			add := min(1-share[m], free[j]/sf)
+			add := min(1-share[m], free[g]/sf)
 			al.X[m][j] += add
 			share[m] += add
-			free[j] -= add * sf
+			free[g] -= add * sf
 		}
 	}
 }

@@ -56,6 +56,18 @@ func checkValid(t testing.TB, inst *Instance, al *Allocation) {
 			used[j] += x * float64(inst.Jobs[m].ScaleFactor)
 		}
 	}
+	for m, row := range al.UnconsolidatedX {
+		for j, x := range row {
+			if x < 0 || math.IsNaN(x) {
+				t.Fatalf("UnconsolidatedX[%d][%d] = %v", m, j, x)
+			}
+			if x > 0 && (inst.Jobs[m].ScaleFactor == 1 || inst.UnconsolidatedThroughputs[m][j] == 0) {
+				t.Fatalf("UnconsolidatedX[%d][%d] = %v for a job that cannot run unconsolidated there", m, j, x)
+			}
+			timeOf[m] += x
+			used[j] += x * float64(inst.Jobs[m].ScaleFactor)
+		}
+	}
 	for p, row := range al.PairX {
 		pair := inst.Pairs[p]
 		for j, x := range row {

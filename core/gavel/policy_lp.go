@@ -12,7 +12,8 @@ import (
 // allocLP is the common part of Gavel's allocation LPs (§5.3.1, §6.4.1):
 // variables X[m][j] >= 0 (and, when packed, one per job pair and worker type,
 // §5.3.1 space sharing), each job's total time sum_j X[m][j] (plus its pairs')
-// <= 1, and each worker type's capacity sum_m scale_factor_m X[m][j] <= n_j.
+// <= 1, and each worker type's capacity sum_m scale_factor_m X[m][j] <= n_j
+// (summed over the worker types that share GPUs, see capacityType).
 type allocLP struct {
 	inst              *Instance
 	t                 [][]float64 // throughputs the LP uses (isolated, or agnostic ones)
@@ -66,8 +67,16 @@ func newAllocLP(inst *Instance, t [][]float64, packed bool) *allocLP {
 	for m := range inst.Jobs {
 		a.timeRows = append(a.timeRows, a.addRow(timeIdx[m], ones(len(timeIdx[m])), lp.LE, 1))
 	}
+	// Worker types sharing GPUs (withPlacements) share one capacity row.
 	for j := range k {
-		a.capRows = append(a.capRows, a.addRow(capIdx[j], capVal[j], lp.LE, float64(inst.NumWorkers[j])))
+		if g := inst.capacityType(j); g != j {
+			capIdx[g], capVal[g] = append(capIdx[g], capIdx[j]...), append(capVal[g], capVal[j]...)
+		}
+	}
+	for j := range k {
+		if inst.capacityType(j) == j {
+			a.capRows = append(a.capRows, a.addRow(capIdx[j], capVal[j], lp.LE, float64(inst.NumWorkers[j])))
+		}
 	}
 	return a
 }

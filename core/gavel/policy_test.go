@@ -196,6 +196,7 @@ func TestPolicyErrors(t *testing.T) {
 func FuzzAllocate(f *testing.F) {
 	f.Add([]byte(`{"worker_types":["v100","k80"],"num_workers":[1,1],"jobs":[{"id":0,"scale_factor":1,"num_steps":100},{"id":1,"scale_factor":1,"num_steps":50,"priority_weight":3}],"throughputs":[[40,10],[12,4]]}`))
 	f.Add([]byte(`{"worker_types":["a","b","c"],"num_workers":[2,1,4],"jobs":[{"id":3,"scale_factor":2,"num_steps":1e6,"elapsed_s":100,"slo_s":1e9},{"id":1,"scale_factor":1,"num_steps":1e-3}],"throughputs":[[0,5,1e-4],[1e6,0,0]],"price_per_hour":[1,2,3]}`))
+	f.Add([]byte(`{"worker_types":["v100","k80"],"num_workers":[4,2],"jobs":[{"id":0,"scale_factor":2,"num_steps":100,"elapsed_s":10,"slo_s":1e6},{"id":1,"scale_factor":2,"num_steps":50},{"id":2,"scale_factor":1,"num_steps":70}],"throughputs":[[10,3],[5,2],[2.9,1]],"unconsolidated_throughputs":[[2,3],[6,2.5],[100,0]],"price_per_hour":[3,1]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		inst, err := ParseInstance(data)
 		if err != nil || len(inst.Jobs) > 6 || len(inst.WorkerTypes) > 4 {

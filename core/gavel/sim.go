@@ -23,6 +23,12 @@ type SimConfig struct {
 	RoundSeconds float64
 	// SpaceSharing offers the policy co-located pairs of active jobs (§5.4.2).
 	SpaceSharing bool
+	// PlacementSensitive gives the policy each multi-GPU job's unconsolidated
+	// throughputs (Instance.UnconsolidatedThroughputs, §5.3.1), and the
+	// mechanism then realizes the consolidated and unconsolidated shares
+	// apart. Without it the policy sees consolidated throughputs only (the
+	// simulator still charges unconsolidated placements their throughput).
+	PlacementSensitive bool
 	// WindowFrom and WindowTo select the steady-state jobs, IDs in
 	// [WindowFrom, WindowTo), whose completion times are averaged (§5.7.1);
 	// the simulation stops when they have all completed. WindowTo = 0 means

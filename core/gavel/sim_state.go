@@ -204,6 +204,13 @@ func (s *simulation) reallocate(ctx context.Context) error {
 		job.ElapsedSeconds = s.now - job.ArrivalSeconds
 		inst.Jobs = append(inst.Jobs, job)
 		inst.Throughputs = append(inst.Throughputs, j.tput)
+		if s.cfg.PlacementSensitive {
+			spread := make([]float64, len(j.tputSpread))
+			if job.ScaleFactor > 1 {
+				copy(spread, j.tputSpread)
+			}
+			inst.UnconsolidatedThroughputs = append(inst.UnconsolidatedThroughputs, spread)
+		}
 	}
 	if s.cfg.SpaceSharing {
 		if err := PairsFromTable(inst, s.tt); err != nil {
@@ -264,7 +271,11 @@ func (s *simulation) combinations() []Combination {
 		for w := range run {
 			run[w] = j.tput[w] > 0
 		}
-		combos = append(combos, Combination{JobIDs: []int{job.ID}, ScaleFactor: job.ScaleFactor, X: s.alloc.X[i], Runnable: run})
+		c := Combination{JobIDs: []int{job.ID}, ScaleFactor: job.ScaleFactor, X: s.alloc.X[i], Runnable: run}
+		if s.alloc.UnconsolidatedX != nil {
+			c.UnconsolidatedX = s.alloc.UnconsolidatedX[i]
+		}
+		combos = append(combos, c)
 	}
 	for p, pair := range s.inst.Pairs {
 		a, b := s.inst.Jobs[pair.A], s.inst.Jobs[pair.B]
@@ -307,6 +318,11 @@ func checkAllocation(inst *Instance, alloc *Allocation) error {
 	}
 	if err := check("allocation", alloc.X, len(inst.Jobs)); err != nil {
 		return err
+	}
+	if alloc.UnconsolidatedX != nil {
+		if err := check("unconsolidated_allocation", alloc.UnconsolidatedX, len(inst.Jobs)); err != nil {
+			return err
+		}
 	}
 	if alloc.PairX != nil {
 		return check("pair_allocation", alloc.PairX, len(inst.Pairs))

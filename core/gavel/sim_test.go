@@ -281,3 +281,50 @@ func TestSimulateSpaceSharing(t *testing.T) {
 		t.Errorf("job %d finished at %v, before its faster partner", 1-first, res.Jobs[1-first].JCTSeconds)
 	}
 }
+
+// TestSimulatePlacementSensitive runs a multi-GPU trace with the policy
+// told about unconsolidated throughputs: every job completes, none faster
+// than alone on its best GPU type in its best placement, deterministically;
+// an agnostic policy ignores placements, so its run is unchanged.
+func TestSimulatePlacementSensitive(t *testing.T) {
+	jobs, err := GenerateTrace(TraceConfig{NumJobs: 40, JobsPerHour: 4, Seed: 11, MultiGPU: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cluster := ClusterSpec{WorkerTypes: []string{"k80", "p100", "v100"}, NumWorkers: []int{8, 8, 8}, GPUsPerServer: []int{4, 4, 4}}
+	run := func(policy string, placement bool) *SimResult {
+		t.Helper()
+		p, err := PolicyByName(policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Simulate(context.Background(), SimConfig{Cluster: cluster, Policy: p, Jobs: jobs, PlacementSensitive: placement})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := run("max_min_fairness_perf", true)
+	if res.JobsCompleted != 40 {
+		t.Fatalf("%d of 40 jobs completed", res.JobsCompleted)
+	}
+	tt := DefaultThroughputs()
+	for _, o := range res.Jobs {
+		best := 0.0
+		for _, wt := range cluster.WorkerTypes {
+			for _, consolidated := range []bool{true, false} {
+				v, _ := tt.Placed(wt, JobKey{o.JobType, o.ScaleFactor}, consolidated)
+				best = math.Max(best, v)
+			}
+		}
+		if lb := jobs[o.ID].NumSteps / best; o.JCTSeconds < lb*(1-1e-9) {
+			t.Errorf("job %d finished in %v s, faster than alone at its best (%v s)", o.ID, o.JCTSeconds, lb)
+		}
+	}
+	if again := run("max_min_fairness_perf", true); !reflect.DeepEqual(res, again) {
+		t.Fatal("second placement-sensitive run differs")
+	}
+	if a, b := run("max_min_fairness", true), run("max_min_fairness", false); !reflect.DeepEqual(a, b) {
+		t.Fatalf("agnostic policy: placement-sensitive run differs (avg JCT %v vs %v)", a.AvgJCTSeconds, b.AvgJCTSeconds)
+	}
+}

@@ -60,6 +60,18 @@ type Instance struct {
 	PricePerHour []float64 `json:"price_per_hour,omitempty"`
 	// EntityWeights weighs the entities of hierarchical policies.
 	EntityWeights map[string]float64 `json:"entity_weights,omitempty"`
+	// UnconsolidatedThroughputs, if set, makes the heterogeneity-aware
+	// policies placement-sensitive (§5.3.1): [i][j] is job i's throughput on
+	// worker type j when its GPUs sit on separate servers (Gavel's
+	// "_unconsolidated" measurements), 0 where it cannot run so. Throughputs
+	// then holds the consolidated values. Single-GPU jobs are always
+	// consolidated; their entries are ignored.
+	UnconsolidatedThroughputs [][]float64 `json:"unconsolidated_throughputs,omitempty"`
+
+	// capacityOf maps the worker types of an instance expanded by
+	// withPlacements to the type whose GPUs they share; nil means each type
+	// owns its GPUs.
+	capacityOf []int
 }
 
 // Allocation is a policy's answer: the fraction of time each job (row) should
@@ -69,6 +81,11 @@ type Allocation struct {
 	X [][]float64 `json:"allocation"`
 	// PairX[k][j] is the time fraction of Instance.Pairs[k] on worker type j.
 	PairX [][]float64 `json:"pair_allocation,omitempty"`
+	// UnconsolidatedX[i][j], set for placement-sensitive instances, is the
+	// time fraction of Instance.Jobs[i] on worker type j with its GPUs on
+	// separate servers; X[i][j] is then the consolidated time, and the job's
+	// time on type j is the sum of both.
+	UnconsolidatedX [][]float64 `json:"unconsolidated_allocation,omitempty"`
 	// Objective is the optimum in the policy's natural units.
 	Objective float64 `json:"objective"`
 }

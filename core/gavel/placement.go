@@ -1,0 +1,106 @@
+package gavel
+
+import (
+	"fmt"
+	"slices"
+)
+
+// placementSensitive reports whether the policy named name sees
+// consolidated and unconsolidated placements apart on inst: the instance
+// must carry unconsolidated throughputs, and the policy must be
+// heterogeneity-aware (an agnostic policy sees every GPU, and so every
+// placement, as equal).
+func placementSensitive(name string, inst *Instance) bool {
+	return inst.UnconsolidatedThroughputs != nil && !heterogeneityAgnostic[name]
+}
+
+// heterogeneityAgnostic names the policies that ignore throughput
+// differences between worker types (Table 5.1's baselines).
+var heterogeneityAgnostic = map[string]bool{"max_min_fairness": true, "fifo": true, "finish_time_fairness": true}
+
+// withPlacements models placement sensitivity as §5.3.1 describes: every
+// worker type w gets a second column, w+"_unconsolidated", with the
+// unconsolidated throughputs, and both columns share w's GPUs (capacityOf).
+// Policies then decide how much of each job's time runs consolidated. Pairs
+// and single-GPU jobs only run consolidated.
+func (inst *Instance) withPlacements() *Instance {
+	k := len(inst.WorkerTypes)
+	ex := *inst
+	ex.UnconsolidatedThroughputs = nil
+	ex.WorkerTypes = slices.Clone(inst.WorkerTypes)
+	for _, w := range inst.WorkerTypes {
+		ex.WorkerTypes = append(ex.WorkerTypes, w+UnconsolidatedSuffix)
+	}
+	ex.NumWorkers = append(slices.Clone(inst.NumWorkers), inst.NumWorkers...)
+	ex.capacityOf = make([]int, 2*k)
+	for j := range ex.capacityOf {
+		ex.capacityOf[j] = j % k
+	}
+	if inst.PricePerHour != nil {
+		ex.PricePerHour = append(slices.Clone(inst.PricePerHour), inst.PricePerHour...)
+	}
+	ex.Throughputs = make([][]float64, len(inst.Jobs))
+	for m, row := range inst.Throughputs {
+		spread := make([]float64, k)
+		if inst.Jobs[m].ScaleFactor > 1 {
+			copy(spread, inst.UnconsolidatedThroughputs[m])
+		}
+		ex.Throughputs[m] = append(slices.Clone(row), spread...)
+	}
+	ex.Pairs = make([]Pair, len(inst.Pairs))
+	for p, pair := range inst.Pairs {
+		ex.Pairs[p] = pair
+		ex.Pairs[p].Throughputs = append(slices.Clone(pair.Throughputs), make([][2]float64, k)...)
+	}
+	return &ex
+}
+
+// foldPlacements turns an allocation of inst.withPlacements() back into
+// one over inst's k worker types: X keeps the consolidated columns and
+// UnconsolidatedX gets the others (pairs never run unconsolidated).
+func foldPlacements(k int, al *Allocation) {
+	al.UnconsolidatedX = make([][]float64, len(al.X))
+	for m, row := range al.X {
+		al.X[m], al.UnconsolidatedX[m] = row[:k:k], row[k:]
+	}
+	for p, row := range al.PairX {
+		al.PairX[p] = row[:k:k]
+	}
+}
+
+// capacityType returns the worker type whose GPUs type j uses (j itself
+// unless the instance was expanded by withPlacements).
+func (inst *Instance) capacityType(j int) int {
+	if inst.capacityOf == nil {
+		return j
+	}
+	return inst.capacityOf[j]
+}
+
+// UnconsolidatedFromTable sets inst.UnconsolidatedThroughputs from a
+// throughput table's "_unconsolidated" measurements (ThroughputTable.Placed),
+// making heterogeneity-aware policies placement-sensitive. Jobs need their
+// JobType; single-GPU jobs get zeros (they are always consolidated).
+func UnconsolidatedFromTable(inst *Instance, tt *ThroughputTable) error {
+	u := make([][]float64, len(inst.Jobs))
+	for m, job := range inst.Jobs {
+		u[m] = make([]float64, len(inst.WorkerTypes))
+		if job.ScaleFactor == 1 {
+			continue
+		}
+		for j, w := range inst.WorkerTypes {
+			v, err := tt.Placed(w, JobKey{Model: job.JobType, ScaleFactor: job.ScaleFactor}, false)
+			if err != nil {
+				return fmt.Errorf("instance.jobs[%d]: %w", m, err)
+			}
+			u[m][j] = v
+		}
+	}
+	old := inst.UnconsolidatedThroughputs
+	inst.UnconsolidatedThroughputs = u
+	if err := validateUnconsolidated(inst); err != nil {
+		inst.UnconsolidatedThroughputs = old
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,154 @@
+package gavel
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// placementInstance: 4 V100s; job 0 (2 GPUs) runs at 10 steps/s
+// consolidated and 2 unconsolidated, job 1 (2 GPUs) at 5 and 6 (it scales
+// better across servers), job 2 (1 GPU) at 2.9.
+func placementInstance() *Instance {
+	return &Instance{
+		WorkerTypes: []string{"v100"}, NumWorkers: []int{4},
+		Jobs: []Job{
+			{ID: 0, ScaleFactor: 2, PriorityWeight: 1, NumSteps: 1000},
+			{ID: 1, ScaleFactor: 2, PriorityWeight: 1, NumSteps: 1000},
+			{ID: 2, ScaleFactor: 1, PriorityWeight: 1, NumSteps: 1000},
+		},
+		Throughputs:               [][]float64{{10}, {5}, {2.9}},
+		UnconsolidatedThroughputs: [][]float64{{2}, {6}, {100}},
+	}
+}
+
+// TestPlacementSensitiveMaxThroughput works the example by hand: per GPU,
+// job 0 consolidated gives 5 steps/s, job 1 unconsolidated 3, job 2 2.9,
+// job 1 consolidated 2.5. Placement-sensitive: job 0 consolidated and job 1
+// unconsolidated fill the 4 GPUs, 16 steps/s. Without placement: job 0,
+// then job 2 (2.9 on its one GPU), then half of job 1 on the last GPU:
+// 10 + 2.9 + 2.5 = 15.4. Job 2's unconsolidated entry is ignored (one GPU
+// is always consolidated).
+func TestPlacementSensitiveMaxThroughput(t *testing.T) {
+	inst := placementInstance()
+	al := allocate(t, "max_sum_throughput_perf", inst)
+	if math.Abs(al.Objective-16) > 1e-7 {
+		t.Fatalf("objective %v, want 16 (X %v, unconsolidated %v)", al.Objective, al.X, al.UnconsolidatedX)
+	}
+	want := [][2]float64{{1, 0}, {0, 1}, {0, 0}}
+	for m, w := range want {
+		if math.Abs(al.X[m][0]-w[0]) > 1e-7 || math.Abs(al.UnconsolidatedX[m][0]-w[1]) > 1e-7 {
+			t.Fatalf("job %d: consolidated %v unconsolidated %v, want %v", m, al.X[m][0], al.UnconsolidatedX[m][0], w)
+		}
+	}
+	inst.UnconsolidatedThroughputs = nil
+	plain := allocate(t, "max_sum_throughput_perf", inst)
+	if math.Abs(plain.Objective-15.4) > 1e-7 || plain.UnconsolidatedX != nil {
+		t.Fatalf("placement-insensitive objective %v (unconsolidated %v), want 15.4 and none", plain.Objective, plain.UnconsolidatedX)
+	}
+}
+
+// randomPlacementInstance has n multi- and single-GPU jobs on 3 worker
+// types; unconsolidated throughputs are the consolidated ones times a
+// factor drawn from [lo, hi].
+func randomPlacementInstance(rng *rand.Rand, n int, lo, hi float64) *Instance {
+	inst := &Instance{WorkerTypes: []string{"k80", "p100", "v100"}, NumWorkers: []int{4 + rng.IntN(8), 4 + rng.IntN(8), 4 + rng.IntN(8)}}
+	for m := range n {
+		sf := []int{1, 2, 4}[rng.IntN(3)]
+		inst.Jobs = append(inst.Jobs, Job{ID: m, ScaleFactor: sf, PriorityWeight: 1 + float64(rng.IntN(3)),
+			NumSteps: 1000 + 1000*rng.Float64(), ArrivalSeconds: float64(rng.IntN(100))})
+		cons, spread := make([]float64, 3), make([]float64, 3)
+		for j := range cons {
+			cons[j] = float64(j+1) * (1 + rng.Float64()) * float64(sf)
+			spread[j] = cons[j] * (lo + (hi-lo)*rng.Float64())
+		}
+		inst.Throughputs = append(inst.Throughputs, cons)
+		inst.UnconsolidatedThroughputs = append(inst.UnconsolidatedThroughputs, spread)
+	}
+	return inst
+}
+
+// exactPolicies are heterogeneity-aware policies whose objective is the
+// unique optimum of one LP (so it can be compared across formulations).
+var exactPolicies = []string{"max_sum_throughput_perf", "max_min_fairness_perf", "min_total_duration_perf"}
+
+// TestPlacementNeverWorse: the consolidated and unconsolidated columns
+// share each type's GPUs (checkValid), so when unconsolidated is never
+// faster the optimum equals the placement-insensitive one; when it can be
+// faster the optimum can only improve. Double-counted capacity would make
+// the first comparison fail.
+func TestPlacementNeverWorse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 3))
+	for trial := range 30 {
+		slower := trial%2 == 0
+		hi := 1.0
+		if !slower {
+			hi = 1.5
+		}
+		inst := randomPlacementInstance(rng, 3+rng.IntN(8), 0.1, hi)
+		plain := *inst
+		plain.UnconsolidatedThroughputs = nil
+		for _, name := range exactPolicies {
+			got, base := allocate(t, name, inst).Objective, allocate(t, name, &plain).Objective
+			better := got - base
+			if name == "min_total_duration_perf" {
+				better = base - got // makespan: lower is better
+			}
+			tol := 1e-6 * math.Abs(base)
+			if slower && math.Abs(better) > tol || !slower && better < -tol {
+				t.Fatalf("trial %d %s: placement-sensitive objective %v, insensitive %v (unconsolidated never faster: %v)", trial, name, got, base, slower)
+			}
+		}
+	}
+}
+
+// TestPlacementAgnosticPoliciesIgnoreIt: heterogeneity-agnostic policies see
+// no placements, so they return no unconsolidated allocation.
+func TestPlacementAgnosticPoliciesIgnoreIt(t *testing.T) {
+	inst := randomPlacementInstance(rand.New(rand.NewPCG(1, 1)), 6, 0.5, 1.5)
+	for name := range heterogeneityAgnostic {
+		if al := allocate(t, name, inst); al.UnconsolidatedX != nil {
+			t.Errorf("%s: unconsolidated allocation %v, want none", name, al.UnconsolidatedX)
+		}
+	}
+	for _, name := range PolicyNames() {
+		if heterogeneityAgnostic[name] || strings.HasSuffix(name, "_packed") || strings.HasPrefix(name, "min_cost") || name == "min_makespan_budget_perf" {
+			continue
+		}
+		if al := allocate(t, name, inst); len(al.UnconsolidatedX) != len(inst.Jobs) {
+			t.Errorf("%s: %d unconsolidated rows, want %d", name, len(al.UnconsolidatedX), len(inst.Jobs))
+		}
+	}
+}
+
+// TestUnconsolidatedFromTable reads the "_unconsolidated" measurements:
+// LM (batch size 5) on 8 V100s runs at about a tenth of its consolidated
+// speed spread over servers; single-GPU jobs get zeros.
+func TestUnconsolidatedFromTable(t *testing.T) {
+	tt := DefaultThroughputs()
+	inst := &Instance{WorkerTypes: []string{"v100"}, NumWorkers: []int{8},
+		Jobs: []Job{{ID: 0, JobType: "LM (batch size 5)", ScaleFactor: 8, PriorityWeight: 1},
+			{ID: 1, JobType: "LM (batch size 5)", ScaleFactor: 1, PriorityWeight: 1}}}
+	for _, job := range inst.Jobs {
+		v, err := tt.Isolated("v100", JobKey{job.JobType, job.ScaleFactor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inst.Throughputs = append(inst.Throughputs, []float64{v})
+	}
+	if err := UnconsolidatedFromTable(inst, tt); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := tt.Isolated("v100_unconsolidated", JobKey{"LM (batch size 5)", 8})
+	if got := inst.UnconsolidatedThroughputs; got[0][0] != want || got[1][0] != 0 {
+		t.Fatalf("unconsolidated throughputs %v, want [[%v] [0]]", got, want)
+	}
+	if r := want / inst.Throughputs[0][0]; r > 0.2 {
+		t.Fatalf("unconsolidated/consolidated = %v, the data say about 0.1", r)
+	}
+	inst.Jobs[0].JobType = "no such model"
+	if err := UnconsolidatedFromTable(inst, tt); err == nil || !strings.Contains(err.Error(), "jobs[0]") {
+		t.Fatalf("unknown job type: error %v, want one naming jobs[0]", err)
+	}
+}
