@@ -46,6 +46,11 @@ type Cluster struct {
 	TraceJobs int `json:"trace_jobs"`
 	// TraceJobsPerHour is the trace's Poisson arrival rate.
 	TraceJobsPerHour float64 `json:"trace_jobs_per_hour"`
+	// PlacementSensitive gives the heterogeneity-aware policies each
+	// multi-GPU job's throughput with its GPUs on separate servers, so they
+	// choose consolidated and unconsolidated time apart (§5.3.1). Omitted
+	// when false, so links made before it existed still decode.
+	PlacementSensitive bool `json:"placement_sensitive,omitempty"`
 }
 
 // Job is one job of the job-types workload.
