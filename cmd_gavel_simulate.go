@@ -183,6 +183,7 @@ func printSimulation(w io.Writer, o gavelSimulateOutput) error {
 		{"makespan", fmt.Sprintf("%.2f h", r.MakespanSeconds/3600)},
 		{"finish-time fairness (avg / max)", fmt.Sprintf("%.3f / %.3f", r.AvgFTF, r.MaxFTF)},
 		{"utilization", fmt.Sprintf("%.1f %%", 100*r.Utilization)},
+		{"multi-GPU time unconsolidated", fmt.Sprintf("%.1f %%", 100*r.UnconsolidatedShare)},
 		{"cost", fmt.Sprintf("$%.2f", r.CostDollars)},
 		{"SLO violations", fmt.Sprintf("%d of %d", r.SLOViolations, r.JobsWithSLO)},
 		{"rounds / allocations / lease renewals", fmt.Sprintf("%d / %d / %d", r.Rounds, r.Allocations, r.LeaseRenewals)},

@@ -95,6 +95,10 @@ type SimResult struct {
 	// UtilizationOverTime is the utilization in at most 200 equal intervals
 	// from the first round to the last.
 	UtilizationOverTime []UtilizationSample `json:"utilization_over_time,omitempty"`
+	// UnconsolidatedShare is the share of multi-GPU jobs' GPU-time that ran
+	// unconsolidated (on more servers than needed), at the lower
+	// "_unconsolidated" throughput.
+	UnconsolidatedShare float64 `json:"unconsolidated_share"`
 	// CostDollars prices the busy GPU-time at PricePerHour.
 	CostDollars float64 `json:"cost_usd"`
 	// JobsWithSLO and SLOViolations count the window's jobs with a deadline and those missing it.
@@ -169,6 +173,12 @@ func (s *simulation) runRound(combos []Combination, placements []Placement) {
 		seconds := s.runMicroTask(c, p, start, count)
 		s.mech.Record(c, p, seconds)
 		s.busyGPUSeconds[p.WorkerType] += seconds * float64(c.ScaleFactor)
+		if c.ScaleFactor > 1 {
+			s.multiGPUSeconds += seconds * float64(c.ScaleFactor)
+			if !p.Consolidated {
+				s.spreadGPUSeconds += seconds * float64(c.ScaleFactor)
+			}
+		}
 		busy += seconds * float64(c.ScaleFactor)
 		if p.LeaseRenewed {
 			s.leaseRenewals++

@@ -44,6 +44,9 @@ func (s *simulation) result() *SimResult {
 	if r.MakespanSeconds > 0 {
 		r.Utilization = busy / (float64(s.cfg.Cluster.TotalWorkers()) * r.MakespanSeconds)
 	}
+	if s.multiGPUSeconds > 0 {
+		r.UnconsolidatedShare = s.spreadGPUSeconds / s.multiGPUSeconds
+	}
 	r.UtilizationOverTime = utilizationSeries(s.roundLog, s.cfg.Cluster.TotalWorkers())
 	sort.Slice(r.Jobs, func(a, b int) bool { return r.Jobs[a].ID < r.Jobs[b].ID })
 	return r

@@ -45,6 +45,7 @@ type simulation struct {
 	windowFrom, windowTo, windowLeft, windowSize int
 	completed                                    int
 	busyGPUSeconds                               []float64
+	multiGPUSeconds, spreadGPUSeconds            float64
 	roundLog                                     []roundUsage
 	activeJobSeconds                             float64
 	rounds, allocations, leaseRenewals           int

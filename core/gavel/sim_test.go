@@ -328,3 +328,29 @@ func TestSimulatePlacementSensitive(t *testing.T) {
 		t.Fatalf("agnostic policy: placement-sensitive run differs (avg JCT %v vs %v)", a.AvgJCTSeconds, b.AvgJCTSeconds)
 	}
 }
+
+// TestSimulateUnconsolidatedShare: three 2-GPU jobs on 6 GPUs. In servers
+// of 3 the first two take one server each and the third gets the last GPU
+// of each, so part of the multi-GPU time is unconsolidated; on one server
+// of 6 none is.
+func TestSimulateUnconsolidatedShare(t *testing.T) {
+	var jobs []Job
+	for id, steps := range []float64{5e5, 4e5, 3e5} {
+		jobs = append(jobs, Job{ID: id, JobType: "ResNet-50 (batch size 64)", ScaleFactor: 2, PriorityWeight: 1, NumSteps: steps})
+	}
+	share := func(perServer int) float64 {
+		t.Helper()
+		cluster := ClusterSpec{WorkerTypes: []string{"v100"}, NumWorkers: []int{6}, GPUsPerServer: []int{perServer}}
+		res, err := Simulate(context.Background(), SimConfig{Cluster: cluster, Policy: fixedPolicy{row: []float64{1}}, Jobs: jobs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.UnconsolidatedShare
+	}
+	if s := share(6); s != 0 {
+		t.Errorf("one 6-GPU server: unconsolidated share %v, want 0", s)
+	}
+	if s := share(3); !(s > 0 && s < 1) {
+		t.Errorf("3-GPU servers: unconsolidated share %v, want in (0, 1)", s)
+	}
+}
