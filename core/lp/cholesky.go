@@ -211,58 +211,6 @@ func (f *normalEq) factor(s *standard, dj []float64, reg float64) {
 	}
 }
 
-// factorTail factors the dense trailing block: it assembles the block of M,
-// subtracts the sparse columns' contributions, then runs a right-looking
-// dense LDL^T on contiguous columns.
-func (f *normalEq) factorTail(s *standard, dj []float64, reg float64) {
-	k0, nd := f.tail, f.m-f.tail
-	t := f.dense
-	clear(t)
-	for c := 0; c < nd; c++ {
-		k := k0 + c
-		r := f.iperm[k]
-		col := t[c*nd : (c+1)*nd]
-		for p := f.arPtr[r]; p < f.arPtr[r+1]; p++ {
-			j := f.arCol[p]
-			a := f.arVal[p] * dj[j]
-			for q := s.colStart[j]; q < s.colStart[j+1]; q++ {
-				if pk := f.perm[s.rowIdx[q]]; pk >= k {
-					col[pk-k0] += a * s.val[q]
-				}
-			}
-		}
-		col[c] *= 1 + reg
-		// Row-structure lists ascend by column, so the sparse columns come first.
-		for e := f.rptr[k]; e < f.rptr[k+1] && f.rcol[e] < k0; e++ {
-			i, p := f.rcol[e], f.rslot[e]
-			cf := f.lval[p] * f.d[i]
-			col[c] -= cf * f.lval[p]
-			for q := p + 1; q < f.lptr[i+1]; q++ {
-				col[f.lrow[q]-k0] -= cf * f.lval[q]
-			}
-		}
-	}
-	for c := 0; c < nd; c++ {
-		col := t[c*nd : (c+1)*nd]
-		dk := col[c]
-		if dk < 1e-30 {
-			dk = 1e128
-		}
-		f.d[k0+c] = dk
-		for r := c + 1; r < nd; r++ {
-			col[r] /= dk
-		}
-		for c2 := c + 1; c2 < nd; c2++ {
-			l := col[c2] * dk
-			if l == 0 {
-				continue
-			}
-			axpy(-l, col[c2:], t[c2*nd+c2:(c2+1)*nd])
-		}
-		copy(f.lval[f.lptr[k0+c]:f.lptr[k0+c+1]], col[c+1:])
-	}
-}
-
 // solve overwrites x (original row order) with M^{-1} x.
 func (f *normalEq) solve(x []float64) {
 	y := f.work
@@ -298,19 +246,4 @@ func popcount(ws []uint64) int {
 		n += bits.OnesCount64(w)
 	}
 	return n
-}
-
-// axpy computes y += a*x (len(y) == len(x)), unrolled by four.
-func axpy(a float64, x, y []float64) {
-	y = y[:len(x)]
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		y[i] += a * x[i]
-		y[i+1] += a * x[i+1]
-		y[i+2] += a * x[i+2]
-		y[i+3] += a * x[i+3]
-	}
-	for ; i < len(x); i++ {
-		y[i] += a * x[i]
-	}
 }
