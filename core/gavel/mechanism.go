@@ -140,7 +140,9 @@ type candidate struct {
 // Schedule picks and places the combinations to run in the next round
 // (§5.5, Algorithm 2). Priorities are X / f, element-wise, where f is the
 // fraction of the worker type's time the combination received; both X and f
-// are normalized per worker type so priorities compare across types. The
+// are normalized per worker type so priorities compare across types (and,
+// for placement-sensitive combinations, per placement: the unconsolidated
+// share of a type is a column of its own). The
 // greedy pass takes the highest priority first, skips combinations sharing a
 // job with one already chosen and those that do not fit; GPUs still idle
 // afterwards go to runnable combinations without allocation, in job-ID order
