@@ -36,9 +36,21 @@ type ClusterResult struct {
 	// Sources[m][j] says where Throughputs[m][j] came from (Gavel's
 	// measured table, or the planner's prediction and why it is 0).
 	Sources [][]string `json:"throughput_sources"`
-	// X[m][j] is the time fraction of job m on worker type j.
+	// X[m][j] is the time fraction of job m on worker type j (with its
+	// GPUs on one server, when placement-sensitive).
 	X [][]float64 `json:"allocation"`
-	// Effective[m] is job m's effective throughput Σ_j X[m][j]·T[m][j] (eq. 5.1).
+	// UnconsolidatedThroughputs[m][j], set when placement-sensitive, is job
+	// m's steps/s on worker type j with its GPUs on separate servers
+	// (§5.3.1); 0 for single-GPU jobs. UnconsolidatedSources says where
+	// each came from (nil rows for single-GPU jobs: always consolidated).
+	UnconsolidatedThroughputs [][]float64 `json:"unconsolidated_throughputs,omitempty"`
+	UnconsolidatedSources     [][]string  `json:"unconsolidated_sources,omitempty"`
+	// UnconsolidatedX[m][j], set when the policy is placement-sensitive, is
+	// the time fraction of job m on worker type j with its GPUs on separate
+	// servers; its time on type j is X[m][j] + UnconsolidatedX[m][j].
+	UnconsolidatedX [][]float64 `json:"unconsolidated_allocation,omitempty"`
+	// Effective[m] is job m's effective throughput Σ_j X[m][j]·T[m][j]
+	// (eq. 5.1), plus Σ_j UnconsolidatedX[m][j]·UnconsolidatedThroughputs[m][j].
 	Effective []float64 `json:"effective_throughput"`
 	// Baseline[m] is the same under the heterogeneity-agnostic BaselinePolicy.
 	Baseline       []float64 `json:"baseline_throughput"`
@@ -55,6 +67,12 @@ func Allocate(ctx context.Context, in state.Cluster) (ClusterResult, error) {
 	inst, labels, sources, err := instance(ctx, in)
 	if err != nil {
 		return ClusterResult{}, err
+	}
+	var spreadSources [][]string
+	if in.PlacementSensitive {
+		if inst.UnconsolidatedThroughputs, spreadSources, err = unconsolidated(ctx, in, inst); err != nil {
+			return ClusterResult{}, err
+		}
 	}
 	policy, err := gavel.PolicyByName(in.Policy)
 	if err != nil {
@@ -75,7 +93,8 @@ func Allocate(ctx context.Context, in state.Cluster) (ClusterResult, error) {
 	}
 	return ClusterResult{
 		WorkerTypes: inst.WorkerTypes, Jobs: labels, Throughputs: inst.Throughputs, Sources: sources, X: al.X,
-		Effective: effective(inst.Throughputs, al.X), Baseline: effective(inst.Throughputs, bl.X),
+		UnconsolidatedThroughputs: inst.UnconsolidatedThroughputs, UnconsolidatedSources: spreadSources, UnconsolidatedX: al.UnconsolidatedX,
+		Effective: placedEffective(inst, al), Baseline: placedEffective(inst, bl),
 		Policy: in.Policy, BaselinePolicy: baseName,
 	}, nil
 }
@@ -149,6 +168,62 @@ func effective(t, x [][]float64) []float64 {
 		}
 	}
 	return out
+}
+
+// placedEffective is eq. 5.1 for an allocation that may split each job's
+// time on a type into consolidated and unconsolidated shares (§5.3.1): Σ_j
+// X·T plus Σ_j UnconsolidatedX·UnconsolidatedThroughputs per job.
+func placedEffective(inst *gavel.Instance, al *gavel.Allocation) []float64 {
+	out := effective(inst.Throughputs, al.X)
+	if al.UnconsolidatedX != nil {
+		for m, v := range effective(inst.UnconsolidatedThroughputs, al.UnconsolidatedX) {
+			out[m] += v
+		}
+	}
+	return out
+}
+
+// unconsolidated returns each job's steps/s on each worker type with its
+// GPUs on separate servers (§5.3.1), with where each came from: Gavel's
+// "_unconsolidated" measurements for its job types (the consolidated value
+// where it measured none), the planner's prediction with one GPU per
+// server for planned jobs. Single-GPU jobs get 0 and no sources: they are
+// always consolidated.
+func unconsolidated(ctx context.Context, in state.Cluster, inst *gavel.Instance) ([][]float64, [][]string, error) {
+	table := gavel.DefaultThroughputs()
+	types := inst.WorkerTypes
+	rows, sources := make([][]float64, len(inst.Jobs)), make([][]string, len(inst.Jobs))
+	for m, job := range inst.Jobs {
+		rows[m] = make([]float64, len(types))
+		// The paper example's jobs are all single-GPU; multi-GPU jobs
+		// are the job-types list's, in.Jobs[m].
+		if job.ScaleFactor == 1 {
+			continue
+		}
+		sources[m] = make([]string, len(types))
+		if p := in.Jobs[m].Planned; p != nil {
+			row, src, err := plannedUnconsolidated(ctx, *p, job.ScaleFactor, types)
+			if err != nil {
+				return nil, nil, fmt.Errorf("cluster.jobs[%d] (%s): %w", m, job.JobType, err)
+			}
+			rows[m], sources[m] = row, src
+			continue
+		}
+		key := gavel.JobKey{Model: job.JobType, ScaleFactor: job.ScaleFactor}
+		for k, wt := range types {
+			v, err := table.Placed(wt, key, false)
+			if err != nil {
+				return nil, nil, fmt.Errorf("cluster.jobs[%d]: %w", m, err)
+			}
+			rows[m][k] = v
+			if _, err := table.Isolated(wt+gavel.UnconsolidatedSuffix, key); err == nil {
+				sources[m][k] = fmt.Sprintf("Gavel's measured throughput of %s ×%d on %s with its GPUs on separate servers (%s%s)", job.JobType, job.ScaleFactor, wt, wt, gavel.UnconsolidatedSuffix)
+			} else {
+				sources[m][k] = fmt.Sprintf("Gavel measured no %s%s throughput of %s ×%d: its consolidated value", wt, gavel.UnconsolidatedSuffix, job.JobType, job.ScaleFactor)
+			}
+		}
+	}
+	return rows, sources, nil
 }
 
 // AllocateJSON solves a Gavel policy on an instance in Gavel's LP-instance

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"pipeplan/gpuprofiles"
@@ -45,11 +46,33 @@ func PlannedJob(ctx context.Context, p state.Plan) (state.Job, error) {
 // the planner's best fitting candidate for the job's model on one node of
 // scale GPUs of that type, samples/s ÷ global batch (the planner side of
 // Gavel's throughput matrix T, DESIGN.md). A type where nothing fits gets 0
-// and its source says why.
+// and its source says why; a job that fits on no type is an error.
 func plannedThroughputs(ctx context.Context, p state.Plan, scale int, types []string) ([]float64, []string, error) {
+	row, sources, err := plannedRow(ctx, p, scale, 1, types)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !slices.ContainsFunc(row, func(v float64) bool { return v > 0 }) {
+		return nil, nil, fmt.Errorf("fits on no GPU type with %d GPUs: %s", scale, strings.Join(labelled(types, sources), "; "))
+	}
+	return row, sources, nil
+}
+
+// plannedUnconsolidated predicts a planned job's steps/s on each worker
+// type with its scale GPUs on separate servers (§5.3.1's unconsolidated
+// placement): the same cost model on scale nodes of one GPU, so every
+// collective crosses the Plan page's inter-node network. Types where that
+// does not fit get 0 with the reason.
+func plannedUnconsolidated(ctx context.Context, p state.Plan, scale int, types []string) ([]float64, []string, error) {
+	return plannedRow(ctx, p, scale, scale, types)
+}
+
+// plannedRow runs the planner for the job's model on scale GPUs of each
+// worker type spread evenly over nodes servers, and returns samples/s ÷
+// global batch per type with its source (or 0 and why).
+func plannedRow(ctx context.Context, p state.Plan, scale, nodes int, types []string) ([]float64, []string, error) {
 	row := make([]float64, len(types))
 	sources := make([]string, len(types))
-	fits := false
 	var err error
 	for k, wt := range types {
 		id, ok := gavelGPUs[wt]
@@ -57,7 +80,7 @@ func plannedThroughputs(ctx context.Context, p state.Plan, scale int, types []st
 			return nil, nil, fmt.Errorf("worker type %q has no GPU profile", wt)
 		}
 		req := p
-		req.GPU, req.Nodes, req.GPUsPerNode, req.Selected = id, 1, scale, 0
+		req.GPU, req.Nodes, req.GPUsPerNode, req.Selected = id, nodes, scale/nodes, 0
 		note := ""
 		if req.Precision == "" {
 			if req.Precision, err = defaultPrecision(id); err != nil {
@@ -65,25 +88,28 @@ func plannedThroughputs(ctx context.Context, p state.Plan, scale int, types []st
 			}
 			note = ", " + req.Precision
 		}
+		spread := ""
+		if nodes > 1 {
+			spread = fmt.Sprintf(" on %d servers (%g GB/s per GPU between them)", nodes, p.InterNodeGBps)
+		}
 		res, err := Plan(ctx, req)
 		switch {
 		case err != nil:
-			sources[k] = "cannot plan: " + err.Error()
+			sources[k] = "cannot plan" + spread + ": " + err.Error()
 		case len(res.Candidates) == 0:
-			sources[k] = "does not fit: " + cmp.Or(res.Problem, "no candidate")
+			sources[k] = "does not fit" + spread + ": " + cmp.Or(res.Problem, "no candidate")
+			if nodes > 1 {
+				sources[k] += " (the planner keeps tensor parallelism inside a server, §4.3.2)"
+			}
 		default:
 			c := res.Candidates[0]
 			row[k] = c.SamplesPerSecond / float64(p.GlobalBatch)
-			sources[k] = fmt.Sprintf("planner (%s) on %d × %s: %.4g samples/s ÷ global batch %d = %.4g steps/s (%s, TP %d PP %d DP %d, microbatch %d%s)",
-				c.Planner, scale, res.GPU, c.SamplesPerSecond, p.GlobalBatch, row[k], c.Schedule, c.TP, c.PP, c.DP, c.Microbatch, note)
+			sources[k] = fmt.Sprintf("planner (%s) on %d × %s%s: %.4g samples/s ÷ global batch %d = %.4g steps/s (%s, TP %d PP %d DP %d, microbatch %d%s)",
+				c.Planner, scale, res.GPU, spread, c.SamplesPerSecond, p.GlobalBatch, row[k], c.Schedule, c.TP, c.PP, c.DP, c.Microbatch, note)
 			if res.Note != "" {
 				sources[k] += ". " + res.Note
 			}
-			fits = true
 		}
-	}
-	if !fits {
-		return nil, nil, fmt.Errorf("fits on no GPU type with %d GPUs: %s", scale, strings.Join(labelled(types, sources), "; "))
 	}
 	return row, sources, nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -56,6 +57,56 @@ func TestPlannedJobThroughputs(t *testing.T) {
 	}
 	if !strings.HasPrefix(res.Sources[0][0], "Gavel's measured") {
 		t.Errorf("table job source = %q", res.Sources[0][0])
+	}
+}
+
+// TestPlannedJobUnconsolidated: placement-sensitive, a planned multi-GPU
+// job's spread throughput is the planner's own prediction on servers of
+// one GPU each (every collective over the Plan page's network), or 0 with
+// the reason. At 2 GPUs GPT 1.7B needs tensor parallelism to fit a 16 GB
+// GPU, which the planner keeps inside a server, so it cannot run spread; at
+// 4 it pipelines over the network, slower than over NVLink on V100s.
+func TestPlannedJobUnconsolidated(t *testing.T) {
+	p := state.Default().Plan
+	p.Model, p.GlobalBatch = "gpt-1.7b", 64
+	job, err := PlannedJob(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	precision := map[string]string{"v100": "fp16", "p100": "fp16", "k80": "fp32"}
+	for _, scale := range []int{2, 4} {
+		job.Scale = scale
+		in := state.DefaultCluster()
+		in.Workload, in.GPUs, in.PlacementSensitive = state.WorkloadJobTypes, []int{8, 8, 8}, true
+		in.Jobs = append(in.Jobs, job)
+		res, err := Allocate(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := len(in.Jobs) - 1
+		for k, wt := range res.WorkerTypes {
+			req := p
+			req.GPU, req.Nodes, req.GPUsPerNode, req.Precision = gavelGPUs[wt], scale, 1, precision[wt]
+			direct, err := Plan(context.Background(), req)
+			got, src := res.UnconsolidatedThroughputs[m][k], res.UnconsolidatedSources[m][k]
+			where := fmt.Sprintf("on %d servers (25 GB/s per GPU between them)", scale)
+			t.Logf("×%d %s: consolidated %.4g, spread %.4g steps/s (%s)", scale, wt, res.Throughputs[m][k], got, src)
+			if err != nil || len(direct.Candidates) == 0 {
+				if got != 0 || !strings.Contains(src, where) {
+					t.Errorf("×%d %s: infeasible spread (err %v, %q) but %v, source %q", scale, wt, err, direct.Problem, got, src)
+				}
+				continue
+			}
+			want := direct.Candidates[0].SamplesPerSecond / 64
+			if math.Abs(got-want) > 1e-12*want || !strings.Contains(src, where) {
+				t.Errorf("×%d %s: spread %v (%q), planner gives %v steps/s", scale, wt, got, src, want)
+			}
+		}
+		v100, cons := res.UnconsolidatedThroughputs[m][0], res.Throughputs[m][0]
+		if scale == 2 && (v100 != 0 || !strings.Contains(res.UnconsolidatedSources[m][0], "tensor parallelism inside a server")) ||
+			scale == 4 && !(v100 > 0 && v100 < cons) {
+			t.Errorf("×%d v100 spread %v, consolidated %v (%s)", scale, v100, cons, res.UnconsolidatedSources[m][0])
+		}
 	}
 }
 
