@@ -465,6 +465,32 @@ func TestBrowser(t *testing.T) {
 		tb.screenshot(t, "cluster-job-types")
 		tb.checkPageErrors(t)
 	})
+	t.Run("PlacementSensitiveAllocation", func(t *testing.T) {
+		// The checkbox makes the policy placement-sensitive (§5.3.1): the
+		// heatmap gains "spread" columns and T the unconsolidated
+		// throughputs. Gavel measured ResNet-18 (batch size 256) ×2 faster
+		// spread than consolidated on V100s, so it runs spread there.
+		tb.waitFor(t, `document.getElementById("placement-sensitive") !== null && document.querySelectorAll("#effective tbody tr").length === 4`)
+		tb.click(t, "#placement-sensitive")
+		tb.waitFor(t, `[...document.querySelectorAll("#allocation svg text")].some(e => e.textContent === "v100 (spread)")`)
+		if src := eval[string](t, tb, `document.querySelector("#throughputs tbody tr:nth-child(4) td:nth-child(5)").title`); !strings.Contains(src, "v100_unconsolidated") {
+			t.Errorf("LM ×2 spread throughput source = %q", src)
+		}
+		tb.setSelect(t, "job-type-3", "ResNet-18 (batch size 256)")
+		spread := `[...document.querySelectorAll("#allocation svg title")].map(e => e.textContent).find(s => s.startsWith("3: ResNet-18 (batch size 256) ×2 on v100 with its GPUs on separate servers")) || ""`
+		tb.waitFor(t, "("+spread+`) !== ""`)
+		if got := eval[string](t, tb, spread); !strings.Contains(got, "1.000 of its time") {
+			t.Errorf("spread cell = %q, want all of the job's time", got)
+		}
+		if label := eval[string](t, tb, `document.querySelector("#allocation svg").getAttribute("aria-label")`); !strings.Contains(label, "spread over servers") {
+			t.Errorf("heatmap text alternative = %q", label)
+		}
+		tb.screenshot(t, "cluster-placement-sensitive")
+		tb.setSelect(t, "job-type-3", "LM (batch size 20)")
+		tb.click(t, "#placement-sensitive")
+		tb.waitFor(t, `document.getElementById("placement-note") === null && document.querySelectorAll("#allocation svg text").length === 3 + 4*4`)
+		tb.checkPageErrors(t)
+	})
 	t.Run("GavelSimulationProgressAndCancel", func(t *testing.T) {
 		// A long trace: progress must reach the page while it runs (the
 		// page is not frozen), and Cancel must stop it.

@@ -45,7 +45,36 @@ func (c *ClusterPage) id(prefix string, i int) string { return prefix + "-" + st
 
 func (c *ClusterPage) heatmapSVG() vugu.HTML {
 	r := c.App.Cluster.Result
+	if r.UnconsolidatedX != nil {
+		return vugu.HTML(placedHeatmapSVG(r.Jobs, r.WorkerTypes, r.X, r.UnconsolidatedX, r.Throughputs, r.UnconsolidatedThroughputs))
+	}
 	return vugu.HTML(heatmapSVG(r.Jobs, r.WorkerTypes, r.X, r.Throughputs))
+}
+
+// placementNote says how the allocation treats placement (§5.3.1), or ""
+// when the page ignores it.
+func (c *ClusterPage) placementNote() string {
+	r := c.App.Cluster.Result
+	switch {
+	case r.UnconsolidatedThroughputs == nil:
+		return ""
+	case r.UnconsolidatedX == nil:
+		return r.Policy + " is heterogeneity-agnostic: it sees neither GPU types nor placements apart, so all its time is shown together."
+	}
+	return "Blue columns: the job's GPUs on one server; orange \"spread\" columns: on separate servers, at the unconsolidated throughput (§5.3.1). Both share each type's GPUs; the agnostic baseline below is credited consolidated throughput."
+}
+
+// throughputColumns labels the columns of T: the worker types, then, when
+// placement-sensitive, the same types spread over servers.
+func (c *ClusterPage) throughputColumns() []string {
+	r := c.App.Cluster.Result
+	cols := append([]string(nil), r.WorkerTypes...)
+	if r.UnconsolidatedThroughputs != nil {
+		for _, wt := range r.WorkerTypes {
+			cols = append(cols, wt+" (spread)")
+		}
+	}
+	return cols
 }
 
 func (c *ClusterPage) effectiveRows() []tableRow {
@@ -107,6 +136,11 @@ func (a *App) SetClusterWorkload(w string) {
 // SetClusterPolicy picks the Gavel policy.
 func (a *App) SetClusterPolicy(p string) {
 	a.setCluster("policy", func(c *state.Cluster) error { c.Policy = p; return nil })
+}
+
+// SetPlacementSensitive turns placement sensitivity (§5.3.1) on or off.
+func (a *App) SetPlacementSensitive(on bool) {
+	a.setCluster("placement_sensitive", func(c *state.Cluster) error { c.PlacementSensitive = on; return nil })
 }
 
 // SetClusterGPUs sets the GPU count of worker type i.
@@ -178,18 +212,34 @@ type throughputCell struct {
 	Zero        bool
 }
 
-// throughputRows is T with where each number came from; a 0 shows its reason.
+// throughputRows is T (then, when placement-sensitive, the unconsolidated
+// throughputs) with where each number came from; a 0 shows its reason.
 func (c *ClusterPage) throughputRows() [][]throughputCell {
 	r := c.App.Cluster.Result
 	out := make([][]throughputCell, len(r.Jobs))
 	for m, name := range r.Jobs {
-		out[m] = []throughputCell{{Text: name}}
-		for j, v := range r.Throughputs[m] {
-			cell := throughputCell{Text: fmt.Sprintf("%.3g", v), Title: r.Sources[m][j], Zero: v == 0}
-			if cell.Zero {
-				cell.Text = "0 — " + cell.Title
-			}
-			out[m] = append(out[m], cell)
+		out[m] = append([]throughputCell{{Text: name}}, throughputCells(r.Throughputs[m], r.Sources[m])...)
+		if r.UnconsolidatedThroughputs == nil {
+			continue
+		}
+		if src := r.UnconsolidatedSources[m]; src != nil {
+			out[m] = append(out[m], throughputCells(r.UnconsolidatedThroughputs[m], src)...)
+			continue
+		}
+		for range r.WorkerTypes {
+			out[m] = append(out[m], throughputCell{Text: "—", Title: "a single-GPU job always runs consolidated"})
+		}
+	}
+	return out
+}
+
+// throughputCells shows one job's throughputs with their sources.
+func throughputCells(row []float64, sources []string) []throughputCell {
+	out := make([]throughputCell, len(row))
+	for j, v := range row {
+		out[j] = throughputCell{Text: fmt.Sprintf("%.3g", v), Title: sources[j], Zero: v == 0}
+		if v == 0 {
+			out[j].Text = "0 — " + sources[j]
 		}
 	}
 	return out
