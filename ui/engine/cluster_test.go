@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -201,5 +202,28 @@ func TestSimulateTracePlacementSensitive(t *testing.T) {
 	t.Logf("avg JCT %.4g h placement-sensitive, %.4g h not", want.AvgJCTSeconds/3600, plain.AvgJCTSeconds/3600)
 	if want.AvgJCTSeconds == plain.AvgJCTSeconds {
 		t.Errorf("placement sensitivity changes nothing on this trace (avg JCT %v): the test cannot tell the flag was passed", plain.AvgJCTSeconds)
+	}
+}
+
+// BenchmarkAllocatePlacement is the Cluster page's allocation of 16 jobs of
+// Gavel's ResNet, Transformer and LM types (half multi-GPU) under max-min
+// fairness and its agnostic baseline, without and with placement
+// sensitivity (twice the LP's columns, §5.3.1).
+func BenchmarkAllocatePlacement(b *testing.B) {
+	in := state.DefaultCluster()
+	in.Workload, in.GPUs, in.Jobs = state.WorkloadJobTypes, []int{16, 16, 16}, nil
+	types := JobTypes()
+	for m := range 16 {
+		in.Jobs = append(in.Jobs, state.Job{Type: types[(3*m)%19], Scale: []int{1, 2, 1, 4}[m%4], Weight: 1})
+	}
+	for _, on := range []bool{false, true} {
+		in.PlacementSensitive = on
+		b.Run(fmt.Sprintf("sensitive=%v", on), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Allocate(context.Background(), in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
