@@ -59,7 +59,7 @@ func (c *ClusterPage) placementNote() string {
 	case r.UnconsolidatedThroughputs == nil:
 		return ""
 	case r.UnconsolidatedX == nil:
-		return r.Policy + " is heterogeneity-agnostic: it sees neither GPU types nor placements apart, so all its time is shown together."
+		return r.Policy + " is heterogeneity-agnostic: it tells neither GPU types nor placements apart, so its time is shown undivided and credited consolidated throughput."
 	}
 	return "Blue columns: the job's GPUs on one server; orange \"spread\" columns: on separate servers, at the unconsolidated throughput (§5.3.1). Both share each type's GPUs; the agnostic baseline below is credited consolidated throughput."
 }
