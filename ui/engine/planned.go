@@ -64,7 +64,18 @@ func plannedThroughputs(ctx context.Context, p state.Plan, scale int, types []st
 // collective crosses the Plan page's inter-node network. Types where that
 // does not fit get 0 with the reason.
 func plannedUnconsolidated(ctx context.Context, p state.Plan, scale int, types []string) ([]float64, []string, error) {
-	return plannedRow(ctx, p, scale, scale, types)
+	row, sources, err := plannedRow(ctx, p, scale, scale, types)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m, err := modelFor(p); err == nil && m.Profile == "" {
+		for k, v := range row {
+			if v == 0 {
+				sources[k] += " (PTD-P keeps tensor parallelism inside a server, §4.3.2)"
+			}
+		}
+	}
+	return row, sources, nil
 }
 
 // plannedRow runs the planner for the job's model on scale GPUs of each
@@ -98,9 +109,6 @@ func plannedRow(ctx context.Context, p state.Plan, scale, nodes int, types []str
 			sources[k] = "cannot plan" + spread + ": " + err.Error()
 		case len(res.Candidates) == 0:
 			sources[k] = "does not fit" + spread + ": " + cmp.Or(res.Problem, "no candidate")
-			if nodes > 1 {
-				sources[k] += " (the planner keeps tensor parallelism inside a server, §4.3.2)"
-			}
 		default:
 			c := res.Candidates[0]
 			row[k] = c.SamplesPerSecond / float64(p.GlobalBatch)
