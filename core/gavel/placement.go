@@ -104,3 +104,20 @@ func UnconsolidatedFromTable(inst *Instance, tt *ThroughputTable) error {
 	}
 	return nil
 }
+
+// EffectiveThroughputs returns each job's throughput under al, in steps/s
+// (§5.3.1, eq. 5.1): its time on each worker type at its isolated
+// throughput, its co-located pairs' time at the pair throughputs, and its
+// unconsolidated time at the unconsolidated throughputs.
+func EffectiveThroughputs(inst *Instance, al *Allocation) []float64 {
+	eff := effectiveThroughputs(inst, inst.Throughputs, al)
+	if inst.UnconsolidatedThroughputs == nil {
+		return eff
+	}
+	for m, row := range al.UnconsolidatedX {
+		for j, x := range row {
+			eff[m] += x * inst.UnconsolidatedThroughputs[m][j]
+		}
+	}
+	return eff
+}

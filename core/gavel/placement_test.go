@@ -42,6 +42,11 @@ func TestPlacementSensitiveMaxThroughput(t *testing.T) {
 			t.Fatalf("job %d: consolidated %v unconsolidated %v, want %v", m, al.X[m][0], al.UnconsolidatedX[m][0], w)
 		}
 	}
+	for m, want := range []float64{10, 6, 0} {
+		if got := EffectiveThroughputs(inst, al)[m]; math.Abs(got-want) > 1e-7 {
+			t.Fatalf("job %d: effective throughput %v, want %v", m, got, want)
+		}
+	}
 	inst.UnconsolidatedThroughputs = nil
 	plain := allocate(t, "max_sum_throughput_perf", inst)
 	if math.Abs(plain.Objective-15.4) > 1e-7 || plain.UnconsolidatedX != nil {

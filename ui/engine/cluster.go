@@ -94,7 +94,7 @@ func Allocate(ctx context.Context, in state.Cluster) (ClusterResult, error) {
 	return ClusterResult{
 		WorkerTypes: inst.WorkerTypes, Jobs: labels, Throughputs: inst.Throughputs, Sources: sources, X: al.X,
 		UnconsolidatedThroughputs: inst.UnconsolidatedThroughputs, UnconsolidatedSources: spreadSources, UnconsolidatedX: al.UnconsolidatedX,
-		Effective: placedEffective(inst, al), Baseline: placedEffective(inst, bl),
+		Effective: gavel.EffectiveThroughputs(inst, al), Baseline: gavel.EffectiveThroughputs(inst, bl),
 		Policy: in.Policy, BaselinePolicy: baseName,
 	}, nil
 }
@@ -157,30 +157,6 @@ func instance(ctx context.Context, in state.Cluster) (*gavel.Instance, []string,
 		labels = append(labels, fmt.Sprintf("%d: %s ×%d", m, j.Type, j.Scale))
 	}
 	return inst, labels, sources, nil
-}
-
-// effective returns Σ_j X[m][j]·T[m][j] per job (eq. 5.1).
-func effective(t, x [][]float64) []float64 {
-	out := make([]float64, len(t))
-	for m := range t {
-		for j := range t[m] {
-			out[m] += x[m][j] * t[m][j]
-		}
-	}
-	return out
-}
-
-// placedEffective is eq. 5.1 for an allocation that may split each job's
-// time on a type into consolidated and unconsolidated shares (§5.3.1): Σ_j
-// X·T plus Σ_j UnconsolidatedX·UnconsolidatedThroughputs per job.
-func placedEffective(inst *gavel.Instance, al *gavel.Allocation) []float64 {
-	out := effective(inst.Throughputs, al.X)
-	if al.UnconsolidatedX != nil {
-		for m, v := range effective(inst.UnconsolidatedThroughputs, al.UnconsolidatedX) {
-			out[m] += v
-		}
-	}
-	return out
 }
 
 // unconsolidated returns each job's steps/s on each worker type with its

@@ -111,7 +111,7 @@ func Cost(ctx context.Context, cl state.Cluster, in state.Cost) (CostResult, err
 		return res, nil
 	}
 	res.Allocation = ClusterResult{WorkerTypes: inst.WorkerTypes, Jobs: labels, Throughputs: inst.Throughputs, Sources: sources, X: al.X,
-		Effective: effective(inst.Throughputs, al.X), Policy: policy}
+		Effective: gavel.EffectiveThroughputs(inst, al), Policy: policy}
 	for m, row := range al.X {
 		for j, x := range row {
 			res.DollarsPerHour += x * float64(inst.Jobs[m].ScaleFactor) * in.Prices[j]
