@@ -3,46 +3,168 @@ package gavel
 import (
 	"context"
 	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
 // ftfStallInstance loads the simulator instance on which finish-time
 // fairness used to fail (testdata/regress/README.md).
-func ftfStallInstance(t *testing.T) *Instance {
+func ftfStallInstance(t testing.TB) *Instance {
 	t.Helper()
 	return regressInstance(t, "ftf_stall_437jobs.json.gz")
 }
 
 // regressInstance loads a gzipped instance from testdata/regress.
-func regressInstance(t *testing.T, name string) *Instance {
+func regressInstance(t testing.TB, name string) *Instance {
 	t.Helper()
 	return gzippedInstance(t, "testdata/regress/"+name)
 }
 
-// TestFinishTimeFairnessStallRegression: both FTF variants solve the
-// instance that stalled the interior-point method, and every job's rho is
-// within the reported objective.
-func TestFinishTimeFairnessStallRegression(t *testing.T) {
-	inst := ftfStallInstance(t)
-	r, err := remainingSteps(inst)
+// ftfBisection is the previous exact method, kept as the reference: plain
+// bisection on the target p, each step the LP "maximize s subject to
+// throughput(m,X) >= s*need_m(p)" (p achievable iff s >= 1), doubling hi from
+// twice the lower bound until feasible, until the bracket is bisectRelTol
+// wide. It returns max_m rho of the allocation at the last feasible target
+// and the number of LPs.
+func ftfBisection(t testing.TB, inst *Instance, agnostic bool) (float64, int) {
+	t.Helper()
+	f, err := newFTFProblem(inst, agnostic)
 	if err != nil {
 		t.Fatal(err)
 	}
-	al := allocate(t, "finish_time_fairness_perf", inst)
-	lo := 0.0
-	for m, eff := range effectiveThroughputs(inst, inst.Throughputs, al) {
-		job := inst.Jobs[m]
-		denom := job.ElapsedSeconds + r[m]/equalThroughput(inst, inst.Throughputs, m)
-		rho := (job.ElapsedSeconds + r[m]/eff) / denom
-		if rho > al.Objective*(1+1e-9) {
-			t.Errorf("job %d: rho %v above the objective %v", m, rho, al.Objective)
+	lps := 0
+	feasible := func(p float64) (*Allocation, bool) {
+		lps++
+		a, s := dividedThroughputLP(inst, f.t, f.need(p), f.fast, false)
+		if agnostic {
+			a.spreadAgnostic()
 		}
-		lo = max(lo, (job.ElapsedSeconds+r[m]/fastest(inst, inst.Throughputs, m))/denom)
+		sol, err := a.solve(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.allocation(sol, 1), sol[s] >= 1
 	}
-	if al.Objective < lo || al.Objective > 2*lo {
-		t.Errorf("objective %v outside [%v, %v]", al.Objective, lo, 2*lo)
+	lo := f.lowerBound()
+	hi := 2 * lo
+	best, ok := feasible(hi)
+	for ; !ok; best, ok = feasible(hi) {
+		lo, hi = hi, 2*hi
 	}
-	allocate(t, "finish_time_fairness", inst)
+	for hi-lo > bisectRelTol*hi {
+		mid := (lo + hi) / 2
+		if al, ok := feasible(mid); ok {
+			hi, best = mid, al
+		} else {
+			lo = mid
+		}
+	}
+	return f.rho(best), lps
+}
+
+// need returns need_m(p) = r_m/(D_m(p-c_m)) for every job.
+func (f *ftfProblem) need(p float64) []float64 {
+	need := make([]float64, len(f.r))
+	for m := range need {
+		need[m] = f.r[m] / (f.d[m] * (p - f.c[m]))
+	}
+	return need
+}
+
+// randomFTFInstance draws n jobs of the 2048-job instance onto a small
+// cluster, with random elapsed times (up to 3 isolated durations) and steps
+// left (1e-4 to all of the job's steps), as the simulator produces them.
+func randomFTFInstance(t testing.TB, rng *rand.Rand, n int) *Instance {
+	t.Helper()
+	src := bigInstance(t, 2048)
+	inst := &Instance{WorkerTypes: src.WorkerTypes, NumWorkers: []int{1 + rng.IntN(8), 1 + rng.IntN(8), 1 + rng.IntN(8)}}
+	for range n {
+		k := rng.IntN(len(src.Jobs))
+		job := src.Jobs[k]
+		if job.ScaleFactor > min(inst.NumWorkers[0], inst.NumWorkers[1], inst.NumWorkers[2]) {
+			job.ScaleFactor = 1
+		}
+		job.ID = len(inst.Jobs)
+		job.StepsRemaining = job.NumSteps * math.Pow(10, -4*rng.Float64())
+		job.ElapsedSeconds = 3 * rng.Float64() * job.DurationSeconds
+		inst.Jobs = append(inst.Jobs, job)
+		inst.Throughputs = append(inst.Throughputs, src.Throughputs[k])
+	}
+	return inst
+}
+
+// checkFTF compares finishTimeFairness with the reference bisection on inst
+// and checks that the returned allocation achieves the returned objective.
+func checkFTF(t *testing.T, inst *Instance, agnostic bool) (newLPs, oldLPs int) {
+	t.Helper()
+	al, lps, err := finishTimeFairness(context.Background(), inst, agnostic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkValid(t, inst, al)
+	want, oldLPs := ftfBisection(t, inst, agnostic)
+	if math.Abs(al.Objective-want) > 1e-6*want {
+		t.Errorf("agnostic=%v: objective %.10g, bisection %.10g", agnostic, al.Objective, want)
+	}
+	f, err := newFTFProblem(inst, agnostic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.rho(al); math.Abs(got-al.Objective) > 1e-12*al.Objective {
+		t.Errorf("agnostic=%v: the allocation achieves max rho %.12g, reported %.12g", agnostic, got, al.Objective)
+	}
+	return lps, oldLPs
+}
+
+// ftfMaxLPsSeen bounds the LPs of one allocation in the tests (the
+// bisection takes ~24).
+const ftfMaxLPsSeen = 10
+
+// TestFinishTimeFairnessMatchesBisection: on random small instances both
+// variants reach the previous bisection's optimum, with at most
+// ftfMaxLPsSeen LPs each and under a third of the bisection's in total.
+func TestFinishTimeFairnessMatchesBisection(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 11))
+	var newTotal, oldTotal int
+	for range 30 {
+		inst := randomFTFInstance(t, rng, 2+rng.IntN(20))
+		for _, agnostic := range []bool{false, true} {
+			n, o := checkFTF(t, inst, agnostic)
+			if n > ftfMaxLPsSeen {
+				t.Errorf("agnostic=%v: %d LPs", agnostic, n)
+			}
+			newTotal, oldTotal = newTotal+n, oldTotal+o
+		}
+	}
+	t.Logf("LPs: %d (bisection %d) over 60 allocations", newTotal, oldTotal)
+	if newTotal*3 > oldTotal {
+		t.Errorf("%d LPs, not under a third of the bisection's %d", newTotal, oldTotal)
+	}
+}
+
+// TestFinishTimeFairnessStallRegression: both variants solve the instance
+// that stalled the interior-point method, to the bisection's optimum.
+func TestFinishTimeFairnessStallRegression(t *testing.T) {
+	inst := ftfStallInstance(t)
+	for _, agnostic := range []bool{false, true} {
+		n, o := checkFTF(t, inst, agnostic)
+		t.Logf("agnostic=%v: %d LPs (bisection %d)", agnostic, n, o)
+		if n > ftfMaxLPsSeen {
+			t.Errorf("agnostic=%v: %d LPs", agnostic, n)
+		}
+	}
+}
+
+// TestFinishTimeFairnessBadSteps: a job without steps is an error naming
+// it, not a NaN objective.
+func TestFinishTimeFairnessBadSteps(t *testing.T) {
+	inst := randomFTFInstance(t, rand.New(rand.NewPCG(1, 1)), 3)
+	inst.Jobs[1].NumSteps, inst.Jobs[1].StepsRemaining = 0, 0
+	_, _, err := finishTimeFairness(context.Background(), inst, false)
+	if err == nil || !strings.Contains(err.Error(), "instance.jobs[1]") {
+		t.Errorf("error %v, want one naming instance.jobs[1]", err)
+	}
 }
 
 // TestSolveFallsBackToSimplex: the badly scaled LP (rows divided by a tiny
@@ -50,24 +172,14 @@ func TestFinishTimeFairnessStallRegression(t *testing.T) {
 // simplex fallback, to the optimum of the well-scaled formulation.
 func TestSolveFallsBackToSimplex(t *testing.T) {
 	inst := ftfStallInstance(t)
-	r, err := remainingSteps(inst)
+	f, err := newFTFProblem(inst, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The first feasibility test of the bisection, p = 2*lo.
-	n := len(inst.Jobs)
-	denom, fast, need := make([]float64, n), make([]float64, n), make([]float64, n)
-	lo := 0.0
-	for m, job := range inst.Jobs {
-		denom[m] = job.ElapsedSeconds + r[m]/equalThroughput(inst, inst.Throughputs, m)
-		fast[m] = fastest(inst, inst.Throughputs, m)
-		lo = max(lo, (job.ElapsedSeconds+r[m]/fast[m])/denom[m])
-	}
-	for m, job := range inst.Jobs {
-		need[m] = r[m] / (2*lo*denom[m] - job.ElapsedSeconds)
-	}
+	// The first feasibility test of the former bisection, p = 2*lo.
+	need := f.need(2 * f.lowerBound())
 	var s [2]float64
-	for k, div := range [][]float64{need, fast} {
+	for k, div := range [][]float64{need, f.fast} {
 		a, v := dividedThroughputLP(inst, inst.Throughputs, need, div, false)
 		sol, err := a.solve(context.Background())
 		if err != nil {
