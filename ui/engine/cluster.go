@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"pipeplan/core/gavel"
@@ -49,8 +51,18 @@ type ClusterResult struct {
 	// the time fraction of job m on worker type j with its GPUs on separate
 	// servers; its time on type j is X[m][j] + UnconsolidatedX[m][j].
 	UnconsolidatedX [][]float64 `json:"unconsolidated_allocation,omitempty"`
+	// Pairs, set for the space-sharing ("_packed") policies, are the job
+	// pairs offered to share GPUs (§5.3.1), with Gavel's measured co-located
+	// throughputs; A and B index Jobs. PairX[p][j] is the time fraction of
+	// Pairs[p] on worker type j.
+	Pairs []gavel.Pair `json:"pairs,omitempty"`
+	PairX [][]float64  `json:"pair_allocation,omitempty"`
+	// Sharing[m], set for the space-sharing policies, says with which jobs
+	// job m can share GPUs, or why it cannot.
+	Sharing []string `json:"sharing,omitempty"`
 	// Effective[m] is job m's effective throughput Σ_j X[m][j]·T[m][j]
-	// (eq. 5.1), plus Σ_j UnconsolidatedX[m][j]·UnconsolidatedThroughputs[m][j].
+	// (eq. 5.1), plus Σ_j UnconsolidatedX[m][j]·UnconsolidatedThroughputs[m][j]
+	// and its pairs' time at their co-located throughputs.
 	Effective []float64 `json:"effective_throughput"`
 	// Baseline[m] is the same under the heterogeneity-agnostic BaselinePolicy.
 	Baseline       []float64 `json:"baseline_throughput"`
@@ -74,6 +86,12 @@ func Allocate(ctx context.Context, in state.Cluster) (ClusterResult, error) {
 			return ClusterResult{}, err
 		}
 	}
+	var sharing []string
+	if spaceSharing(in.Policy) {
+		if sharing, err = offerPairs(in, inst); err != nil {
+			return ClusterResult{}, err
+		}
+	}
 	policy, err := gavel.PolicyByName(in.Policy)
 	if err != nil {
 		return ClusterResult{}, fmt.Errorf("cluster.policy: %w", err)
@@ -94,6 +112,7 @@ func Allocate(ctx context.Context, in state.Cluster) (ClusterResult, error) {
 	return ClusterResult{
 		WorkerTypes: inst.WorkerTypes, Jobs: labels, Throughputs: inst.Throughputs, Sources: sources, X: al.X,
 		UnconsolidatedThroughputs: inst.UnconsolidatedThroughputs, UnconsolidatedSources: spreadSources, UnconsolidatedX: al.UnconsolidatedX,
+		Pairs: inst.Pairs, PairX: al.PairX, Sharing: sharing,
 		Effective: gavel.EffectiveThroughputs(inst, al), Baseline: gavel.EffectiveThroughputs(inst, bl),
 		Policy: in.Policy, BaselinePolicy: baseName,
 	}, nil
@@ -200,6 +219,63 @@ func unconsolidated(ctx context.Context, in state.Cluster, inst *gavel.Instance)
 		}
 	}
 	return rows, sources, nil
+}
+
+// spaceSharing reports whether the policy named name lets pairs of jobs
+// share GPUs (§5.3.1 "space sharing": the "_packed" policies).
+func spaceSharing(name string) bool { return strings.HasSuffix(name, "_packed") }
+
+// offerPairs gives a space-sharing policy the job pairs that can share GPUs
+// (§5.3.1): those of Gavel's measured job types with a co-located
+// throughput in its table (gavel.PairsFromTable, run on those jobs alone
+// and mapped back to inst's indices). Planned jobs and the paper example's
+// have no co-location data and never share. It returns, per job, with
+// which jobs it can share or why it cannot.
+func offerPairs(in state.Cluster, inst *gavel.Instance) ([]string, error) {
+	why := make([]string, len(inst.Jobs))
+	if in.Workload == state.WorkloadPaper {
+		for m := range why {
+			why[m] = "no Gavel job type (§5.4.1 example), so no measured co-located throughput: never shares"
+		}
+		return why, nil
+	}
+	measured := &gavel.Instance{WorkerTypes: inst.WorkerTypes, NumWorkers: inst.NumWorkers}
+	var index []int // index[i] is inst's index of measured.Jobs[i]
+	for m, j := range in.Jobs {
+		if j.Planned != nil {
+			why[m] = "planned by pipeplan, not a Gavel job type: no measured co-located throughput, so it never shares"
+			continue
+		}
+		index = append(index, m)
+		measured.Jobs = append(measured.Jobs, inst.Jobs[m])
+		measured.Throughputs = append(measured.Throughputs, inst.Throughputs[m])
+	}
+	if err := gavel.PairsFromTable(measured, gavel.DefaultThroughputs()); err != nil {
+		return nil, fmt.Errorf("cluster.jobs: space sharing among jobs %v: %w", index, err)
+	}
+	partners := make([][]string, len(inst.Jobs))
+	for _, p := range measured.Pairs {
+		a, b := index[p.A], index[p.B]
+		inst.Pairs = append(inst.Pairs, gavel.Pair{A: a, B: b, Throughputs: p.Throughputs})
+		partners[a] = append(partners[a], strconv.Itoa(b))
+		partners[b] = append(partners[b], strconv.Itoa(a))
+	}
+	for _, m := range index {
+		sf := inst.Jobs[m].ScaleFactor
+		switch {
+		case partners[m] != nil:
+			jobs := "job "
+			if len(partners[m]) > 1 {
+				jobs = "jobs "
+			}
+			why[m] = "can share GPUs with " + jobs + strings.Join(partners[m], ", ") + " at Gavel's measured co-located throughputs"
+		case slices.ContainsFunc(index, func(o int) bool { return o != m && inst.Jobs[o].ScaleFactor == sf }):
+			why[m] = fmt.Sprintf("Gavel measured no co-located throughput for it with the other ×%d jobs", sf)
+		default:
+			why[m] = fmt.Sprintf("no other Gavel job of scale factor ×%d to share GPUs with (pairs need equal scale factors)", sf)
+		}
+	}
+	return why, nil
 }
 
 // AllocateJSON solves a Gavel policy on an instance in Gavel's LP-instance

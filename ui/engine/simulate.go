@@ -11,7 +11,8 @@ import (
 // SimulateTrace draws a synthetic trace of the Cluster page's size and
 // arrival rate (Gavel's generator, §5.7.1) and simulates it round by round
 // (§5.7) on the page's job-types cluster under its policy, placement-
-// sensitive (§5.3.1) when the page says so. progress, if not nil, gets the
+// sensitive (§5.3.1) when the page says so, with space sharing (§5.3.1)
+// under the "_packed" policies. progress, if not nil, gets the
 // jobs completed and the trace size; yield, if not nil, is called before
 // every allocation so a caller sharing one thread with a UI (WebAssembly
 // in a page) can let it run.
@@ -38,7 +39,7 @@ func SimulateTrace(ctx context.Context, in state.Cluster, progress func(done, to
 		policy = yieldingPolicy{Policy: policy, yield: yield}
 	}
 	return gavel.Simulate(ctx, gavel.SimConfig{Cluster: spec, Policy: policy, Jobs: jobs, Progress: progress,
-		PlacementSensitive: in.PlacementSensitive})
+		PlacementSensitive: in.PlacementSensitive, SpaceSharing: spaceSharing(in.Policy)})
 }
 
 // yieldingPolicy calls yield before each allocation of the policy it wraps.
