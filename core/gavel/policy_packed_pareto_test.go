@@ -92,3 +92,31 @@ func TestPackedParetoStep256(t *testing.T) {
 		t.Errorf("sum %.12g, HiGHS %.12g", sum, paretoHiGHS)
 	}
 }
+
+// benchmarkPackedPareto times both LPs of packed max-min fairness with the
+// Pareto step as bounds (growParetoStep) on a prefix of the 2048-job instance.
+func benchmarkPackedPareto(b *testing.B, n int, workers ...int) {
+	inst := bigInstance(b, n, workers...)
+	if err := PairsFromTable(inst, DefaultThroughputs()); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		a, z := maxMinLP(inst, inst.Throughputs, true)
+		sol, err := a.solve(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := growParetoStep(ctx, inst, inst.Throughputs, a, z, sol); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPackedParetoStep256(b *testing.B) {
+	benchmarkPackedPareto(b, 256)
+}
+
+func BenchmarkPackedParetoStep1024(b *testing.B) {
+	benchmarkPackedPareto(b, 1024, 256, 256, 256)
+}
