@@ -13,7 +13,7 @@ const (
 	ipmGapTol    = 1e-9  // relative duality gap at optimality
 	ipmAcceptTol = 1e-8  // max(infeasibilities, gap) accepted once progress stalls
 	ipmStall     = 8     // iterations without a 10% better iterate that mean a stall
-	ipmGiveUp    = 24    // iterations without a 10% better iterate after which it fails
+	ipmGiveUp    = 12    // iterations without a 10% better iterate after which it fails
 	ipmStep      = 0.995 // fraction of the step to the boundary
 	ipmReg       = 1e-12 // regularization: the normal matrix's diagonal grows by this fraction
 	ipmDiverged  = 1e14  // iterate size that signals infeasibility or unboundedness
@@ -170,15 +170,8 @@ func (sys *ipmSystem) solve(r []float64) {
 	for it := 0; it < refineSteps; it++ {
 		// res = rhs - A D A^T r: refining against the unregularized matrix
 		// removes the regularization's bias where the system allows.
-		for j := range sys.tmpN {
-			sys.tmpN[j] = 0
-		}
-		sys.mulAT(r, sys.tmpN, 1)
-		for j, d := range sys.dj {
-			sys.tmpN[j] *= d
-		}
 		copy(res, rhs)
-		sys.mulA(sys.tmpN, res, -1)
+		sys.subADAT(r, res)
 		sys.f.solve(res)
 		for i := range r {
 			r[i] += res[i]
@@ -243,6 +236,24 @@ func (sys *ipmSystem) start() (x, y, z []float64) {
 		z[j] += ez
 	}
 	return x, y, z
+}
+
+// subADAT subtracts A D A^T v from out (len m) in one pass over the
+// columns of A.
+func (sys *ipmSystem) subADAT(v, out []float64) {
+	s := sys.s
+	for j := 0; j < s.n; j++ {
+		lo, hi := s.colStart[j], s.colStart[j+1]
+		t := 0.0
+		for k := lo; k < hi; k++ {
+			t += s.val[k] * v[s.rowIdx[k]]
+		}
+		if t = -t * sys.dj[j]; t != 0 {
+			for k := lo; k < hi; k++ {
+				out[s.rowIdx[k]] += s.val[k] * t
+			}
+		}
+	}
 }
 
 // mulA adds alpha*A*v to out (len m).
