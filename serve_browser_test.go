@@ -491,6 +491,44 @@ func TestBrowser(t *testing.T) {
 		tb.waitFor(t, `document.getElementById("placement-note") === null && document.querySelectorAll("#allocation svg text").length === 3 + 4*4`)
 		tb.checkPageErrors(t)
 	})
+	t.Run("SpaceSharingAllocation", func(t *testing.T) {
+		// A packed policy lets two jobs share GPUs (§5.3.1): on one V100,
+		// one P100 and two K80s, max_min_fairness_packed runs Transformer
+		// (batch size 128) and A3C together on the V100 all the time. The
+		// shared-GPUs block shows the pair, the tooltip both throughputs, and
+		// each job's total time stays at most 1.
+		tb.waitFor(t, `document.querySelectorAll("#effective tbody tr").length === 4 && document.getElementById("shared-gpus") === null`)
+		for _, g := range [][2]string{{"gpus-v100", "1"}, {"gpus-p100", "1"}, {"gpus-k80", "2"}} {
+			tb.setSelect(t, g[0], g[1])
+		}
+		tb.setSelect(t, "policy", "max_min_fairness_packed")
+		tb.waitFor(t, `document.querySelector("#shared-allocation svg") !== null`)
+		cells := eval[[]string](t, tb, `[...document.querySelectorAll("#shared-allocation svg text")].map(e => e.textContent)`)
+		if want := []string{"v100", "p100", "k80", "job 1 + job 2", "1.00", "0.00", "0.00"}; fmt.Sprint(cells) != fmt.Sprint(want) {
+			t.Errorf("shared GPUs = %v, want %v", cells, want)
+		}
+		if tip := eval[string](t, tb, `document.querySelector("#shared-allocation svg title").textContent`); !strings.HasPrefix(tip, "1: Transformer (batch size 128) ×1 and 2: A3C ×1 sharing v100: 1.000 of their time, at ") {
+			t.Errorf("pair tooltip = %q", tip)
+		}
+		totals := eval[[]string](t, tb, `[...document.querySelectorAll("#allocation svg title")].map(e => e.textContent).filter(s => s.includes("of its time in all"))`)
+		for _, s := range totals {
+			var v float64
+			if _, err := fmt.Sscanf(s[strings.LastIndex(s, ": ")+2:], "%f", &v); err != nil || v > 1+1e-9 {
+				t.Errorf("total %q: want at most 1", s)
+			}
+		}
+		notes := eval[[]string](t, tb, `[...document.querySelectorAll("#sharing li")].map(e => e.textContent)`)
+		if len(totals) != 4 || len(notes) != 4 || !strings.Contains(notes[3], "no other Gavel job of scale factor ×2") {
+			t.Errorf("totals %q, sharing notes %q", totals, notes)
+		}
+		tb.screenshot(t, "cluster-space-sharing")
+		tb.setSelect(t, "policy", "max_min_fairness_perf")
+		for _, g := range []string{"gpus-v100", "gpus-p100", "gpus-k80"} {
+			tb.setSelect(t, g, "8")
+		}
+		tb.waitFor(t, `document.getElementById("shared-gpus") === null && document.querySelectorAll("#allocation svg text").length === 3 + 4*4`)
+		tb.checkPageErrors(t)
+	})
 	t.Run("GavelSimulationProgressAndCancel", func(t *testing.T) {
 		// A long trace: progress must reach the page while it runs (the
 		// page is not frozen), and Cancel must stop it.

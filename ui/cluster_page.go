@@ -44,11 +44,36 @@ func (c *ClusterPage) workerTypes() []string { return state.WorkerTypes(c.App.St
 func (c *ClusterPage) id(prefix string, i int) string { return prefix + "-" + strconv.Itoa(i) }
 
 func (c *ClusterPage) heatmapSVG() vugu.HTML {
+	return vugu.HTML(clusterHeatmapSVG(c.App.Cluster.Result))
+}
+
+func (c *ClusterPage) sharedHeatmapSVG() vugu.HTML {
+	return vugu.HTML(sharedHeatmapSVG(c.App.Cluster.Result))
+}
+
+// sharingNote says how the allocation shares GPUs (§5.3.1), or "" when the
+// policy does not share them.
+func (c *ClusterPage) sharingNote() string {
 	r := c.App.Cluster.Result
-	if r.UnconsolidatedX != nil {
-		return vugu.HTML(placedHeatmapSVG(r.Jobs, r.WorkerTypes, r.X, r.UnconsolidatedX, r.Throughputs, r.UnconsolidatedThroughputs))
+	switch {
+	case r.Sharing == nil:
+		return ""
+	case len(r.Pairs) == 0:
+		return "No two jobs here can share GPUs, so " + r.Policy + " allocates as its _perf version does."
+	case sharedHeatmapSVG(r) == "":
+		return "No pair got time: " + r.Policy + " does better with every job running alone."
 	}
-	return vugu.HTML(heatmapSVG(r.Jobs, r.WorkerTypes, r.X, r.Throughputs))
+	return "Space sharing (§5.3.1): two jobs run on the same GPUs at once, each at the co-located throughput Gavel measured. Green \"shared\" columns above: each job's time in a pair; \"total\": all its time, at most 1. Below, each pair that got time; hover a cell for both jobs' throughputs."
+}
+
+// sharingRows says, per job, with which jobs it can share GPUs or why not.
+func (c *ClusterPage) sharingRows() []string {
+	r := c.App.Cluster.Result
+	out := make([]string, len(r.Sharing))
+	for m, why := range r.Sharing {
+		out[m] = r.Jobs[m] + ": " + why
+	}
+	return out
 }
 
 // placementNote says how the allocation treats placement (§5.3.1), or ""

@@ -4,47 +4,163 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"slices"
 	"strings"
+
+	"pipeplan/core/gavel"
+	"pipeplan/ui/engine"
 )
 
 // Heatmap hues at a time fraction of 1 (Okabe–Ito, colour-blind safe):
-// blue for consolidated time, vermillion for unconsolidated ("spread") time.
+// blue for consolidated time, vermillion for unconsolidated ("spread")
+// time, bluish green for time sharing GPUs with another job, grey for a
+// job's total time.
 var (
 	heatBlue       = [3]int{0x00, 0x72, 0xB2}
 	heatVermillion = [3]int{0xD5, 0x5E, 0x00}
+	heatGreen      = [3]int{0x00, 0x9E, 0x73}
+	heatGrey       = [3]int{0x66, 0x66, 0x66}
 )
 
-// heatmapBlock is a group of heatmap columns in one hue: their labels, how
-// a tooltip names each (where), and each job's time fraction x and
-// throughput t there.
+// heatmapBlock is a group of heatmap columns in one hue: their labels, each
+// row's time fraction x there and the tooltip of each cell.
 type heatmapBlock struct {
-	labels, where []string
-	x, t          [][]float64
-	hue           [3]int
+	labels []string
+	x      [][]float64
+	title  func(row, col int) string
+	hue    [3]int
+}
+
+// timeBlock is a block with one column per label: each job's time fraction
+// x there, at throughput t, its tooltip naming the place where[col].
+func timeBlock(jobs, labels, where []string, x, t [][]float64, hue [3]int) heatmapBlock {
+	return heatmapBlock{labels: labels, x: x, hue: hue, title: func(m, j int) string {
+		return fmt.Sprintf("%s on %s: %.3f of its time, at %.3g steps/s there", jobs[m], where[j], x[m][j], t[m][j])
+	}}
 }
 
 // heatmapSVG draws an allocation X (rows jobs, columns GPU types) as a
 // single-hue (blue, colour-blind safe) heatmap with the value in each cell
 // and a tooltip giving the fraction and the job's throughput there.
 func heatmapSVG(jobs, types []string, x, t [][]float64) string {
-	return heatmapBlocksSVG("allocation heatmap", jobs, heatmapBlock{labels: types, where: types, x: x, t: t, hue: heatBlue})
+	return heatmapBlocksSVG("allocation heatmap", jobs, timeBlock(jobs, types, types, x, t, heatBlue))
 }
 
-// placedHeatmapSVG draws a placement-sensitive allocation (§5.3.1): each
-// job's time per GPU type with its GPUs on one server (X, blue), then with
-// them spread over separate servers (ux, vermillion, columns "v100
-// (spread)"), at throughputs t and ut.
-func placedHeatmapSVG(jobs, types []string, x, ux, t, ut [][]float64) string {
-	spread := make([]string, len(types))
-	one, apart := make([]string, len(types)), make([]string, len(types))
-	for j, wt := range types {
-		spread[j] = wt + " (spread)"
-		one[j] = wt + " with its GPUs on one server"
-		apart[j] = wt + " with its GPUs on separate servers"
+// clusterHeatmapSVG draws the Cluster page's allocation: each job's time
+// per GPU type (blue); when placement-sensitive (§5.3.1) with its GPUs on
+// one server, then spread over separate servers (vermillion, "v100
+// (spread)"); when space sharing (§5.3.1) its time sharing GPUs with
+// another job (green, "v100 (shared)"); and, with more than one block, its
+// total time, at most 1.
+func clusterHeatmapSVG(r engine.ClusterResult) string {
+	placed, shared := r.UnconsolidatedX != nil, len(r.Pairs) > 0
+	var parts []string // the text alternative's description of the blocks
+	where := r.WorkerTypes
+	switch {
+	case placed:
+		parts = append(parts, "time on each GPU type with the job's GPUs on one server", "spread over servers")
+		where = suffixed(r.WorkerTypes, " with its GPUs on one server")
+	case shared:
+		parts = append(parts, "time on each GPU type alone")
 	}
-	return heatmapBlocksSVG("allocation heatmap: time on each GPU type with the job's GPUs on one server, then spread over servers", jobs,
-		heatmapBlock{labels: types, where: one, x: x, t: t, hue: heatBlue},
-		heatmapBlock{labels: spread, where: apart, x: ux, t: ut, hue: heatVermillion})
+	blocks := []heatmapBlock{timeBlock(r.Jobs, r.WorkerTypes, where, r.X, r.Throughputs, heatBlue)}
+	if placed {
+		blocks = append(blocks, timeBlock(r.Jobs, suffixed(r.WorkerTypes, " (spread)"), suffixed(r.WorkerTypes, " with its GPUs on separate servers"),
+			r.UnconsolidatedX, r.UnconsolidatedThroughputs, heatVermillion))
+	}
+	if shared {
+		parts = append(parts, "sharing GPUs with another job")
+		blocks = append(blocks, sharedBlock(r))
+	}
+	if len(blocks) > 1 {
+		parts = append(parts, "in all")
+		blocks = append(blocks, totalBlock(r.Jobs, blocks))
+	}
+	label := "allocation heatmap"
+	if parts != nil {
+		label += ": " + strings.Join(parts, ", then ")
+	}
+	return heatmapBlocksSVG(label, r.Jobs, blocks...)
+}
+
+// suffixed appends suffix to each of names.
+func suffixed(names []string, suffix string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n + suffix
+	}
+	return out
+}
+
+// sharedBlock is each job's time per GPU type in the co-located pairs it
+// belongs to (space sharing, §5.3.1), the tooltip naming its partners.
+func sharedBlock(r engine.ClusterResult) heatmapBlock {
+	x := make([][]float64, len(r.Jobs))
+	with := make([][][]string, len(r.Jobs)) // with[m][j]: job m's partners on type j
+	for m := range x {
+		x[m], with[m] = make([]float64, len(r.WorkerTypes)), make([][]string, len(r.WorkerTypes))
+	}
+	for p, row := range r.PairX {
+		pair := r.Pairs[p]
+		for j, v := range row {
+			if v <= 0 {
+				continue
+			}
+			for s, m := range [2]int{pair.A, pair.B} {
+				other := [2]int{pair.B, pair.A}[s]
+				x[m][j] += v
+				with[m][j] = append(with[m][j], fmt.Sprintf("job %d %.3f at %.3g steps/s", other, v, pair.Throughputs[j][s]))
+			}
+		}
+	}
+	return heatmapBlock{labels: suffixed(r.WorkerTypes, " (shared)"), x: x, hue: heatGreen, title: func(m, j int) string {
+		t := fmt.Sprintf("%s on %s sharing its GPUs with another job: %.3f of its time", r.Jobs[m], r.WorkerTypes[j], x[m][j])
+		if with[m][j] != nil {
+			t += " (with " + strings.Join(with[m][j], "; ") + ")"
+		}
+		return t
+	}}
+}
+
+// totalBlock is one column, each job's time over all the blocks' columns.
+func totalBlock(jobs []string, blocks []heatmapBlock) heatmapBlock {
+	x := make([][]float64, len(jobs))
+	for m := range jobs {
+		x[m] = []float64{0}
+		for _, bk := range blocks {
+			for _, v := range bk.x[m] {
+				x[m][0] += v
+			}
+		}
+	}
+	return heatmapBlock{labels: []string{"total"}, x: x, hue: heatGrey, title: func(m, _ int) string {
+		return fmt.Sprintf("%s: %.3f of its time in all (at most 1)", jobs[m], x[m][0])
+	}}
+}
+
+// sharedHeatmapSVG draws the time each co-located pair of jobs (space
+// sharing, §5.3.1) runs on each GPU type, one row per pair that got time
+// ("job 1 + job 2", green), the pair's throughputs in the tooltips; "" when
+// no pair got time.
+func sharedHeatmapSVG(r engine.ClusterResult) string {
+	var rows []string
+	var x [][]float64
+	var pairs []gavel.Pair
+	for p, row := range r.PairX {
+		if slices.Max(row) > 0 {
+			pair := r.Pairs[p]
+			rows, x, pairs = append(rows, fmt.Sprintf("job %d + job %d", pair.A, pair.B)), append(x, row), append(pairs, pair)
+		}
+	}
+	if rows == nil {
+		return ""
+	}
+	return heatmapBlocksSVG("shared GPUs heatmap: time each pair of jobs runs together on each GPU type", rows, heatmapBlock{
+		labels: r.WorkerTypes, x: x, hue: heatGreen, title: func(p, j int) string {
+			a, b := pairs[p].A, pairs[p].B
+			return fmt.Sprintf("%s and %s sharing %s: %.3f of their time, at %.3g and %.3g steps/s there", r.Jobs[a], r.Jobs[b], r.WorkerTypes[j], x[p][j],
+				pairs[p].Throughputs[j][0], pairs[p].Throughputs[j][1])
+		}})
 }
 
 // heatmapBlocksSVG draws blocks of columns side by side, a gap between
@@ -88,8 +204,8 @@ func heatmapBlocksSVG(label string, jobs []string, blocks ...heatmapBlock) strin
 				for i, h := range bk.hue {
 					rgb[i] = 255 - int(v*float64(255-h))
 				}
-				fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="#%02x%02x%02x" stroke="#ffffff"><title>%s on %s: %.3f of its time, at %.3g steps/s there</title></rect>`,
-					colX[c], y, cellW, cellH, rgb[0], rgb[1], rgb[2], html.EscapeString(name), html.EscapeString(bk.where[j]), v, bk.t[m][j])
+				fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="#%02x%02x%02x" stroke="#ffffff"><title>%s</title></rect>`,
+					colX[c], y, cellW, cellH, rgb[0], rgb[1], rgb[2], html.EscapeString(bk.title(m, j)))
 				fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="middle" fill="%s">%.2f</text>`, colX[c]+cellW/2, y+cellH/2+4, inkOn(rgb), v)
 				c++
 			}
