@@ -60,10 +60,16 @@ func (c *ClusterPage) sharingNote() string {
 		return ""
 	case len(r.Pairs) == 0:
 		return "No two jobs here can share GPUs, so " + r.Policy + " allocates as its _perf version does."
-	case sharedHeatmapSVG(r) == "":
+	}
+	shared := len(pairsWithTime(r))
+	if shared == 0 {
 		return "No pair got time: " + r.Policy + " does better with every job running alone."
 	}
-	return "Space sharing (§5.3.1): two jobs run on the same GPUs at once, each at the co-located throughput Gavel measured. Green \"shared\" columns above: each job's time in a pair; \"total\": all its time, at most 1. Below, each pair that got time; hover a cell for both jobs' throughputs."
+	below := "each pair that got time"
+	if shared > maxPairRows {
+		below = fmt.Sprintf("the %d of the %d pairs that got time with the most of it", maxPairRows, shared)
+	}
+	return "Space sharing (§5.3.1): two jobs run on the same GPUs at once, each at the co-located throughput Gavel measured. Green \"shared\" columns above: each job's time in pairs; \"total\": all its time, at most 1. Below, " + below + "; hover a cell for both jobs' throughputs."
 }
 
 // sharingRows says, per job, with which jobs it can share GPUs or why not.

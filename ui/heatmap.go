@@ -1,13 +1,13 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"math"
 	"slices"
 	"strings"
 
-	"pipeplan/core/gavel"
 	"pipeplan/ui/engine"
 )
 
@@ -138,28 +138,46 @@ func totalBlock(jobs []string, blocks []heatmapBlock) heatmapBlock {
 	}}
 }
 
-// sharedHeatmapSVG draws the time each co-located pair of jobs (space
-// sharing, §5.3.1) runs on each GPU type, one row per pair that got time
-// ("job 1 + job 2", green), the pair's throughputs in the tooltips; "" when
-// no pair got time.
-func sharedHeatmapSVG(r engine.ClusterResult) string {
-	var rows []string
-	var x [][]float64
-	var pairs []gavel.Pair
+// maxPairRows caps the rows of the shared-GPUs heatmap: a policy may
+// spread time thinly over hundreds of pairs (min_total_duration_packed).
+const maxPairRows = 24
+
+// pairsWithTime returns the indices of the pairs that got time, the most
+// time first (ties in index order).
+func pairsWithTime(r engine.ClusterResult) []int {
+	var out []int
+	total := make([]float64, len(r.PairX))
 	for p, row := range r.PairX {
-		if slices.Max(row) > 0 {
-			pair := r.Pairs[p]
-			rows, x, pairs = append(rows, fmt.Sprintf("job %d + job %d", pair.A, pair.B)), append(x, row), append(pairs, pair)
+		for _, v := range row {
+			total[p] += v
+		}
+		if total[p] > 0 {
+			out = append(out, p)
 		}
 	}
-	if rows == nil {
+	slices.SortStableFunc(out, func(a, b int) int { return cmp.Compare(total[b], total[a]) })
+	return out
+}
+
+// sharedHeatmapSVG draws the time each co-located pair of jobs (space
+// sharing, §5.3.1) runs on each GPU type, one row per pair that got time
+// ("job 1 + job 2", green; the maxPairRows with the most), the pair's
+// throughputs in the tooltips; "" when no pair got time.
+func sharedHeatmapSVG(r engine.ClusterResult) string {
+	shown := pairsWithTime(r)
+	if len(shown) == 0 {
 		return ""
 	}
+	shown = shown[:min(len(shown), maxPairRows)]
+	rows, x := make([]string, len(shown)), make([][]float64, len(shown))
+	for i, p := range shown {
+		rows[i], x[i] = fmt.Sprintf("job %d + job %d", r.Pairs[p].A, r.Pairs[p].B), r.PairX[p]
+	}
 	return heatmapBlocksSVG("shared GPUs heatmap: time each pair of jobs runs together on each GPU type", rows, heatmapBlock{
-		labels: r.WorkerTypes, x: x, hue: heatGreen, title: func(p, j int) string {
-			a, b := pairs[p].A, pairs[p].B
-			return fmt.Sprintf("%s and %s sharing %s: %.3f of their time, at %.3g and %.3g steps/s there", r.Jobs[a], r.Jobs[b], r.WorkerTypes[j], x[p][j],
-				pairs[p].Throughputs[j][0], pairs[p].Throughputs[j][1])
+		labels: r.WorkerTypes, x: x, hue: heatGreen, title: func(i, j int) string {
+			pair := r.Pairs[shown[i]]
+			return fmt.Sprintf("%s and %s sharing %s: %.3f of their time, at %.3g and %.3g steps/s there", r.Jobs[pair.A], r.Jobs[pair.B], r.WorkerTypes[j], x[i][j],
+				pair.Throughputs[j][0], pair.Throughputs[j][1])
 		}})
 }
 

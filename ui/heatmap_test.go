@@ -90,6 +90,16 @@ func TestSharedHeatmap(t *testing.T) {
 	if want := "1: B ×1 on v100 sharing its GPUs with another job: 1.000 of its time (with job 0 0.500 at 24.1 steps/s; job 2 0.500 at 20 steps/s)"; titles[7] != want {
 		t.Errorf("shared tooltip %q, want %q", titles[7], want)
 	}
+	// Placement-sensitive too: spread columns between own and shared time.
+	placed := r
+	placed.UnconsolidatedX, placed.UnconsolidatedThroughputs = [][]float64{{0, 0}, {0, 0}, {0.25, 0}}, [][]float64{{0, 0}, {0, 0}, {9, 4}}
+	svg := clusterHeatmapSVG(placed)
+	if texts, _ := svgTexts(t, svg); fmt.Sprint(texts[:8]) != "[v100 k80 v100 (spread) k80 (spread) v100 (shared) k80 (shared) total 0: A ×1]" || texts[len(texts)-1] != "1.00" {
+		t.Errorf("placed and shared texts %q", texts)
+	}
+	if !strings.Contains(svg, `aria-label="allocation heatmap: time on each GPU type with the job&#39;s GPUs on one server, then spread over servers, then sharing GPUs with another job, then in all"`) {
+		t.Errorf("placed and shared text alternative: %s", svg[:300])
+	}
 	texts, titles = svgTexts(t, sharedHeatmapSVG(r))
 	want = []string{"v100", "k80", "job 0 + job 1", "0.50", "0.00", "job 1 + job 2", "0.50", "0.00"}
 	if fmt.Sprint(texts) != fmt.Sprint(want) {
@@ -101,6 +111,28 @@ func TestSharedHeatmap(t *testing.T) {
 	r.PairX = [][]float64{{0, 0}, {0, 0}, {0, 0}}
 	if svg := sharedHeatmapSVG(r); svg != "" {
 		t.Errorf("no pair got time, yet %s", svg)
+	}
+}
+
+// TestSharedHeatmapMostTimeFirst: the shared-GPUs rows are the pairs with
+// the most time first, at most maxPairRows of them.
+func TestSharedHeatmapMostTimeFirst(t *testing.T) {
+	r := engine.ClusterResult{WorkerTypes: []string{"v100"}}
+	for m := range 2 * maxPairRows {
+		r.Jobs = append(r.Jobs, fmt.Sprintf("%d: A ×1", m))
+	}
+	// Pair p joins jobs p and p+1 for (p%7)/100 of the V100's time.
+	for p := range 2*maxPairRows - 1 {
+		r.Pairs = append(r.Pairs, gavel.Pair{A: p, B: p + 1, Throughputs: [][2]float64{{1, 1}}})
+		r.PairX = append(r.PairX, []float64{float64(p%7) / 100})
+	}
+	texts, _ := svgTexts(t, sharedHeatmapSVG(r))
+	var rows []string
+	for i := 1; i < len(texts); i += 2 {
+		rows = append(rows, texts[i]+" "+texts[i+1])
+	}
+	if len(rows) != maxPairRows || rows[0] != "job 6 + job 7 0.06" || rows[1] != "job 13 + job 14 0.06" || rows[maxPairRows-1] != "job 31 + job 32 0.03" {
+		t.Errorf("rows %q", rows)
 	}
 }
 

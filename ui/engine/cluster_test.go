@@ -416,3 +416,26 @@ func TestSimulateTraceSpaceSharing(t *testing.T) {
 		t.Errorf("space sharing changes nothing on this trace (avg JCT %v): the test cannot tell it was passed", alone.AvgJCTSeconds)
 	}
 }
+
+// BenchmarkAllocateSpaceSharing is the Cluster page's allocation of 16
+// single-GPU jobs of Gavel's types under max-min fairness and its agnostic
+// baseline, without and with space sharing (a variable per co-located pair
+// and GPU type, §5.3.1).
+func BenchmarkAllocateSpaceSharing(b *testing.B) {
+	in := state.DefaultCluster()
+	in.Workload, in.GPUs, in.Jobs = state.WorkloadJobTypes, []int{4, 4, 4}, nil
+	types := JobTypes()
+	for m := range 16 {
+		in.Jobs = append(in.Jobs, state.Job{Type: types[(3*m)%19], Scale: 1, Weight: 1})
+	}
+	for _, policy := range []string{"max_min_fairness_perf", "max_min_fairness_packed"} {
+		in.Policy = policy
+		b.Run(policy, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Allocate(context.Background(), in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
