@@ -63,7 +63,7 @@ func runGavelAllocate(args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("gavel allocate: %w", err)
 	}
-	inst, err := loadAllocateInstance(*instanceFile, *pairsFile, *prices, strings.HasSuffix(*policyName, "_packed"))
+	inst, err := loadAllocateInstance(*instanceFile, *pairsFile, *prices, gavel.SpaceSharing(*policyName))
 	if err != nil {
 		return fmt.Errorf("gavel allocate: %w", err)
 	}

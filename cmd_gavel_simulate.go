@@ -99,7 +99,7 @@ func runGavelSimulate(args []string, stdout io.Writer) error {
 	out.NumJobs = len(jobs)
 	cfg := gavel.SimConfig{
 		Cluster: spec, Policy: policy, Jobs: jobs, RoundSeconds: *round,
-		SpaceSharing:       *spaceSharing || strings.Contains(*policyName, "packed"),
+		SpaceSharing:       *spaceSharing || gavel.SpaceSharing(*policyName),
 		PlacementSensitive: *placement,
 		WindowFrom:         from, WindowTo: to,
 	}

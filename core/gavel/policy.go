@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Option configures a policy built by PolicyByName.
@@ -76,6 +77,10 @@ func registerPolicy(name string, build func(o policyOptions) (func(ctx context.C
 	}
 	registry[name] = build
 }
+
+// SpaceSharing reports whether the policy named name co-locates job pairs
+// (the "_packed" policies, §5.3.1 space sharing): its instances need Pairs.
+func SpaceSharing(name string) bool { return strings.HasSuffix(name, "_packed") }
 
 // PolicyNames lists the names PolicyByName accepts, sorted.
 func PolicyNames() []string {

@@ -87,7 +87,7 @@ func Allocate(ctx context.Context, in state.Cluster) (ClusterResult, error) {
 		}
 	}
 	var sharing []string
-	if spaceSharing(in.Policy) {
+	if gavel.SpaceSharing(in.Policy) {
 		if sharing, err = offerPairs(in, inst); err != nil {
 			return ClusterResult{}, err
 		}
@@ -220,10 +220,6 @@ func unconsolidated(ctx context.Context, in state.Cluster, inst *gavel.Instance)
 	}
 	return rows, sources, nil
 }
-
-// spaceSharing reports whether the policy named name lets pairs of jobs
-// share GPUs (§5.3.1 "space sharing": the "_packed" policies).
-func spaceSharing(name string) bool { return strings.HasSuffix(name, "_packed") }
 
 // offerPairs gives a space-sharing policy the job pairs that can share GPUs
 // (§5.3.1): those of Gavel's measured job types with a co-located

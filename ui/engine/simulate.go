@@ -39,7 +39,7 @@ func SimulateTrace(ctx context.Context, in state.Cluster, progress func(done, to
 		policy = yieldingPolicy{Policy: policy, yield: yield}
 	}
 	return gavel.Simulate(ctx, gavel.SimConfig{Cluster: spec, Policy: policy, Jobs: jobs, Progress: progress,
-		PlacementSensitive: in.PlacementSensitive, SpaceSharing: spaceSharing(in.Policy)})
+		PlacementSensitive: in.PlacementSensitive, SpaceSharing: gavel.SpaceSharing(in.Policy)})
 }
 
 // yieldingPolicy calls yield before each allocation of the policy it wraps.
