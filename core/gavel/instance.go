@@ -37,8 +37,8 @@ func ParseInstance(data []byte) (*Instance, error) {
 	return &inst, nil
 }
 
-// Validate checks the instance: at least one worker type with at least one
-// worker, one throughput row per job with one finite non-negative entry per
+// Validate checks the instance: at least one worker type, at least one
+// worker in all (a type may have none), one throughput row per job with one finite non-negative entry per
 // worker type, every job able to run somewhere, positive scale factors and
 // weights, unique job ids, and well-formed pairs and prices.
 func (inst *Instance) Validate() error {
@@ -59,10 +59,15 @@ func (inst *Instance) Validate() error {
 	if len(inst.NumWorkers) != k {
 		return fmt.Errorf("instance.num_workers: must have %d entries (one per worker type), got %d", k, len(inst.NumWorkers))
 	}
+	total := 0
 	for j, n := range inst.NumWorkers {
-		if n < 1 {
-			return fmt.Errorf("instance.num_workers[%d]: must be >= 1, got %d", j, n)
+		if n < 0 {
+			return fmt.Errorf("instance.num_workers[%d]: must be >= 0, got %d", j, n)
 		}
+		total += n
+	}
+	if total == 0 {
+		return fmt.Errorf("instance.num_workers: the cluster needs at least one worker, got %v", inst.NumWorkers)
 	}
 	if len(inst.Throughputs) != len(inst.Jobs) {
 		return fmt.Errorf("instance.throughputs: must have %d rows (one per job), got %d", len(inst.Jobs), len(inst.Throughputs))

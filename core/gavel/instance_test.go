@@ -80,7 +80,8 @@ func TestParseInstanceErrors(t *testing.T) {
 		t.Fatalf("valid instance: %v %+v", err, inst)
 	}
 	for _, c := range []struct{ from, to, want string }{
-		{`"num_workers":[1,2]`, `"num_workers":[1,0]`, "instance.num_workers[1]: must be >= 1, got 0"},
+		{`"num_workers":[1,2]`, `"num_workers":[1,-1]`, "instance.num_workers[1]: must be >= 0, got -1"},
+		{`"num_workers":[1,2]`, `"num_workers":[0,0]`, "instance.num_workers: the cluster needs at least one worker"},
 		{`[[1,2]]`, `[[1,-2]]`, "instance.throughputs[0][1]: must be >= 0 and finite, got -2"},
 		{`[[1,2]]`, `[[0,0]]`, "instance.jobs[0]: cannot run on any worker type"},
 		{`[[1,2]]`, `[[1]]`, "instance.throughputs[0]: must have 2 entries"},

@@ -42,7 +42,8 @@ func ParseClusterSpec(s string, workerTypes []string) (ClusterSpec, error) {
 	return spec, spec.Validate()
 }
 
-// Validate checks names, counts (>= 1) and server sizes (>= 1).
+// Validate checks names, counts (>= 0, at least one GPU in all) and server
+// sizes (>= 1).
 func (c ClusterSpec) Validate() error {
 	if len(c.WorkerTypes) == 0 {
 		return fmt.Errorf("cluster.worker_types: must not be empty")
@@ -59,12 +60,15 @@ func (c ClusterSpec) Validate() error {
 			return fmt.Errorf("cluster.worker_types[%d]: must be a unique non-empty name, got %q", j, w)
 		}
 		seen[w] = true
-		if c.NumWorkers[j] < 1 || c.NumWorkers[j] > MaxWorkersPerType {
-			return fmt.Errorf("cluster.num_workers[%d]: must be in [1, %d], got %d", j, MaxWorkersPerType, c.NumWorkers[j])
+		if c.NumWorkers[j] < 0 || c.NumWorkers[j] > MaxWorkersPerType {
+			return fmt.Errorf("cluster.num_workers[%d]: must be in [0, %d], got %d", j, MaxWorkersPerType, c.NumWorkers[j])
 		}
 		if c.serverSize(j) < 1 {
 			return fmt.Errorf("cluster.gpus_per_server[%d]: must be >= 1, got %d", j, c.serverSize(j))
 		}
+	}
+	if c.TotalWorkers() == 0 {
+		return fmt.Errorf("cluster.num_workers: the cluster needs at least one GPU, got %v", c.NumWorkers)
 	}
 	return nil
 }

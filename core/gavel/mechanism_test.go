@@ -224,7 +224,7 @@ func TestParseClusterSpec(t *testing.T) {
 	if err != nil || spec.TotalWorkers() != 108 {
 		t.Fatalf("spec %+v, err %v", spec, err)
 	}
-	for _, s := range []string{"36:36", "36:x:36", "36:0:36", "36:-1:36", "36:2000000:36"} {
+	for _, s := range []string{"36:36", "36:x:36", "0:0:0", "36:-1:36", "36:2000000:36"} {
 		if _, err := ParseClusterSpec(s, []string{"k80", "p100", "v100"}); err == nil {
 			t.Errorf("ParseClusterSpec(%q): want error", s)
 		}

@@ -1,6 +1,7 @@
 package gavel
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -155,5 +156,44 @@ func TestUnconsolidatedFromTable(t *testing.T) {
 	inst.Jobs[0].JobType = "no such model"
 	if err := UnconsolidatedFromTable(inst, tt); err == nil || !strings.Contains(err.Error(), "jobs[0]") {
 		t.Fatalf("unknown job type: error %v, want one naming jobs[0]", err)
+	}
+}
+
+// TestZeroWorkerType: a worker type without GPUs is allowed and changes
+// nothing: every exact policy's optimum equals the one on the instance
+// without that type, and the simulator runs on a cluster with an empty
+// type.
+func TestZeroWorkerType(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	for trial := range 10 {
+		inst := randomPlacementInstance(rng, 2+rng.IntN(6), 0.2, 1)
+		inst.UnconsolidatedThroughputs = nil
+		without := &Instance{WorkerTypes: inst.WorkerTypes[1:], NumWorkers: inst.NumWorkers[1:], Jobs: inst.Jobs}
+		for _, row := range inst.Throughputs {
+			without.Throughputs = append(without.Throughputs, row[1:])
+		}
+		inst.NumWorkers[0] = 0
+		for _, name := range append(exactPolicies, "max_min_fairness") {
+			got, want := allocate(t, name, inst), allocate(t, name, without)
+			if math.Abs(got.Objective-want.Objective) > 1e-6*math.Abs(want.Objective) {
+				t.Fatalf("trial %d %s: objective %v with an empty type, %v without it", trial, name, got.Objective, want.Objective)
+			}
+		}
+	}
+	jobs, err := GenerateTrace(TraceConfig{NumJobs: 20, JobsPerHour: 4, Seed: 2, MultiGPU: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := PolicyByName("max_min_fairness_perf")
+	cluster, err := ParseClusterSpec("0:8:8", []string{"k80", "p100", "v100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Simulate(context.Background(), SimConfig{Cluster: cluster, Policy: p, Jobs: jobs})
+	if err != nil || res.JobsCompleted != 20 || res.CostDollars <= 0 {
+		t.Fatalf("simulation on 0:8:8: %v, %+v", err, res)
+	}
+	if _, err := ParseClusterSpec("0:0:0", []string{"k80", "p100", "v100"}); err == nil {
+		t.Fatal("0:0:0: want an error")
 	}
 }

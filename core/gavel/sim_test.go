@@ -193,6 +193,9 @@ func TestSimulateErrors(t *testing.T) {
 			c.Cluster = ClusterSpec{WorkerTypes: []string{"a100"}, NumWorkers: []int{1}}
 		}),
 		"num_workers[0]": with(func(c *SimConfig) {
+			c.Cluster = ClusterSpec{WorkerTypes: []string{"v100"}, NumWorkers: []int{-1}}
+		}),
+		"at least one GPU": with(func(c *SimConfig) {
 			c.Cluster = ClusterSpec{WorkerTypes: []string{"v100"}, NumWorkers: []int{0}}
 		}),
 		"cannot run": with(func(c *SimConfig) { c.Jobs[0].ScaleFactor = 8; c.Jobs[0].JobType = "LM (batch size 5)" }),

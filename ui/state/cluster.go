@@ -98,10 +98,15 @@ func (c Cluster) Validate() error {
 	if want := len(WorkerTypes(c.Workload)); len(c.GPUs) != want {
 		return fmt.Errorf("cluster.gpus: must have %d counts (%v), got %d", want, WorkerTypes(c.Workload), len(c.GPUs))
 	}
+	total := 0
 	for i, n := range c.GPUs {
 		if err := intIn(fmt.Sprintf("cluster.gpus[%d]", i), n, 0, MaxClusterGPUs); err != nil {
 			return err
 		}
+		total += n
+	}
+	if total == 0 {
+		return fmt.Errorf("cluster.gpus: need at least one GPU in all, got %v", c.GPUs)
 	}
 	if len(c.Jobs) > MaxJobs {
 		return fmt.Errorf("cluster.jobs: at most %d jobs, got %d", MaxJobs, len(c.Jobs))

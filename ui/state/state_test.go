@@ -146,3 +146,16 @@ func TestClusterJobFieldsValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterGPUsValidate: a GPU type may have none, the cluster may not.
+func TestClusterGPUsValidate(t *testing.T) {
+	cl := DefaultCluster()
+	cl.GPUs = []int{0, 1}
+	if err := cl.Validate(); err != nil {
+		t.Fatalf("one empty GPU type: %v", err)
+	}
+	cl.GPUs = []int{0, 0}
+	if err := cl.Validate(); err == nil || !strings.Contains(err.Error(), "cluster.gpus: need at least one GPU") {
+		t.Fatalf("no GPUs: err = %v", err)
+	}
+}
