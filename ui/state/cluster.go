@@ -13,6 +13,13 @@ const (
 	WorkloadJobTypes = "job-types"
 )
 
+// Trace workloads of the Cluster page's simulation: jobs of Gavel's 26 job
+// types (the default, as in §5.7.1), or of the jobs listed on the page.
+const (
+	TraceGavelJobTypes = ""
+	TraceListedJobs    = "listed"
+)
+
 // WorkerTypes returns the GPU types of a workload, in the order of Cluster.GPUs.
 func WorkerTypes(workload string) []string {
 	if workload == WorkloadPaper {
@@ -51,6 +58,10 @@ type Cluster struct {
 	// choose consolidated and unconsolidated time apart (§5.3.1). Omitted
 	// when false, so links made before it existed still decode.
 	PlacementSensitive bool `json:"placement_sensitive,omitempty"`
+	// TraceWorkload is what the simulated trace's jobs are drawn from:
+	// TraceGavelJobTypes or TraceListedJobs. Omitted when Gavel's, so links
+	// made before it existed still decode.
+	TraceWorkload string `json:"trace_workload,omitempty"`
 }
 
 // Job is one job of the job-types workload.
@@ -138,6 +149,9 @@ func (c Cluster) Validate() error {
 	}
 	if math.IsNaN(c.TraceJobsPerHour) || c.TraceJobsPerHour <= 0 || c.TraceJobsPerHour > MaxJobsPerHour {
 		return fmt.Errorf("cluster.trace_jobs_per_hour: must be in (0, %d], got %v", MaxJobsPerHour, c.TraceJobsPerHour)
+	}
+	if c.TraceWorkload != TraceGavelJobTypes && c.TraceWorkload != TraceListedJobs {
+		return fmt.Errorf("cluster.trace_workload: must be %q (Gavel's job types) or %q, got %q", TraceGavelJobTypes, TraceListedJobs, c.TraceWorkload)
 	}
 	if c.Policy == "" || len(c.Policy) > 64 {
 		return fmt.Errorf("cluster.policy: must name a policy, got %q", c.Policy)

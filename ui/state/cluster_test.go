@@ -2,6 +2,7 @@ package state
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"pipeplan/core/plan"
@@ -48,5 +49,40 @@ func TestPlacementSensitiveRoundTrip(t *testing.T) {
 	}
 	if got.Cluster.PlacementSensitive || got.Cluster.Workload != WorkloadJobTypes {
 		t.Errorf("old fragment decodes to %+v, want job types with placement off", got.Cluster)
+	}
+}
+
+// TestTraceWorkloadRoundTrip: the trace workload survives the URL fragment,
+// Gavel's job types (the default) leave no trace_workload in it, so older
+// links decode unchanged, and an unknown workload is refused by name.
+func TestTraceWorkloadRoundTrip(t *testing.T) {
+	s := Default()
+	s.Cluster.Workload, s.Cluster.GPUs = WorkloadJobTypes, []int{8, 8, 8}
+	s.Cluster.TraceWorkload = TraceListedJobs
+	f, err := Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode("#" + f)
+	if err != nil || got.Cluster.TraceWorkload != TraceListedJobs || !reflect.DeepEqual(got, s) {
+		t.Errorf("round trip: got %+v, %v; want %+v", got.Cluster, err, s.Cluster)
+	}
+
+	s.Cluster.TraceWorkload = TraceGavelJobTypes
+	f, err = Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := plan.DecodeFragment(f, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if cl, _ := raw["cluster"].(map[string]any); cl == nil || cl["trace_workload"] != nil {
+		t.Errorf("Gavel's job types: cluster %v, want one without trace_workload", raw["cluster"])
+	}
+
+	s.Cluster.TraceWorkload = "gavel"
+	if err := s.Cluster.Validate(); err == nil || !strings.Contains(err.Error(), `cluster.trace_workload: must be "" (Gavel's job types) or "listed", got "gavel"`) {
+		t.Errorf("unknown trace workload: err %v", err)
 	}
 }

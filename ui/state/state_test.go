@@ -90,6 +90,12 @@ func FuzzDecode(f *testing.F) {
 	} else {
 		f.Fatal(err)
 	}
+	withJobs.Cluster.TraceWorkload = TraceListedJobs
+	if frag, err := Encode(withJobs); err == nil {
+		f.Add(frag)
+	} else {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, frag string) {
 		s, err := Decode(frag)
 		if err != nil {
