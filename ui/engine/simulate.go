@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"pipeplan/core/gavel"
 	"pipeplan/ui/state"
@@ -12,10 +13,11 @@ import (
 // arrival rate (Gavel's generator, §5.7.1) and simulates it round by round
 // (§5.7) on the page's job-types cluster under its policy, placement-
 // sensitive (§5.3.1) when the page says so, with space sharing (§5.3.1)
-// under the "_packed" policies. progress, if not nil, gets the
-// jobs completed and the trace size; yield, if not nil, is called before
-// every allocation so a caller sharing one thread with a UI (WebAssembly
-// in a page) can let it run.
+// under the "_packed" policies. The trace's jobs are of Gavel's job types,
+// or of the jobs listed on the page (listedTrace). progress, if not nil,
+// gets the jobs completed and the trace size; yield, if not nil, is called
+// before every allocation so a caller sharing one thread with a UI
+// (WebAssembly in a page) can let it run.
 func SimulateTrace(ctx context.Context, in state.Cluster, progress func(done, total int), yield func()) (*gavel.SimResult, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
@@ -27,19 +29,102 @@ func SimulateTrace(ctx context.Context, in state.Cluster, progress func(done, to
 	if err != nil {
 		return nil, fmt.Errorf("cluster.policy: %w", err)
 	}
-	jobs, err := gavel.GenerateTrace(gavel.TraceConfig{NumJobs: in.TraceJobs, JobsPerHour: in.TraceJobsPerHour, MultiGPU: true})
-	if err != nil {
-		return nil, err
-	}
 	spec := gavel.ClusterSpec{WorkerTypes: state.WorkerTypes(in.Workload), NumWorkers: in.GPUs}
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("cluster.gpus: %w", err)
 	}
+	var jobs []gavel.Job
+	var table *gavel.ThroughputTable // nil: Gavel's
+	if in.TraceWorkload == state.TraceListedJobs {
+		jobs, table, err = listedTrace(ctx, in)
+	} else {
+		jobs, err = gavel.GenerateTrace(gavel.TraceConfig{NumJobs: in.TraceJobs, JobsPerHour: in.TraceJobsPerHour, MultiGPU: true})
+	}
+	if err != nil {
+		return nil, err
+	}
 	if yield != nil {
 		policy = yieldingPolicy{Policy: policy, yield: yield}
 	}
-	return gavel.Simulate(ctx, gavel.SimConfig{Cluster: spec, Policy: policy, Jobs: jobs, Progress: progress,
+	return gavel.Simulate(ctx, gavel.SimConfig{Cluster: spec, Policy: policy, Jobs: jobs, Throughputs: table, Progress: progress,
 		PlacementSensitive: in.PlacementSensitive, SpaceSharing: gavel.SpaceSharing(in.Policy)})
+}
+
+// listedTrace draws a trace whose jobs are the page's listed jobs, each one
+// uniformly at random with its type, scale factor and priority weight,
+// arriving and lasting as §5.7.1 says (gavel.GenerateTrace). It returns the
+// table to simulate it with: Gavel's, plus each planned job as an extra job
+// type (gavel.ThroughputTable.WithJobTypes) at the planner's throughputs
+// the allocation uses (instance, unconsolidated); planned jobs never share
+// GPUs.
+func listedTrace(ctx context.Context, in state.Cluster) ([]gavel.Job, *gavel.ThroughputTable, error) {
+	inst, _, _, err := instance(ctx, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	spread, _, err := unconsolidated(ctx, in, inst)
+	if err != nil {
+		return nil, nil, err
+	}
+	ref := slices.Index(inst.WorkerTypes, "v100")
+	keys := make([]gavel.JobKey, len(inst.Jobs))
+	var planned, sizing []gavel.ExtraJobType
+	var draw []gavel.JobType
+	for m, job := range inst.Jobs {
+		keys[m] = gavel.JobKey{Model: job.JobType, ScaleFactor: job.ScaleFactor}
+		if in.Jobs[m].Planned != nil {
+			// Unique per listed job: two planned jobs may share a label.
+			keys[m].Model = fmt.Sprintf("%s (job %d)", job.JobType, m)
+			e := gavel.ExtraJobType{Model: keys[m].Model, ScaleFactor: job.ScaleFactor, Isolated: byWorkerType(inst.WorkerTypes, inst.Throughputs[m])}
+			if job.ScaleFactor > 1 {
+				e.Unconsolidated = byWorkerType(inst.WorkerTypes, spread[m])
+			}
+			planned = append(planned, e)
+		}
+		// GenerateTrace draws single-GPU types and sizes a job as its
+		// duration × its throughput on the reference V100: a stand-in type
+		// per listed job carries that throughput (its best one where it
+		// cannot run on a V100), at the listed job's own scale factor.
+		tput := inst.Throughputs[m][ref]
+		if tput == 0 {
+			tput = slices.Max(inst.Throughputs[m])
+		}
+		draw = append(draw, gavel.JobType{Model: listedName(m)})
+		sizing = append(sizing, gavel.ExtraJobType{Model: listedName(m), ScaleFactor: 1, Isolated: map[string]float64{"v100": tput}})
+	}
+	sized, err := gavel.DefaultThroughputs().WithJobTypes(sizing)
+	if err != nil {
+		return nil, nil, err
+	}
+	jobs, err := gavel.GenerateTrace(gavel.TraceConfig{NumJobs: in.TraceJobs, JobsPerHour: in.TraceJobsPerHour, JobTypes: draw, Throughputs: sized})
+	if err != nil {
+		return nil, nil, err
+	}
+	index := map[string]int{}
+	for m := range keys {
+		index[listedName(m)] = m
+	}
+	for i := range jobs {
+		m := index[jobs[i].JobType]
+		jobs[i].JobType, jobs[i].ScaleFactor, jobs[i].PriorityWeight = keys[m].Model, keys[m].ScaleFactor, in.Jobs[m].Weight
+	}
+	table, err := gavel.DefaultThroughputs().WithJobTypes(planned)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cluster.jobs: %w", err)
+	}
+	return jobs, table, nil
+}
+
+// listedName names listed job m's stand-in type in the trace generator.
+func listedName(m int) string { return fmt.Sprintf("listed job %d", m) }
+
+// byWorkerType maps a row of per-type values to the worker types.
+func byWorkerType(types []string, row []float64) map[string]float64 {
+	out := make(map[string]float64, len(types))
+	for k, wt := range types {
+		out[wt] = row[k]
+	}
+	return out
 }
 
 // yieldingPolicy calls yield before each allocation of the policy it wraps.
