@@ -616,6 +616,37 @@ func TestBrowser(t *testing.T) {
 		}
 		tb.checkPageErrors(t)
 	})
+	t.Run("SimulateListedJobs", func(t *testing.T) {
+		// A trace drawn from the jobs listed on the page, the planned GPT
+		// 1.7B (job 4) among them: only those job types are simulated.
+		tb.setSelect(t, "policy", "max_min_fairness_perf")
+		tb.setSelect(t, "trace-workload", "listed")
+		tb.waitFor(t, `document.getElementById("trace-note").textContent.startsWith("Copies of the jobs listed above")`)
+		tb.setSelect(t, "trace-jobs", "12")
+		tb.click(t, "#simulate")
+		mix := `(() => { const dt = [...document.querySelectorAll("#sim-metrics dt")].find(e => e.textContent === "jobs by type"); return dt ? dt.nextElementSibling.textContent : ""; })()`
+		tb.waitFor(t, `document.getElementById("sim-error") !== null || `+mix+`.includes("(job 4)")`)
+		if eval[bool](t, tb, `document.getElementById("sim-error") !== null`) {
+			t.Fatalf("listed-jobs simulation: %s", tb.text(t, "#sim-error"))
+		}
+		listed := []string{"ResNet-50 (batch size 64) ×1", "Transformer (batch size 128) ×1", "A3C ×1", "LM (batch size 20) ×2", "planned: GPT 1.7B (job 4) ×2"}
+		got := eval[string](t, tb, mix)
+		for _, part := range strings.Split(got, ", ") {
+			known := false
+			for _, l := range listed {
+				known = known || strings.HasPrefix(part, l+": ")
+			}
+			if !known {
+				t.Errorf("jobs by type %q: %q is not a listed job", got, part)
+			}
+		}
+		if n := eval[int](t, tb, `document.querySelectorAll("#jct-cdf svg path").length`); n == 0 {
+			t.Errorf("no JCT CDF drawn")
+		}
+		t.Logf("listed-jobs trace: %s", got)
+		tb.screenshot(t, "cluster-simulation-listed-jobs")
+		tb.checkPageErrors(t)
+	})
 	t.Run("JSAPIPlans", func(t *testing.T) {
 		out := eval[map[string]any](t, tb, `JSON.parse(pipeplan.plan(JSON.stringify({model: "gpt-1.7b", gpu: "nvidia-a100-sxm4-80gb", nodes: 4, gpus_per_node: 8, inter_node_gbps: 25, global_batch: 512, planner: "ptdp"})))`)
 		if out["error"] != nil || out["plan"] == nil {

@@ -306,6 +306,21 @@ func (a *App) SetTrace(field, value string) {
 	})
 }
 
+// SetTraceWorkload picks what the simulated trace's jobs are drawn from:
+// Gavel's job types or the jobs listed on the page (state.TraceListedJobs).
+func (a *App) SetTraceWorkload(w string) {
+	a.setCluster("trace_workload", func(c *state.Cluster) error { c.TraceWorkload = w; return nil })
+}
+
+// traceNote says what the simulated trace is made of.
+func (c *ClusterPage) traceNote() string {
+	jobs := "Jobs of Gavel's 26 job types, at scale factors 1, 2, 4 or 8,"
+	if c.App.State.Cluster.TraceWorkload == state.TraceListedJobs {
+		jobs = "Copies of the jobs listed above (each with its type, scale factor and priority weight; planned ones at the planner's throughputs, never sharing GPUs)"
+	}
+	return jobs + " arrive as a Poisson process, each lasting 10^U(1.5, 3) minutes on a V100 (10^U(3, 4) for one in five, §5.7.1); the round-based mechanism (6-minute rounds, Algorithm 2) runs them under the policy."
+}
+
 func (c *ClusterPage) simMetrics() []kv {
 	r := c.App.Sim.Result
 	return []kv{
@@ -315,6 +330,7 @@ func (c *ClusterPage) simMetrics() []kv {
 		{"utilization", pct(r.Utilization), "busy GPU-time / available GPU-time over the makespan"},
 		{"finish-time fairness", fmt.Sprintf("avg %.2f, max %.2f", r.AvgFTF, r.MaxFTF), "ρ = JCT / JCT with 1/n of the cluster (§5.4.2, Themis)"},
 		{"rounds", strconv.Itoa(r.Rounds), "6-minute scheduling rounds (Algorithm 2)"},
+		{"jobs by type", traceMix(r.Jobs), "how many of the trace's jobs were of each job type and scale factor"},
 	}
 }
 

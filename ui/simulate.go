@@ -1,8 +1,11 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/vugu/vugu"
@@ -83,4 +86,30 @@ func (a *App) CancelSimulation() {
 	if a.Sim.cancel != nil {
 		a.Sim.cancel()
 	}
+}
+
+// traceMixShown is how many job types traceMix names.
+const traceMixShown = 6
+
+// traceMix says how many of the simulated jobs were of each job type and
+// scale factor, most frequent first (ties by name), naming at most
+// traceMixShown of them.
+func traceMix(jobs []gavel.JobOutcome) string {
+	counts := map[string]int{}
+	for _, j := range jobs {
+		counts[fmt.Sprintf("%s ×%d", j.JobType, j.ScaleFactor)]++
+	}
+	types := make([]string, 0, len(counts))
+	for t := range counts {
+		types = append(types, t)
+	}
+	slices.SortFunc(types, func(a, b string) int { return cmp.Or(counts[b]-counts[a], strings.Compare(a, b)) })
+	var parts []string
+	for _, t := range types[:min(len(types), traceMixShown)] {
+		parts = append(parts, fmt.Sprintf("%s: %d", t, counts[t]))
+	}
+	if more := len(types) - traceMixShown; more > 0 {
+		parts = append(parts, fmt.Sprintf("%d more types", more))
+	}
+	return strings.Join(parts, ", ")
 }
