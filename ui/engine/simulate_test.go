@@ -12,7 +12,7 @@ import (
 
 // listedCluster is a job-types page listing two of Gavel's jobs that can
 // share GPUs, a 2-GPU one, and GPT 1.7B planned on the Plan page (×2).
-func listedCluster(t *testing.T) state.Cluster {
+func listedCluster(t testing.TB) state.Cluster {
 	t.Helper()
 	p := state.Default().Plan
 	p.Model, p.GlobalBatch = "gpt-1.7b", 64
@@ -141,5 +141,18 @@ func TestSimulateListedSharingAndPlacement(t *testing.T) {
 	in.Jobs[1].Type = "ResNet-19"
 	if _, err := SimulateTrace(context.Background(), in, nil, nil); err == nil || !strings.Contains(err.Error(), "cluster.jobs[1]") {
 		t.Errorf("unknown listed type: err %v", err)
+	}
+}
+
+// BenchmarkListedTrace builds a 100-job trace of listedCluster's jobs and
+// its table: the planner runs for the planned job (consolidated and
+// spread), and Gavel's table is extended twice.
+func BenchmarkListedTrace(b *testing.B) {
+	in := listedCluster(b)
+	in.TraceJobs = 100
+	for b.Loop() {
+		if _, _, err := listedTrace(context.Background(), in); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
