@@ -66,8 +66,9 @@ func listedTrace(ctx context.Context, in state.Cluster) ([]gavel.Job, *gavel.Thr
 	if err != nil {
 		return nil, nil, err
 	}
-	ref := slices.Index(inst.WorkerTypes, "v100")
+	ref := slices.Index(inst.WorkerTypes, traceReference)
 	keys := make([]gavel.JobKey, len(inst.Jobs))
+	index := map[string]int{} // listed job of each stand-in type
 	var planned, sizing []gavel.ExtraJobType
 	var draw []gavel.JobType
 	for m, job := range inst.Jobs {
@@ -89,20 +90,19 @@ func listedTrace(ctx context.Context, in state.Cluster) ([]gavel.Job, *gavel.Thr
 		if tput == 0 {
 			tput = slices.Max(inst.Throughputs[m])
 		}
-		draw = append(draw, gavel.JobType{Model: listedName(m)})
-		sizing = append(sizing, gavel.ExtraJobType{Model: listedName(m), ScaleFactor: 1, Isolated: map[string]float64{"v100": tput}})
+		name := fmt.Sprintf("listed job %d", m)
+		index[name] = m
+		draw = append(draw, gavel.JobType{Model: name})
+		sizing = append(sizing, gavel.ExtraJobType{Model: name, ScaleFactor: 1, Isolated: map[string]float64{traceReference: tput}})
 	}
 	sized, err := gavel.DefaultThroughputs().WithJobTypes(sizing)
 	if err != nil {
 		return nil, nil, err
 	}
-	jobs, err := gavel.GenerateTrace(gavel.TraceConfig{NumJobs: in.TraceJobs, JobsPerHour: in.TraceJobsPerHour, JobTypes: draw, Throughputs: sized})
+	jobs, err := gavel.GenerateTrace(gavel.TraceConfig{NumJobs: in.TraceJobs, JobsPerHour: in.TraceJobsPerHour, JobTypes: draw,
+		Throughputs: sized, ReferenceWorkerType: traceReference})
 	if err != nil {
 		return nil, nil, err
-	}
-	index := map[string]int{}
-	for m := range keys {
-		index[listedName(m)] = m
 	}
 	for i := range jobs {
 		m := index[jobs[i].JobType]
@@ -115,8 +115,8 @@ func listedTrace(ctx context.Context, in state.Cluster) ([]gavel.Job, *gavel.Thr
 	return jobs, table, nil
 }
 
-// listedName names listed job m's stand-in type in the trace generator.
-func listedName(m int) string { return fmt.Sprintf("listed job %d", m) }
+// traceReference is the GPU a trace's job durations are drawn for (§5.7.1).
+const traceReference = "v100"
 
 // byWorkerType maps a row of per-type values to the worker types.
 func byWorkerType(types []string, row []float64) map[string]float64 {
