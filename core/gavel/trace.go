@@ -28,8 +28,14 @@ type TraceConfig struct {
 	JobTypes []JobType
 	// Throughputs to size jobs with; nil means DefaultThroughputs().
 	Throughputs *ThroughputTable
-	// ReferenceWorkerType is the GPU the durations are drawn for; "" means "v100".
+	// ReferenceWorkerType is the GPU the durations are drawn for; "" means
+	// "v100". A job that cannot run there is sized on its fastest GPU type.
 	ReferenceWorkerType string
+	// Templates, if set, replaces the draw of job type and scale factor:
+	// each job copies the JobType, ScaleFactor and PriorityWeight (0 means
+	// 1) of a template drawn uniformly, e.g. a user's own job list;
+	// JobTypes and MultiGPU are then ignored.
+	Templates []Job
 }
 
 // GenerateTrace draws a synthetic trace as Gavel's simulator does (§5.7.1;
@@ -58,15 +64,23 @@ func GenerateTrace(cfg TraceConfig) ([]Job, error) {
 	if ref == "" {
 		ref = "v100"
 	}
-	if len(jobTypes) == 0 {
+	if len(jobTypes) == 0 && cfg.Templates == nil {
 		return nil, fmt.Errorf("trace: job_types: must not be empty")
+	}
+	for i, t := range cfg.Templates {
+		if t.ScaleFactor < 1 {
+			return nil, fmt.Errorf("trace: templates[%d].scale_factor: must be >= 1, got %d", i, t.ScaleFactor)
+		}
+		if !(t.PriorityWeight >= 0) || math.IsInf(t.PriorityWeight, 0) {
+			return nil, fmt.Errorf("trace: templates[%d].priority_weight: must be >= 0 and finite, got %v", i, t.PriorityWeight)
+		}
 	}
 	for i, d := range cfg.DurationChoicesSeconds {
 		if !(d > 0) || math.IsInf(d, 0) {
 			return nil, fmt.Errorf("trace: duration_choices_s[%d]: must be > 0 and finite, got %v", i, d)
 		}
 	}
-	if cfg.MultiGPU && !anyDistributed(jobTypes) {
+	if cfg.MultiGPU && cfg.Templates == nil && !anyDistributed(jobTypes) {
 		return nil, fmt.Errorf("trace: multi_gpu: no distributed job type to draw")
 	}
 	jobRNG := rand.New(rand.NewPCG(cfg.Seed+2, 0))
@@ -90,35 +104,35 @@ func GenerateTrace(cfg TraceConfig) ([]Job, error) {
 }
 
 // generateJob draws one job (Gavel's utils.generate_job with
-// always_generate_scale_factor).
+// always_generate_scale_factor), or copies a template's kind.
 func generateJob(rng *rand.Rand, cfg TraceConfig, jobTypes []JobType, tt *ThroughputTable, ref string) (Job, error) {
 	sf := 1
-	if cfg.MultiGPU {
+	if cfg.MultiGPU && cfg.Templates == nil {
 		sf = drawScaleFactor(rng)
 	}
 	duration := drawDurationSeconds(rng)
 	if len(cfg.DurationChoicesSeconds) > 0 {
 		duration = cfg.DurationChoicesSeconds[rng.IntN(len(cfg.DurationChoicesSeconds))]
 	}
-	jt := jobTypes[rng.IntN(len(jobTypes))]
-	for sf > 1 && !jt.Distributed {
-		jt = jobTypes[rng.IntN(len(jobTypes))]
+	j := Job{PriorityWeight: 1, DurationSeconds: duration}
+	if cfg.Templates != nil {
+		t := cfg.Templates[rng.IntN(len(cfg.Templates))]
+		j.JobType, j.ScaleFactor = t.JobType, t.ScaleFactor
+		if t.PriorityWeight > 0 {
+			j.PriorityWeight = t.PriorityWeight
+		}
+	} else {
+		jt := jobTypes[rng.IntN(len(jobTypes))]
+		for sf > 1 && !jt.Distributed {
+			jt = jobTypes[rng.IntN(len(jobTypes))]
+		}
+		j.JobType, j.ScaleFactor = jt.Model, sf
 	}
-	k := JobKey{Model: jt.Model, ScaleFactor: sf}
-	tput, err := tt.Isolated(ref, k)
+	tput, err := sizingThroughput(tt, ref, JobKey{Model: j.JobType, ScaleFactor: j.ScaleFactor})
 	if err != nil {
-		return Job{}, fmt.Errorf("trace: %w", err)
+		return Job{}, err
 	}
-	if tput <= 0 {
-		return Job{}, fmt.Errorf("trace: %s cannot run on reference worker type %q", k, ref)
-	}
-	j := Job{
-		JobType:         jt.Model,
-		ScaleFactor:     sf,
-		PriorityWeight:  1,
-		DurationSeconds: duration,
-		NumSteps:        math.Max(1, math.Round(duration*tput)),
-	}
+	j.NumSteps = math.Max(1, math.Round(duration*tput))
 	if cfg.PriorityWeights && rng.Float64() <= 0.2 {
 		j.PriorityWeight = 5
 	}
@@ -126,6 +140,25 @@ func generateJob(rng *rand.Rand, cfg TraceConfig, jobTypes []JobType, tt *Throug
 		j.SLOSeconds = duration * []float64{1.2, 2, 10}[rng.IntN(3)]
 	}
 	return j, nil
+}
+
+// sizingThroughput is the throughput a job of kind k is sized with: on the
+// reference worker type, or on its fastest type where it cannot run there.
+func sizingThroughput(tt *ThroughputTable, ref string, k JobKey) (float64, error) {
+	tput, err := tt.Isolated(ref, k)
+	if err != nil {
+		return 0, fmt.Errorf("trace: %w", err)
+	}
+	if tput <= 0 {
+		for _, wt := range tt.baseWorkerTypes() {
+			v, _ := tt.Isolated(wt, k)
+			tput = max(tput, v)
+		}
+	}
+	if tput <= 0 {
+		return 0, fmt.Errorf("trace: %s cannot run on any worker type", k)
+	}
+	return tput, nil
 }
 
 // drawDurationSeconds draws 60·10^U(1.5,3) s w.p. 0.8, else 60·10^U(3,4) s (§5.7.1).

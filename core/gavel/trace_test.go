@@ -258,3 +258,51 @@ func TestGenerateTraceChoices(t *testing.T) {
 		t.Errorf("A3C share %.3f, want 0.5", a)
 	}
 }
+
+// TestGenerateTraceTemplates: every job copies a template's kind and
+// weight; steps are the duration at the reference GPU's throughput, or at
+// the fastest GPU's where the job cannot run on the reference (ResNet-50
+// with batch size 128 on two K80s).
+func TestGenerateTraceTemplates(t *testing.T) {
+	templates := []Job{
+		{JobType: "LM (batch size 20)", ScaleFactor: 4, PriorityWeight: 3},
+		{JobType: "ResNet-50 (batch size 128)", ScaleFactor: 2},
+	}
+	tt := DefaultThroughputs()
+	jobs, err := GenerateTrace(TraceConfig{NumJobs: 50, JobsPerHour: 2, Seed: 4, Templates: templates, ReferenceWorkerType: "k80"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, j := range jobs {
+		k := JobKey{j.JobType, j.ScaleFactor}
+		seen[k.Model] = true
+		var wantWeight, tput float64
+		switch k {
+		case JobKey{templates[0].JobType, 4}:
+			wantWeight = 3
+			tput, _ = tt.Isolated("k80", k)
+		case JobKey{templates[1].JobType, 2}:
+			wantWeight = 1
+			if v, _ := tt.Isolated("k80", k); v != 0 {
+				t.Fatalf("the test needs %s not to run on a K80, got %v", k, v)
+			}
+			for _, wt := range []string{"p100", "v100"} {
+				v, _ := tt.Isolated(wt, k)
+				tput = math.Max(tput, v)
+			}
+		default:
+			t.Fatalf("job %d is %s, not a template", j.ID, k)
+		}
+		if j.PriorityWeight != wantWeight || j.NumSteps != math.Max(1, math.Round(j.DurationSeconds*tput)) {
+			t.Fatalf("job %d (%s): weight %v steps %v, want %v and %v", j.ID, k, j.PriorityWeight, j.NumSteps, wantWeight, math.Round(j.DurationSeconds*tput))
+		}
+	}
+	if len(seen) != 2 {
+		t.Fatalf("drew %v, want both templates", seen)
+	}
+	_, err = GenerateTrace(TraceConfig{NumJobs: 1, Templates: []Job{{JobType: "A3C"}}})
+	if err == nil || !strings.Contains(err.Error(), "templates[0].scale_factor") {
+		t.Fatalf("template without scale factor: err = %v", err)
+	}
+}

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"pipeplan/core/gavel"
 	"pipeplan/ui/state"
@@ -52,11 +51,11 @@ func SimulateTrace(ctx context.Context, in state.Cluster, progress func(done, to
 
 // listedTrace draws a trace whose jobs are the page's listed jobs, each one
 // uniformly at random with its type, scale factor and priority weight,
-// arriving and lasting as §5.7.1 says (gavel.GenerateTrace). It returns the
-// table to simulate it with: Gavel's, plus each planned job as an extra job
-// type (gavel.ThroughputTable.WithJobTypes) at the planner's throughputs
-// the allocation uses (instance, unconsolidated); planned jobs never share
-// GPUs.
+// arriving and lasting as §5.7.1 says (gavel.TraceConfig.Templates). It
+// returns the table to simulate it with: Gavel's, plus each planned job as
+// an extra job type (gavel.ThroughputTable.WithJobTypes) at the planner's
+// throughputs the allocation uses (instance, unconsolidated); planned jobs
+// never share GPUs.
 func listedTrace(ctx context.Context, in state.Cluster) ([]gavel.Job, *gavel.ThroughputTable, error) {
 	inst, _, _, err := instance(ctx, in)
 	if err != nil {
@@ -66,51 +65,28 @@ func listedTrace(ctx context.Context, in state.Cluster) ([]gavel.Job, *gavel.Thr
 	if err != nil {
 		return nil, nil, err
 	}
-	ref := slices.Index(inst.WorkerTypes, traceReference)
-	keys := make([]gavel.JobKey, len(inst.Jobs))
-	index := map[string]int{} // listed job of each stand-in type
-	var planned, sizing []gavel.ExtraJobType
-	var draw []gavel.JobType
+	var planned []gavel.ExtraJobType
+	templates := make([]gavel.Job, len(inst.Jobs))
 	for m, job := range inst.Jobs {
-		keys[m] = gavel.JobKey{Model: job.JobType, ScaleFactor: job.ScaleFactor}
+		templates[m] = gavel.Job{JobType: job.JobType, ScaleFactor: job.ScaleFactor, PriorityWeight: in.Jobs[m].Weight}
 		if in.Jobs[m].Planned != nil {
 			// Unique per listed job: two planned jobs may share a label.
-			keys[m].Model = fmt.Sprintf("%s (job %d)", job.JobType, m)
-			e := gavel.ExtraJobType{Model: keys[m].Model, ScaleFactor: job.ScaleFactor, Isolated: byWorkerType(inst.WorkerTypes, inst.Throughputs[m])}
+			templates[m].JobType = fmt.Sprintf("%s (job %d)", job.JobType, m)
+			e := gavel.ExtraJobType{Model: templates[m].JobType, ScaleFactor: job.ScaleFactor, Isolated: byWorkerType(inst.WorkerTypes, inst.Throughputs[m])}
 			if job.ScaleFactor > 1 {
 				e.Unconsolidated = byWorkerType(inst.WorkerTypes, spread[m])
 			}
 			planned = append(planned, e)
 		}
-		// GenerateTrace draws single-GPU types and sizes a job as its
-		// duration × its throughput on the reference V100: a stand-in type
-		// per listed job carries that throughput (its best one where it
-		// cannot run on a V100), at the listed job's own scale factor.
-		tput := inst.Throughputs[m][ref]
-		if tput == 0 {
-			tput = slices.Max(inst.Throughputs[m])
-		}
-		name := fmt.Sprintf("listed job %d", m)
-		index[name] = m
-		draw = append(draw, gavel.JobType{Model: name})
-		sizing = append(sizing, gavel.ExtraJobType{Model: name, ScaleFactor: 1, Isolated: map[string]float64{traceReference: tput}})
-	}
-	sized, err := gavel.DefaultThroughputs().WithJobTypes(sizing)
-	if err != nil {
-		return nil, nil, err
-	}
-	jobs, err := gavel.GenerateTrace(gavel.TraceConfig{NumJobs: in.TraceJobs, JobsPerHour: in.TraceJobsPerHour, JobTypes: draw,
-		Throughputs: sized, ReferenceWorkerType: traceReference})
-	if err != nil {
-		return nil, nil, err
-	}
-	for i := range jobs {
-		m := index[jobs[i].JobType]
-		jobs[i].JobType, jobs[i].ScaleFactor, jobs[i].PriorityWeight = keys[m].Model, keys[m].ScaleFactor, in.Jobs[m].Weight
 	}
 	table, err := gavel.DefaultThroughputs().WithJobTypes(planned)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cluster.jobs: %w", err)
+	}
+	jobs, err := gavel.GenerateTrace(gavel.TraceConfig{NumJobs: in.TraceJobs, JobsPerHour: in.TraceJobsPerHour,
+		Templates: templates, Throughputs: table, ReferenceWorkerType: traceReference})
+	if err != nil {
+		return nil, nil, err
 	}
 	return jobs, table, nil
 }
