@@ -67,7 +67,7 @@ func TestGavelAllocateErrors(t *testing.T) {
 		{[]string{"--policy", "fifo"}, "--instance: required"},
 		{[]string{"--instance", paperInstance}, "--policy: required"},
 		{[]string{"--instance", paperInstance, "--policy", "nope"}, "unknown policy"},
-		{[]string{"--instance", bad, "--policy", "fifo"}, "instance.num_workers[0]: must be >= 1, got 0"},
+		{[]string{"--instance", bad, "--policy", "fifo"}, "instance.num_workers: the cluster needs at least one worker, got [0]"},
 		{[]string{"--instance", sim64, "--policy", "min_cost_perf"}, "price_per_hour: required"},
 		{[]string{"--instance", sim64, "--policy", "min_cost_perf", "--prices", "1,-2,3"}, "price_per_hour[1]: must be > 0"},
 		{[]string{"--instance", sim64, "--policy", "min_cost_perf", "--prices", "1,2"}, "price_per_hour: must have 3 entries"},

@@ -39,7 +39,7 @@ func TestGavelSimulateCLIErrors(t *testing.T) {
 	cases := map[string][]string{
 		"--policy: required": {},
 		"unknown policy":     {"--policy", "nope"},
-		"--cluster":          {"--policy", "fifo", "--cluster", "1:0:1"},
+		"--cluster":          {"--policy", "fifo", "--cluster", "0:0:0"},
 		"--window":           {"--policy", "fifo", "--window", "5:2"},
 		"--trace":            {"--policy", "fifo", "--trace", "/nonexistent/file.trace"},
 		"jobs_per_hour":      {"--policy", "fifo", "--rate", "-1"},
