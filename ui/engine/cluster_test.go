@@ -171,37 +171,50 @@ func TestAllocatePlacementSensitive(t *testing.T) {
 	}
 }
 
-// TestSimulateTracePlacementSensitive: the page's flag reaches the
-// simulator (the same trace simulated by core/gavel directly with it on).
-func TestSimulateTracePlacementSensitive(t *testing.T) {
-	in := state.DefaultCluster()
-	in.Workload, in.GPUs, in.TraceJobs, in.PlacementSensitive = state.WorkloadJobTypes, []int{8, 8, 8}, 12, true
-	got, err := SimulateTrace(context.Background(), in, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jobs, err := gavel.GenerateTrace(gavel.TraceConfig{NumJobs: 12, JobsPerHour: in.TraceJobsPerHour, MultiGPU: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy, _ := gavel.PolicyByName(in.Policy)
-	cfg := gavel.SimConfig{Cluster: gavel.ClusterSpec{WorkerTypes: []string{"v100", "p100", "k80"}, NumWorkers: in.GPUs},
-		Policy: policy, Jobs: jobs, PlacementSensitive: true}
-	want, err := gavel.Simulate(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.PlacementSensitive = false
-	plain, err := gavel.Simulate(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.AvgJCTSeconds != want.AvgJCTSeconds || got.Rounds != want.Rounds {
-		t.Errorf("page simulation: avg JCT %v in %d rounds, core placement-sensitive %v in %d", got.AvgJCTSeconds, got.Rounds, want.AvgJCTSeconds, want.Rounds)
-	}
-	t.Logf("avg JCT %.4g h placement-sensitive, %.4g h not", want.AvgJCTSeconds/3600, plain.AvgJCTSeconds/3600)
-	if want.AvgJCTSeconds == plain.AvgJCTSeconds {
-		t.Errorf("placement sensitivity changes nothing on this trace (avg JCT %v): the test cannot tell the flag was passed", plain.AvgJCTSeconds)
+// TestSimulateTraceOptions: the page's placement-sensitivity flag and its
+// packed policies reach the simulator: the page's run equals core/gavel's
+// on the same trace with the option on, and the option changes the result
+// (else the test could not tell it was passed).
+func TestSimulateTraceOptions(t *testing.T) {
+	for name, c := range map[string]struct {
+		page func(in *state.Cluster)
+		core func(cfg *gavel.SimConfig, on bool)
+	}{
+		"placement-sensitive": {func(in *state.Cluster) { in.PlacementSensitive = true }, func(cfg *gavel.SimConfig, on bool) { cfg.PlacementSensitive = on }},
+		"space sharing":       {func(in *state.Cluster) { in.Policy = "max_sum_throughput_packed" }, func(cfg *gavel.SimConfig, on bool) { cfg.SpaceSharing = on }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := state.DefaultCluster()
+			in.Workload, in.GPUs, in.TraceJobs = state.WorkloadJobTypes, []int{8, 8, 8}, 12
+			c.page(&in)
+			got, err := SimulateTrace(context.Background(), in, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs, err := gavel.GenerateTrace(gavel.TraceConfig{NumJobs: 12, JobsPerHour: in.TraceJobsPerHour, MultiGPU: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			policy, _ := gavel.PolicyByName(in.Policy)
+			cfg := gavel.SimConfig{Cluster: gavel.ClusterSpec{WorkerTypes: []string{"v100", "p100", "k80"}, NumWorkers: in.GPUs},
+				Policy: policy, Jobs: jobs}
+			result := func(on bool) *gavel.SimResult {
+				c.core(&cfg, on)
+				res, err := gavel.Simulate(context.Background(), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			want, off := result(true), result(false)
+			if got.AvgJCTSeconds != want.AvgJCTSeconds || got.Rounds != want.Rounds {
+				t.Errorf("page simulation: avg JCT %v in %d rounds, core with %s %v in %d", got.AvgJCTSeconds, got.Rounds, name, want.AvgJCTSeconds, want.Rounds)
+			}
+			t.Logf("avg JCT %.4g h with %s, %.4g h without", want.AvgJCTSeconds/3600, name, off.AvgJCTSeconds/3600)
+			if want.AvgJCTSeconds == off.AvgJCTSeconds {
+				t.Errorf("%s changes nothing on this trace (avg JCT %v): the test cannot tell it was passed", name, off.AvgJCTSeconds)
+			}
+		})
 	}
 }
 
@@ -379,41 +392,6 @@ func TestAllocateSpaceSharingNotes(t *testing.T) {
 				t.Fatalf("paper example: packed X %v, _perf X %v", packed.X, perf.X)
 			}
 		}
-	}
-}
-
-// TestSimulateTraceSpaceSharing: a packed policy's simulation offers the
-// active jobs' co-located pairs (the same trace simulated by core/gavel
-// directly with SpaceSharing on).
-func TestSimulateTraceSpaceSharing(t *testing.T) {
-	in := state.DefaultCluster()
-	in.Workload, in.GPUs, in.TraceJobs, in.Policy = state.WorkloadJobTypes, []int{8, 8, 8}, 12, "max_sum_throughput_packed"
-	got, err := SimulateTrace(context.Background(), in, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jobs, err := gavel.GenerateTrace(gavel.TraceConfig{NumJobs: 12, JobsPerHour: in.TraceJobsPerHour, MultiGPU: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy, _ := gavel.PolicyByName(in.Policy)
-	cfg := gavel.SimConfig{Cluster: gavel.ClusterSpec{WorkerTypes: []string{"v100", "p100", "k80"}, NumWorkers: in.GPUs},
-		Policy: policy, Jobs: jobs, SpaceSharing: true}
-	want, err := gavel.Simulate(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.SpaceSharing = false
-	alone, err := gavel.Simulate(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.AvgJCTSeconds != want.AvgJCTSeconds || got.Rounds != want.Rounds {
-		t.Errorf("page simulation: avg JCT %v in %d rounds, core with space sharing %v in %d", got.AvgJCTSeconds, got.Rounds, want.AvgJCTSeconds, want.Rounds)
-	}
-	t.Logf("avg JCT %.4g h with space sharing, %.4g h without", want.AvgJCTSeconds/3600, alone.AvgJCTSeconds/3600)
-	if want.AvgJCTSeconds == alone.AvgJCTSeconds {
-		t.Errorf("space sharing changes nothing on this trace (avg JCT %v): the test cannot tell it was passed", alone.AvgJCTSeconds)
 	}
 }
 
