@@ -1,9 +1,6 @@
 package lp
 
-import (
-	"math"
-	"sort"
-)
+import "math"
 
 // standard is a problem in standard form: minimize c·z + offset subject to
 // A z = b, z >= 0, with A stored by columns (CSC). Every original row gets a
@@ -89,8 +86,8 @@ func toStandard(p *Problem) *standard {
 	s.m, s.n = len(s.b), len(cols)
 	s.colStart = make([]int, s.n+1)
 	for j, col := range cols {
-		// Merge repeated indices of the same row.
-		sort.SliceStable(col, func(a, b int) bool { return col[a].row < col[b].row })
+		// Rows were added in ascending order, so each column's entries are
+		// sorted and a row's repeated indices are adjacent: merge them.
 		for k := 0; k < len(col); k++ {
 			if k > 0 && col[k].row == col[k-1].row {
 				s.val[len(s.val)-1] += col[k].v
