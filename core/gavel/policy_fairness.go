@@ -58,7 +58,7 @@ func fairnessScale(inst *Instance, t [][]float64, m int) float64 {
 }
 
 // paretoSlack is the relative slack each job's fairness level may lose in
-// the second, Pareto-improving LP of maxMinFairness (below the 1e-9 to which
+// the second, Pareto-improving LP of maxMinFairness (paretoStep) (below the 1e-9 to which
 // the §5.4.1 example's unique optimum is checked).
 const paretoSlack = 1e-10
 
@@ -66,14 +66,10 @@ const paretoSlack = 1e-10
 // throughput(m,X)/throughput(m,X^equal_m) (§5.4.1) as the LP "maximize z
 // subject to each job's scaled normalized throughput >= z"; the objective is z.
 // That LP is degenerate: only the bottleneck jobs are pinned, the others may
-// sit anywhere above z (even with whole GPU types idle). A second LP then
-// maximizes the sum of the scaled normalized throughputs subject to every job
-// keeping >= z(1-1e-10) (z as the first solution attains it, so solver
-// tolerances cannot make the second LP infeasible), so the allocation is
-// Pareto-efficient; if that LP fails numerically (the interior-point method
-// stalls on large packed instances) fillIdle hands out the idle capacity
-// instead. agnostic spreads each job's time over worker types in proportion
-// to their size (see spreadAgnostic).
+// sit anywhere above z (even with whole GPU types idle), so paretoStep then
+// hands out what is left. If that LP fails numerically, fillIdle hands out
+// the idle capacity instead. agnostic spreads each job's time over worker
+// types in proportion to their size (see spreadAgnostic).
 func maxMinFairness(ctx context.Context, inst *Instance, t [][]float64, packed, agnostic bool) (*Allocation, error) {
 	a, z := maxMinLP(inst, t, packed)
 	if agnostic {
@@ -88,7 +84,30 @@ func maxMinFairness(ctx context.Context, inst *Instance, t [][]float64, packed, 
 	if sol[z] <= 0 {
 		return al, nil
 	}
-	// Second LP: same rows, z held at the optimum, the sum maximized.
+	sol2, err := paretoStep(ctx, inst, t, a, z, sol, packed)
+	switch {
+	case err == nil:
+		al = a.allocation(sol2, 1)
+		al.Objective = sol[z]
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case !agnostic:
+		fillIdle(inst, t, al)
+	}
+	return al, nil
+}
+
+// paretoStep re-solves the max-min LP a (solution sol, level variable z)
+// maximizing the sum of the jobs' scaled normalized throughputs while no
+// job falls below the max-min level, so the allocation is Pareto-efficient.
+// Without pairs it holds z at >= level*(1-paretoSlack) (z as sol attains it,
+// so solver tolerances cannot make the LP infeasible), which lets jobs above
+// the level trade time among themselves. With pairs (packed) that band is a
+// sliver on which the interior point stalls (the normal equations turn
+// singular: the bottleneck and capacity rows are nearly dependent), so
+// instead every variable keeps >= (1-paretoSlack) of its value in sol: no
+// job loses, and capacity left over is handed out.
+func paretoStep(ctx context.Context, inst *Instance, t [][]float64, a *allocLP, z int, sol []float64, packed bool) ([]float64, error) {
 	a.prob.Objective[z] = 0
 	a.prob.Lower = make([]float64, a.prob.NumVars)
 	level := sol[z]
@@ -101,18 +120,16 @@ func maxMinFairness(ctx context.Context, inst *Instance, t [][]float64, packed, 
 		}
 		level = min(level, got)
 	}
-	a.prob.Lower[z] = level * (1 - paretoSlack)
-	sol2, err := a.solve(ctx)
-	switch {
-	case err == nil:
-		al = a.allocation(sol2, 1)
-		al.Objective = sol[z]
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case !agnostic:
-		fillIdle(inst, t, al)
+	if packed {
+		for v, x := range sol {
+			if v != z {
+				a.prob.Lower[v] = x * (1 - paretoSlack)
+			}
+		}
+	} else {
+		a.prob.Lower[z] = level * (1 - paretoSlack)
 	}
-	return al, nil
+	return a.solve(ctx)
 }
 
 // fillIdle is the fallback when the Pareto LP fails numerically: it gives
