@@ -121,6 +121,40 @@ func (f *ftfProblem) tangentAt(ctx context.Context, p float64) (*Allocation, flo
 	return a.allocation(sol, 1), sol[q], nil
 }
 
+// need returns need_m(p) for every job.
+func (f *ftfProblem) need(p float64) []float64 {
+	need := make([]float64, len(f.r))
+	for m := range need {
+		need[m] = f.r[m] / (f.d[m] * (p - f.c[m]))
+	}
+	return need
+}
+
+// scaledAt solves the former bisection's LP at target p, "maximize s
+// subject to throughput(m,X) >= s*need_m(p)" (rows divided by the fastest
+// throughput), and returns its allocation and a lower bound q on p*: X*
+// gives s >= min_m need_m(p*)/need_m(p) = min_m (p-c_m)/(p*-c_m), so p* >=
+// q = min_m c_m + (p-c_m)/s, and q > p iff s < 1. It stands in for
+// tangentAt when that LP fails numerically.
+func (f *ftfProblem) scaledAt(ctx context.Context, p float64) (*Allocation, float64, error) {
+	a, v := dividedThroughputLP(f.inst, f.t, f.need(p), f.fast, false)
+	if f.agnostic {
+		a.spreadAgnostic()
+	}
+	sol, err := a.solve(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	if sol[v] <= 0 {
+		return nil, 0, fmt.Errorf("no finite finish-time fairness found")
+	}
+	q := math.Inf(1)
+	for _, c := range f.c {
+		q = min(q, c+(p-c)/sol[v])
+	}
+	return a.allocation(sol, 1), q, nil
+}
+
 // finishTimeFairness solves Minimize_X max_m rho(m, X) (§5.4.2, Themis) and
 // returns the allocation, whose objective is max_m rho, and the number of
 // LPs solved. It is Newton's method on the needs (tangentAt): every LP at
@@ -133,8 +167,10 @@ func (f *ftfProblem) tangentAt(ctx context.Context, p float64) (*Allocation, flo
 // optimum (plus the LP solver's tolerance, which can keep rho(X) a few 1e-8
 // above a target the LP calls achievable), as with the former bisection,
 // at 2 to 7 LPs on the tests'
-// instances instead of ~24. The agnostic variant spreads each job's time
-// over the worker types (spreadAgnostic).
+// instances instead of ~24. Where the tangent LP fails numerically, the
+// former bisection's LP at the same target (scaledAt) takes its place. The
+// agnostic variant spreads each job's time over the worker types
+// (spreadAgnostic).
 func finishTimeFairness(ctx context.Context, inst *Instance, agnostic bool) (*Allocation, int, error) {
 	f, err := newFTFProblem(inst, agnostic)
 	if err != nil {
@@ -145,6 +181,9 @@ func finishTimeFairness(ctx context.Context, inst *Instance, agnostic bool) (*Al
 	p := ftfStart * lo
 	for lps := 1; ; lps++ {
 		al, q, err := f.tangentAt(ctx, p)
+		if err != nil && ctx.Err() == nil {
+			al, q, err = f.scaledAt(ctx, p)
+		}
 		if err != nil {
 			return nil, lps, err
 		}

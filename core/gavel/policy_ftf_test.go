@@ -22,11 +22,10 @@ func regressInstance(t testing.TB, name string) *Instance {
 }
 
 // ftfBisection is the previous exact method, kept as the reference: plain
-// bisection on the target p, each step the LP "maximize s subject to
-// throughput(m,X) >= s*need_m(p)" (p achievable iff s >= 1), doubling hi from
-// twice the lower bound until feasible, until the bracket is bisectRelTol
-// wide. It returns max_m rho of the allocation at the last feasible target
-// and the number of LPs.
+// bisection on the target p with one scaledAt LP per step (p achievable iff
+// its bound q <= p, i.e. s >= 1), doubling hi from twice the lower bound
+// until feasible, until the bracket is bisectRelTol wide. It returns max_m
+// rho of the allocation at the last feasible target and the number of LPs.
 func ftfBisection(t testing.TB, inst *Instance, agnostic bool) (float64, int) {
 	t.Helper()
 	f, err := newFTFProblem(inst, agnostic)
@@ -36,15 +35,11 @@ func ftfBisection(t testing.TB, inst *Instance, agnostic bool) (float64, int) {
 	lps := 0
 	feasible := func(p float64) (*Allocation, bool) {
 		lps++
-		a, s := dividedThroughputLP(inst, f.t, f.need(p), f.fast, false)
-		if agnostic {
-			a.spreadAgnostic()
-		}
-		sol, err := a.solve(context.Background())
+		al, q, err := f.scaledAt(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return a.allocation(sol, 1), sol[s] >= 1
+		return al, q <= p
 	}
 	lo := f.lowerBound()
 	hi := 2 * lo
@@ -63,13 +58,28 @@ func ftfBisection(t testing.TB, inst *Instance, agnostic bool) (float64, int) {
 	return f.rho(best), lps
 }
 
-// need returns need_m(p) = r_m/(D_m(p-c_m)) for every job.
-func (f *ftfProblem) need(p float64) []float64 {
-	need := make([]float64, len(f.r))
-	for m := range need {
-		need[m] = f.r[m] / (f.d[m] * (p - f.c[m]))
+// TestFinishTimeFairnessScaledBound: the fallback LP's q is a lower bound
+// on the optimum (the bisection's objective) at targets on both sides of it.
+func TestFinishTimeFairnessScaledBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 3))
+	for range 10 {
+		inst := randomFTFInstance(t, rng, 2+rng.IntN(20))
+		want, _ := ftfBisection(t, inst, false)
+		f, err := newFTFProblem(inst, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo := f.lowerBound()
+		for _, p := range []float64{lo + 0.5*(want-lo), want * 1.01, 2 * want} {
+			_, q, err := f.scaledAt(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if q > want*(1+1e-7) || (q > p) != (p < want) {
+				t.Errorf("p=%v: q=%v, optimum %v", p, q, want)
+			}
+		}
 	}
-	return need
 }
 
 // randomFTFInstance draws n jobs of the 2048-job instance onto a small
@@ -143,21 +153,33 @@ func TestFinishTimeFairnessMatchesBisection(t *testing.T) {
 	}
 }
 
-// TestFinishTimeFairnessRegressions: both variants solve, to the
-// bisection's optimum within ftfMaxLPsSeen LPs, the instance that stalled
-// the interior-point method and ftf_newton_143jobs.json.gz (the 3000th
-// allocation, t=2,714,750 s, of the simulation in testdata/regress/README.md,
-// dumped from a scratch build of fb5a9a0), on which the LP's tolerance kept
-// rho(X) 2e-7 above the targets it called achievable and the search, which
-// trusted only rho(X), repeated one target until ftfMaxLPs.
+// TestFinishTimeFairnessRegressions: both variants solve simulator
+// instances that broke earlier versions, to the bisection's optimum within
+// ftfMaxLPsSeen LPs: the one that stalled the interior-point method
+// (testdata/regress/README.md); ftf_newton_143jobs.json.gz (the 3000th
+// allocation, t=2,714,750 s, of that README's simulation, dumped from a
+// scratch build of fb5a9a0), on which the LP's tolerance kept rho(X) 2e-7
+// above the targets it called achievable and the search, which trusted only
+// rho(X), repeated one target until ftfMaxLPs; and
+// ftf_agnostic_ipm_1127jobs.json.gz (the same simulation with
+// --policy finish_time_fairness, t=2,774,869 s, build 3955664 plus
+// later commits), whose first tangent LP stalls the interior-point method at
+// a 1.1e-6 gap, so the agnostic variant needs the scaledAt fallback.
 func TestFinishTimeFairnessRegressions(t *testing.T) {
-	for _, name := range []string{"ftf_stall_437jobs.json.gz", "ftf_newton_143jobs.json.gz"} {
-		inst := regressInstance(t, name)
-		for _, agnostic := range []bool{false, true} {
+	for _, c := range []struct {
+		name      string
+		agnostics []bool
+	}{
+		{"ftf_stall_437jobs.json.gz", []bool{false, true}},
+		{"ftf_newton_143jobs.json.gz", []bool{false, true}},
+		{"ftf_agnostic_ipm_1127jobs.json.gz", []bool{true}},
+	} {
+		inst := regressInstance(t, c.name)
+		for _, agnostic := range c.agnostics {
 			n, o := checkFTF(t, inst, agnostic)
-			t.Logf("%s agnostic=%v: %d LPs (bisection %d)", name, agnostic, n, o)
+			t.Logf("%s agnostic=%v: %d LPs (bisection %d)", c.name, agnostic, n, o)
 			if n > ftfMaxLPsSeen {
-				t.Errorf("%s agnostic=%v: %d LPs", name, agnostic, n)
+				t.Errorf("%s agnostic=%v: %d LPs", c.name, agnostic, n)
 			}
 		}
 	}
