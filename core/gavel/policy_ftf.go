@@ -158,19 +158,18 @@ func (f *ftfProblem) scaledAt(ctx context.Context, p float64) (*Allocation, floa
 // finishTimeFairness solves Minimize_X max_m rho(m, X) (§5.4.2, Themis) and
 // returns the allocation, whose objective is max_m rho, and the number of
 // LPs solved. It is Newton's method on the needs (tangentAt): every LP at
-// target p raises the lower bound to q and gives an allocation whose rho
-// is an upper bound. Targets start at ftfStart times max_m rho(m,
-// X^fastest) and then lie ftfStep into the bracket, which shrinks it by
-// at least that fraction per LP (q > p below p*, rho(X) <= p above) and,
-// near p*, quadratically. The search stops when the bracket is narrower
-// than bisectRelTol relative, so the objective is within that of the
-// optimum (plus the LP solver's tolerance, which can keep rho(X) a few 1e-8
-// above a target the LP calls achievable), as with the former bisection,
-// at 2 to 7 LPs on the tests'
-// instances instead of ~24. Where the tangent LP fails numerically, the
-// former bisection's LP at the same target (scaledAt) takes its place. The
-// agnostic variant spreads each job's time over the worker types
-// (spreadAgnostic).
+// target p raises the lower bound to q and gives an allocation whose rho is
+// an upper bound. Targets start at ftfStart times max_m rho(m, X^fastest)
+// and then lie ftfStep into the bracket, which shrinks it by at least that
+// fraction per LP (q > p below p*, rho(X) <= p above) and, near p*,
+// quadratically. The search stops when the bracket is narrower than
+// bisectRelTol relative, as the former bisection did, so the objective is
+// within that of the optimum (plus the LP solver's tolerance, which can
+// keep rho(X) a few 1e-8 above a target the LP calls achievable); it takes
+// 2 to 7 LPs on the tests' instances instead of ~24. Where the tangent LP
+// fails numerically, the former bisection's LP at the same target
+// (scaledAt) takes its place. The agnostic variant spreads each job's time
+// over the worker types (spreadAgnostic).
 func finishTimeFairness(ctx context.Context, inst *Instance, agnostic bool) (*Allocation, int, error) {
 	f, err := newFTFProblem(inst, agnostic)
 	if err != nil {
