@@ -84,7 +84,7 @@ func maxMinFairness(ctx context.Context, inst *Instance, t [][]float64, packed, 
 	if sol[z] <= 0 {
 		return al, nil
 	}
-	sol2, err := paretoStep(ctx, inst, t, a, z, sol, packed)
+	sol2, err := paretoStep(ctx, inst, t, a, z, sol)
 	switch {
 	case err == nil:
 		al = a.allocation(sol2, 1)
@@ -99,15 +99,15 @@ func maxMinFairness(ctx context.Context, inst *Instance, t [][]float64, packed, 
 
 // paretoStep re-solves the max-min LP a (solution sol, level variable z)
 // maximizing the sum of the jobs' scaled normalized throughputs while no
-// job falls below the max-min level, so the allocation is Pareto-efficient.
-// Without pairs it holds z at >= level*(1-paretoSlack) (z as sol attains it,
-// so solver tolerances cannot make the LP infeasible), which lets jobs above
-// the level trade time among themselves. With pairs (packed) that band is a
-// sliver on which the interior point stalls (the normal equations turn
-// singular: the bottleneck and capacity rows are nearly dependent), so
-// instead every variable keeps >= (1-paretoSlack) of its value in sol: no
-// job loses, and capacity left over is handed out.
-func paretoStep(ctx context.Context, inst *Instance, t [][]float64, a *allocLP, z int, sol []float64, packed bool) ([]float64, error) {
+// job falls below the max-min level, so the allocation is Pareto-efficient:
+// z is held at >= level*(1-paretoSlack) (z as sol attains it, so solver
+// tolerances cannot make the LP infeasible), which lets jobs above the
+// level trade time among themselves. On large packed instances that band is
+// a sliver on which the interior point stalls (the normal equations turn
+// singular: the bottleneck and capacity rows are nearly dependent); then
+// every variable is held at >= (1-paretoSlack) of its value in sol instead
+// (holdVariables): no job loses, and the capacity left over is handed out.
+func paretoStep(ctx context.Context, inst *Instance, t [][]float64, a *allocLP, z int, sol []float64) ([]float64, error) {
 	a.prob.Objective[z] = 0
 	a.prob.Lower = make([]float64, a.prob.NumVars)
 	level := sol[z]
@@ -120,16 +120,22 @@ func paretoStep(ctx context.Context, inst *Instance, t [][]float64, a *allocLP, 
 		}
 		level = min(level, got)
 	}
-	if packed {
-		for v, x := range sol {
-			if v != z {
-				a.prob.Lower[v] = x * (1 - paretoSlack)
-			}
-		}
-	} else {
-		a.prob.Lower[z] = level * (1 - paretoSlack)
+	a.prob.Lower[z] = level * (1 - paretoSlack)
+	sol2, err := a.solve(ctx)
+	if err == nil || ctx.Err() != nil {
+		return sol2, err
 	}
+	holdVariables(a, z, sol)
 	return a.solve(ctx)
+}
+
+// holdVariables bounds every variable of a but z below by (1-paretoSlack)
+// of its value in sol, and frees z.
+func holdVariables(a *allocLP, z int, sol []float64) {
+	for v, x := range sol {
+		a.prob.Lower[v] = x * (1 - paretoSlack)
+	}
+	a.prob.Lower[z] = 0
 }
 
 // fillIdle is the fallback when the Pareto LP fails numerically: it gives
