@@ -168,8 +168,9 @@ func (f *ftfProblem) scaledAt(ctx context.Context, p float64) (*Allocation, floa
 // keep rho(X) a few 1e-8 above a target the LP calls achievable); it takes
 // 2 to 7 LPs on the tests' instances instead of ~24. Where the tangent LP
 // fails numerically, the former bisection's LP at the same target
-// (scaledAt) takes its place. The agnostic variant spreads each job's time
-// over the worker types (spreadAgnostic).
+// (scaledAt) takes its place; where both fail, the search moves the target
+// halfway to the upper bound (the bracket is unchanged). The agnostic
+// variant spreads each job's time over the worker types (spreadAgnostic).
 func finishTimeFairness(ctx context.Context, inst *Instance, agnostic bool) (*Allocation, int, error) {
 	f, err := newFTFProblem(inst, agnostic)
 	if err != nil {
@@ -183,8 +184,14 @@ func finishTimeFairness(ctx context.Context, inst *Instance, agnostic bool) (*Al
 		if err != nil && ctx.Err() == nil {
 			al, q, err = f.scaledAt(ctx, p)
 		}
-		if err != nil {
+		switch {
+		case err != nil && (ctx.Err() != nil || math.IsInf(hi, 1)):
 			return nil, lps, err
+		case err != nil && lps == ftfMaxLPs:
+			return best, lps, nil
+		case err != nil:
+			p = (p + hi) / 2 // both LPs failed numerically at p: a target nearer the achieved one
+			continue
 		}
 		al.Objective = f.rho(al)
 		if best == nil || al.Objective < best.Objective {

@@ -185,6 +185,32 @@ func TestFinishTimeFairnessRegressions(t *testing.T) {
 	}
 }
 
+// TestFinishTimeFairnessBothLPsFail: on ftf_agnostic_both_lps_592jobs.json.gz
+// (`--policy finish_time_fairness --jobs 2000 --rate 2.3 --seed 0
+// --multi-gpu --window 1000:1500`, t=3,421,787 s, build 88ac21e) the interior-point method fails on both LPs at the search's
+// second target; the agnostic search still finishes, and beats the
+// allocation of the scaled LP at its first target. (The bisection fails on
+// it, so there is no reference optimum.)
+func TestFinishTimeFairnessBothLPsFail(t *testing.T) {
+	inst := regressInstance(t, "ftf_agnostic_both_lps_592jobs.json.gz")
+	al, lps, err := finishTimeFairness(context.Background(), inst, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkValid(t, inst, al)
+	f, err := newFTFProblem(inst, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, err := f.scaledAt(context.Background(), ftfStart*f.lowerBound())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.rho(al); lps > ftfMaxLPsSeen || got != al.Objective || got >= f.rho(first) || got < f.lowerBound() {
+		t.Errorf("%d LPs, objective %v (rho %v), first scaled LP's rho %v, lower bound %v", lps, al.Objective, got, f.rho(first), f.lowerBound())
+	}
+}
+
 // TestFinishTimeFairnessBadSteps: a job without steps is an error naming
 // it, not a NaN objective.
 func TestFinishTimeFairnessBadSteps(t *testing.T) {
