@@ -31,6 +31,10 @@ const (
 	ftfStart  = 1.25
 	ftfStep   = 0.25
 	ftfMaxLPs = 64
+	// ftfStartRetries is how many targets, each twice as far above the
+	// lower bound, the search tries while both LPs fail and no finite upper
+	// bound is known.
+	ftfStartRetries = 4
 )
 
 // ftfProblem holds, for finish-time fairness (§5.4.2, Themis), each job's
@@ -169,7 +173,8 @@ func (f *ftfProblem) scaledAt(ctx context.Context, p float64) (*Allocation, floa
 // 2 to 7 LPs on the tests' instances instead of ~24. Where the tangent LP
 // fails numerically, the former bisection's LP at the same target
 // (scaledAt) takes its place; where both fail, the search moves the target
-// halfway to the upper bound (the bracket is unchanged). The agnostic
+// halfway to the upper bound, or twice as far above the lower bound before
+// it has one (the bracket is unchanged). The agnostic
 // variant spreads each job's time over the worker types (spreadAgnostic).
 func finishTimeFairness(ctx context.Context, inst *Instance, agnostic bool) (*Allocation, int, error) {
 	f, err := newFTFProblem(inst, agnostic)
@@ -185,10 +190,14 @@ func finishTimeFairness(ctx context.Context, inst *Instance, agnostic bool) (*Al
 			al, q, err = f.scaledAt(ctx, p)
 		}
 		switch {
-		case err != nil && (ctx.Err() != nil || math.IsInf(hi, 1)):
+		case err != nil && (ctx.Err() != nil || lps == ftfMaxLPs || math.IsInf(hi, 1) && lps >= ftfStartRetries):
+			if ctx.Err() == nil && !math.IsInf(hi, 1) {
+				return best, lps, nil
+			}
 			return nil, lps, err
-		case err != nil && lps == ftfMaxLPs:
-			return best, lps, nil
+		case err != nil && math.IsInf(hi, 1):
+			p = lo + 2*(p-lo) // both LPs failed numerically at p: a looser target
+			continue
 		case err != nil:
 			p = (p + hi) / 2 // both LPs failed numerically at p: a target nearer the achieved one
 			continue
