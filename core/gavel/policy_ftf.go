@@ -159,6 +159,41 @@ func (f *ftfProblem) scaledAt(ctx context.Context, p float64) (*Allocation, floa
 	return a.allocation(sol, 1), q, nil
 }
 
+// ftfParetoSlack is the relative slack on the optimum's max rho that the
+// capacity hand-out may use (so solver tolerances cannot make it infeasible).
+const ftfParetoSlack = 1e-9
+
+// handOutIdle is finish-time fairness's Pareto step: the search's LPs pin
+// only the jobs at the optimum, and their vertices can leave whole GPU
+// types idle while other jobs get less than all of their time. It solves
+// "maximize sum_m throughput(m,X)/fastest_m subject to rho(m,X) <= p" with
+// p the optimum's max rho (plus ftfParetoSlack), i.e. throughput(m,X) >=
+// need_m(p), and returns that allocation, or al if the LP fails.
+func (f *ftfProblem) handOutIdle(ctx context.Context, al *Allocation) *Allocation {
+	p := al.Objective * (1 + ftfParetoSlack)
+	a := newAllocLP(f.inst, f.t, false)
+	need := f.need(p)
+	for m := range f.r {
+		idx, val := a.throughput(m, 1/f.fast[m])
+		a.addRow(idx, val, lp.GE, need[m]/f.fast[m])
+		for k, v := range idx {
+			a.prob.Objective[v] += val[k]
+		}
+	}
+	if f.agnostic {
+		a.spreadAgnostic()
+	}
+	sol, err := a.solve(ctx)
+	if err != nil {
+		return al
+	}
+	out := a.allocation(sol, 1)
+	if out.Objective = f.rho(out); out.Objective > p*(1+ftfParetoSlack) {
+		return al
+	}
+	return out
+}
+
 // finishTimeFairness solves Minimize_X max_m rho(m, X) (§5.4.2, Themis) and
 // returns the allocation, whose objective is max_m rho, and the number of
 // LPs solved. It is Newton's method on the needs (tangentAt): every LP at
@@ -176,6 +211,8 @@ func (f *ftfProblem) scaledAt(ctx context.Context, p float64) (*Allocation, floa
 // halfway to the upper bound, or twice as far above the lower bound before
 // it has one (the bracket is unchanged). The agnostic
 // variant spreads each job's time over the worker types (spreadAgnostic).
+// One more LP, not counted, hands out the capacity the optimum leaves idle
+// (handOutIdle).
 func finishTimeFairness(ctx context.Context, inst *Instance, agnostic bool) (*Allocation, int, error) {
 	f, err := newFTFProblem(inst, agnostic)
 	if err != nil {
@@ -192,7 +229,7 @@ func finishTimeFairness(ctx context.Context, inst *Instance, agnostic bool) (*Al
 		switch {
 		case err != nil && (ctx.Err() != nil || lps == ftfMaxLPs || math.IsInf(hi, 1) && lps >= ftfStartRetries):
 			if ctx.Err() == nil && !math.IsInf(hi, 1) {
-				return best, lps, nil
+				return f.handOutIdle(ctx, best), lps, nil
 			}
 			return nil, lps, err
 		case err != nil && math.IsInf(hi, 1):
@@ -217,7 +254,7 @@ func finishTimeFairness(ctx context.Context, inst *Instance, agnostic bool) (*Al
 		case math.IsInf(hi, 1):
 			return nil, lps, fmt.Errorf("no finite finish-time fairness found")
 		case hi-lo <= bisectRelTol*hi || lps == ftfMaxLPs:
-			return best, lps, nil
+			return f.handOutIdle(ctx, best), lps, nil
 		default:
 			p = lo + ftfStep*(hi-lo)
 		}
