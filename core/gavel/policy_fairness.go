@@ -143,26 +143,7 @@ func holdVariables(a *allocLP, z int, sol []float64) {
 // the worker types it runs fastest on. No job loses throughput, and no
 // usable worker type stays idle while a job could take more time.
 func fillIdle(inst *Instance, t [][]float64, al *Allocation) {
-	// free[g] is the idle capacity of the GPUs of capacity type g.
-	free := make([]float64, len(inst.WorkerTypes))
-	for j, n := range inst.NumWorkers {
-		free[j] = float64(n)
-	}
-	share := make([]float64, len(inst.Jobs))
-	for m, row := range al.X {
-		for j, x := range row {
-			free[inst.capacityType(j)] -= x * float64(inst.Jobs[m].ScaleFactor)
-			share[m] += x
-		}
-	}
-	for p, row := range al.PairX {
-		pair := inst.Pairs[p]
-		for j, x := range row {
-			free[inst.capacityType(j)] -= x * float64(inst.Jobs[pair.A].ScaleFactor)
-			share[pair.A] += x
-			share[pair.B] += x
-		}
-	}
+	free, share := freeCapacity(inst, al)
 	eff := effectiveThroughputs(inst, t, al)
 	order := jobOrder(len(inst.Jobs), func(m int) float64 { return eff[m] * fairnessScale(inst, t, m) })
 	for _, m := range order {
@@ -179,6 +160,32 @@ func fillIdle(inst *Instance, t [][]float64, al *Allocation) {
 			free[g] -= add * sf
 		}
 	}
+}
+
+// freeCapacity returns the GPUs al leaves idle per capacity type (free[g]
+// for the worker types g = capacityType(j)) and each job's total time
+// share, its own plus its pairs'.
+func freeCapacity(inst *Instance, al *Allocation) (free, share []float64) {
+	free = make([]float64, len(inst.WorkerTypes))
+	for j, n := range inst.NumWorkers {
+		free[j] = float64(n)
+	}
+	share = make([]float64, len(inst.Jobs))
+	for m, row := range al.X {
+		for j, x := range row {
+			free[inst.capacityType(j)] -= x * float64(inst.Jobs[m].ScaleFactor)
+			share[m] += x
+		}
+	}
+	for p, row := range al.PairX {
+		pair := inst.Pairs[p]
+		for j, x := range row {
+			free[inst.capacityType(j)] -= x * float64(inst.Jobs[pair.A].ScaleFactor)
+			share[pair.A] += x
+			share[pair.B] += x
+		}
+	}
+	return free, share
 }
 
 // maxMinLP builds the max-min fairness LP: scale_m * throughput(m, X) >= z

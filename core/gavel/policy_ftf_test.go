@@ -2,6 +2,7 @@ package gavel
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -254,24 +255,6 @@ func TestFinishTimeFairnessHandsOutIdle(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 21))
 	for trial := range 20 {
 		inst := randomFTFInstance(t, rng, 2+rng.IntN(6))
-		al := allocate(t, "finish_time_fairness_perf", inst)
-		free := make([]float64, len(inst.WorkerTypes))
-		for j, n := range inst.NumWorkers {
-			free[j] = float64(n)
-		}
-		share := make([]float64, len(inst.Jobs))
-		for m, row := range al.X {
-			for j, x := range row {
-				free[j] -= x * float64(inst.Jobs[m].ScaleFactor)
-				share[m] += x
-			}
-		}
-		for m, job := range inst.Jobs {
-			for j, f := range free {
-				if share[m] < 1-1e-6 && inst.Throughputs[m][j] > 0 && f >= float64(job.ScaleFactor)*1e-6 && job.ScaleFactor <= inst.NumWorkers[j] {
-					t.Fatalf("trial %d: job %d has time %v but %v GPUs of %s it can use sit idle (X %v)", trial, m, share[m], f, inst.WorkerTypes[j], al.X)
-				}
-			}
-		}
+		checkNoIdleWhileStarved(t, fmt.Sprintf("trial %d", trial), inst, allocate(t, "finish_time_fairness_perf", inst))
 	}
 }

@@ -59,30 +59,15 @@ func TestMaxMinFairnessParetoEfficient(t *testing.T) {
 func checkNoIdleWhileStarved(t *testing.T, name string, inst *Instance, al *Allocation) {
 	t.Helper()
 	const tol = 1e-6
-	used := make([]float64, len(inst.WorkerTypes))
-	share := make([]float64, len(inst.Jobs))
-	for m, row := range al.X {
-		for j, x := range row {
-			used[j] += x * float64(inst.Jobs[m].ScaleFactor)
-			share[m] += x
-		}
-	}
-	for p, row := range al.PairX {
-		pair := inst.Pairs[p]
-		for j, x := range row {
-			used[j] += x * float64(inst.Jobs[pair.A].ScaleFactor)
-			share[pair.A] += x
-			share[pair.B] += x
-		}
-	}
+	free, share := freeCapacity(inst, al)
 	for m, s := range share {
 		if s >= 1-tol {
 			continue
 		}
-		for j, u := range used {
-			free := float64(inst.NumWorkers[j]) - u
-			if inst.Throughputs[m][j] > 0 && free >= float64(inst.Jobs[m].ScaleFactor)*tol*1e3 {
-				t.Errorf("%s: job %d has time %.4g < 1 while %s has %.3g free GPUs (X=%v)", name, m, s, inst.WorkerTypes[j], free, al.X)
+		sf := inst.Jobs[m].ScaleFactor
+		for j, f := range free {
+			if inst.Throughputs[m][j] > 0 && sf <= inst.NumWorkers[j] && f >= float64(sf)*tol*1e3 {
+				t.Errorf("%s: job %d has time %.4g < 1 while %s has %.3g free GPUs (X=%v)", name, m, s, inst.WorkerTypes[j], f, al.X)
 			}
 		}
 	}
