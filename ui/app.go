@@ -10,7 +10,7 @@ import (
 
 	"pipeplan/core/model"
 
-	"pipeplan/ui/state"
+	"pipeplan/app/request"
 )
 
 // Browser is what the UI needs from the page it runs in.
@@ -39,7 +39,7 @@ type Browser interface {
 // (mirrored in the URL fragment), the visible error and the latest results.
 type App struct {
 	// State is every input of every page.
-	State state.State
+	State request.State
 	// Err is the error banner's text; "" hides it.
 	Err string
 	// CopyStatus reports the last Copy link action.
@@ -82,7 +82,7 @@ func (a *App) LoadFragment(fragment string) {
 	if fragment == a.fragment && a.fragment != "" {
 		return
 	}
-	s, err := state.Decode(fragment)
+	s, err := request.Decode(fragment)
 	a.Err = ""
 	if err != nil {
 		a.Err = err.Error() + " — showing the defaults instead."
@@ -105,7 +105,7 @@ func (a *App) changed() {
 	a.CopyStatus = ""
 	a.ShareLink = ""
 	a.ExportCommand = ""
-	if f, err := state.Encode(a.State); err != nil {
+	if f, err := request.Encode(a.State); err != nil {
 		a.Err = err.Error()
 	} else if f != a.fragment {
 		a.fragment = f
@@ -143,7 +143,7 @@ func (a *App) ShareURL() string {
 // CopyLink copies the share link to the clipboard.
 func (a *App) CopyLink() {
 	if a.fragment == "" {
-		f, err := state.Encode(a.State)
+		f, err := request.Encode(a.State)
 		if err != nil {
 			a.Err = err.Error()
 			return
@@ -159,4 +159,4 @@ func (a *App) CopyLink() {
 	a.CopyStatus = "link copied"
 }
 
-func stateTabs() []string { return state.Tabs }
+func stateTabs() []string { return request.Tabs }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"pipeplan/ui/state"
+	"pipeplan/app/request"
 )
 
 // fakeBrowser records what the UI asks of the page.
@@ -46,7 +46,7 @@ func TestAppTabsAndFragment(t *testing.T) {
 		t.Fatalf("cost tab: err %q / %q, %d rows", a.Err, a.CostView.Err, len(a.CostView.Result.Rows))
 	}
 	a.SetTab("cluster")
-	restored, err := state.Decode(b.fragment)
+	restored, err := request.Decode(b.fragment)
 	if err != nil || restored.Tab != "cluster" {
 		t.Fatalf("fragment %q decodes to tab %q, %v", b.fragment, restored.Tab, err)
 	}
@@ -81,7 +81,7 @@ func TestAppExport(t *testing.T) {
 func TestAddPlannedJobThatFitsNowhere(t *testing.T) {
 	a := NewApp(&fakeBrowser{}, "")
 	a.Start()
-	a.SetClusterWorkload(state.WorkloadJobTypes)
+	a.SetClusterWorkload(request.WorkloadJobTypes)
 	before := len(a.State.Cluster.Jobs)
 	a.AddPlannedJob()
 	if !strings.Contains(a.Err, "fits on no GPU type") || len(a.State.Cluster.Jobs) != before {

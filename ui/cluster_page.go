@@ -7,8 +7,8 @@ import (
 
 	"github.com/vugu/vugu"
 
-	"pipeplan/ui/engine"
-	"pipeplan/ui/state"
+	"pipeplan/app"
+	"pipeplan/app/request"
 )
 
 // ClusterPage is the Cluster page: GPU counts, jobs and a Gavel policy on
@@ -21,7 +21,7 @@ type ClusterPage struct {
 // ClusterView is the Cluster page's latest result.
 type ClusterView struct {
 	// Result is the allocation; zero when Err is set.
-	Result engine.ClusterResult
+	Result app.ClusterResult
 	// Err says why there is no allocation.
 	Err string
 	// Millis is how long the allocation took in the page, in ms.
@@ -36,9 +36,11 @@ func (v ClusterView) TimingText() string {
 	return fmt.Sprintf("allocated in %.1f ms", v.Millis)
 }
 
-func (c *ClusterPage) policies() []string    { return engine.Policies() }
-func (c *ClusterPage) jobTypes() []string    { return engine.JobTypes() }
-func (c *ClusterPage) workerTypes() []string { return state.WorkerTypes(c.App.State.Cluster.Workload) }
+func (c *ClusterPage) policies() []string { return app.Policies() }
+func (c *ClusterPage) jobTypes() []string { return app.JobTypes() }
+func (c *ClusterPage) workerTypes() []string {
+	return request.WorkerTypes(c.App.State.Cluster.Workload)
+}
 
 // id names the element of row i, e.g. "job-type-3".
 func (c *ClusterPage) id(prefix string, i int) string { return prefix + "-" + strconv.Itoa(i) }
@@ -124,7 +126,7 @@ func (c *ClusterPage) effectiveRows() []tableRow {
 // reallocate solves the Cluster page's policy.
 func (a *App) reallocate() {
 	start := a.browser.NowMillis()
-	res, err := engine.Allocate(context.Background(), a.State.Cluster)
+	res, err := app.Allocate(context.Background(), a.State.Cluster)
 	a.Cluster = ClusterView{Result: res}
 	if err != nil {
 		a.Cluster.Err = err.Error()
@@ -133,10 +135,10 @@ func (a *App) reallocate() {
 }
 
 // setCluster applies a change to the Cluster inputs if it validates.
-func (a *App) setCluster(field string, change func(c *state.Cluster) error) {
+func (a *App) setCluster(field string, change func(c *request.Cluster) error) {
 	next := a.State.Cluster
 	next.GPUs = append([]int(nil), next.GPUs...)
-	next.Jobs = append([]state.Job(nil), next.Jobs...)
+	next.Jobs = append([]request.Job(nil), next.Jobs...)
 	err := change(&next)
 	if err == nil {
 		err = next.Validate()
@@ -151,12 +153,12 @@ func (a *App) setCluster(field string, change func(c *state.Cluster) error) {
 
 // SetClusterWorkload switches between the paper example and the job list.
 func (a *App) SetClusterWorkload(w string) {
-	a.setCluster("workload", func(c *state.Cluster) error {
+	a.setCluster("workload", func(c *request.Cluster) error {
 		c.Workload = w
-		c.GPUs = make([]int, len(state.WorkerTypes(w)))
+		c.GPUs = make([]int, len(request.WorkerTypes(w)))
 		for i := range c.GPUs {
 			c.GPUs[i] = 1
-			if w == state.WorkloadJobTypes {
+			if w == request.WorkloadJobTypes {
 				c.GPUs[i] = 8 // room for jobs of scale factor 8
 			}
 		}
@@ -166,17 +168,17 @@ func (a *App) SetClusterWorkload(w string) {
 
 // SetClusterPolicy picks the Gavel policy.
 func (a *App) SetClusterPolicy(p string) {
-	a.setCluster("policy", func(c *state.Cluster) error { c.Policy = p; return nil })
+	a.setCluster("policy", func(c *request.Cluster) error { c.Policy = p; return nil })
 }
 
 // SetPlacementSensitive turns placement sensitivity (§5.3.1) on or off.
 func (a *App) SetPlacementSensitive(on bool) {
-	a.setCluster("placement_sensitive", func(c *state.Cluster) error { c.PlacementSensitive = on; return nil })
+	a.setCluster("placement_sensitive", func(c *request.Cluster) error { c.PlacementSensitive = on; return nil })
 }
 
 // SetClusterGPUs sets the GPU count of worker type i.
 func (a *App) SetClusterGPUs(i int, value string) {
-	a.setCluster("gpus", func(c *state.Cluster) error {
+	a.setCluster("gpus", func(c *request.Cluster) error {
 		n, err := strconv.Atoi(value)
 		c.GPUs[i] = n
 		return err
@@ -185,7 +187,7 @@ func (a *App) SetClusterGPUs(i int, value string) {
 
 // SetJob sets one field of job i.
 func (a *App) SetJob(i int, field, value string) {
-	a.setCluster("jobs", func(c *state.Cluster) error {
+	a.setCluster("jobs", func(c *request.Cluster) error {
 		var err error
 		switch field {
 		case "type":
@@ -205,8 +207,8 @@ func (a *App) SetJob(i int, field, value string) {
 
 // AddJob appends a job of the first job type.
 func (a *App) AddJob() {
-	a.setCluster("jobs", func(c *state.Cluster) error {
-		c.Jobs = append(c.Jobs, state.Job{Type: engine.JobTypes()[0], Scale: 1, Weight: 1})
+	a.setCluster("jobs", func(c *request.Cluster) error {
+		c.Jobs = append(c.Jobs, request.Job{Type: app.JobTypes()[0], Scale: 1, Weight: 1})
 		return nil
 	})
 }
@@ -214,8 +216,8 @@ func (a *App) AddJob() {
 // AddPlannedJob appends the Plan page's current model as a job whose
 // throughput on each GPU type is the planner's prediction.
 func (a *App) AddPlannedJob() {
-	a.setCluster("jobs", func(c *state.Cluster) error {
-		job, err := engine.PlannedJob(context.Background(), a.State.Plan)
+	a.setCluster("jobs", func(c *request.Cluster) error {
+		job, err := app.PlannedJob(context.Background(), a.State.Plan)
 		c.Jobs = append(c.Jobs, job)
 		return err
 	})
@@ -285,17 +287,17 @@ func (c *ClusterPage) zeroClass(zero bool) string {
 
 // RemoveJob deletes job i.
 func (a *App) RemoveJob(i int) {
-	a.setCluster("jobs", func(c *state.Cluster) error {
+	a.setCluster("jobs", func(c *request.Cluster) error {
 		c.Jobs = append(c.Jobs[:i], c.Jobs[i+1:]...)
 		return nil
 	})
 }
 
-func (c *ClusterPage) maxTraceJobs() int { return state.MaxTraceJobs }
+func (c *ClusterPage) maxTraceJobs() int { return request.MaxTraceJobs }
 
 // SetTrace sets the simulated trace's size ("jobs") or arrival rate ("rate").
 func (a *App) SetTrace(field, value string) {
-	a.setCluster("trace", func(c *state.Cluster) error {
+	a.setCluster("trace", func(c *request.Cluster) error {
 		var err error
 		if field == "jobs" {
 			c.TraceJobs, err = strconv.Atoi(value)
@@ -307,15 +309,15 @@ func (a *App) SetTrace(field, value string) {
 }
 
 // SetTraceWorkload picks what the simulated trace's jobs are drawn from:
-// Gavel's job types or the jobs listed on the page (state.TraceListedJobs).
+// Gavel's job types or the jobs listed on the page (request.TraceListedJobs).
 func (a *App) SetTraceWorkload(w string) {
-	a.setCluster("trace_workload", func(c *state.Cluster) error { c.TraceWorkload = w; return nil })
+	a.setCluster("trace_workload", func(c *request.Cluster) error { c.TraceWorkload = w; return nil })
 }
 
 // traceNote says what the simulated trace is made of.
 func (c *ClusterPage) traceNote() string {
 	jobs := "Jobs of Gavel's 26 job types, at scale factors 1, 2, 4 or 8,"
-	if c.App.State.Cluster.TraceWorkload == state.TraceListedJobs {
+	if c.App.State.Cluster.TraceWorkload == request.TraceListedJobs {
 		jobs = "Copies of the jobs listed above (each with its type, scale factor and priority weight; planned ones at the planner's throughputs, never sharing GPUs)"
 	}
 	return jobs + " arrive as a Poisson process, each lasting 10^U(1.5, 3) minutes on a V100 (10^U(3, 4) for one in five, §5.7.1); the round-based mechanism (6-minute rounds, Algorithm 2) runs them under the policy."

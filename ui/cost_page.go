@@ -7,8 +7,8 @@ import (
 
 	"github.com/vugu/vugu"
 
-	"pipeplan/ui/engine"
-	"pipeplan/ui/state"
+	"pipeplan/app"
+	"pipeplan/app/request"
 )
 
 // CostPage is the Cost page (dissertation ch. 6): GPU-hour prices,
@@ -21,15 +21,15 @@ type CostPage struct {
 
 // CostView is the Cost page's latest result.
 type CostView struct {
-	Result engine.CostResult
+	Result app.CostResult
 	Err    string
 }
 
-func (c *CostPage) presets() []engine.PricePreset { return engine.PricePresets() }
-func (c *CostPage) workerTypes() []string         { return state.WorkerTypes(state.WorkloadJobTypes) }
+func (c *CostPage) presets() []app.PricePreset { return app.PricePresets() }
+func (c *CostPage) workerTypes() []string      { return request.WorkerTypes(request.WorkloadJobTypes) }
 
 func (c *CostPage) presetSource() string {
-	for _, p := range engine.PricePresets() {
+	for _, p := range app.PricePresets() {
 		if p.ID == c.App.State.Cost.Preset {
 			return "Source: " + p.Source
 		}
@@ -85,7 +85,7 @@ func (c *CostPage) finishRows() []tableRow {
 
 // recost recomputes the Cost page.
 func (a *App) recost() {
-	res, err := engine.Cost(context.Background(), a.State.Cluster, a.State.Cost)
+	res, err := app.Cost(context.Background(), a.State.Cluster, a.State.Cost)
 	a.CostView = CostView{Result: res}
 	if err != nil {
 		a.CostView.Err = err.Error()
@@ -93,7 +93,7 @@ func (a *App) recost() {
 }
 
 // setCost applies a change to the Cost inputs if it validates.
-func (a *App) setCost(field string, change func(c *state.Cost) error) {
+func (a *App) setCost(field string, change func(c *request.Cost) error) {
 	next := a.State.Cost
 	next.Prices = append([]float64(nil), next.Prices...)
 	err := change(&next)
@@ -110,8 +110,8 @@ func (a *App) setCost(field string, change func(c *state.Cost) error) {
 
 // SetCostPreset loads a price list.
 func (a *App) SetCostPreset(id string) {
-	a.setCost("preset", func(c *state.Cost) error {
-		for _, p := range engine.PricePresets() {
+	a.setCost("preset", func(c *request.Cost) error {
+		for _, p := range app.PricePresets() {
 			if p.ID == id {
 				c.Preset, c.Prices = id, append([]float64(nil), p.Prices...)
 				return nil
@@ -124,7 +124,7 @@ func (a *App) SetCostPreset(id string) {
 
 // SetCostPrice edits the price of worker type i (the list becomes custom).
 func (a *App) SetCostPrice(i int, value string) {
-	a.setCost("prices", func(c *state.Cost) error {
+	a.setCost("prices", func(c *request.Cost) error {
 		v, err := strconv.ParseFloat(value, 64)
 		c.Prices[i], c.Preset = v, "custom"
 		return err
@@ -133,7 +133,7 @@ func (a *App) SetCostPrice(i int, value string) {
 
 // SetCostInput sets the work or deadline hours.
 func (a *App) SetCostInput(field, value string) {
-	a.setCost(field, func(c *state.Cost) error {
+	a.setCost(field, func(c *request.Cost) error {
 		v, err := strconv.ParseFloat(value, 64)
 		if field == "work_hours" {
 			c.WorkHours = v

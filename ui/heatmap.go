@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"pipeplan/ui/engine"
+	"pipeplan/app"
 )
 
 // Heatmap hues at a time fraction of 1 (Okabe–Ito, colour-blind safe):
@@ -52,7 +52,7 @@ func heatmapSVG(jobs, types []string, x, t [][]float64) string {
 // (spread)"); when space sharing (§5.3.1) its time sharing GPUs with
 // another job (green, "v100 (shared)"); and, with more than one block, its
 // total time, at most 1.
-func clusterHeatmapSVG(r engine.ClusterResult) string {
+func clusterHeatmapSVG(r app.ClusterResult) string {
 	placed, shared := r.UnconsolidatedX != nil, len(r.Pairs) > 0
 	var parts []string // the text alternative's description of the blocks
 	where := r.WorkerTypes
@@ -94,7 +94,7 @@ func suffixed(names []string, suffix string) []string {
 
 // sharedBlock is each job's time per GPU type in the co-located pairs it
 // belongs to (space sharing, §5.3.1), the tooltip naming its partners.
-func sharedBlock(r engine.ClusterResult) heatmapBlock {
+func sharedBlock(r app.ClusterResult) heatmapBlock {
 	x := make([][]float64, len(r.Jobs))
 	with := make([][][]string, len(r.Jobs)) // with[m][j]: job m's partners on type j
 	for m := range x {
@@ -144,7 +144,7 @@ const maxPairRows = 24
 
 // pairsWithTime returns the indices of the pairs that got time, the most
 // time first (ties in index order).
-func pairsWithTime(r engine.ClusterResult) []int {
+func pairsWithTime(r app.ClusterResult) []int {
 	var out []int
 	total := make([]float64, len(r.PairX))
 	for p, row := range r.PairX {
@@ -163,7 +163,7 @@ func pairsWithTime(r engine.ClusterResult) []int {
 // sharing, §5.3.1) runs on each GPU type, one row per pair that got time
 // ("job 1 + job 2", green; the maxPairRows with the most), the pair's
 // throughputs in the tooltips; "" when no pair got time.
-func sharedHeatmapSVG(r engine.ClusterResult) string {
+func sharedHeatmapSVG(r app.ClusterResult) string {
 	shown := pairsWithTime(r)
 	if len(shown) == 0 {
 		return ""

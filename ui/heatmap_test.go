@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"pipeplan/app"
 	"pipeplan/core/gavel"
-	"pipeplan/ui/engine"
 )
 
 // svgTexts parses an SVG and returns its <text> and <title> contents.
@@ -46,7 +46,7 @@ func svgTexts(t *testing.T, svg string) (texts, titles []string) {
 // job's total, each cell with its fraction and a tooltip naming the
 // placement and throughput.
 func TestPlacedHeatmap(t *testing.T) {
-	r := engine.ClusterResult{Jobs: []string{"0: LM ×2", "1: A3C ×1"}, WorkerTypes: []string{"v100", "k80"},
+	r := app.ClusterResult{Jobs: []string{"0: LM ×2", "1: A3C ×1"}, WorkerTypes: []string{"v100", "k80"},
 		X: [][]float64{{0.25, 0}, {0, 1}}, UnconsolidatedX: [][]float64{{0.75, 0}, {0, 0}},
 		Throughputs: [][]float64{{132, 23.8}, {5, 2}}, UnconsolidatedThroughputs: [][]float64{{30.4, 16.9}, {0, 0}}}
 	texts, titles := svgTexts(t, clusterHeatmapSVG(r))
@@ -73,7 +73,7 @@ func TestPlacedHeatmap(t *testing.T) {
 // pair that got time, with both jobs' co-located throughputs in the
 // tooltip. Pairs without time draw nothing.
 func TestSharedHeatmap(t *testing.T) {
-	r := engine.ClusterResult{Jobs: []string{"0: A ×1", "1: B ×1", "2: C ×1"}, WorkerTypes: []string{"v100", "k80"},
+	r := app.ClusterResult{Jobs: []string{"0: A ×1", "1: B ×1", "2: C ×1"}, WorkerTypes: []string{"v100", "k80"},
 		X: [][]float64{{0, 0.5}, {0, 0}, {0.25, 0}}, Throughputs: [][]float64{{7, 3}, {24, 7}, {9, 4}},
 		Pairs: []gavel.Pair{{A: 0, B: 1, Throughputs: [][2]float64{{5.36, 24.1}, {2.1, 2.6}}},
 			{A: 0, B: 2, Throughputs: [][2]float64{{4, 8}, {2, 3}}},
@@ -117,7 +117,7 @@ func TestSharedHeatmap(t *testing.T) {
 // TestSharedHeatmapMostTimeFirst: the shared-GPUs rows are the pairs with
 // the most time first, at most maxPairRows of them.
 func TestSharedHeatmapMostTimeFirst(t *testing.T) {
-	r := engine.ClusterResult{WorkerTypes: []string{"v100"}}
+	r := app.ClusterResult{WorkerTypes: []string{"v100"}}
 	for m := range 2 * maxPairRows {
 		r.Jobs = append(r.Jobs, fmt.Sprintf("%d: A ×1", m))
 	}

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"pipeplan/ui/engine"
-	"pipeplan/ui/state"
+	"pipeplan/app"
+	"pipeplan/app/request"
 )
 
 // PlanPage is the Plan page: model, cluster and training inputs on the left,
@@ -23,20 +23,20 @@ type option struct{ ID, Name string }
 
 func (c *PlanPage) models() []option {
 	var out []option
-	for _, m := range engine.Models() {
+	for _, m := range app.Models() {
 		out = append(out, option{m.ID, m.Name})
 	}
 	if up := c.App.uploaded; up != nil {
-		out = append(out, option{engine.UploadedID, "Uploaded: " + up.Name})
-	} else if c.App.State.Plan.Model == engine.UploadedID {
-		out = append(out, option{engine.UploadedID, "Uploaded profile (not in this page)"})
+		out = append(out, option{app.UploadedID, "Uploaded: " + up.Name})
+	} else if c.App.State.Plan.Model == app.UploadedID {
+		out = append(out, option{app.UploadedID, "Uploaded profile (not in this page)"})
 	}
 	return out
 }
 
 func (c *PlanPage) gpus() []option {
 	var out []option
-	for _, g := range engine.GPUs() {
+	for _, g := range app.GPUs() {
 		out = append(out, option{g.ID, g.Name})
 	}
 	return out
@@ -48,7 +48,7 @@ func (c *PlanPage) planners() []option {
 		"pipedream": "PipeDream", "madpipe": "MadPipe",
 	}
 	var out []option
-	for _, id := range state.Planners {
+	for _, id := range request.Planners {
 		out = append(out, option{id, names[id]})
 	}
 	return out
@@ -65,11 +65,11 @@ func (c *PlanPage) choices(field string) []option {
 	var list []string
 	switch field {
 	case "precision":
-		list = state.Precisions
+		list = request.Precisions
 	case "optimizer":
-		list = state.Optimizers
+		list = request.Optimizers
 	case "recompute":
-		list = state.Recomputes
+		list = request.Recomputes
 	case "zero":
 		return []option{{"0", "0: none"}, {"1", "1: optimizer state"}, {"2", "2: + gradients"}, {"3", "3: + weights"}}
 	}
@@ -85,7 +85,7 @@ func (c *PlanPage) choices(field string) []option {
 // isTransformer reports whether the chosen model is a transformer spec
 // (the training options apply) rather than a measured layer profile.
 func (c *PlanPage) isTransformer() bool {
-	for _, m := range engine.Models() {
+	for _, m := range app.Models() {
 		if m.ID == c.App.State.Plan.Model {
 			return m.Profile == ""
 		}
@@ -98,7 +98,7 @@ func (c *PlanPage) seq() int {
 	if c.App.State.Plan.Seq > 0 {
 		return c.App.State.Plan.Seq
 	}
-	for _, m := range engine.Models() {
+	for _, m := range app.Models() {
 		if m.ID == c.App.State.Plan.Model && m.Transformer != nil {
 			return m.Transformer.Seq
 		}
@@ -111,7 +111,7 @@ func strconvItoa(i int) string { return strconv.Itoa(i) }
 
 // intraNodeText states the intra-node bandwidth the plan assumes.
 func (c *PlanPage) intraNodeText() string {
-	for _, g := range engine.GPUs() {
+	for _, g := range app.GPUs() {
 		if g.ID == c.App.State.Plan.GPU {
 			if g.PeerBandwidthBytesPerSec == 0 {
 				return "Intra-node bandwidth: unknown for this GPU."
@@ -122,13 +122,13 @@ func (c *PlanPage) intraNodeText() string {
 	return ""
 }
 
-func (c *PlanPage) maxNodes() int       { return state.MaxNodes }
-func (c *PlanPage) maxGPUsPerNode() int { return state.MaxGPUsPerNode }
+func (c *PlanPage) maxNodes() int       { return request.MaxNodes }
+func (c *PlanPage) maxGPUsPerNode() int { return request.MaxGPUsPerNode }
 
 // PlanView is the Plan page's latest result as the components show it.
 type PlanView struct {
 	// Result is the planner's answer; zero when Err is set.
-	Result engine.Result
+	Result app.Result
 	// Err says why there is no plan ("" when there is one).
 	Err string
 	// Millis is how long the last re-plan took in the page, in ms.
@@ -230,11 +230,11 @@ func (a *App) replan() {
 }
 
 // plan runs the planner on the current inputs (the uploaded profile or a preset).
-func (a *App) plan(ctx context.Context, progress func(float64)) (engine.Result, error) {
-	if a.State.Plan.Model == engine.UploadedID {
+func (a *App) plan(ctx context.Context, progress func(float64)) (app.Result, error) {
+	if a.State.Plan.Model == app.UploadedID {
 		return a.planUploaded(ctx, progress)
 	}
-	return engine.PlanProgress(ctx, a.State.Plan, progress)
+	return app.PlanProgress(ctx, a.State.Plan, progress)
 }
 
 // replanInBackground plans in a goroutine that yields to the page's event

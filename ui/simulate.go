@@ -10,8 +10,8 @@ import (
 
 	"github.com/vugu/vugu"
 
+	"pipeplan/app"
 	"pipeplan/core/gavel"
-	"pipeplan/ui/engine"
 )
 
 // yieldEvery is how long a simulation runs before it lets the browser
@@ -65,7 +65,7 @@ func (a *App) StartSimulation() {
 			last = time.Now()
 		}
 		a.browser.Yield() // show the running state first
-		res, err := engine.SimulateTrace(ctx, in, func(d, t int) {
+		res, err := app.SimulateTrace(ctx, in, func(d, t int) {
 			done, total = d, t
 			yield()
 		}, yield)

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"pipeplan/app"
 	"pipeplan/core/model"
-	"pipeplan/ui/engine"
 )
 
 // uploadInputID is the file input of the Plan page's profile upload.
@@ -24,9 +24,9 @@ func (a *App) UploadProfile() {
 		}
 		if err == nil {
 			var p model.Profile
-			if p, err = engine.ParseUploadedProfile(name, data, mb); err == nil {
+			if p, err = app.ParseUploadedProfile(name, data, mb); err == nil {
 				a.uploaded = &p
-				a.State.Plan.Model, a.State.Plan.Selected = engine.UploadedID, 0
+				a.State.Plan.Model, a.State.Plan.Selected = app.UploadedID, 0
 				a.changed()
 				return
 			}
@@ -46,9 +46,9 @@ func (a *App) SetUploadMicrobatch(value string) {
 }
 
 // planUploaded plans the uploaded profile, or explains that a link cannot carry it.
-func (a *App) planUploaded(ctx context.Context, progress func(float64)) (engine.Result, error) {
+func (a *App) planUploaded(ctx context.Context, progress func(float64)) (app.Result, error) {
 	if a.uploaded == nil {
-		return engine.Result{}, fmt.Errorf("this link names an uploaded profile, which links do not carry: upload the file again or pick a preset")
+		return app.Result{}, fmt.Errorf("this link names an uploaded profile, which links do not carry: upload the file again or pick a preset")
 	}
-	return engine.PlanProfile(ctx, *a.uploaded, a.State.Plan, progress)
+	return app.PlanProfile(ctx, *a.uploaded, a.State.Plan, progress)
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/hack-pad/safejs"
 
-	"pipeplan/ui/engine"
+	"pipeplan/app"
 )
 
 // exposeAPI defines window.pipeplan, for scripting and tests:
@@ -26,7 +26,7 @@ func exposeAPI() error {
 		if err != nil {
 			return errorJSON("pipeplan.plan: the argument must be a JSON string")
 		}
-		out, err := engine.PlanJSON(context.Background(), []byte(in))
+		out, err := app.PlanJSON(context.Background(), []byte(in))
 		if err != nil {
 			return errorJSON(err.Error())
 		}
@@ -44,7 +44,7 @@ func exposeAPI() error {
 		if err1 != nil || err2 != nil {
 			return errorJSON("pipeplan.allocate: both arguments must be strings")
 		}
-		out, err := engine.AllocateJSON(context.Background(), []byte(inst), policy)
+		out, err := app.AllocateJSON(context.Background(), []byte(inst), policy)
 		if err != nil {
 			return errorJSON(err.Error())
 		}

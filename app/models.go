@@ -1,0 +1,107 @@
+package app
+
+import (
+	"fmt"
+
+	"pipeplan/app/request"
+	"pipeplan/core/model"
+)
+
+// ModelPreset is one model the Plan page offers.
+type ModelPreset struct {
+	// ID is the stable id the URL state stores.
+	ID string `json:"id"`
+	// Name is the display name.
+	Name string `json:"name"`
+	// Transformer is the model's dimensions (transformer presets).
+	Transformer *model.Transformer `json:"transformer,omitempty"`
+	// Profile names an embedded PipeDream profile (modelprofiles) instead.
+	Profile string `json:"profile,omitempty"`
+}
+
+// gpt is a GPT model of the dissertation's Table 4.1: sequence 2048,
+// vocabulary 51200, mixed precision.
+func gpt(name string, layers, hidden, heads int) *model.Transformer {
+	return &model.Transformer{Name: name, Layers: layers, Hidden: hidden, Heads: heads, Seq: 2048, Vocab: 51200}
+}
+
+// bert is a BERT model (Devlin et al.): sequence 512, vocabulary 30522.
+func bert(name string, layers, hidden, heads int) *model.Transformer {
+	return &model.Transformer{Name: name, Layers: layers, Hidden: hidden, Heads: heads, Seq: 512, Vocab: 30522}
+}
+
+// presets are the transformer presets: GPT-3 175B (Table 4.2), the other
+// GPT sizes of Table 4.1, and BERT.
+var presets = []ModelPreset{
+	{ID: "gpt3-175b", Name: "GPT-3 175B", Transformer: gpt("GPT-3 175B", 96, 12288, 96)},
+	{ID: "gpt-1.7b", Name: "GPT 1.7B", Transformer: gpt("GPT 1.7B", 24, 2304, 24)},
+	{ID: "gpt-18.4b", Name: "GPT 18.4B", Transformer: gpt("GPT 18.4B", 40, 6144, 48)},
+	{ID: "gpt-39.1b", Name: "GPT 39.1B", Transformer: gpt("GPT 39.1B", 48, 8192, 64)},
+	{ID: "gpt-145.6b", Name: "GPT 145.6B", Transformer: gpt("GPT 145.6B", 80, 12288, 96)},
+	{ID: "gpt-310.1b", Name: "GPT 310.1B", Transformer: gpt("GPT 310.1B", 96, 16384, 128)},
+	{ID: "gpt-529.6b", Name: "GPT 529.6B", Transformer: gpt("GPT 529.6B", 105, 20480, 128)},
+	{ID: "gpt-1t", Name: "GPT 1T", Transformer: gpt("GPT 1T", 128, 25600, 160)},
+	{ID: "bert-large", Name: "BERT-Large 340M", Transformer: bert("BERT-Large", 24, 1024, 16)},
+	{ID: "bert-3.9b", Name: "BERT 3.9B", Transformer: bert("BERT 3.9B", 48, 2560, 40)},
+	{ID: "pd-vgg16", Name: "VGG-16 (PipeDream profile)", Profile: "vgg16"},
+	{ID: "pd-resnet50", Name: "ResNet-50 (PipeDream profile)", Profile: "resnet50"},
+	{ID: "pd-gnmt", Name: "GNMT-8 (PipeDream profile)", Profile: "gnmt"},
+	{ID: "pd-gnmt_large", Name: "GNMT-16 (PipeDream profile)", Profile: "gnmt_large"},
+	{ID: "pd-alexnet", Name: "AlexNet (PipeDream profile)", Profile: "alexnet"},
+	{ID: "pd-resnet101", Name: "ResNet-101 (PipeDream profile)", Profile: "resnet101"},
+}
+
+// Models lists the model presets, then the custom transformer.
+func Models() []ModelPreset {
+	return append(append([]ModelPreset(nil), presets...), ModelPreset{ID: customID, Name: "Custom transformer…"})
+}
+
+// customID is the preset whose dimensions come from the request.
+const customID = "custom"
+
+// modelFor returns the request's model: a preset, or the custom
+// transformer, with the request's sequence length and precision applied.
+func modelFor(in request.Plan) (ModelPreset, error) {
+	if in.Model == customID {
+		c := in.Custom
+		tr := gpt(fmt.Sprintf("custom %d×%d", c.Layers, c.Hidden), c.Layers, c.Hidden, c.Heads)
+		return withTraining(ModelPreset{ID: customID, Name: tr.Name, Transformer: tr}, in)
+	}
+	m, err := modelByID(in.Model)
+	if err != nil {
+		return m, err
+	}
+	return withTraining(m, in)
+}
+
+// withTraining applies the request's sequence length and precision to a
+// transformer preset (a copy) and validates it.
+func withTraining(m ModelPreset, in request.Plan) (ModelPreset, error) {
+	if m.Transformer == nil {
+		return m, nil
+	}
+	tr := *m.Transformer
+	if in.Seq > 0 {
+		tr.Seq = in.Seq
+	}
+	tr.Precision = model.Precision(in.Precision)
+	if err := tr.Validate(); err != nil {
+		return m, fmt.Errorf("plan.model: %w", err)
+	}
+	m.Transformer = &tr
+	return m, nil
+}
+
+// modelByID returns a preset or an error listing the known ids.
+func modelByID(id string) (ModelPreset, error) {
+	for _, m := range presets {
+		if m.ID == id {
+			return m, nil
+		}
+	}
+	ids := make([]string, len(presets))
+	for i, m := range presets {
+		ids[i] = m.ID
+	}
+	return ModelPreset{}, fmt.Errorf("plan.model: unknown preset %q (known: %v)", id, ids)
+}

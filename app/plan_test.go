@@ -1,0 +1,155 @@
+package app
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"pipeplan/app/request"
+)
+
+func TestPlanDefaultGPT3(t *testing.T) {
+	res, err := Plan(context.Background(), request.Default().Plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Problem != "" || len(res.Candidates) == 0 || res.Plan == nil {
+		t.Fatalf("no plan: %+v", res.Problem)
+	}
+	best := res.Candidates[0]
+	t.Logf("best: t=%d p=%d d=%d v=%d b=%d, %.1f TFLOP/s/GPU", best.TP, best.PP, best.DP, best.Interleave, best.Microbatch, best.TFLOPSPerGPU)
+	if err := res.Plan.Validate(); err != nil {
+		t.Errorf("exported plan invalid: %v", err)
+	}
+}
+
+func TestPlanTimelineShowsSchedule(t *testing.T) {
+	in := request.Default().Plan
+	in.Model, in.Nodes, in.GlobalBatch = "gpt-18.4b", 32, 1024
+	res, err := Plan(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Plan == nil {
+		t.Fatalf("no plan: %s", res.Problem)
+	}
+	if !strings.HasPrefix(res.TimelineSVG, "<svg") || !strings.Contains(res.TimelineCaption, res.Plan.Schedule.Kind) {
+		t.Errorf("timeline = %.60q, caption %q", res.TimelineSVG, res.TimelineCaption)
+	}
+	if strings.Contains(res.TimelineSVG, "style=") {
+		t.Errorf("timeline uses inline styles, which the site's CSP blocks")
+	}
+}
+
+func TestPlanInfeasibleShowsReasons(t *testing.T) {
+	in := request.Default().Plan
+	in.Nodes, in.GPUsPerNode = 1, 1 // GPT-3 175B on one GPU
+	res, err := Plan(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Plan != nil || res.Problem == "" || len(res.Infeasible) == 0 || res.Infeasible[0].Reason == "" {
+		t.Errorf("175B on one GPU: plan %v, problem %q, %d infeasible", res.Plan != nil, res.Problem, len(res.Infeasible))
+	}
+}
+
+func TestPlanRejectsProfilePlannersForTransformers(t *testing.T) {
+	in := request.Default().Plan
+	in.Planner = "pipedream"
+	if _, err := Plan(context.Background(), in); err == nil || !strings.Contains(err.Error(), "plan.planner") {
+		t.Errorf("err = %v, want one naming plan.planner", err)
+	}
+}
+
+// BenchmarkPlanGPT3On1024A100 is the Plan page's re-plan: GPT-3 175B on
+// 128 nodes of 8 A100s, PTD-P search plus the selected plan's timeline.
+func BenchmarkPlanGPT3On1024A100(b *testing.B) {
+	in := request.Default().Plan
+	for b.Loop() {
+		if _, err := Plan(context.Background(), in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestPlanPipeDreamVGG16 plans the VGG-16 profile on 16 V100s over 10 Gb/s
+// (1.25 GB/s), the setting of the dissertation's Table 2.2, where PipeDream
+// picks the 15-1 configuration. (On 32 GB V100s: with 16 GB the 15-1
+// split's stashed weight versions and activations do not fit, and the
+// memory-aware DP picks data parallelism.)
+func TestPlanPipeDreamVGG16(t *testing.T) {
+	in := request.Default().Plan
+	in.Model, in.GPU, in.Nodes, in.GPUsPerNode, in.InterNodeGBps = "pd-vgg16", "nvidia-v100-sxm2-32gb", 16, 1, 1.25
+	in.Planner = "pipedream"
+	res, err := Plan(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Plan == nil {
+		t.Fatalf("no plan: %s", res.Problem)
+	}
+	st := res.Plan.Stages
+	if len(st) != 2 || st[0].Replicas != 15 || st[1].Replicas != 1 {
+		t.Errorf("stages %+v, want 15-1", st)
+	}
+	if res.TimelineSVG == "" || len(res.StageMemory) != len(st) {
+		t.Errorf("timeline %d bytes, %d stage memories", len(res.TimelineSVG), len(res.StageMemory))
+	}
+}
+
+// TestPlanProfileBestRanksBothPlanners checks "best" on a profile: PipeDream
+// and 2BW candidates, fastest first, and a valid 2BW plan when asked for.
+func TestPlanProfileBestRanksBothPlanners(t *testing.T) {
+	in := request.Default().Plan
+	in.Model, in.GPU, in.Nodes, in.GPUsPerNode, in.GlobalBatch = "pd-gnmt", "nvidia-v100-sxm2-32gb", 2, 8, 1024
+	res, err := Plan(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for i, c := range res.Candidates {
+		seen[c.Planner] = true
+		if i > 0 && c.SamplesPerSecond > res.Candidates[i-1].SamplesPerSecond {
+			t.Errorf("candidate %d (%v samples/s) ranks below a slower one", i, c.SamplesPerSecond)
+		}
+	}
+	if !seen["pipedream"] || !seen["2bw"] {
+		t.Errorf("planners among candidates: %v", seen)
+	}
+	in.Planner = "2bw"
+	res, err = Plan(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Plan == nil || res.Plan.Planner != "2bw" || res.Plan.Parallelism.PP*res.Plan.Parallelism.DP != 16 {
+		t.Fatalf("2bw plan: %+v (problem %q)", res.Plan, res.Problem)
+	}
+	if res.TimelineSVG == "" {
+		t.Errorf("no 2bw timeline")
+	}
+}
+
+func TestPlanTrainingOptionsAndCustomModel(t *testing.T) {
+	in := request.Default().Plan
+	in.Model, in.Custom = "custom", request.CustomModel{Layers: 24, Hidden: 2304, Heads: 24} // the 1.7B GPT of Table 4.1
+	in.Nodes, in.GlobalBatch, in.Recompute, in.Seq = 4, 512, "full", 1024
+	res, err := Plan(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Plan == nil {
+		t.Fatalf("no plan: %s", res.Problem)
+	}
+	for _, c := range res.Candidates {
+		if c.Recompute != "full" {
+			t.Fatalf("candidate with recompute %q, want the fixed full", c.Recompute)
+		}
+	}
+	if tr := res.Plan.Model.Transformer; tr.Layers != 24 || tr.Hidden != 2304 || tr.Seq != 1024 {
+		t.Errorf("planned transformer %+v", tr)
+	}
+	in.Custom.Heads = 7 // 2304 is not divisible by 7
+	if _, err := Plan(context.Background(), in); err == nil || !strings.Contains(err.Error(), "plan.model") {
+		t.Errorf("bad custom heads: err = %v", err)
+	}
+}

@@ -1,0 +1,60 @@
+package request
+
+import (
+	"fmt"
+	"math"
+
+	"pipeplan/core/gavel"
+)
+
+// Cost holds the Cost page's inputs. The jobs and GPU counts are the
+// Cluster page's job-types workload.
+type Cost struct {
+	// Preset names the price list the prices came from ("custom" once edited).
+	Preset string `json:"preset"`
+	// Prices is the price of one GPU-hour in dollars per worker type
+	// (WorkerTypes(WorkloadJobTypes) order).
+	Prices []float64 `json:"prices"`
+	// WorkHours is each job's work, in hours of its throughput on a V100.
+	WorkHours float64 `json:"work_hours"`
+	// DeadlineHours is every job's SLO; 0 means no SLO.
+	DeadlineHours float64 `json:"deadline_hours"`
+}
+
+// Limits of the Cost page's inputs.
+const (
+	MaxPricePerHour = 1000
+	MaxHours        = 100000
+)
+
+// DefaultCost is Gavel's GCP on-demand prices, 10 V100-hours of work per job and a
+// 24-hour deadline.
+func DefaultCost() Cost {
+	var prices []float64
+	for _, wt := range WorkerTypes(WorkloadJobTypes) {
+		prices = append(prices, gavel.DefaultPricePerHour(wt))
+	}
+	return Cost{Preset: "gcp-on-demand", Prices: prices, WorkHours: 10, DeadlineHours: 24}
+}
+
+// Validate checks the Cost page's inputs; errors name the field and value.
+func (c Cost) Validate() error {
+	if c.Preset == "" || len(c.Preset) > 32 {
+		return fmt.Errorf("cost.preset: must name a price list, got %q", c.Preset)
+	}
+	if want := len(WorkerTypes(WorkloadJobTypes)); len(c.Prices) != want {
+		return fmt.Errorf("cost.prices: must have %d prices (%v), got %d", want, WorkerTypes(WorkloadJobTypes), len(c.Prices))
+	}
+	for i, p := range c.Prices {
+		if math.IsNaN(p) || p <= 0 || p > MaxPricePerHour {
+			return fmt.Errorf("cost.prices[%d]: must be in (0, %d] dollars per GPU-hour, got %v", i, MaxPricePerHour, p)
+		}
+	}
+	if math.IsNaN(c.WorkHours) || c.WorkHours <= 0 || c.WorkHours > MaxHours {
+		return fmt.Errorf("cost.work_hours: must be in (0, %d], got %v", MaxHours, c.WorkHours)
+	}
+	if math.IsNaN(c.DeadlineHours) || c.DeadlineHours < 0 || c.DeadlineHours > MaxHours {
+		return fmt.Errorf("cost.deadline_hours: must be in [0, %d] (0 = none), got %v", MaxHours, c.DeadlineHours)
+	}
+	return nil
+}

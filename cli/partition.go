@@ -1,0 +1,257 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"pipeplan/core/hw"
+	"pipeplan/core/model"
+	"pipeplan/core/partition"
+	"pipeplan/core/plan"
+	"pipeplan/internal/atomicfile"
+	"pipeplan/modelprofiles"
+)
+
+func init() {
+	register("partition", command{summary: "partition a layer profile over a hierarchical cluster (PipeDream DP with stage replication, MadPipe)", run: runPartition})
+}
+
+// partitionInput is a loaded model: the DP's cuts and what a plan needs.
+type partitionInput struct {
+	name   string
+	cuts   *partition.Cuts
+	chain  *model.Profile // the layer chain, nil for a graph
+	states *model.States  // the graph's states, nil for a chain
+	// linear is the chain the chain-only planners (MadPipe, 2BW) use: the
+	// profile itself, or the graph linearized by Graph.Chain.
+	linear model.Profile
+	// microbatch is the profiled minibatch size, 0 when unknown.
+	microbatch int
+	device     string
+}
+
+// partitionOutput is the --json form of a partition.
+type partitionOutput struct {
+	Model     string     `json:"model"`
+	Algorithm string     `json:"algorithm"`
+	States    int        `json:"states"`
+	Levels    []hw.Level `json:"levels"`
+	*partition.PipeDreamResult
+}
+
+func runPartition(args []string, stdout io.Writer) error {
+	fs := newFlagSet("partition")
+	profile := fs.String("profile", "", "layer profile: a JSON layer profile or a PipeDream graph.txt (detected by content)")
+	name := fs.String("model", "", "an embedded PipeDream profile instead of --profile: "+strings.Join(profileNames(), ", "))
+	algorithm := fs.String("algorithm", "pipedream", "pipedream, madpipe or 2bw")
+	sizes := fs.String("level-sizes", "4", "workers per level, innermost first (PipeDream's -n), e.g. 4,4")
+	bandwidths := fs.String("level-bandwidths", "1e9", "bandwidth per level in bytes/s, innermost first (PipeDream's -b), e.g. 16e9,1.25e9")
+	straight := fs.Bool("straight", false, "forbid stage replication (one GPU per stage)")
+	memory := fs.Float64("memory-bytes", 0, "memory per GPU in bytes the stages must fit in (0: unlimited)")
+	costModel := fs.String("cost-model", string(partition.CostPipeplan), "pipeplan (ours) or pipedream (the original optimizer's formulas)")
+	exportPlan := fs.String("export-plan", "", "write the partition as a core/plan JSON run plan to this file")
+	gpu := fs.String("gpu", "", "GPU id for the exported plan (default: the profile's device, else nvidia-v100-sxm2-16gb, PipeDream's)")
+	batch := fs.Int("batch", 0, "2bw: global batch size B in samples (default: the profiled minibatch × GPUs)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("partition: unexpected argument %q", fs.Arg(0))
+	}
+	levels, err := parseLevels(*sizes, *bandwidths)
+	if err != nil {
+		return err
+	}
+	in, err := loadPartitionInput(*profile, *name)
+	if err != nil {
+		return err
+	}
+	var res *partition.PipeDreamResult
+	switch *algorithm {
+	case "pipedream":
+		opt := partition.PipeDreamOptions{Levels: levels, Straight: *straight, MemoryBytes: *memory, CostModel: partition.CostModel(*costModel)}
+		res, err = partition.PipeDream(context.Background(), in.cuts, opt, nil)
+	case "madpipe":
+		return runMadPipe(stdout, in, levels, *memory, *exportPlan, *asJSON)
+	case "2bw":
+		return runTwoBW(stdout, in, levels, twoBWFlags{memoryBytes: *memory, batch: *batch, gpu: *gpu, exportPlan: *exportPlan, asJSON: *asJSON})
+	default:
+		return fmt.Errorf("--algorithm: must be pipedream, madpipe or 2bw, got %q", *algorithm)
+	}
+	if err != nil {
+		return err
+	}
+	if *exportPlan != "" {
+		if err := exportPipeDreamPlan(*exportPlan, in, levels, res, *gpu); err != nil {
+			return err
+		}
+	}
+	out := partitionOutput{Model: in.name, Algorithm: *algorithm, States: in.cuts.Len(), Levels: levels, PipeDreamResult: res}
+	if *asJSON {
+		return writeJSON(stdout, out)
+	}
+	return printPartition(stdout, out)
+}
+
+func profileNames() []string {
+	var names []string
+	for _, in := range modelprofiles.List() {
+		names = append(names, in.Name)
+	}
+	return names
+}
+
+// parseLevels parses "--level-sizes 4,4 --level-bandwidths 16e9,1.25e9".
+func parseLevels(sizes, bandwidths string) ([]hw.Level, error) {
+	ss, bs := strings.Split(sizes, ","), strings.Split(bandwidths, ",")
+	if len(ss) != len(bs) {
+		return nil, fmt.Errorf("--level-bandwidths: need one bandwidth per level (%d), got %d", len(ss), len(bs))
+	}
+	levels := make([]hw.Level, len(ss))
+	for i := range ss {
+		n, err := strconv.Atoi(strings.TrimSpace(ss[i]))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("--level-sizes[%d]: must be an integer >= 1, got %q", i, ss[i])
+		}
+		b, err := strconv.ParseFloat(strings.TrimSpace(bs[i]), 64)
+		if err != nil || !(b > 0) || b > 1e18 {
+			return nil, fmt.Errorf("--level-bandwidths[%d]: must be a positive number of bytes/s, got %q", i, bs[i])
+		}
+		levels[i] = hw.Level{Workers: n, BandwidthBytesPerSec: b}
+	}
+	return levels, nil
+}
+
+// loadPartitionInput reads --profile (JSON profile or graph.txt, by content)
+// or the embedded --model.
+func loadPartitionInput(path, name string) (*partitionInput, error) {
+	switch {
+	case path != "" && name != "":
+		return nil, fmt.Errorf("partition: give --profile or --model, not both")
+	case name != "":
+		g, err := modelprofiles.Graph(name)
+		if err != nil {
+			return nil, err
+		}
+		return graphInput(g)
+	case path == "":
+		return nil, fmt.Errorf("partition: need --profile FILE or --model NAME (%s)", strings.Join(profileNames(), ", "))
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '{' {
+		p, err := model.ParseProfile(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		cuts, err := partition.ChainCuts(*p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		n := p.Name
+		if n == "" {
+			n = path
+		}
+		return &partitionInput{name: n, cuts: cuts, chain: p, linear: *p, microbatch: p.MicrobatchSize, device: p.Device}, nil
+	}
+	g, err := model.ParseGraph(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	g.Name = path
+	return graphInput(g)
+}
+
+// graphInput builds the cuts of a PipeDream graph from its antichain states.
+func graphInput(g *model.Graph) (*partitionInput, error) {
+	st, err := g.States()
+	if err != nil {
+		return nil, err
+	}
+	cuts, err := partition.GraphCuts(st)
+	if err != nil {
+		return nil, err
+	}
+	return &partitionInput{name: g.Name, cuts: cuts, states: st, linear: g.Chain(), microbatch: g.MicrobatchSize}, nil
+}
+
+// printPartition prints the partition as a table.
+func printPartition(w io.Writer, out partitionOutput) error {
+	fmt.Fprintf(w, "model %s: %d states, %d GPUs, cost model %s\n", out.Model, out.States, out.GPUs, out.CostModel)
+	fmt.Fprintf(w, "bottleneck %.6g s per minibatch (data parallel %.6g s, one GPU %.6g s), NOAM %d\n",
+		out.BottleneckSeconds, out.DataParallelSeconds, out.SingleStageSeconds, out.NOAM)
+	tw := newTable(w)
+	fmt.Fprintln(tw, "STAGE\tLAYERS\tREPLICAS\tCOMPUTE s\tPARAMS MB\tIN FLIGHT\tMEMORY/GPU GB")
+	for q, s := range out.Stages {
+		fmt.Fprintf(tw, "%d\t%d-%d\t%d\t%.6g\t%.1f\t%d\t%.2f\n", q, s.FirstLayer, s.LastLayer, s.Replicas,
+			s.ComputeSeconds, s.ParameterBytes/1e6, s.InFlight, s.MemoryBytes/1e9)
+	}
+	return tw.Flush()
+}
+
+// exportPipeDreamPlan writes res as a core/plan run plan. A graph's states
+// are not a chain of layers, so its plan has one layer per stage (the nodes
+// between the stage's cuts).
+func exportPipeDreamPlan(path string, in *partitionInput, levels []hw.Level, res *partition.PipeDreamResult, gpu string) error {
+	if in.microbatch < 1 {
+		return fmt.Errorf("--export-plan: the profile does not say its minibatch size (a plan needs it); use a JSON profile or an embedded --model")
+	}
+	if gpu == "" {
+		gpu = defaultPlanGPU(in)
+	}
+	prof := in.chain
+	if prof == nil {
+		prof, res = in.collapseStates(res)
+	}
+	nodes := 1
+	for _, l := range levels[1:] {
+		nodes *= l.Workers
+	}
+	cluster := plan.Cluster{GPU: gpu, Nodes: nodes, GPUsPerNode: levels[0].Workers, Levels: levels}
+	p, err := partition.PipeDreamRunPlan(*prof, cluster, res)
+	if err != nil {
+		return fmt.Errorf("--export-plan: %w", err)
+	}
+	data, err := p.Marshal()
+	if err != nil {
+		return fmt.Errorf("--export-plan: %w", err)
+	}
+	return atomicfile.WriteFile(path, data)
+}
+
+// defaultPlanGPU is the GPU an exported plan names when --gpu is not given:
+// the profile's device, else PipeDream's V100.
+func defaultPlanGPU(in *partitionInput) string {
+	if in.device != "" {
+		return in.device
+	}
+	return "nvidia-v100-sxm2-16gb"
+}
+
+// collapseStates turns a partition of a graph's states into a partition of
+// a chain with one layer per stage, holding the stage's nodes.
+func (in *partitionInput) collapseStates(res *partition.PipeDreamResult) (*model.Profile, *partition.PipeDreamResult) {
+	prof := &model.Profile{Name: in.name, MicrobatchSize: in.microbatch}
+	chained := *res
+	chained.Stages = append([]partition.PipeDreamStage(nil), res.Stages...)
+	for q, s := range res.Stages {
+		fwd := in.states.ForwardSeconds[s.LastLayer]
+		if s.FirstLayer > 0 {
+			fwd -= in.states.ForwardSeconds[s.FirstLayer-1]
+		}
+		fwd = min(max(fwd, 0), s.ComputeSeconds)
+		prof.Layers = append(prof.Layers, model.Layer{Name: fmt.Sprintf("states %d-%d", s.FirstLayer, s.LastLayer),
+			FwdSeconds: fwd, BwdSeconds: s.ComputeSeconds - fwd,
+			OutputActivationBytes: in.cuts.OutputBytes[s.LastLayer], ParameterBytes: s.ParameterBytes})
+		chained.Stages[q].FirstLayer, chained.Stages[q].LastLayer = q, q
+	}
+	return prof, &chained
+}

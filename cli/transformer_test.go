@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pipeplan/core/plan"
+)
+
+// gpt3Args describe GPT-3 175B (dissertation Table 4.2) on 1536 A100s.
+var gpt3Args = []string{"transformer", "--layers", "96", "--hidden", "12288", "--heads", "96", "--gpus", "1536", "--batch", "1536"}
+
+// transformerJSON runs the transformer command with --json and decodes it.
+func transformerJSON(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	var out bytes.Buffer
+	if err := Run(append(args, "--json"), &out); err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out.String())
+	}
+	return v
+}
+
+func TestTransformerEvaluate(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "plan.json")
+	v := transformerJSON(t, append(gpt3Args, "--tp", "8", "--pp", "12", "--microbatch", "1", "--interleave", "2",
+		"--recompute", "full", "--export-plan", file)...)
+	if v["mode"] != "evaluate" || v["tp"] != 8.0 || v["pp"] != 12.0 || v["dp"] != 16.0 || v["interleave"] != 2.0 || v["recompute"] != "full" {
+		t.Fatalf("evaluation fields: %v", v)
+	}
+	// Eq. 4.3 gives 174.6 billion parameters (Table 4.2); eq. 4.2 the FLOPs.
+	if p := v["params"].(float64); math.Abs(p-174.6e9) > 0.05e9 {
+		t.Errorf("params = %.4g, want 174.6e9", p)
+	}
+	l, h, s, V, B := 96.0, 12288.0, 2048.0, 51200.0, 1536.0
+	if f, want := v["flops_per_iteration"].(float64), 96*B*s*l*h*h*(1+s/(6*h)+V/(16*l*h)); math.Abs(f-want) > 1e-9*want {
+		t.Errorf("flops_per_iteration = %.6g, want eq. 4.2 %.6g", f, want)
+	}
+	// Bubble (1/v)(p−1)/m with m = B/(d·b) = 96 (§4.2.2).
+	if b, want := v["bubble_fraction"].(float64), 0.5*11/96; math.Abs(b-want) > 1e-12 {
+		t.Errorf("bubble_fraction = %v, want %v", b, want)
+	}
+	mem := v["memory"].(map[string]any)
+	peak := mem["per_gpu_peak_bytes"].(float64)
+	parts := mem["weights_and_optimizer_bytes"].(float64) + mem["activation_bytes"].(float64)
+	if !(peak >= parts) || peak > 80*(1<<30) {
+		t.Errorf("memory %v: peak below its parts or over 80 GiB", mem)
+	}
+	if tf := v["tflops_per_gpu"].(float64); !(tf > 0 && tf < 312) {
+		t.Errorf("tflops_per_gpu = %v outside (0, 312)", tf)
+	}
+	if got := v["flops_per_iteration"].(float64) / v["iteration_seconds"].(float64) / 1536 / 1e12; math.Abs(got-v["tflops_per_gpu"].(float64)) > 1e-9*got {
+		t.Errorf("tflops_per_gpu %v != flops / (n · seconds) = %v", v["tflops_per_gpu"], got)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Parse(data)
+	if err != nil {
+		t.Fatalf("exported plan does not parse: %v", err)
+	}
+	if p.Planner != "ptdp" || p.Parallelism != (plan.Parallelism{TP: 8, PP: 12, DP: 16, Interleave: 2}) || len(p.Stages) != 24 ||
+		p.Stages[1] != (plan.Stage{FirstLayer: 4, LastLayer: 7, Replicas: 1}) || p.Schedule.Kind != "interleaved" || p.Schedule.Microbatches != 96 ||
+		len(p.Predictions.StagePeakBytes) != 12 || p.Predictions.IterationSeconds != v["iteration_seconds"] {
+		t.Errorf("exported plan: %+v", p)
+	}
+	if p.Model.Name != "transformer l=96 h=12288 a=96" {
+		t.Errorf("exported plan names the model %q, want its dimensions", p.Model.Name)
+	}
+}
+
+func TestTransformerSearch(t *testing.T) {
+	v := transformerJSON(t, append(gpt3Args, "--recompute", "full", "--top", "5")...)
+	cands := v["candidates"].([]any)
+	if v["mode"] != "search" || len(cands) != 5 || v["params"] == nil {
+		t.Fatalf("search: mode %v, %d candidates", v["mode"], len(cands))
+	}
+	prev := 0.0
+	for i, c := range cands {
+		c := c.(map[string]any)
+		for _, f := range []string{"params", "flops_per_iteration", "iteration_seconds", "tflops_per_gpu", "bubble_fraction", "memory", "tp", "pp", "dp", "microbatch", "interleave", "recompute"} {
+			if _, ok := c[f]; !ok && f != "params" {
+				t.Errorf("candidate %d lacks %s", i, f)
+			}
+		}
+		if s := c["iteration_seconds"].(float64); s < prev {
+			t.Errorf("candidate %d faster than %d", i, i-1)
+		} else {
+			prev = s
+		}
+		if c["tp"].(float64)*c["pp"].(float64)*c["dp"].(float64) != 1536 || c["recompute"] != "full" {
+			t.Errorf("candidate %d: %v", i, c)
+		}
+	}
+	// The top-level configuration is the best candidate.
+	if v["iteration_seconds"] != cands[0].(map[string]any)["iteration_seconds"] {
+		t.Error("top-level fields are not the best candidate's")
+	}
+	var out bytes.Buffer
+	if err := Run(append(gpt3Args, "--tp", "8", "--recompute", "full"), &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"174.6", "inter-node-bandwidth 25e9 bytes/s per GPU (one 200 Gb/s NIC per GPU)", "TFLOP/s/GPU", "fits"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestTransformerBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--gpus", "0"}, "--gpus: must be >= 1, got 0"},
+		{[]string{"--tp", "5", "--pp", "1", "--microbatch", "1", "--interleave", "1", "--recompute", "none"}, "tp·pp must divide the 1536 GPUs"},
+		{[]string{"--gpus", "1920", "--tp", "5"}, "tp: must divide the 96 attention heads, got 5"},
+		{[]string{"--inter-node-bandwidth", "NaN"}, "--inter-node-bandwidth: must be a finite number > 0 bytes/s, got NaN"},
+		{[]string{"--hidden", "-1"}, "transformer.hidden"},
+		{[]string{"--recompute", "half"}, "recompute: must be none, selective or full"},
+		{[]string{"--gpu", "nvidia-nonexistent"}, "--gpu:"},
+		{[]string{"--gpus", "12"}, "--gpus: must be a multiple of --gpus-per-node 8, got 12"},
+		{[]string{"--gpus", "8", "--tp", "8"}, "does not fit: the smallest configuration"},
+	} {
+		var out bytes.Buffer
+		err := Run(append(append([]string{}, gpt3Args...), tc.args...), &out)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: want error containing %q, got %v", tc.args, tc.want, err)
+		}
+	}
+	var out bytes.Buffer
+	if err := Run([]string{"transformer", "--layers", "2"}, &out); err == nil || !strings.Contains(err.Error(), "--hidden: required") {
+		t.Errorf("missing flags: got %v", err)
+	}
+}

@@ -1,0 +1,711 @@
+package server
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"pipeplan/core/plan"
+	"pipeplan/modelprofiles"
+)
+
+// Browser tests drive the built playground (public/, made by ./build.sh) in
+// real headless Chromium. They skip only when Chromium or the build is
+// missing outside CI; in CI (env CI set) that is a failure.
+
+// artifactsDir receives the screenshots; it is git-ignored.
+const artifactsDir = "test-artifacts"
+
+// browserSession is one Chromium process and the test server it browses.
+type browserSession struct {
+	ctx    context.Context // the browser's root context; tabs derive from it
+	server *httptest.Server
+}
+
+// startBrowser serves public/ and starts headless Chromium with its own
+// profile directory (not t.TempDir: Chrome still writes there while exiting).
+func startBrowser(t *testing.T) *browserSession {
+	t.Helper()
+	exe := findChromium()
+	if exe == "" || CheckBuildOutputs("../public") != nil {
+		msg := "chromium not found"
+		if exe != "" {
+			msg = CheckBuildOutputs("../public").Error()
+		}
+		if os.Getenv("CI") != "" {
+			t.Fatalf("browser tests need chromium and the build in CI: %s", msg)
+		}
+		t.Skipf("skipping browser tests: %s", msg)
+	}
+	h, err := NewSiteHandler("../public")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	profile, err := os.MkdirTemp("", "pipeplan-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe),
+		chromedp.NoSandbox,
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1400, 1000),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	if err := chromedp.Do(ctx); err != nil { // starts the browser
+		cancelCtx()
+		cancelAlloc()
+		srv.Close()
+		os.RemoveAll(profile)
+		t.Fatalf("start chromium: %v", err)
+	}
+	t.Cleanup(func() {
+		cancelCtx()
+		cancelAlloc() // waits for the browser process to exit
+		srv.Close()
+		os.RemoveAll(profile)
+	})
+	return &browserSession{ctx: ctx, server: srv}
+}
+
+func findChromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// tab is one browser tab of a session, with a per-tab deadline; it records
+// uncaught page errors and Content-Security-Policy violations.
+type tab struct {
+	ctx    context.Context
+	mu     sync.Mutex
+	errors []string
+}
+
+func (b *browserSession) newTab(t *testing.T) *tab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(b.ctx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancel() })
+	tb := &tab{ctx: ctx}
+	// Collect CSP violations and uncaught errors from the first script on.
+	const watch = `window.__pageErrors = [];
+document.addEventListener("securitypolicyviolation", e => window.__pageErrors.push("CSP: " + e.violatedDirective + " " + e.blockedURI));
+window.addEventListener("error", e => window.__pageErrors.push("error: " + e.message));
+window.addEventListener("unhandledrejection", e => window.__pageErrors.push("rejection: " + e.reason));
+for (const level of ["log", "error"]) { // Go's stderr (panics) arrives through the console
+	const orig = console[level];
+	console[level] = (...args) => {
+		const line = args.join(" ");
+		if (/panic|fatal error|exit code/.test(line) || window.__goPanic) {
+			window.__goPanic = true;
+			window.__pageErrors.push("console: " + line);
+		}
+		orig.apply(console, args);
+	};
+}`
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument,
+		page.AddScriptToEvaluateOnNewDocumentParams{Source: watch}); err != nil {
+		t.Fatalf("new tab: %v", err)
+	}
+	return tb
+}
+
+// do runs actions in the tab and fails the test on error.
+func (tb *tab) do(t *testing.T, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(tb.ctx, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// eval evaluates a JavaScript expression in the tab and decodes its value.
+func eval[T any](t *testing.T, tb *tab, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(tb.ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// checkPageErrors fails the test if the page reported errors or CSP violations.
+func (tb *tab) checkPageErrors(t *testing.T) {
+	t.Helper()
+	errs := eval[[]string](t, tb, `window.__pageErrors || []`)
+	if len(errs) > 0 {
+		t.Errorf("page reported errors:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// screenshot saves a full-page PNG under test-artifacts/.
+func (tb *tab) screenshot(t *testing.T, name string) {
+	t.Helper()
+	png, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.MkdirAll(artifactsDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(artifactsDir, name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", p)
+}
+
+// text returns the text content of the first element matching sel.
+func (tb *tab) text(t *testing.T, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(tb.ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("read %s: %v", sel, err)
+	}
+	return s
+}
+
+// waitFor polls a JavaScript condition until it is true or the tab's deadline passes.
+func (tb *tab) waitFor(t *testing.T, cond string) {
+	t.Helper()
+	if _, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		tb.screenshot(t, "failed-"+strings.ReplaceAll(t.Name(), "/", "-"))
+		body, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 2000) + "\npage errors: " + (window.__pageErrors || []).join("\n")`))
+		t.Fatalf("wait for %s: %v\npage text:\n%s", cond, err, body)
+	}
+}
+
+// openPlan opens the page at url and waits for a rendered plan.
+func (tb *tab) openPlan(t *testing.T, url string) {
+	t.Helper()
+	tb.do(t, "load "+url, chromedp.Navigate(url))
+	tb.waitFor(t, `document.querySelector("#candidates tbody tr") !== null || document.querySelector("#plan-error") !== null`)
+}
+
+// click clicks the element matching sel through the DOM (a full-page
+// screenshot leaves the viewport emulated, which can misplace mouse clicks).
+func (tb *tab) click(t *testing.T, sel string) {
+	t.Helper()
+	if !eval[bool](t, tb, fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true; })()`, sel)) {
+		t.Fatalf("click: no element %s", sel)
+	}
+}
+
+// setSelect changes a select as a user would, firing its change event.
+func (tb *tab) setSelect(t *testing.T, id, value string) {
+	t.Helper()
+	js := fmt.Sprintf(`(() => { const s = document.getElementById(%q); s.value = %q; s.dispatchEvent(new Event("change", {bubbles: true})); return s.value; })()`, id, value)
+	if got := eval[string](t, tb, js); got != value {
+		t.Fatalf("select #%s has no option %q", id, value)
+	}
+}
+
+// inputs returns the values of the Plan page's inputs.
+func (tb *tab) inputs(t *testing.T) map[string]string {
+	t.Helper()
+	return eval[map[string]string](t, tb, `Object.fromEntries([...document.querySelectorAll(".inputs input, .inputs select")].map(e => [e.id, e.value]))`)
+}
+
+// replanMillis reads the in-page planning time of the last plan.
+func (tb *tab) replanMillis(t *testing.T) float64 {
+	t.Helper()
+	var ms float64
+	if _, err := fmt.Sscanf(tb.text(t, "#plan-timing"), "planned in %f ms", &ms); err != nil {
+		t.Fatalf("plan timing: %v", err)
+	}
+	return ms
+}
+
+func TestBrowser(t *testing.T) {
+	b := startBrowser(t)
+	// Most subtests continue in one tab: each page load costs a wasm
+	// compile and a first plan, which dominate the run time.
+	tb := b.newTab(t)
+	t.Run("LoadsAndRendersDefault", func(t *testing.T) {
+		tb.openPlan(t, b.server.URL+"/")
+		firstRender := eval[float64](t, tb, `window.pipeplanTimings.firstRenderMs`)
+		t.Logf("in-browser first render: %.0f ms after navigation start; first plan %.0f ms", firstRender, tb.replanMillis(t))
+		if got := tb.text(t, "#tab-plan"); got != "Plan" {
+			t.Errorf("plan tab = %q, want Plan", got)
+		}
+		if in := tb.inputs(t); in["gpu"] != "nvidia-a100-sxm4-80gb" || in["model"] != "gpt3-175b" || in["nodes"] != "128" {
+			t.Errorf("default inputs = %v", in)
+		}
+		summary := tb.text(t, "#plan-summary")
+		if !strings.Contains(summary, "GPT-3 175B on 1024 × A100") {
+			t.Errorf("summary does not show the default plan: %q", summary)
+		}
+		if n := eval[int](t, tb, `document.querySelectorAll("#memory-chart svg rect").length`); n < 8*5 {
+			t.Errorf("memory chart has %d segments, want at least 5 per stage", n)
+		}
+		tb.screenshot(t, "plan-default")
+		tb.checkPageErrors(t)
+	})
+	t.Run("ChangeGPUReplans", func(t *testing.T) {
+		before := tb.text(t, "#candidates tbody")
+		tb.setSelect(t, "gpu", "nvidia-h100-sxm5-80gb")
+		tb.waitFor(t, `document.getElementById("plan-summary").textContent.includes("H100")`)
+		if after := tb.text(t, "#candidates tbody"); after == before {
+			t.Errorf("candidates did not change with the GPU")
+		}
+		t.Logf("in-browser re-plan (GPT-3 175B, 1024 GPUs, A100 → H100): %.0f ms", tb.replanMillis(t))
+		if !strings.Contains(eval[string](t, tb, `location.hash`), "#v1.") {
+			t.Errorf("the URL fragment does not carry the state")
+		}
+		tb.screenshot(t, "plan-h100")
+		// The fragment is the state: back and forward walk through the inputs.
+		eval[any](t, tb, `history.back()`)
+		tb.waitFor(t, `document.getElementById("gpu").value === "nvidia-a100-sxm4-80gb" && document.getElementById("plan-summary").textContent.includes("A100")`)
+		eval[any](t, tb, `history.forward()`)
+		tb.waitFor(t, `document.getElementById("gpu").value === "nvidia-h100-sxm5-80gb" && document.getElementById("plan-summary").textContent.includes("H100")`)
+		tb.checkPageErrors(t)
+	})
+	t.Run("ShareLinkRestoresInputsAndResults", func(t *testing.T) {
+		tb.setSelect(t, "model", "gpt-39.1b")
+		tb.waitFor(t, `document.getElementById("plan-summary").textContent.includes("39.1B")`)
+		tb.click(t, "#candidates tbody tr:nth-child(3)")
+		tb.waitFor(t, `document.querySelector("#candidates tbody tr:nth-child(3)").classList.contains("selected")`)
+		tb.click(t, "#copy-link")
+		tb.waitFor(t, `document.getElementById("share-url") !== null`)
+		link := eval[string](t, tb, `document.getElementById("share-url").value`)
+		wantInputs, wantSummary, wantTable := tb.inputs(t), tb.text(t, "#plan-summary"), tb.text(t, "#candidates")
+
+		fresh := b.newTab(t)
+		fresh.openPlan(t, link)
+		if got := fresh.inputs(t); fmt.Sprint(got) != fmt.Sprint(wantInputs) {
+			t.Errorf("shared link inputs = %v, want %v", got, wantInputs)
+		}
+		if got := fresh.text(t, "#plan-summary"); got != wantSummary {
+			t.Errorf("shared link summary = %q, want %q", got, wantSummary)
+		}
+		if got := fresh.text(t, "#candidates"); got != wantTable {
+			t.Errorf("shared link candidates differ")
+		}
+		fresh.screenshot(t, "plan-shared-link")
+		fresh.checkPageErrors(t)
+	})
+	t.Run("ExportValidatesAgainstCorePlan", func(t *testing.T) {
+		dir, err := os.MkdirTemp("", "pipeplan-download-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		if _, err := chromedp.CallBrowser(tb.ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+			Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir,
+		}); err != nil {
+			t.Fatal(err)
+		}
+		tb.setSelect(t, "model", "gpt3-175b")
+		tb.waitFor(t, `document.getElementById("plan-summary").textContent.includes("GPT-3 175B")`)
+		tb.click(t, "#export-plan")
+		tb.waitFor(t, `document.getElementById("export-command") !== null`)
+		var data []byte
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if data, err = os.ReadFile(filepath.Join(dir, "plan.json")); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatalf("plan.json was not downloaded: %v", err)
+		}
+		p, err := plan.Parse(data)
+		if err != nil {
+			t.Fatalf("exported plan does not validate: %v", err)
+		}
+		if p.Model.Name != "GPT-3 175B" || p.Cluster.GPU != "nvidia-h100-sxm5-80gb" || p.Cluster.GPUs() != 1024 || p.Parallelism.TP*p.Parallelism.PP*p.Parallelism.DP != 1024 {
+			t.Errorf("exported plan = %s on %d GPUs, degrees %+v", p.Model.Name, p.Cluster.GPUs(), p.Parallelism)
+		}
+		if cmd := tb.text(t, "#export-command"); !strings.Contains(cmd, "plan.json") {
+			t.Errorf("runner command %q does not name plan.json", cmd)
+		}
+		tb.checkPageErrors(t)
+	})
+	t.Run("PipeDreamProfile", func(t *testing.T) {
+		tb.setSelect(t, "nodes", "4")
+		tb.setSelect(t, "model", "pd-vgg16")
+		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("plan-summary").textContent.includes("VGG-16")`)
+		if n := eval[int](t, tb, `document.querySelectorAll("#timeline svg rect").length`); n == 0 {
+			t.Errorf("no timeline for the PipeDream plan")
+		}
+		tb.screenshot(t, "plan-pipedream-vgg16")
+		tb.checkPageErrors(t)
+	})
+	t.Run("MadPipeOffTheCriticalPath", func(t *testing.T) {
+		tb.setSelect(t, "nodes", "1")
+		tb.setSelect(t, "planner", "madpipe")
+		tb.setSelect(t, "model", "pd-resnet50")
+		sawProgress := eval[bool](t, tb, `document.getElementById("plan-progress") !== null`)
+		tb.waitFor(t, `document.getElementById("madpipe-result") !== null && document.getElementById("madpipe-result").textContent.includes("ResNet-50") || document.getElementById("plan-error") !== null || document.getElementById("plan-problem") !== null`)
+		if eval[bool](t, tb, `document.getElementById("madpipe-result") === null`) {
+			t.Fatalf("no MadPipe result: %s", eval[string](t, tb, `document.querySelector(".results").innerText`))
+		}
+		t.Logf("in-browser MadPipe (ResNet-50, 8 × A100): %s; progress bar seen right after the change: %v", tb.text(t, "#plan-timing"), sawProgress)
+		if n := eval[int](t, tb, `document.querySelectorAll("#madpipe-memory tbody tr").length`); n != 8 {
+			t.Errorf("memory table has %d GPUs, want 8", n)
+		}
+		if n := eval[int](t, tb, `document.querySelectorAll("#madpipe-stages tbody tr").length`); n < 2 {
+			t.Errorf("stage map has %d stages", n)
+		}
+		if why := tb.text(t, "#plan-no-export"); !strings.Contains(why, "one GPU per stage") {
+			t.Errorf("no-export note = %q", why)
+		}
+		if title := eval[string](t, tb, `document.getElementById("export-plan").title`); !strings.HasPrefix(title, "Export unavailable: MadPipe") {
+			t.Errorf("export button title = %q", title)
+		}
+		tb.click(t, "#export-plan")
+		tb.waitFor(t, `document.getElementById("error") !== null`)
+		if msg := tb.text(t, "#error"); !strings.Contains(msg, "cannot be exported") {
+			t.Errorf("export of a MadPipe result says %q", msg)
+		}
+		tb.screenshot(t, "plan-madpipe-resnet50")
+		// ResNet-101 on 128 GPUs takes MadPipe tens of seconds: the page
+		// stays responsive and Cancel stops it.
+		tb.setSelect(t, "gpus-per-node", "16")
+		tb.setSelect(t, "model", "pd-resnet101")
+		tb.setSelect(t, "nodes", "8")
+		tb.waitFor(t, `document.getElementById("cancel-plan") !== null`)
+		t0 := time.Now()
+		progress := eval[string](t, tb, `document.getElementById("plan-timing").textContent`)
+		t.Logf("page answered during MadPipe (ResNet-101, 128 GPUs) in %v: %q", time.Since(t0).Round(time.Millisecond), progress)
+		t0 = time.Now()
+		tb.click(t, "#cancel-plan")
+		tb.waitFor(t, `document.getElementById("plan-error") !== null && document.getElementById("plan-error").textContent.includes("cancelled")`)
+		t.Logf("MadPipe cancelled %v after the click", time.Since(t0).Round(time.Millisecond))
+		tb.checkPageErrors(t)
+		tb.setSelect(t, "nodes", "1")
+		tb.setSelect(t, "gpus-per-node", "8")
+		tb.setSelect(t, "planner", "best")
+		tb.waitFor(t, `document.getElementById("plan-summary") !== null`)
+	})
+	t.Run("UploadProfile", func(t *testing.T) {
+		raw, err := modelprofiles.Raw("resnet18")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir, err := os.MkdirTemp("", "pipeplan-upload-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		path := filepath.Join(dir, "my-graph.txt")
+		if err := os.WriteFile(path, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tb.do(t, "upload", chromedp.SetUploadFiles(chromedp.CSS("#profile-file"), []string{path}))
+		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("plan-summary").textContent.includes("my-graph.txt")`)
+		if got := eval[string](t, tb, `document.getElementById("model").value`); got != "uploaded" {
+			t.Errorf("model select = %q after upload", got)
+		}
+		tb.checkPageErrors(t)
+	})
+	t.Run("GarbageFragmentShowsErrorAndDefaults", func(t *testing.T) {
+		tb := b.newTab(t)
+		tb.openPlan(t, b.server.URL+"/#this-is-not-a-state")
+		for _, c := range []struct{ name, frag string }{
+			{"garbage", "#this-is-not-a-state"},
+			{"truncated", "#v1.q1YqyUhMKcpMLVKyUkosLc7ILy1JLMpXqAUA"},
+			{"oversized", "#v1." + strings.Repeat("A", 70000)},
+		} {
+			name := c.name
+			if name != "garbage" { // an edited address on a changed page: the hashchange path
+				tb.setSelect(t, "gpu", "nvidia-h100-sxm5-80gb")
+				tb.waitFor(t, `document.getElementById("error") === null`)
+				eval[string](t, tb, fmt.Sprintf(`location.hash = %q`, c.frag))
+				tb.waitFor(t, `document.getElementById("error") !== null`)
+			}
+			msg := tb.text(t, "#error")
+			if !strings.Contains(msg, "shared link") || !strings.Contains(msg, "defaults") {
+				t.Errorf("%s fragment: error banner = %q", name, msg)
+			}
+			if in := tb.inputs(t); in["gpu"] != "nvidia-a100-sxm4-80gb" || in["model"] != "gpt3-175b" {
+				t.Errorf("%s fragment: inputs %v are not the defaults", name, in)
+			}
+			if name == "garbage" {
+				tb.screenshot(t, "plan-garbage-fragment")
+			}
+			tb.checkPageErrors(t)
+		}
+	})
+	t.Run("GavelAllocatesPaperExample", func(t *testing.T) {
+		tb.click(t, "#tab-cluster")
+		tb.waitFor(t, `document.querySelector("#allocation svg") !== null`)
+		cells := eval[[]string](t, tb, `[...document.querySelectorAll("#allocation svg text")].map(e => e.textContent)`)
+		// Header (2 GPU types), then per job: name and one value per type (§5.4.1).
+		want := []string{"v100", "k80", "job 0", "0.45", "0.00", "job 1", "0.45", "0.09", "job 2", "0.09", "0.91"}
+		if fmt.Sprint(cells) != fmt.Sprint(want) {
+			t.Errorf("heatmap = %v, want the paper's allocation %v", cells, want)
+		}
+		if rows := eval[int](t, tb, `document.querySelectorAll("#effective tbody tr").length`); rows != 3 {
+			t.Errorf("effective throughput table has %d rows, want 3", rows)
+		}
+		t.Logf("in-browser allocation: %s", tb.text(t, "#cluster-timing"))
+		tb.screenshot(t, "cluster-paper-example")
+		tb.setSelect(t, "workload", "job-types")
+		tb.waitFor(t, `document.querySelectorAll("#effective tbody tr").length === 4`)
+		tb.screenshot(t, "cluster-job-types")
+		tb.checkPageErrors(t)
+	})
+	t.Run("PlacementSensitiveAllocation", func(t *testing.T) {
+		// The checkbox makes the policy placement-sensitive (§5.3.1): the
+		// heatmap gains "spread" columns and T the unconsolidated
+		// throughputs. Gavel measured ResNet-18 (batch size 256) ×2 faster
+		// spread than consolidated on V100s, so it runs spread there.
+		tb.waitFor(t, `document.getElementById("placement-sensitive") !== null && document.querySelectorAll("#effective tbody tr").length === 4`)
+		tb.click(t, "#placement-sensitive")
+		tb.waitFor(t, `[...document.querySelectorAll("#allocation svg text")].some(e => e.textContent === "v100 (spread)")`)
+		if src := eval[string](t, tb, `document.querySelector("#throughputs tbody tr:nth-child(4) td:nth-child(5)").title`); !strings.Contains(src, "v100_unconsolidated") {
+			t.Errorf("LM ×2 spread throughput source = %q", src)
+		}
+		tb.setSelect(t, "job-type-3", "ResNet-18 (batch size 256)")
+		spread := `[...document.querySelectorAll("#allocation svg title")].map(e => e.textContent).find(s => s.startsWith("3: ResNet-18 (batch size 256) ×2 on v100 with its GPUs on separate servers")) || ""`
+		tb.waitFor(t, "("+spread+`) !== ""`)
+		if got := eval[string](t, tb, spread); !strings.Contains(got, "1.000 of its time") {
+			t.Errorf("spread cell = %q, want all of the job's time", got)
+		}
+		if label := eval[string](t, tb, `document.querySelector("#allocation svg").getAttribute("aria-label")`); !strings.Contains(label, "spread over servers") {
+			t.Errorf("heatmap text alternative = %q", label)
+		}
+		tb.screenshot(t, "cluster-placement-sensitive")
+		tb.setSelect(t, "job-type-3", "LM (batch size 20)")
+		tb.click(t, "#placement-sensitive")
+		tb.waitFor(t, `document.getElementById("placement-note") === null && document.querySelectorAll("#allocation svg text").length === 3 + 4*4`)
+		tb.checkPageErrors(t)
+	})
+	t.Run("SpaceSharingAllocation", func(t *testing.T) {
+		// A packed policy lets two jobs share GPUs (§5.3.1): on one V100,
+		// one P100 and two K80s, max_min_fairness_packed runs Transformer
+		// (batch size 128) and A3C together on the V100 all the time. The
+		// shared-GPUs block shows the pair, the tooltip both throughputs, and
+		// each job's total time stays at most 1.
+		tb.waitFor(t, `document.querySelectorAll("#effective tbody tr").length === 4 && document.getElementById("shared-gpus") === null`)
+		for _, g := range [][2]string{{"gpus-v100", "1"}, {"gpus-p100", "1"}, {"gpus-k80", "2"}} {
+			tb.setSelect(t, g[0], g[1])
+		}
+		tb.setSelect(t, "policy", "max_min_fairness_packed")
+		tb.waitFor(t, `document.querySelector("#shared-allocation svg") !== null`)
+		cells := eval[[]string](t, tb, `[...document.querySelectorAll("#shared-allocation svg text")].map(e => e.textContent)`)
+		if want := []string{"v100", "p100", "k80", "job 1 + job 2", "1.00", "0.00", "0.00"}; fmt.Sprint(cells) != fmt.Sprint(want) {
+			t.Errorf("shared GPUs = %v, want %v", cells, want)
+		}
+		if tip := eval[string](t, tb, `document.querySelector("#shared-allocation svg title").textContent`); !strings.HasPrefix(tip, "1: Transformer (batch size 128) ×1 and 2: A3C ×1 sharing v100: 1.000 of their time, at ") {
+			t.Errorf("pair tooltip = %q", tip)
+		}
+		totals := eval[[]string](t, tb, `[...document.querySelectorAll("#allocation svg title")].map(e => e.textContent).filter(s => s.includes("of its time in all"))`)
+		for _, s := range totals {
+			var v float64
+			if _, err := fmt.Sscanf(s[strings.LastIndex(s, ": ")+2:], "%f", &v); err != nil || v > 1+1e-9 {
+				t.Errorf("total %q: want at most 1", s)
+			}
+		}
+		notes := eval[[]string](t, tb, `[...document.querySelectorAll("#sharing li")].map(e => e.textContent)`)
+		if len(totals) != 4 || len(notes) != 4 || !strings.Contains(notes[3], "no other Gavel job of scale factor ×2") {
+			t.Errorf("totals %q, sharing notes %q", totals, notes)
+		}
+		tb.screenshot(t, "cluster-space-sharing")
+		tb.setSelect(t, "policy", "max_min_fairness_perf")
+		for _, g := range []string{"gpus-v100", "gpus-p100", "gpus-k80"} {
+			tb.setSelect(t, g, "8")
+		}
+		tb.waitFor(t, `document.getElementById("shared-gpus") === null && document.querySelectorAll("#allocation svg text").length === 3 + 4*4`)
+		tb.checkPageErrors(t)
+	})
+	t.Run("GavelSimulationProgressAndCancel", func(t *testing.T) {
+		// A long trace: progress must reach the page while it runs (the
+		// page is not frozen), and Cancel must stop it.
+		tb.setSelect(t, "trace-jobs", "2000")
+		t0 := time.Now()
+		tb.click(t, "#simulate")
+		t.Logf("Simulate click handled in %v (the simulation runs on)", time.Since(t0))
+		tb.waitFor(t, `document.getElementById("cancel-simulation") !== null`)
+		time.Sleep(500 * time.Millisecond)
+		t.Logf("while running: %s", tb.text(t, "#sim-progress + span"))
+		tb.click(t, "#cancel-simulation")
+		tb.waitFor(t, `document.getElementById("sim-error") !== null`)
+		if msg := tb.text(t, "#sim-error"); !strings.Contains(msg, "cancel") {
+			t.Errorf("cancelled simulation says %q", msg)
+		}
+		tb.setSelect(t, "trace-jobs", "20")
+		start := time.Now()
+		tb.click(t, "#simulate")
+		tb.waitFor(t, `document.querySelector("#jct-cdf svg path") !== null`)
+		tb.waitFor(t, `document.querySelector("#utilization-over-time svg path") !== null`)
+		t.Logf("simulated 20 jobs in the browser in about %v", time.Since(start).Round(time.Millisecond))
+		if m := tb.text(t, "#sim-metrics"); !strings.Contains(m, "average JCT") {
+			t.Errorf("metrics = %q", m)
+		}
+		tb.screenshot(t, "cluster-simulation")
+		tb.checkPageErrors(t)
+	})
+	t.Run("CostPage", func(t *testing.T) {
+		tb.click(t, "#tab-cost")
+		tb.waitFor(t, `document.querySelector("#cost-rate") !== null`)
+		if rows := eval[int](t, tb, `document.querySelectorAll("#cost-table tbody tr").length`); rows != 4 {
+			t.Errorf("cost table has %d rows, want the Cluster page's 4 jobs", rows)
+		}
+		onDemand := tb.text(t, "#cost-rate")
+		tb.setSelect(t, "price-preset", "gcp-preemptible")
+		tb.waitFor(t, fmt.Sprintf(`document.getElementById("cost-rate").textContent !== %q`, onDemand))
+		t.Logf("min-cost allocation: on-demand %q, preemptible %q", onDemand, tb.text(t, "#cost-rate"))
+		tb.screenshot(t, "cost-page")
+		tb.checkPageErrors(t)
+	})
+	t.Run("PlannedJobAndPerJobSteps", func(t *testing.T) {
+		// The Plan page's model becomes a Gavel job whose T row is the
+		// planner's prediction per GPU type (DESIGN.md: the two halves meet).
+		tb.click(t, "#tab-plan")
+		tb.waitFor(t, `document.getElementById("model") !== null`)
+		tb.setSelect(t, "model", "gpt-1.7b")
+		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("plan-summary").textContent.includes("1.7B")`)
+		tb.setSelect(t, "global-batch", "64")
+		tb.waitFor(t, `document.getElementById("global-batch").value === "64"`)
+		tb.click(t, "#tab-cluster")
+		tb.waitFor(t, `document.getElementById("add-planned-job") !== null`)
+		tb.click(t, "#add-planned-job")
+		tb.waitFor(t, `document.querySelectorAll("#throughputs tbody tr").length === 5 || document.getElementById("error") !== null`)
+		if eval[bool](t, tb, `document.getElementById("error") !== null`) {
+			t.Fatalf("add planned job: %s", tb.text(t, "#error"))
+		}
+		if got := tb.text(t, "#job-planned-4"); !strings.Contains(got, "planned: GPT 1.7B") {
+			t.Errorf("planned job label = %q", got)
+		}
+		if got := eval[string](t, tb, `document.getElementById("job-scale-4").value`); got != "2" {
+			t.Errorf("planned job scale = %s, want 2 (the smallest that fits 16 GB GPUs)", got)
+		}
+		titles := eval[[]string](t, tb, `[...document.querySelectorAll("#throughputs tbody tr:nth-child(5) td")].slice(1).map(e => e.title)`)
+		if len(titles) != 3 {
+			t.Fatalf("planned job row titles = %q", titles)
+		}
+		for _, title := range titles {
+			if !strings.Contains(title, "samples/s ÷ global batch 64") && !strings.Contains(title, "does not fit") {
+				t.Errorf("planned throughput source = %q", title)
+			}
+		}
+		if !strings.HasPrefix(eval[string](t, tb, `document.querySelector("#throughputs tbody tr td:nth-child(2)").title`), "Gavel's measured") {
+			t.Errorf("a table job's throughput does not name its source")
+		}
+		tb.screenshot(t, "cluster-planned-job")
+		// The makespan policy needs each job's steps.
+		tb.setSelect(t, "policy", "min_total_duration_perf")
+		tb.waitFor(t, `document.getElementById("cluster-error") !== null`)
+		for i := 0; i < 5; i++ {
+			tb.setSelect(t, fmt.Sprintf("job-steps-%d", i), fmt.Sprint(1000*(i+1)))
+		}
+		tb.waitFor(t, `document.getElementById("cluster-error") === null && document.querySelectorAll("#effective tbody tr").length === 5`)
+		if got := eval[string](t, tb, `document.getElementById("job-steps-3").value`); got != "4000" {
+			t.Errorf("job 3 steps = %q after re-render", got)
+		}
+		tb.checkPageErrors(t)
+	})
+	t.Run("SimulateListedJobs", func(t *testing.T) {
+		// A trace drawn from the jobs listed on the page, the planned GPT
+		// 1.7B (job 4) among them: only those job types are simulated.
+		tb.setSelect(t, "policy", "max_min_fairness_perf")
+		tb.setSelect(t, "trace-workload", "listed")
+		tb.waitFor(t, `document.getElementById("trace-note").textContent.startsWith("Copies of the jobs listed above")`)
+		tb.setSelect(t, "trace-jobs", "12")
+		tb.click(t, "#simulate")
+		mix := `(() => { const dt = [...document.querySelectorAll("#sim-metrics dt")].find(e => e.textContent === "jobs by type"); return dt ? dt.nextElementSibling.textContent : ""; })()`
+		tb.waitFor(t, `document.getElementById("sim-error") !== null || `+mix+`.includes("(job 4)")`)
+		if eval[bool](t, tb, `document.getElementById("sim-error") !== null`) {
+			t.Fatalf("listed-jobs simulation: %s", tb.text(t, "#sim-error"))
+		}
+		listed := []string{"ResNet-50 (batch size 64) ×1", "Transformer (batch size 128) ×1", "A3C ×1", "LM (batch size 20) ×2", "planned: GPT 1.7B (job 4) ×2"}
+		got := eval[string](t, tb, mix)
+		for _, part := range strings.Split(got, ", ") {
+			known := false
+			for _, l := range listed {
+				known = known || strings.HasPrefix(part, l+": ")
+			}
+			if !known {
+				t.Errorf("jobs by type %q: %q is not a listed job", got, part)
+			}
+		}
+		if n := eval[int](t, tb, `document.querySelectorAll("#jct-cdf svg path").length`); n == 0 {
+			t.Errorf("no JCT CDF drawn")
+		}
+		t.Logf("listed-jobs trace: %s", got)
+		tb.screenshot(t, "cluster-simulation-listed-jobs")
+		tb.checkPageErrors(t)
+	})
+	t.Run("JSAPIPlans", func(t *testing.T) {
+		out := eval[map[string]any](t, tb, `JSON.parse(pipeplan.plan(JSON.stringify({model: "gpt-1.7b", gpu: "nvidia-a100-sxm4-80gb", nodes: 4, gpus_per_node: 8, inter_node_gbps: 25, global_batch: 512, planner: "ptdp"})))`)
+		if out["error"] != nil || out["plan"] == nil {
+			t.Errorf("pipeplan.plan = %v, want a plan", out)
+		}
+		bad := eval[map[string]any](t, tb, `JSON.parse(pipeplan.plan("{"))`)
+		if bad["error"] == nil {
+			t.Errorf("pipeplan.plan of bad JSON = %v, want an error", bad)
+		}
+	})
+	t.Run("LAS2048JobsInTheBrowser", func(t *testing.T) {
+		// Gavel's LAS (max-min fairness over heterogeneity-aware
+		// throughputs) on a 2048-job instance, timed in the page.
+		f, err := os.Open("../core/gavel/testdata/instances/sim_k80-36_p100-36_v100-36_N2048_seed0.json.gz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inst, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lit, _ := json.Marshal(string(inst))
+		out := eval[[]any](t, tb, `(() => { const t0 = performance.now(); const r = JSON.parse(pipeplan.allocate(`+string(lit)+`, "max_min_fairness_perf")); return [performance.now() - t0, r.error || "", (r.allocation || []).length]; })()`)
+		if out[1] != "" || out[2] != float64(2048) {
+			t.Fatalf("allocate: %v", out[1:])
+		}
+		t.Logf("in-browser LAS (max_min_fairness_perf) allocation of 2048 jobs: %.0f ms", out[0])
+	})
+	t.Run("Accessibility", func(t *testing.T) {
+		// Every control has an accessible name, on every page.
+		unlabelled := `[...document.querySelectorAll("input, select, textarea, progress, button")].filter(e =>
+			!(e.labels && e.labels.length > 0) && !e.getAttribute("aria-label") && !e.getAttribute("aria-labelledby") &&
+			!(e.tagName === "BUTTON" && e.textContent.trim() !== "")).map(e => e.tagName + "#" + e.id)`
+		for _, page := range []string{"plan", "cluster", "cost"} {
+			tb.click(t, "#tab-"+page)
+			tb.waitFor(t, fmt.Sprintf(`document.getElementById("tab-%s").getAttribute("aria-selected") === "true"`, page))
+			if bad := eval[[]string](t, tb, unlabelled); len(bad) > 0 {
+				t.Errorf("%s page: controls without a label: %v", page, bad)
+			}
+		}
+		// Arrow keys move between the tabs (WAI-ARIA tabs pattern) and
+		// the focused tab shows a visible focus ring.
+		tb.do(t, "focus the Plan tab", chromedp.Focus(chromedp.CSS("#tab-plan")))
+		tb.do(t, "ArrowRight", chromedp.KeyEvent(kb.ArrowRight))
+		tb.waitFor(t, `document.activeElement.id === "tab-cluster" && document.querySelector(".cluster-page") !== null`)
+		if ring := eval[string](t, tb, `getComputedStyle(document.activeElement).outlineStyle + " " + getComputedStyle(document.activeElement).outlineWidth`); ring != "solid 3px" {
+			t.Errorf("focused tab outline = %q, want a visible 3px ring", ring)
+		}
+		tb.do(t, "ArrowLeft", chromedp.KeyEvent(kb.ArrowLeft))
+		tb.waitFor(t, `document.activeElement.id === "tab-plan" && document.getElementById("planner") !== null`)
+		// Tab + Enter works too: the tabs are buttons.
+		tb.do(t, "Tab, Tab, Enter", chromedp.KeyEvent("\t"), chromedp.KeyEvent("\t"), chromedp.KeyEvent("\r"))
+		tb.waitFor(t, `document.getElementById("cost-rate") !== null && document.getElementById("tab-cost").getAttribute("aria-selected") === "true"`)
+		tb.screenshot(t, "keyboard-focus")
+		tb.checkPageErrors(t)
+	})
+}
