@@ -1,0 +1,103 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+
+	"pipeplan/core/model"
+	"pipeplan/core/schedule"
+)
+
+// Execution is how a model runs on a cluster: the parallel degrees, the
+// microbatching, the schedule, activation recomputation and how optimizer
+// state and communication are handled. It is the one description of an
+// execution that the cost model, the planners, the application layer, the
+// exported plan and the runner share; the model (application) and the
+// cluster (system) are kept apart from it (DESIGN.md).
+type Execution struct {
+	// TP is the tensor-parallel degree t.
+	TP int `json:"tp"`
+	// PP is the pipeline-parallel degree p (stages in one device chain).
+	PP int `json:"pp"`
+	// DP is the data-parallel degree d. With PipeDream's replicated stages
+	// the per-stage replica counts live in the plan's stages and DP is 1.
+	DP int `json:"dp"`
+	// Interleave is the number of model chunks v per device (1 = none).
+	Interleave int `json:"interleave"`
+	// CP is the context-parallel degree (the sequence split across GPUs; 1 = none).
+	CP int `json:"cp"`
+	// EP is the expert-parallel degree of MoE layers (1 = none).
+	EP int `json:"ep"`
+	// MicrobatchSize is the number of samples b in one microbatch.
+	MicrobatchSize int `json:"microbatch_size"`
+	// GlobalBatch is the number of samples B per optimizer step.
+	GlobalBatch int `json:"global_batch"`
+	// Recompute is the activation recomputation strategy.
+	Recompute model.Recompute `json:"recompute"`
+	// Schedule is the pipeline schedule kind.
+	Schedule schedule.Kind `json:"schedule"`
+	// ZeRO is the ZeRO stage over the data-parallel replicas (0–3; 1 is
+	// Megatron-LM's distributed optimizer).
+	ZeRO int `json:"zero"`
+	// SequenceParallel shards the non-tensor-parallel activations over the
+	// tensor-parallel group (Korthikanti et al. 2022).
+	SequenceParallel bool `json:"sequence_parallel"`
+	// Overlap says which communication is overlapped with computation.
+	Overlap Overlap `json:"overlap"`
+}
+
+// Overlap says which communication an execution hides behind computation.
+type Overlap struct {
+	// GradReduce overlaps the data-parallel gradient reduction with the
+	// backward pass (bucketed, as PyTorch DDP and Megatron-LM do).
+	GradReduce bool `json:"grad_reduce"`
+	// ParamGather overlaps the distributed optimizer's parameter all-gather
+	// with the next step's forward pass.
+	ParamGather bool `json:"param_gather"`
+}
+
+// GPUs is the number of GPUs the execution occupies: t·p·d·cp. Expert
+// parallelism reuses the data-parallel (and context-parallel) GPUs.
+func (e Execution) GPUs() int { return e.TP * e.PP * e.DP * e.CP }
+
+// Microbatches is the number of microbatches m = B/(d·b) per pipeline and
+// step, or 0 when the global batch does not divide into them.
+func (e Execution) Microbatches() int {
+	per := e.DP * e.MicrobatchSize
+	if per < 1 || e.GlobalBatch%per != 0 {
+		return 0
+	}
+	return e.GlobalBatch / per
+}
+
+// Validate checks the execution on its own (without a model or cluster)
+// and returns the first problem, naming the field and the value.
+func (e Execution) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{
+		{"tp", e.TP}, {"pp", e.PP}, {"dp", e.DP}, {"interleave", e.Interleave},
+		{"cp", e.CP}, {"ep", e.EP}, {"microbatch_size", e.MicrobatchSize}, {"global_batch", e.GlobalBatch},
+	} {
+		if f.v < 1 {
+			return fmt.Errorf("execution.%s: must be at least 1, got %d", f.name, f.v)
+		}
+	}
+	if _, err := model.ParseRecompute(string(e.Recompute)); err != nil || e.Recompute == "" {
+		return fmt.Errorf("execution.recompute: must be one of none, selective, full; got %q", e.Recompute)
+	}
+	if !slices.Contains(schedule.Kinds, e.Schedule) {
+		return fmt.Errorf("execution.schedule: must be one of %v, got %q", schedule.Kinds, e.Schedule)
+	}
+	if e.Interleave > 1 && e.Schedule != schedule.Interleaved {
+		return fmt.Errorf("execution.interleave: %d model chunks per device need the %q schedule, got %q", e.Interleave, schedule.Interleaved, e.Schedule)
+	}
+	if e.ZeRO < 0 || e.ZeRO > 3 {
+		return fmt.Errorf("execution.zero: must be 0, 1, 2 or 3, got %d", e.ZeRO)
+	}
+	if e.Microbatches() == 0 {
+		return fmt.Errorf("execution.global_batch: %d samples do not split into dp %d × microbatch size %d", e.GlobalBatch, e.DP, e.MicrobatchSize)
+	}
+	return nil
+}
