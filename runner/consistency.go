@@ -1,0 +1,43 @@
+package main
+
+import (
+	"fmt"
+
+	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
+)
+
+// checkConsistency checks what plan.Validate leaves to the runner, before
+// anything starts: the GPUs the execution occupies equal the cluster's
+// (tp × dp × the pipeline's stage replicas × cp), the microbatches cover
+// the global batch, and a transformer's layers are the plan's layers.
+func checkConsistency(p *plan.Plan) error {
+	e := executionOf(p)
+	replicas := 0
+	for _, s := range p.Stages[:e.PP] {
+		replicas += s.Replicas
+	}
+	if gpus := e.TP * e.DP * replicas * e.CP; gpus != p.Cluster.GPUs() {
+		return fmt.Errorf("cluster: %d nodes × %d GPUs = %d, but the plan uses tp %d × dp %d × %d stage replicas × cp %d = %d GPUs",
+			p.Cluster.Nodes, p.Cluster.GPUsPerNode, p.Cluster.GPUs(), e.TP, e.DP, replicas, e.CP, gpus)
+	}
+	// The input stage's replicas take turns on the microbatches (1F1B-RR);
+	// with equal replicas this is the data-parallel width.
+	width := e.DP * p.Stages[0].Replicas
+	m, b := p.Schedule.Microbatches, e.MicrobatchSize
+	if e.Schedule == schedule.PipeDream {
+		// PipeDream updates the weights after every minibatch; m counts
+		// the minibatches in flight (NOAM), not a step's accumulation.
+		if want := b * width; e.GlobalBatch != want {
+			return fmt.Errorf("schedule.global_batch: a pipedream plan updates after each minibatch of microbatch size %d × %d input-stage replicas = %d samples, got %d",
+				b, width, want, e.GlobalBatch)
+		}
+	} else if want := m * b * width; e.GlobalBatch != want {
+		return fmt.Errorf("schedule.global_batch: %d microbatches × microbatch size %d × data parallel %d = %d samples, got %d",
+			m, b, width, want, e.GlobalBatch)
+	}
+	if t := p.Model.Transformer; t != nil && t.Layers != p.Model.NumLayers {
+		return fmt.Errorf("model.num_layers: %d, but model.transformer.layers is %d", p.Model.NumLayers, t.Layers)
+	}
+	return nil
+}

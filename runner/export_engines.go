@@ -1,0 +1,347 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"pipeplan/core/model"
+	"pipeplan/core/schedule"
+)
+
+// flagArg is one command-line flag and its value ("" for a switch).
+type flagArg struct{ name, value string }
+
+// megatronEntry is the Megatron-LM training script the launchers start.
+const megatronEntry = "pretrain_gpt.py"
+
+// megatronArgs are the Megatron-LM arguments (megatron/training/arguments.py)
+// of the plan: every degree, the microbatching, recomputation, the optimizer
+// sharding, overlap, and the model's dimensions on synthetic data.
+func megatronArgs(in exportInput) ([]flagArg, error) {
+	const engine = "megatron"
+	if _, err := common(engine, in); err != nil {
+		return nil, err
+	}
+	e := in.Exec
+	t, err := transformer(engine, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := pipelineSchedule(engine, e, schedule.OneFOneB, schedule.Interleaved); err != nil {
+		return nil, err
+	}
+	perChunk, err := layersPerChunk(engine, in)
+	if err != nil {
+		return nil, err
+	}
+	itoa := strconv.Itoa
+	args := []flagArg{
+		{"--num-layers", itoa(t.Layers)}, {"--hidden-size", itoa(t.Hidden)},
+		{"--ffn-hidden-size", itoa(ffnSize(t))}, {"--num-attention-heads", itoa(t.Heads)},
+		{"--seq-length", itoa(t.Seq)}, {"--max-position-embeddings", itoa(t.Seq)},
+		{"--tokenizer-type", "NullTokenizer"}, {"--vocab-size", itoa(t.Vocab)}, {"--mock-data", ""},
+		{"--tensor-model-parallel-size", itoa(e.TP)}, {"--pipeline-model-parallel-size", itoa(e.PP)},
+		{"--context-parallel-size", itoa(e.CP)}, {"--expert-model-parallel-size", itoa(e.EP)},
+		{"--micro-batch-size", itoa(e.MicrobatchSize)}, {"--global-batch-size", itoa(e.GlobalBatch)},
+	}
+	if e.Interleave > 1 {
+		args = append(args, flagArg{"--num-layers-per-virtual-pipeline-stage", itoa(perChunk)})
+	}
+	if e.SequenceParallel {
+		args = append(args, flagArg{"--sequence-parallel", ""})
+	}
+	switch e.Recompute {
+	case model.RecomputeFull:
+		args = append(args, flagArg{"--recompute-granularity", "full"}, flagArg{"--recompute-method", "uniform"}, flagArg{"--recompute-num-layers", "1"})
+	case model.RecomputeSelective:
+		args = append(args, flagArg{"--recompute-granularity", "selective"})
+	}
+	switch e.ZeRO {
+	case 1:
+		args = append(args, flagArg{"--use-distributed-optimizer", ""})
+	case 2:
+		args = append(args, flagArg{"--use-megatron-fsdp", ""}, flagArg{"--data-parallel-sharding-strategy", "optim_grads"})
+	case 3:
+		args = append(args, flagArg{"--use-megatron-fsdp", ""}, flagArg{"--data-parallel-sharding-strategy", "optim_grads_params"})
+	}
+	if e.Overlap.GradReduce {
+		args = append(args, flagArg{"--overlap-grad-reduce", ""})
+	}
+	if e.Overlap.ParamGather {
+		if e.ZeRO == 0 {
+			return nil, notExpressible(engine, "execution.overlap.param_gather", true, "parameters are gathered only when sharded (zero >= 1)")
+		}
+		args = append(args, flagArg{"--overlap-param-gather", ""})
+	}
+	switch p := precision(t); p {
+	case model.BF16:
+		args = append(args, flagArg{"--bf16", ""})
+	case model.FP16:
+		args = append(args, flagArg{"--fp16", ""})
+	case model.FP32:
+	default:
+		return nil, notExpressible(engine, "model.transformer.precision", p, "only bf16, fp16 and fp32 are exported")
+	}
+	return args, nil
+}
+
+// shellArgs renders args one per continued line.
+func shellArgs(args []flagArg, indent string) string {
+	var b strings.Builder
+	for i, a := range args {
+		b.WriteString(indent + a.name)
+		if a.value != "" {
+			b.WriteString(" " + a.value)
+		}
+		if i < len(args)-1 {
+			b.WriteString(" \\")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// header is the comment every artifact starts with: what the plan is.
+func header(in exportInput, prefix string) string {
+	e := in.Exec
+	return fmt.Sprintf("%s %s: tp %d, pp %d, dp %d, interleave %d, cp %d, ep %d; microbatch %d × %d per step, global batch %d; schedule %s, recompute %s, zero %d (exported by pipeplan runner)\n",
+		prefix, modelLabel(in), e.TP, e.PP, e.DP*in.Stages[0].Replicas, e.Interleave, e.CP, e.EP,
+		in.Microbatches, e.MicrobatchSize, e.GlobalBatch, e.Schedule, e.Recompute, e.ZeRO)
+}
+
+// modelLabel names the model on one line (control characters removed).
+func modelLabel(in exportInput) string {
+	name := in.Model.Name
+	if name == "" {
+		name = "(unnamed model)"
+	}
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, name)
+}
+
+// megatronCommand is the Megatron-LM training command of one rank.
+func megatronCommand(in exportInput, args []flagArg) string {
+	return header(in, "#") + megatronEntry + " \\\n" + shellArgs(args, "  ")
+}
+
+// torchrunArgs launches nodes × GPUs-per-node ranks through a c10d rendezvous at endpoint.
+func torchrunArgs(in exportInput, id, endpoint string) []flagArg {
+	return []flagArg{
+		{"--nnodes", strconv.Itoa(in.Cluster.Nodes)}, {"--nproc_per_node", strconv.Itoa(in.Cluster.GPUsPerNode)},
+		{"--rdzv_id", id}, {"--rdzv_backend", "c10d"}, {"--rdzv_endpoint", endpoint},
+	}
+}
+
+// eqArgs renders flags as --name=value.
+func eqArgs(args []flagArg) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a.name + "=" + a.value
+	}
+	return out
+}
+
+// torchrunCommand is the command to run on every node (each with the same
+// rendezvous endpoint, MASTER_ADDR:MASTER_PORT of the first node).
+func torchrunCommand(in exportInput, args []flagArg) string {
+	launcher := eqArgs(torchrunArgs(in, "pipeplan", "${MASTER_ADDR}:${MASTER_PORT:-29500}"))
+	return header(in, "#") + "# run on each of the nodes, with MASTER_ADDR set to the first node's address\n" +
+		"torchrun " + strings.Join(launcher, " ") + " " + megatronEntry + " \\\n" + shellArgs(args, "  ")
+}
+
+// jobName is a lowercase [a-z0-9-] name for the plan's job.
+func jobName(in exportInput) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(in.Model.Name) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+	}
+	name := strings.Trim("pipeplan-"+b.String(), "-")
+	if len(name) > 63 {
+		name = strings.TrimRight(name[:63], "-")
+	}
+	return name
+}
+
+// sbatchScript is a Slurm batch script: one task per node running torchrun.
+func sbatchScript(in exportInput, args []flagArg) string {
+	var b strings.Builder
+	b.WriteString("#!/bin/bash\n")
+	for _, o := range []flagArg{{"--job-name", jobName(in)}, {"--nodes", strconv.Itoa(in.Cluster.Nodes)},
+		{"--ntasks-per-node", "1"}, {"--gpus-per-node", strconv.Itoa(in.Cluster.GPUsPerNode)}, {"--exclusive", ""}} {
+		b.WriteString("#SBATCH " + o.name)
+		if o.value != "" {
+			b.WriteString("=" + o.value)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString(header(in, "#"))
+	b.WriteString("MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n")
+	launcher := eqArgs(torchrunArgs(in, "$SLURM_JOB_ID", "$MASTER_ADDR:29500"))
+	b.WriteString("srun torchrun " + strings.Join(launcher, " ") + " " + megatronEntry + " \\\n")
+	b.WriteString(shellArgs(args, "  "))
+	return b.String()
+}
+
+// pytorchJobYAML is a Kubeflow PyTorchJob (kubeflow.org/v1): a Master and
+// nodes−1 Workers, each a pod with the node's GPUs running torchrun.
+func pytorchJobYAML(in exportInput, args []flagArg) (string, error) {
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	cmdArgs := eqArgs(torchrunArgs(in, "pipeplan", "$(MASTER_ADDR):$(MASTER_PORT)"))
+	cmdArgs = append(cmdArgs, megatronEntry)
+	for _, a := range args {
+		cmdArgs = append(cmdArgs, a.name)
+		if a.value != "" {
+			cmdArgs = append(cmdArgs, a.value)
+		}
+	}
+	var b strings.Builder
+	b.WriteString(header(in, "#"))
+	fmt.Fprintf(&b, "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: %s\nspec:\n  nprocPerNode: %s\n  pytorchReplicaSpecs:\n",
+		q(jobName(in)), q(strconv.Itoa(in.Cluster.GPUsPerNode)))
+	replica := func(kind string, n int) {
+		fmt.Fprintf(&b, "    %s:\n      replicas: %d\n      restartPolicy: OnFailure\n      template:\n        spec:\n          containers:\n", kind, n)
+		fmt.Fprintf(&b, "            - name: pytorch\n              image: %s\n              command: [\"torchrun\"]\n              args:\n", q(in.Image))
+		for _, a := range cmdArgs {
+			fmt.Fprintf(&b, "                - %s\n", q(a))
+		}
+		fmt.Fprintf(&b, "              resources:\n                limits:\n                  nvidia.com/gpu: %d\n", in.Cluster.GPUsPerNode)
+	}
+	replica("Master", 1)
+	if in.Cluster.Nodes > 1 {
+		replica("Worker", in.Cluster.Nodes-1)
+	}
+	return b.String(), nil
+}
+
+// torchtitanSchedules maps schedule kinds to torch.distributed.pipelining's names.
+var torchtitanSchedules = map[schedule.Kind]string{
+	schedule.GPipe: "GPipe", schedule.OneFOneB: "1F1B", schedule.Interleaved: "Interleaved1F1B",
+}
+
+// torchtitanTOML is a torchtitan job config (torchtitan/config/job_config.py).
+func torchtitanTOML(in exportInput) (string, error) {
+	const engine = "torchtitan"
+	d, err := common(engine, in)
+	if err != nil {
+		return "", err
+	}
+	e := in.Exec
+	t, err := transformer(engine, in)
+	if err != nil {
+		return "", err
+	}
+	if err := pipelineSchedule(engine, e, schedule.GPipe, schedule.OneFOneB, schedule.Interleaved); err != nil {
+		return "", err
+	}
+	perChunk, err := layersPerChunk(engine, in)
+	if err != nil {
+		return "", err
+	}
+	replicate, shard, reshard := d, 1, ""
+	switch e.ZeRO {
+	case 1:
+		return "", notExpressible(engine, "execution.zero", 1, "torchtitan shards with FSDP (parameters and gradients too, zero 2 or 3), not the optimizer state alone")
+	case 2:
+		replicate, shard, reshard = 1, d, "never"
+	case 3:
+		replicate, shard = 1, d
+	}
+	var mp string
+	switch p := precision(t); p {
+	case model.BF16:
+		mp = "bfloat16"
+	case model.FP32:
+		mp = "float32"
+	default:
+		return "", notExpressible(engine, "model.transformer.precision", p, "torchtitan's mixed_precision_param is bfloat16 or float32")
+	}
+	kind := e.Schedule
+	if e.PP == 1 || kind == schedule.Interleaved && e.Interleave == 1 {
+		kind = schedule.OneFOneB
+	}
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	var b strings.Builder
+	b.WriteString(header(in, "#"))
+	b.WriteString("# torchtitan builds the model named by [model] name/flavor: register a flavor with these dimensions.\n")
+	b.WriteString("# Its tensor parallelism also shards the norms' activations over the sequence (sequence parallelism).\n")
+	fmt.Fprintf(&b, "[job]\ndescription = %s\n\n", q(fmt.Sprintf("%s: layers %d, hidden %d, heads %d, seq %d, vocab %d, ffn %d",
+		modelLabel(in), t.Layers, t.Hidden, t.Heads, t.Seq, t.Vocab, ffnSize(t))))
+	fmt.Fprintf(&b, "[training]\nlocal_batch_size = %d\nglobal_batch_size = %d\nseq_len = %d\nmixed_precision_param = %s\n\n",
+		e.GlobalBatch/d, e.GlobalBatch, t.Seq, q(mp))
+	fmt.Fprintf(&b, "[parallelism]\ndata_parallel_replicate_degree = %d\ndata_parallel_shard_degree = %d\n", replicate, shard)
+	if reshard != "" {
+		fmt.Fprintf(&b, "fsdp_reshard_after_forward = %s\n", q(reshard))
+	}
+	fmt.Fprintf(&b, "tensor_parallel_degree = %d\npipeline_parallel_degree = %d\npipeline_parallel_layers_per_stage = %d\n", e.TP, e.PP, perChunk)
+	fmt.Fprintf(&b, "pipeline_parallel_schedule = %s\npipeline_parallel_microbatch_size = %d\n", q(torchtitanSchedules[kind]), e.MicrobatchSize)
+	fmt.Fprintf(&b, "context_parallel_degree = %d\nexpert_parallel_degree = %d\n\n", e.CP, e.EP)
+	fmt.Fprintf(&b, "[activation_checkpoint]\nmode = %s\n", q(string(e.Recompute)))
+	return b.String(), nil
+}
+
+// deepspeedJSON is a DeepSpeed config (deepspeed.ai/docs/config-json):
+// batch sizes, ZeRO, precision, the pipeline engine's stages and AutoTP.
+func deepspeedJSON(in exportInput) (string, error) {
+	const engine = "deepspeed"
+	d, err := common(engine, in)
+	if err != nil {
+		return "", err
+	}
+	e := in.Exec
+	switch {
+	case e.Interleave > 1:
+		return "", notExpressible(engine, "parallelism.interleave", e.Interleave, "DeepSpeed's pipeline engine runs one chunk per stage")
+	case e.CP > 1:
+		return "", notExpressible(engine, "execution.cp", e.CP, "context parallelism is not a DeepSpeed config setting")
+	case e.EP > 1:
+		return "", notExpressible(engine, "execution.ep", e.EP, "expert parallelism is set on the model's MoE layers in code, not in the config")
+	case e.SequenceParallel:
+		return "", notExpressible(engine, "execution.sequence_parallel", true, "Megatron-style sequence parallelism is not a DeepSpeed config setting")
+	case e.Recompute == model.RecomputeSelective:
+		return "", notExpressible(engine, "recompute", e.Recompute, "DeepSpeed checkpoints whole layers (pipeline.activation_checkpoint_interval)")
+	case e.Overlap.ParamGather:
+		return "", notExpressible(engine, "execution.overlap.param_gather", true, "not a DeepSpeed config setting")
+	}
+	if err := pipelineSchedule(engine, e, schedule.OneFOneB); err != nil {
+		return "", err
+	}
+	interval := 0
+	if e.Recompute == model.RecomputeFull {
+		interval = 1
+	}
+	cfg := map[string]any{
+		"train_batch_size":               e.GlobalBatch,
+		"train_micro_batch_size_per_gpu": e.MicrobatchSize,
+		"gradient_accumulation_steps":    e.GlobalBatch / (d * e.MicrobatchSize),
+		"zero_optimization":              map[string]any{"stage": e.ZeRO, "overlap_comm": e.Overlap.GradReduce},
+		"pipeline":                       map[string]any{"stages": e.PP, "activation_checkpoint_interval": interval},
+		"tensor_parallel":                map[string]any{"autotp_size": e.TP},
+	}
+	if t := in.Model.Transformer; t != nil {
+		switch p := precision(t); p {
+		case model.BF16:
+			cfg["bf16"] = map[string]any{"enabled": true}
+		case model.FP16:
+			cfg["fp16"] = map[string]any{"enabled": true}
+		case model.FP32:
+		default:
+			return "", notExpressible(engine, "model.transformer.precision", p, "DeepSpeed's config sets bf16 or fp16")
+		}
+	}
+	out, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	return string(out) + "\n", nil
+}
