@@ -104,7 +104,7 @@ func TestEndToEndWorkerFailure(t *testing.T) {
 	if err == nil {
 		t.Fatal("a worker with a bad action list succeeded")
 	}
-	if msg := err.Error(); !strings.Contains(msg, "rank 1's last stderr lines:") ||
+	if msg := err.Error(); !strings.Contains(msg, "rank 1 exited with code 1; its last stderr lines:") ||
 		!strings.Contains(msg, `[rank 1] ValueError: action '1I0': the runner executes only F, B and OPT_STEP`) {
 		t.Errorf("error does not show rank 1's failure:\n%s", msg)
 	}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -34,20 +35,25 @@ func launch(ctx context.Context, python, dir string, nproc int, log io.Writer) e
 		"worker.py", "--config", "run.json")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS=1", "PYTHONUNBUFFERED=1")
-	ownProcessGroup(cmd)
-	cmd.WaitDelay = 5 * time.Second
+	ownProcessGroup(ctx, cmd)
+	cmd.WaitDelay = stopGrace
 	out := newTails(log)
 	cmd.Stdout, cmd.Stderr = out, out // the same writer: exec serializes the writes
 	err = cmd.Run()
+	killGroup(cmd)
 	out.flush()
 	if err == nil {
 		return nil
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("workers stopped: %v (the process group was killed)%s", ctx.Err(), out.failure())
+		return fmt.Errorf("workers stopped: %v (the process group was killed)%s", context.Cause(ctx), out.stopped())
 	}
 	return fmt.Errorf("worker failed (torchrun: %v)%s", err, out.failure())
 }
+
+// stopGrace is how long torchrun and its workers get to stop after the
+// runner forwards a signal, before they are killed.
+const stopGrace = 5 * time.Second
 
 // freePort asks the kernel for a free TCP port on the loopback interface.
 func freePort() (int, error) {
@@ -62,6 +68,13 @@ func freePort() (int, error) {
 // rankPrefix matches the "[rank N] " prefix worker.py puts on its lines.
 var rankPrefix = regexp.MustCompile(`^\[rank (\d+)\] `)
 
+// torchrun's failure summary (torch.distributed.elastic ChildFailedError)
+// names each failed rank, then its exit code (-N: killed by signal N).
+var (
+	summaryRank     = regexp.MustCompile(`^\s*rank\s*: (\d+) \(local_rank: \d+\)`)
+	summaryExitCode = regexp.MustCompile(`^\s*exitcode\s*: (-?\d+) \(pid: \d+\)`)
+)
+
 // tails forwards output lines to log, prefixing torchrun's own lines, and
 // keeps the last lines of each rank.
 type tails struct {
@@ -69,9 +82,14 @@ type tails struct {
 	partial []byte
 	ranks   map[int][]string
 	runner  []string // torchrun's own lines
+	// exits are the exit codes torchrun's failure summary gives, by rank.
+	exits    map[int]int
+	lastRank int // the rank of the summary entry being read, or -1
 }
 
-func newTails(log io.Writer) *tails { return &tails{log: log, ranks: map[int][]string{}} }
+func newTails(log io.Writer) *tails {
+	return &tails{log: log, ranks: map[int][]string{}, exits: map[int]int{}, lastRank: -1}
+}
 
 // Write splits p into lines.
 func (t *tails) Write(p []byte) (int, error) {
@@ -100,6 +118,12 @@ func (t *tails) line(s string) {
 		fmt.Fprintln(t.log, s)
 		return
 	}
+	if m := summaryRank.FindStringSubmatch(s); m != nil {
+		t.lastRank, _ = strconv.Atoi(m[1])
+	} else if m := summaryExitCode.FindStringSubmatch(s); m != nil && t.lastRank >= 0 {
+		t.exits[t.lastRank], _ = strconv.Atoi(m[1])
+		t.lastRank = -1
+	}
 	t.runner = keepLast(append(t.runner, s), tailLines)
 	fmt.Fprintln(t.log, "[torchrun] "+s)
 }
@@ -111,20 +135,63 @@ func keepLast(s []string, n int) []string {
 	return s
 }
 
-// failure describes the failing ranks (those that printed an error), or
-// torchrun's last lines when no rank did.
+// failure describes the failing ranks: those torchrun's summary names,
+// with their exit code or signal, and those that printed an error, with
+// their last lines; or torchrun's last lines when no rank is known.
 func (t *tails) failure() string {
 	var b strings.Builder
+	ids := make([]int, 0, len(t.ranks)+len(t.exits))
+	for r := range t.ranks {
+		ids = append(ids, r)
+	}
+	for r := range t.exits {
+		if _, ok := t.ranks[r]; !ok {
+			ids = append(ids, r)
+		}
+	}
+	sort.Ints(ids)
+	for _, r := range ids {
+		text := strings.Join(t.ranks[r], "\n")
+		code, failed := t.exits[r]
+		if !failed && !strings.Contains(text, "Error") && !strings.Contains(text, "Traceback") {
+			continue
+		}
+		switch {
+		case !failed:
+			fmt.Fprintf(&b, "\nrank %d failed", r)
+		case code < 0:
+			fmt.Fprintf(&b, "\nrank %d was killed by signal %d (%v)", r, -code, syscall.Signal(-code))
+		default:
+			fmt.Fprintf(&b, "\nrank %d exited with code %d", r, code)
+		}
+		if text == "" {
+			b.WriteString(" and printed nothing")
+			continue
+		}
+		fmt.Fprintf(&b, "; its last stderr lines:\n%s", text)
+	}
+	if b.Len() == 0 && len(t.runner) > 0 {
+		fmt.Fprintf(&b, "\ntorchrun's last lines:\n%s", strings.Join(t.runner, "\n"))
+	}
+	return b.String()
+}
+
+// stopped describes a run stopped from outside (timeout or signal), when
+// no rank failed on its own: each rank's last line shows where it was
+// (a hung rank is the one behind), or torchrun's last lines.
+func (t *tails) stopped() string {
+	if len(t.exits) > 0 {
+		return t.failure()
+	}
 	ids := make([]int, 0, len(t.ranks))
 	for r := range t.ranks {
 		ids = append(ids, r)
 	}
 	sort.Ints(ids)
+	var b strings.Builder
 	for _, r := range ids {
-		text := strings.Join(t.ranks[r], "\n")
-		if strings.Contains(text, "Error") || strings.Contains(text, "Traceback") {
-			fmt.Fprintf(&b, "\nrank %d's last stderr lines:\n%s", r, text)
-		}
+		lines := t.ranks[r]
+		fmt.Fprintf(&b, "\nrank %d's last line: %s", r, lines[len(lines)-1])
 	}
 	if b.Len() == 0 && len(t.runner) > 0 {
 		fmt.Fprintf(&b, "\ntorchrun's last lines:\n%s", strings.Join(t.runner, "\n"))

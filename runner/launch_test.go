@@ -22,7 +22,7 @@ func TestTailsNamesFailingRank(t *testing.T) {
 		t.Errorf("log:\n%s\nwant:\n%s", log.String(), want)
 	}
 	got := tl.failure()
-	if !strings.Contains(got, "rank 1's last stderr lines:\n[rank 1] Traceback") || strings.Contains(got, "rank 0's") {
+	if !strings.Contains(got, "rank 1 failed; its last stderr lines:\n[rank 1] Traceback") || strings.Contains(got, "rank 0") {
 		t.Errorf("failure names the wrong ranks:\n%s", got)
 	}
 }
@@ -48,7 +48,7 @@ func TestLaunchReportsExitStatus(t *testing.T) {
 	dir := t.TempDir()
 	py := fakePython(t, dir, "python3", `echo "[rank 1] RuntimeError: boom" >&2; exit 3`)
 	err := launch(context.Background(), py, dir, 2, &bytes.Buffer{})
-	if err == nil || !strings.Contains(err.Error(), "worker failed (torchrun: exit status 3)\nrank 1's last stderr lines:\n[rank 1] RuntimeError: boom") {
+	if err == nil || !strings.Contains(err.Error(), "worker failed (torchrun: exit status 3)\nrank 1 failed; its last stderr lines:\n[rank 1] RuntimeError: boom") {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -26,7 +26,22 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if len(os.Args) > 1 && os.Args[1] == "export" {
+		if err := runExport(os.Args[2:], os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "runner:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	ctx, stop := withSignals(context.Background())
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	var sig signalError
+	if errors.As(context.Cause(ctx), &sig) {
+		fmt.Fprintln(os.Stderr, "runner: stopped:", err)
+		os.Exit(sig.exitCode())
+	}
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "runner:", err)
 		os.Exit(1)
 	}
@@ -86,7 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case o.timeout <= 0:
 		return fmt.Errorf("--timeout: must be positive, got %v", o.timeout)
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, o.timeout, fmt.Errorf("--timeout %v elapsed", o.timeout))
 	defer cancel()
 	rep, err := execute(ctx, o, stderr)
 	if rep != nil {
@@ -123,8 +138,14 @@ func execute(ctx context.Context, o options, log io.Writer) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkConsistency(p); err != nil {
+		return nil, err
+	}
 	c, err := newRunConfig(p, o)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkLimits(c, o); err != nil {
 		return nil, err
 	}
 	python := o.python

@@ -2,8 +2,14 @@
 
 package main
 
-import "os/exec"
+import (
+	"context"
+	"os/exec"
+)
 
 // ownProcessGroup leaves cmd as it is: without process groups, cancelling
 // kills torchrun only.
-func ownProcessGroup(cmd *exec.Cmd) {}
+func ownProcessGroup(ctx context.Context, cmd *exec.Cmd) {}
+
+// killGroup does nothing without process groups.
+func killGroup(cmd *exec.Cmd) {}

@@ -25,6 +25,9 @@ func findPython(ctx context.Context, candidates []string, check func(context.Con
 		if err == nil {
 			return c, nil
 		}
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("%w while probing %s for torch", context.Cause(ctx), c)
+		}
 		why = append(why, fmt.Sprintf("%s: %v", c, err))
 	}
 	return "", fmt.Errorf("no python with torch found (tried %s); install Debian's python3-torch or pip's torch, or pass --python", strings.Join(why, "; "))

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,5 +41,33 @@ func TestFindPythonPicksFirstWithTorch(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}
+	}
+}
+
+// TestFindPythonSaysTimeout: a probe cut short by --timeout says so.
+func TestFindPythonSaysTimeout(t *testing.T) {
+	dir := t.TempDir()
+	py := fakePython(t, dir, "python3", `exit 0`)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("--timeout 1s elapsed"))
+	_, err := findPython(ctx, []string{py, py}, importsTorch)
+	if err == nil || err.Error() != "--timeout 1s elapsed while probing "+py+" for torch" {
+		t.Errorf("got %v", err)
+	}
+}
+
+// TestLimitsBeforeProbe: a plan over --max-procs is refused before any
+// python runs (the fake one would leave a mark).
+func TestLimitsBeforeProbe(t *testing.T) {
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "probed")
+	py := fakePython(t, dir, "python3", "touch "+mark)
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"--python", py, "--max-procs", "2", filepath.Join("testdata", "tiny-transformer.json")}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "plan needs 4 rank processes (2 stages × 2 replicas), over --max-procs 2") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := os.Stat(mark); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("python was started before the limit check (%v)", err)
 	}
 }

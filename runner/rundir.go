@@ -43,15 +43,21 @@ type probe struct {
 	CUDADeviceCount int    `json:"cuda_device_count"`
 }
 
-// checkDevices checks that this machine has the ranks the run needs.
+// checkLimits checks, before any python starts, that a CPU run's rank
+// processes are within --max-procs.
+func checkLimits(c *runConfig, o options) error {
+	if need := len(c.Ranks); o.device == "cpu" && need > o.maxProcs {
+		return fmt.Errorf("plan needs %d rank processes (%d stages × %d replicas), over --max-procs %d; raise --max-procs or use --scale-down to run 1 replica per stage (%d ranks)",
+			need, c.Stages, c.Replicas, o.maxProcs, c.Stages)
+	}
+	return nil
+}
+
+// checkDevices checks that this machine has the GPUs a CUDA run needs.
 func checkDevices(ctx context.Context, python, dir string, c *runConfig, o options) error {
 	need := len(c.Ranks)
 	what := fmt.Sprintf("%d stages × %d replicas", c.Stages, c.Replicas)
 	if o.device == "cpu" {
-		if need > o.maxProcs {
-			return fmt.Errorf("plan needs %d rank processes (%s), over --max-procs %d; raise --max-procs or use --scale-down to run 1 replica per stage (%d ranks)",
-				need, what, o.maxProcs, c.Stages)
-		}
 		return nil
 	}
 	cmd := exec.CommandContext(ctx, python, "worker.py", "--probe")

@@ -1,0 +1,97 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestLaunchStopsOnSignalWithoutOrphans: a fake torchrun starts a worker
+// that ignores SIGINT and SIGTERM and reports both pids through a FIFO;
+// the runner's signal is forwarded to the group, torchrun exits, and the
+// orphaned worker is killed and reaped: neither pid exists afterwards.
+func TestLaunchStopsOnSignalWithoutOrphans(t *testing.T) {
+	dir := t.TempDir()
+	ready := filepath.Join(dir, "ready")
+	if err := syscall.Mkfifo(ready, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	py := fakePython(t, dir, "python3", `(trap '' INT TERM; exec sleep 600) &
+echo "$$ $!" > ready
+wait`)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		err := launch(ctx, py, dir, 2, &bytes.Buffer{})
+		// Unblock the reader below if the script never wrote.
+		if f, ferr := os.OpenFile(ready, os.O_WRONLY|syscall.O_NONBLOCK, 0); ferr == nil {
+			f.Close()
+		}
+		done <- err
+	}()
+	data, err := os.ReadFile(ready) // blocks until the fake torchrun has written
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) != 2 {
+		t.Fatalf("fake torchrun did not report its pids: %q (launch: %v)", data, <-done)
+	}
+	cancel(signalError{syscall.SIGINT})
+	err = <-done
+	if err == nil || !strings.Contains(err.Error(), "workers stopped: received interrupt (the process group was killed)") {
+		t.Fatalf("got %v", err)
+	}
+	for _, f := range fields {
+		pid, _ := strconv.Atoi(f)
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("process %d survived the runner (kill 0: %v)", pid, err)
+		}
+	}
+}
+
+// TestLaunchNamesRankExitAndSignal: torchrun's failure summary gives the
+// failed rank's exit code (negative: the signal); the error names them
+// with the rank's last lines.
+func TestLaunchNamesRankExitAndSignal(t *testing.T) {
+	dir := t.TempDir()
+	py := fakePython(t, dir, "python3", `cat >&2 <<'OUT'
+[rank 0] step 1
+[rank 1] step 1 started
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-11-24_10:00:00
+  host      : localhost
+  rank      : 1 (local_rank: 1)
+  exitcode  : -9 (pid: 4242)
+  error_file: <N/A>
+  traceback : Signal 9 (SIGKILL) received by PID 4242
+[1]:
+  time      : 2026-11-24_10:00:00
+  host      : localhost
+  rank      : 0 (local_rank: 0)
+  exitcode  : 3 (pid: 4241)
+OUT
+exit 1`)
+	err := launch(context.Background(), py, dir, 2, &bytes.Buffer{})
+	if err == nil {
+		t.Fatal("a failed torchrun reported success")
+	}
+	for _, want := range []string{
+		"rank 0 exited with code 3; its last stderr lines:\n[rank 0] step 1",
+		"rank 1 was killed by signal 9 (killed); its last stderr lines:\n[rank 1] step 1 started",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
