@@ -69,8 +69,8 @@ func TestEndToEndPipelineMatchesReference(t *testing.T) {
 	torchPython(t)
 	r := runE2E(t, "testdata/tiny-transformer.json")
 	checkTrained(t, r, 4)
-	if r.SamplesPerStep != 16 || !r.Comparable {
-		t.Errorf("samples per step %d (want 16), comparable %v", r.SamplesPerStep, r.Comparable)
+	if r.SamplesPerStep != 16 || r.Comparable || !strings.Contains(r.Note, "the run used the CPU, not the plan's 4 × A100") {
+		t.Errorf("samples per step %d (want 16), comparable %v (a CPU run of an A100 plan is not), note %q", r.SamplesPerStep, r.Comparable, r.Note)
 	}
 }
 

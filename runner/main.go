@@ -180,6 +180,13 @@ func execute(ctx context.Context, o options, log io.Writer) (*Report, error) {
 		return nil, err
 	}
 	rep := newReport(p, c, results)
+	dev := deviceInfo{Kind: o.device}
+	if o.device == "cuda" {
+		if dev.Name, err = cudaDeviceName(ctx, python); err != nil {
+			return nil, err
+		}
+	}
+	rep.compareDevice(p, dev)
 	if o.check {
 		return rep, checkAgainstReference(ctx, python, dir, c, rep)
 	}

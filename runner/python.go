@@ -55,3 +55,13 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
 }
+
+// cudaDeviceName is torch's name of CUDA device 0, for the report's
+// comparison with the plan's GPU.
+func cudaDeviceName(ctx context.Context, python string) (string, error) {
+	out, err := exec.CommandContext(ctx, python, "-c", "import torch; print(torch.cuda.get_device_name(0))").Output()
+	if err != nil {
+		return "", fmt.Errorf("naming the CUDA device (%s): %w", python, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}

@@ -22,8 +22,9 @@ type Report struct {
 	Steps int `json:"steps"`
 	// SamplesPerStep is replicas × microbatches × microbatch size of the run.
 	SamplesPerStep int `json:"samples_per_step"`
-	// Comparable is false for --scale-down and --schedule runs, whose timing
-	// and memory are not the plan's; their ratios are then 0.
+	// Comparable is true only for a full-size run of the plan's schedule on
+	// the plan's GPU model and count (compareDevice); otherwise the ratios
+	// are 0 and Note says what the report compares and what not.
 	Comparable bool   `json:"comparable"`
 	Note       string `json:"note,omitempty"`
 	// IterationSeconds is the step time, each step's slowest rank.
