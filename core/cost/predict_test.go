@@ -149,6 +149,9 @@ func TestPredictErrors(t *testing.T) {
 		{func(c *plan.Execution) { c.ZeRO = 4 }, "execution.zero"},
 		{func(c *plan.Execution) { c.Schedule = "zigzag" }, "execution.schedule"},
 		{func(c *plan.Execution) { c.PP, c.DP, c.Interleave = 32, 1, 2; c.TP = 1; c.GlobalBatch = 64 }, "execution.pp: pp·interleave must be <="},
+		{func(c *plan.Execution) { c.CP = 2 }, "execution.cp: context parallelism is not modelled yet, got 2"},
+		{func(c *plan.Execution) { c.EP = 4 }, "execution.ep: expert parallelism is not modelled yet, got 4"},
+		{func(c *plan.Execution) { c.CP = -1 }, "execution.cp: must be >= 1, got -1"},
 	}
 	for _, k := range cases {
 		cfg := ok

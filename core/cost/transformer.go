@@ -123,10 +123,16 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	for _, d := range []struct {
 		name string
 		v    int
-	}{{"tp", ex.TP}, {"pp", ex.PP}, {"dp", ex.DP}, {"microbatch_size", ex.MicrobatchSize}, {"global_batch", ex.GlobalBatch}, {"interleave", ex.Interleave}} {
+	}{{"tp", ex.TP}, {"pp", ex.PP}, {"dp", ex.DP}, {"microbatch_size", ex.MicrobatchSize}, {"global_batch", ex.GlobalBatch}, {"interleave", ex.Interleave}, {"cp", ex.CP}, {"ep", ex.EP}} {
 		if d.v < 1 {
 			return fmt.Errorf("execution.%s: must be >= 1, got %d", d.name, d.v)
 		}
+	}
+	if ex.CP > 1 {
+		return fmt.Errorf("execution.cp: context parallelism is not modelled yet, got %d", ex.CP)
+	}
+	if ex.EP > 1 {
+		return fmt.Errorf("execution.ep: expert parallelism is not modelled yet, got %d", ex.EP)
 	}
 	n := c.GPUs()
 	for _, d := range []struct {
