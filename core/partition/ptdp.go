@@ -59,8 +59,8 @@ type PTDPResult struct {
 // multiple of p (§4.2.2). Microbatch sizes larger than one that does not
 // fit are skipped: they need more memory still. When no candidate fits the
 // error reports the smallest memory one would need. progress, if not nil,
-// is called with the (t, p) pairs done and their total.
-func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTDPOptions, progress func(done, total int)) (PTDPResult, error) {
+// counts the (t, p) pairs done.
+func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTDPOptions, progress Progress) (PTDPResult, error) {
 	if err := tr.Validate(); err != nil {
 		return PTDPResult{}, err
 	}

@@ -82,12 +82,12 @@ func FuzzPlanTwoBW(f *testing.F) {
 			IntraServerBandwidthBytesPerSec: high, InterServerBandwidthBytesPerSec: low,
 			MemoryBytes: memory, BatchSize: int(batch), RecomputeFactor: recompute, StateBytesPerWeightByte: state,
 		}
-		plan, err := PlanTwoBW(context.Background(), u, opt, nil)
+		cands, err := PlanTwoBW(context.Background(), u, opt, nil)
 		if err != nil {
 			return
 		}
-		b := plan.Best
-		if math.IsNaN(b.SamplesPerSecond) || math.IsInf(b.SamplesPerSecond, 0) || b.MemoryBytes > opt.MemoryBytes || b.DataParallel*b.Stages != opt.GPUs {
+		b := cands[0]
+		if s := b.Predictions.SamplesPerSecond; math.IsNaN(s) || math.IsInf(s, 0) || b.Predictions.PeakBytesPerGPU > opt.MemoryBytes || b.Execution.DP*b.Execution.PP != opt.GPUs {
 			t.Fatalf("bad best configuration %+v for %+v", b, opt)
 		}
 	})

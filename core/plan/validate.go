@@ -8,8 +8,18 @@ import (
 	"pipeplan/core/schedule"
 )
 
+// The planner names a plan may carry: core/partition's registry holds a
+// planner under each name but PlannerManual (a plan written by hand).
+const (
+	PlannerPipeDream = "pipedream"
+	PlannerMadPipe   = "madpipe"
+	PlannerTwoBW     = "2bw"
+	PlannerPTDP      = "ptdp"
+	PlannerManual    = "manual"
+)
+
 // Planners are the planner names a plan may carry.
-var Planners = []string{"pipedream", "madpipe", "2bw", "ptdp", "manual"}
+var Planners = []string{PlannerPipeDream, PlannerMadPipe, PlannerTwoBW, PlannerPTDP, PlannerManual}
 
 // RecomputeModes are the activation recomputation modes.
 var RecomputeModes = []string{"none", "selective", "full"}
