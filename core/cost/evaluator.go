@@ -6,6 +6,7 @@ import (
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
 )
 
 // DefaultMemoryBandwidthEfficiency is the fraction of peak memory bandwidth
@@ -30,27 +31,29 @@ func DefaultReserve(capacityBytes float64) float64 {
 // evaluator holds the validated inputs of one prediction and the derived
 // constants every stage shares.
 type evaluator struct {
-	tr        model.Transformer
-	c         hw.Cluster
-	cfg       plan.Execution // with withDefaults applied
-	w         float64        // bytes per value
-	peak      float64        // FLOP/s at the training precision
-	memBW     float64        // achievable memory bandwidth, bytes/s
-	curve     EfficiencyCurve
-	comm      Comm
-	reserve   float64
-	m         int        // microbatches per pipeline and step
-	state     StateBytes // per-GPU bytes per parameter after ZeRO sharding
-	gradBytes float64    // bytes of one unsharded gradient value
-	actOpts   model.ActivationOptions
-	tpBW      float64
-	ppBW      float64
-	dpBW      float64
-	embBW     float64
-	intraBW   float64
-	boundary  float64 // bytes of one microbatch's boundary activation per GPU
-	layerAct  float64 // stashed activation bytes of one layer per microbatch
-	layerPar  float64 // parameters of one layer
+	tr             model.Transformer
+	c              hw.Cluster
+	cfg            plan.Execution // with withDefaults applied
+	kind           schedule.KindInfo
+	bubbleFraction float64 // the schedule's analytic bubble over ideal time
+	w              float64 // bytes per value
+	peak           float64 // FLOP/s at the training precision
+	memBW          float64 // achievable memory bandwidth, bytes/s
+	curve          EfficiencyCurve
+	comm           Comm
+	reserve        float64
+	m              int        // microbatches per pipeline and step
+	state          StateBytes // per-GPU bytes per parameter after ZeRO sharding
+	gradBytes      float64    // bytes of one unsharded gradient value
+	actOpts        model.ActivationOptions
+	tpBW           float64
+	ppBW           float64
+	dpBW           float64
+	embBW          float64
+	intraBW        float64
+	boundary       float64 // bytes of one microbatch's boundary activation per GPU
+	layerAct       float64 // stashed activation bytes of one layer per microbatch
+	layerPar       float64 // parameters of one layer
 }
 
 // newEvaluator validates the inputs and fills in the defaults of opt.
@@ -66,6 +69,7 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Op
 	}
 	cfg = withDefaults(cfg)
 	e := &evaluator{tr: tr, c: c, cfg: cfg, comm: DefaultComm}
+	e.kind, _ = cfg.Schedule.Info() // Validate checked the kind
 	e.w, _ = tr.BytesPerValue()
 	var err error
 	if e.peak, err = c.GPU.Peak(string(tr.TrainingPrecision())); err != nil {
@@ -116,6 +120,7 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Op
 	e.cfg.Recompute = rec
 	e.actOpts = model.ActivationOptions{TP: cfg.TP, SequenceParallel: cfg.SequenceParallel, Recompute: rec}
 	e.m = microbatches(cfg)
+	e.bubbleFraction, _ = cfg.Schedule.Bubble(cfg.PP, e.m, cfg.Interleave) // Validate checked it
 	t, d, p := cfg.TP, cfg.DP, cfg.PP
 	e.tpBW = c.GroupBandwidthBytesPerSec(t, 1)
 	e.dpBW = c.GroupBandwidthBytesPerSec(d, t)

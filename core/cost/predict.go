@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"pipeplan/core/model"
-	"pipeplan/core/schedule"
 )
 
 // predict evaluates every pipeline stage and combines them (§4.2.2: a
@@ -27,7 +26,7 @@ func (e *evaluator) predict() Prediction {
 		optMax = math.Max(optMax, e.optimizerSeconds(i))
 	}
 	bubble := (tSum - tMax) / v
-	if e.cfg.Schedule == schedule.TwoBW || e.cfg.Schedule == schedule.PipeDream {
+	if !e.kind.Flushes() {
 		bubble = 0
 	}
 	iter := m*tMax + bubble + dpMax + optMax
@@ -41,7 +40,7 @@ func (e *evaluator) predict() Prediction {
 		IterationSeconds:       iter,
 		SamplesPerSec:          B / iter,
 		TokensPerSec:           B * float64(e.tr.Seq) / iter,
-		BubbleFraction:         BubbleFraction(e.cfg.Schedule, p, e.m, e.cfg.Interleave),
+		BubbleFraction:         e.bubbleFraction,
 		Time: TimeBreakdown{
 			ComputeSeconds:        m * slow[0],
 			TensorParallelSeconds: m * slow[1],

@@ -8,7 +8,7 @@ import "pipeplan/core/model"
 // point-to-point buffers.
 func (e *evaluator) memory(i int) Memory {
 	params := e.weightParams(i)
-	inFlight, versions, _ := InFlight(e.cfg.Schedule, e.cfg.PP, i, e.m, e.cfg.Interleave)
+	inFlight, versions, _ := e.cfg.Schedule.InFlight(e.cfg.PP, i, e.m, e.cfg.Interleave) // Validate checked the kind and m
 	b := e.cfg.MicrobatchSize
 	mem := Memory{
 		Stage:          i,

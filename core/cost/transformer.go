@@ -89,7 +89,7 @@ type Prediction struct {
 	TFLOPSPerGPU float64 `json:"tflops_per_gpu"`
 	// MFU is ModelFLOPsPerIteration / (GPUs × IterationSeconds × peak).
 	MFU float64 `json:"mfu"`
-	// BubbleFraction is the schedule's bubble over ideal time (BubbleFraction()).
+	// BubbleFraction is the schedule's bubble over ideal time (schedule.Kind.Bubble).
 	BubbleFraction float64 `json:"bubble_fraction"`
 	// Time splits IterationSeconds.
 	Time TimeBreakdown `json:"time"`
@@ -176,7 +176,10 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	if ex.ZeRO < 0 || ex.ZeRO > 3 {
 		return fmt.Errorf("execution.zero: must be 0, 1, 2 or 3, got %d", ex.ZeRO)
 	}
-	if _, _, err := InFlight(ex.Schedule, ex.PP, 0, microbatches(ex), ex.Interleave); err != nil {
+	if _, _, err := ex.Schedule.InFlight(ex.PP, 0, microbatches(ex), ex.Interleave); err != nil {
+		return fmt.Errorf("execution.%w", err)
+	}
+	if _, err := ex.Schedule.Bubble(ex.PP, microbatches(ex), ex.Interleave); err != nil {
 		return fmt.Errorf("execution.%w", err)
 	}
 	return nil

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"slices"
 
 	"pipeplan/core/model"
 	"pipeplan/core/schedule"
@@ -94,11 +93,12 @@ func (e Execution) Validate() error {
 	if _, err := model.ParseRecompute(string(e.Recompute)); err != nil || e.Recompute == "" {
 		return fmt.Errorf("execution.recompute: must be one of none, selective, full; got %q", e.Recompute)
 	}
-	if !slices.Contains(schedule.Kinds, e.Schedule) {
-		return fmt.Errorf("execution.schedule: must be one of %v, got %q", schedule.Kinds, e.Schedule)
+	kind, err := e.Schedule.Info()
+	if err != nil {
+		return fmt.Errorf("execution.schedule: %w", err)
 	}
-	if e.Interleave > 1 && e.Schedule != schedule.Interleaved {
-		return fmt.Errorf("execution.interleave: %d model chunks per device need the %q schedule, got %q", e.Interleave, schedule.Interleaved, e.Schedule)
+	if e.Interleave > 1 && !kind.Chunked {
+		return fmt.Errorf("execution.interleave: %d model chunks per device need a chunked schedule (%q), got %q", e.Interleave, schedule.Interleaved, e.Schedule)
 	}
 	if e.ZeRO < 0 || e.ZeRO > 3 {
 		return fmt.Errorf("execution.zero: must be 0, 1, 2 or 3, got %d", e.ZeRO)

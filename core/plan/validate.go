@@ -135,8 +135,8 @@ func (p *Plan) validateStages() error {
 }
 
 func (s Schedule) validate() error {
-	if !slices.Contains(schedule.Kinds, schedule.Kind(s.Kind)) {
-		return fmt.Errorf("schedule.kind: must be one of %v, got %q", schedule.Kinds, s.Kind)
+	if _, err := schedule.Kind(s.Kind).Info(); err != nil {
+		return fmt.Errorf("schedule.kind: %w", err)
 	}
 	if s.Microbatches < 1 {
 		return fmt.Errorf("schedule.microbatches: must be >= 1, got %d", s.Microbatches)
