@@ -3,10 +3,8 @@ package app
 import (
 	"context"
 
-	"pipeplan/core/cost"
-	"pipeplan/core/hw"
-	"pipeplan/core/model"
 	"pipeplan/core/partition"
+	"pipeplan/core/plan"
 )
 
 // MadPipeView is what the Plan page shows of a MadPipe partition.
@@ -22,18 +20,15 @@ type MadPipeView struct {
 	BandwidthBytesPerSec float64 `json:"bandwidth_bytes_per_sec"`
 }
 
-// noExportMadPipe says why a MadPipe partition is not exported.
-const noExportMadPipe = "MadPipe puts several stages on its special GPU; the run-plan schema has one GPU per stage, so MadPipe results cannot be exported yet (choose PipeDream or 2BW to export)."
-
 // planMadPipe runs MadPipe (madpipe-2020, Algorithm 1: binary search on the
-// period over MadPipe-DP, then 1F1B* scheduling) on prof's chain over all
-// of c's GPUs, pairwise at the slowest link they cross.
-func planMadPipe(ctx context.Context, prof model.Profile, c hw.Cluster, res Result, progress func(float64)) (Result, error) {
-	bw := c.GroupBandwidthBytesPerSec(c.GPUs(), 1)
-	if bw == 0 { // one GPU: no link crossed; MadPipe still wants a positive one
-		bw = c.Levels[0].BandwidthBytesPerSec
+// period over MadPipe-DP, then 1F1B* scheduling) on the problem's chain
+// over all of its GPUs, pairwise at the slowest link they cross.
+func planMadPipe(ctx context.Context, problem partition.Problem, res Result, progress func(float64)) (Result, error) {
+	pl, err := partition.Lookup(plan.PlannerMadPipe)
+	if err != nil {
+		return Result{}, err
 	}
-	r, err := partition.MadPipe(ctx, prof, c.GPUs(), bw, c.GPU.MemoryBytes, progress)
+	cands, err := pl.Plan(ctx, problem, fraction(progress))
 	if err != nil {
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
@@ -41,20 +36,23 @@ func planMadPipe(ctx context.Context, prof model.Profile, c hw.Cluster, res Resu
 		res.Problem = "MadPipe: " + err.Error()
 		return res, nil
 	}
-	view := &MadPipeView{Stages: r.Stages, PeriodSeconds: r.PeriodSeconds, BandwidthBytesPerSec: bw}
-	peak := 0.0
-	for _, p := range r.Processors {
+	c := cands[0]
+	view := &MadPipeView{Stages: c.MadPipe.Stages, PeriodSeconds: c.MadPipe.PeriodSeconds,
+		BandwidthBytesPerSec: problem.System.PairBandwidthBytesPerSec()}
+	for _, p := range c.MadPipe.Processors {
 		view.GPUMemoryBytes = append(view.GPUMemoryBytes, p.MemoryBytes)
-		peak = max(peak, p.MemoryBytes)
 	}
-	mb := prof.MicrobatchSize
-	res.Candidates = []Candidate{{
-		Planner: "madpipe", TP: 1, PP: len(r.Stages), DP: 1, Interleave: 1, Microbatch: mb, Microbatches: 1,
-		Schedule: "1f1b*", Recompute: string(model.RecomputeNone),
-		IterationSeconds: r.PeriodSeconds, SamplesPerSecond: float64(mb) / r.PeriodSeconds,
-		Memory: cost.Memory{PeakBytes: peak, CapacityBytes: c.GPU.MemoryBytes}, Fits: true,
-	}}
+	res.Candidates = []Candidate{fromCandidate(c, problem.System.MemoryBytes)}
 	res.Feasible, res.Evaluated = 1, 1
-	res.MadPipe, res.NoExport = view, noExportMadPipe
+	res.MadPipe, res.NoExport = view, c.NoExport+" (choose PipeDream or 2BW to export)."
 	return res, nil
+}
+
+// fraction turns the fraction-done callback of the application layer into
+// a planner's Progress; nil stays nil.
+func fraction(progress func(float64)) partition.Progress {
+	if progress == nil {
+		return nil
+	}
+	return func(done, total int) { progress(float64(done) / float64(total)) }
 }

@@ -8,6 +8,7 @@ import (
 
 	"pipeplan/app/request"
 	"pipeplan/core/partition"
+	"pipeplan/core/schedule"
 	"pipeplan/modelprofiles"
 )
 
@@ -28,6 +29,9 @@ func TestPlanMadPipe(t *testing.T) {
 	}
 	if !(last > 0.2) {
 		t.Errorf("last progress %v", last)
+	}
+	if got := res.Candidates[0].Schedule; got != string(schedule.OneFOneBStar) {
+		t.Errorf("schedule %q, want the registry's %q", got, schedule.OneFOneBStar)
 	}
 	g, err := modelprofiles.Graph("vgg16")
 	if err != nil {

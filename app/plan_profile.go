@@ -57,34 +57,40 @@ func PlanProfile(ctx context.Context, prof model.Profile, in request.Plan, progr
 	return planChain(ctx, prof, c, in, progress)
 }
 
+// profilePlanners are the planners "best" ranks on a layer chain, with the
+// label a problem of theirs is reported under.
+var profilePlanners = []struct{ name, label string }{
+	{plan.PlannerPipeDream, "PipeDream"},
+	{plan.PlannerTwoBW, "2BW"},
+}
+
 // planChain plans a layer chain with the profile planners: PipeDream and
 // 2BW ("best" ranks both), or MadPipe alone (it takes up to seconds).
 func planChain(ctx context.Context, prof model.Profile, c hw.Cluster, in request.Plan, progress func(float64)) (Result, error) {
 	res := Result{Model: prof.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes}
+	problem := partition.Problem{Profile: &prof, System: partition.SystemOf(c), Fixed: plan.Execution{GlobalBatch: in.GlobalBatch}}
 	switch in.Planner {
-	case "best", "pipedream", "2bw":
-	case "madpipe":
-		return planMadPipe(ctx, prof, c, res, progress)
+	case "best", plan.PlannerPipeDream, plan.PlannerTwoBW:
+	case plan.PlannerMadPipe:
+		return planMadPipe(ctx, problem, res, progress)
 	default:
 		return Result{}, fmt.Errorf("plan.planner: the playground plans layer profiles with PipeDream, 2BW and MadPipe; %q is not wired in", in.Planner)
 	}
-	var cands []Candidate
-	var details []func(context.Context) (profileDetail, error)
+	var cands []partition.Candidate
 	var problems []string
-	if in.Planner != "2bw" {
-		cand, detail, err := pipeDreamCandidate(ctx, prof, c)
-		if err != nil {
-			problems = append(problems, "PipeDream: "+err.Error())
-		} else {
-			cands, details = append(cands, cand), append(details, detail)
+	for _, pp := range profilePlanners {
+		if in.Planner != "best" && in.Planner != pp.name {
+			continue
 		}
-	}
-	if in.Planner != "pipedream" {
-		tc, td, err := twoBWCandidates(ctx, prof, c, in.GlobalBatch)
+		pl, err := partition.Lookup(pp.name)
 		if err != nil {
-			problems = append(problems, "2BW: "+err.Error())
+			return Result{}, err
 		}
-		cands, details = append(cands, tc...), append(details, td...)
+		found, err := pl.Plan(ctx, problem, nil)
+		if err != nil {
+			problems = append(problems, pp.label+": "+err.Error())
+		}
+		cands = append(cands, found...)
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
@@ -93,110 +99,53 @@ func planChain(ctx context.Context, prof model.Profile, c hw.Cluster, in request
 		res.Problem = strings.Join(problems, "; ")
 		return res, nil
 	}
-	order := make([]int, len(cands))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return cands[order[a]].SamplesPerSecond > cands[order[b]].SamplesPerSecond })
+	sort.SliceStable(cands, func(a, b int) bool {
+		return cands[a].Predictions.SamplesPerSecond > cands[b].Predictions.SamplesPerSecond
+	})
 	res.Feasible, res.Evaluated = len(cands), len(cands)
-	for _, k := range order[:min(len(order), MaxShownCandidates)] {
-		res.Candidates = append(res.Candidates, cands[k])
+	for _, cand := range cands[:min(len(cands), MaxShownCandidates)] {
+		res.Candidates = append(res.Candidates, fromCandidate(cand, c.GPU.MemoryBytes))
 	}
 	res.Selected = min(max(in.Selected, 0), len(res.Candidates)-1)
-	d, err := details[order[res.Selected]](ctx)
+	d, err := profileDetails(ctx, cands[res.Selected], c.GPU.MemoryBytes)
 	if err != nil {
 		return Result{}, err
-	}
-	if err := d.plan.Validate(); err != nil {
-		return Result{}, fmt.Errorf("%s plan: %w", d.plan.Planner, err)
 	}
 	res.Plan, res.StageMemory, res.TimelineSVG, res.TimelineCaption = d.plan, d.stageMemory, d.timelineSVG, d.timelineCaption
 	return res, nil
 }
 
-// planCluster is c as a run plan describes it.
-func planCluster(c hw.Cluster) plan.Cluster {
-	return plan.Cluster{GPU: c.GPU.ID, Nodes: c.GPUs() / c.GPUsPerNode(), GPUsPerNode: c.GPUsPerNode(), Levels: c.Levels}
+// fromCandidate is a planner's candidate as the candidates table shows it.
+func fromCandidate(c partition.Candidate, capacity float64) Candidate {
+	e, p := c.Execution, c.Predictions
+	return Candidate{
+		Planner: c.Planner, TP: e.TP, PP: e.PP, DP: e.DP, Interleave: e.Interleave,
+		Microbatch: e.MicrobatchSize, Microbatches: c.Microbatches,
+		Schedule: string(e.Schedule), Recompute: recomputeName(e.Recompute),
+		IterationSeconds: p.IterationSeconds, SamplesPerSecond: p.SamplesPerSecond,
+		TFLOPSPerGPU: p.TFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
+		Memory: cost.Memory{PeakBytes: p.PeakBytesPerGPU, CapacityBytes: capacity}, Fits: c.Fits, Reason: c.Reason,
+	}
 }
 
-// pipeDreamCandidate runs PipeDream's DP (§2.4.1) on prof's chain.
-func pipeDreamCandidate(ctx context.Context, prof model.Profile, c hw.Cluster) (Candidate, func(context.Context) (profileDetail, error), error) {
-	cuts, err := partition.ChainCuts(prof)
+// profileDetails is the run plan, the per-stage memory (PipeDream's, as its
+// model counts it) and the timeline of a profile planner's candidate.
+func profileDetails(ctx context.Context, c partition.Candidate, capacity float64) (profileDetail, error) {
+	p, err := c.RunPlan()
 	if err != nil {
-		return Candidate{}, nil, err
+		return profileDetail{}, err
 	}
-	pd, err := partition.PipeDream(ctx, cuts, partition.PipeDreamOptions{Levels: c.Levels, MemoryBytes: c.GPU.MemoryBytes}, nil)
-	if err != nil {
-		return Candidate{}, nil, err
-	}
-	peak := 0.0
-	for _, s := range pd.Stages {
-		peak = max(peak, s.MemoryBytes)
-	}
-	mb := prof.MicrobatchSize
-	cand := Candidate{
-		Planner: "pipedream", TP: 1, PP: len(pd.Stages), DP: 1, Interleave: 1, Microbatch: mb, Microbatches: pd.NOAM,
-		Schedule: string(schedule.PipeDream), Recompute: string(model.RecomputeNone),
-		IterationSeconds: pd.BottleneckSeconds, SamplesPerSecond: float64(mb) / pd.BottleneckSeconds,
-		Memory: cost.Memory{PeakBytes: peak, CapacityBytes: c.GPU.MemoryBytes}, Fits: true,
-	}
-	detail := func(ctx context.Context) (profileDetail, error) {
-		p, err := partition.PipeDreamRunPlan(prof, planCluster(c), pd)
-		if err != nil {
-			return profileDetail{}, err
-		}
-		d := profileDetail{plan: p}
+	d := profileDetail{plan: p}
+	if pd := c.PipeDream; pd != nil {
 		for q, s := range pd.Stages {
-			d.stageMemory = append(d.stageMemory, stageMemory(q, s, c.GPU.MemoryBytes))
+			d.stageMemory = append(d.stageMemory, stageMemory(q, s, capacity))
 		}
 		d.timelineSVG, d.timelineCaption, err = replicatedTimeline(ctx, pd)
 		return d, err
 	}
-	return cand, detail, nil
-}
-
-// twoBWCandidates runs PipeDream-2BW's planner (§3.3.2) on prof's chain:
-// the best configuration of every (d, p, execution).
-func twoBWCandidates(ctx context.Context, prof model.Profile, c hw.Cluster, batch int) ([]Candidate, []func(context.Context) (profileDetail, error), error) {
-	blocks, err := partition.NewProfileBlocks(prof)
-	if err != nil {
-		return nil, nil, err
-	}
-	inter := c.Levels[0].BandwidthBytesPerSec
-	if len(c.Levels) > 1 {
-		inter = c.Levels[1].BandwidthBytesPerSec
-	}
-	tp, err := partition.PlanTwoBW(ctx, blocks, partition.TwoBWOptions{
-		GPUs: c.GPUs(), GPUsPerServer: c.GPUsPerNode(), IntraServerBandwidthBytesPerSec: c.Levels[0].BandwidthBytesPerSec,
-		InterServerBandwidthBytesPerSec: inter, MemoryBytes: c.GPU.MemoryBytes, BatchSize: batch,
-		StateBytesPerWeightByte: partition.SGDMomentumStateBytesPerWeightByte,
-	}, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	var cands []Candidate
-	var details []func(context.Context) (profileDetail, error)
-	for _, cfg := range tp.Candidates {
-		recompute, kind := cfg.Recompute(), cfg.ScheduleKind()
-		step := float64(batch) / cfg.SamplesPerSecond
-		cand := Candidate{
-			Planner: "2bw", TP: 1, PP: cfg.Stages, DP: cfg.DataParallel, Interleave: 1, Microbatch: cfg.Microbatch,
-			Microbatches: cfg.Microbatches, Schedule: string(kind), Recompute: string(recompute),
-			IterationSeconds: step, SamplesPerSecond: cfg.SamplesPerSecond,
-			Memory: cost.Memory{PeakBytes: cfg.MemoryBytes, CapacityBytes: c.GPU.MemoryBytes}, Fits: true,
-		}
-		cands = append(cands, cand)
-		details = append(details, func(ctx context.Context) (profileDetail, error) {
-			p, err := partition.TwoBWRunPlan(prof, planCluster(c), cfg, batch)
-			if err != nil {
-				return profileDetail{}, err
-			}
-			svg, caption, err := uniformTimeline(ctx, kind, cfg.Stages, cfg.Microbatches, cfg.SecondsPerMicrobatch,
-				"the pipeline's predicted time per microbatch at every stage")
-			return profileDetail{plan: p, timelineSVG: svg, timelineCaption: caption}, err
-		})
-	}
-	return cands, details, nil
+	d.timelineSVG, d.timelineCaption, err = uniformTimeline(ctx, c.Execution.Schedule, c.Execution.PP, c.Microbatches,
+		c.Predictions.BottleneckSeconds, "the pipeline's predicted time per microbatch at every stage")
+	return d, err
 }
 
 // stageMemory splits a PipeDream stage's per-GPU memory as its model counts

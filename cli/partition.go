@@ -25,10 +25,10 @@ func init() {
 type partitionInput struct {
 	name   string
 	cuts   *partition.Cuts
-	chain  *model.Profile // the layer chain, nil for a graph
-	states *model.States  // the graph's states, nil for a chain
-	// linear is the chain the chain-only planners (MadPipe, 2BW) use: the
-	// profile itself, or the graph linearized by Graph.Chain.
+	states *model.States // the graph's states, nil for a chain
+	// linear is the layer chain: the profile itself, or the graph
+	// linearized by Graph.Chain, which MadPipe and 2BW partition (and
+	// PipeDream when there are no states).
 	linear model.Profile
 	// microbatch is the profiled minibatch size, 0 when unknown.
 	microbatch int
@@ -72,27 +72,31 @@ func runPartition(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var res *partition.PipeDreamResult
+	if *gpu == "" {
+		*gpu = defaultPlanGPU(in)
+	}
+	problem := partition.Problem{Profile: &in.linear, States: in.states,
+		System:   partition.System{GPU: hw.GPU{ID: *gpu}, Levels: levels, MemoryBytes: *memory},
+		Straight: *straight, CostModel: partition.CostModel(*costModel)}
 	switch *algorithm {
-	case "pipedream":
-		opt := partition.PipeDreamOptions{Levels: levels, Straight: *straight, MemoryBytes: *memory, CostModel: partition.CostModel(*costModel)}
-		res, err = partition.PipeDream(context.Background(), in.cuts, opt, nil)
-	case "madpipe":
-		return runMadPipe(stdout, in, levels, *memory, *exportPlan, *asJSON)
-	case "2bw":
-		return runTwoBW(stdout, in, levels, twoBWFlags{memoryBytes: *memory, batch: *batch, gpu: *gpu, exportPlan: *exportPlan, asJSON: *asJSON})
+	case plan.PlannerPipeDream:
+	case plan.PlannerMadPipe:
+		return runMadPipe(stdout, in, problem, *exportPlan, *asJSON)
+	case plan.PlannerTwoBW:
+		return runTwoBW(stdout, in, problem, twoBWFlags{batch: *batch, exportPlan: *exportPlan, asJSON: *asJSON})
 	default:
 		return fmt.Errorf("--algorithm: must be pipedream, madpipe or 2bw, got %q", *algorithm)
 	}
+	cands, err := planWith(plan.PlannerPipeDream, problem)
 	if err != nil {
 		return err
 	}
 	if *exportPlan != "" {
-		if err := exportPipeDreamPlan(*exportPlan, in, levels, res, *gpu); err != nil {
+		if err := exportPipeDreamPlan(*exportPlan, in, cands[0]); err != nil {
 			return err
 		}
 	}
-	out := partitionOutput{Model: in.name, Algorithm: *algorithm, States: in.cuts.Len(), Levels: levels, PipeDreamResult: res}
+	out := partitionOutput{Model: in.name, Algorithm: *algorithm, States: in.cuts.Len(), Levels: levels, PipeDreamResult: cands[0].PipeDream}
 	if *asJSON {
 		return writeJSON(stdout, out)
 	}
@@ -160,7 +164,7 @@ func loadPartitionInput(path, name string) (*partitionInput, error) {
 		if n == "" {
 			n = path
 		}
-		return &partitionInput{name: n, cuts: cuts, chain: p, linear: *p, microbatch: p.MicrobatchSize, device: p.Device}, nil
+		return &partitionInput{name: n, cuts: cuts, linear: *p, microbatch: p.MicrobatchSize, device: p.Device}, nil
 	}
 	g, err := model.ParseGraph(data)
 	if err != nil {
@@ -197,26 +201,28 @@ func printPartition(w io.Writer, out partitionOutput) error {
 	return tw.Flush()
 }
 
-// exportPipeDreamPlan writes res as a core/plan run plan. A graph's states
-// are not a chain of layers, so its plan has one layer per stage (the nodes
-// between the stage's cuts).
-func exportPipeDreamPlan(path string, in *partitionInput, levels []hw.Level, res *partition.PipeDreamResult, gpu string) error {
+// planWith runs the named planner on the problem.
+func planWith(name string, problem partition.Problem) ([]partition.Candidate, error) {
+	pl, err := partition.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return pl.Plan(context.Background(), problem, nil)
+}
+
+// exportPipeDreamPlan writes PipeDream's candidate as a core/plan run plan.
+// A graph's states are not a chain of layers, so its plan has one layer
+// per stage (the nodes between the stage's cuts).
+func exportPipeDreamPlan(path string, in *partitionInput, c partition.Candidate) error {
 	if in.microbatch < 1 {
 		return fmt.Errorf("--export-plan: the profile does not say its minibatch size (a plan needs it); use a JSON profile or an embedded --model")
 	}
-	if gpu == "" {
-		gpu = defaultPlanGPU(in)
-	}
-	prof := in.chain
-	if prof == nil {
-		prof, res = in.collapseStates(res)
-	}
-	nodes := 1
-	for _, l := range levels[1:] {
-		nodes *= l.Workers
-	}
-	cluster := plan.Cluster{GPU: gpu, Nodes: nodes, GPUsPerNode: levels[0].Workers, Levels: levels}
-	p, err := partition.PipeDreamRunPlan(*prof, cluster, res)
+	return exportPlanFile(path, c)
+}
+
+// exportPlanFile writes candidate c's run plan to path.
+func exportPlanFile(path string, c partition.Candidate) error {
+	p, err := c.RunPlan()
 	if err != nil {
 		return fmt.Errorf("--export-plan: %w", err)
 	}
@@ -234,24 +240,4 @@ func defaultPlanGPU(in *partitionInput) string {
 		return in.device
 	}
 	return "nvidia-v100-sxm2-16gb"
-}
-
-// collapseStates turns a partition of a graph's states into a partition of
-// a chain with one layer per stage, holding the stage's nodes.
-func (in *partitionInput) collapseStates(res *partition.PipeDreamResult) (*model.Profile, *partition.PipeDreamResult) {
-	prof := &model.Profile{Name: in.name, MicrobatchSize: in.microbatch}
-	chained := *res
-	chained.Stages = append([]partition.PipeDreamStage(nil), res.Stages...)
-	for q, s := range res.Stages {
-		fwd := in.states.ForwardSeconds[s.LastLayer]
-		if s.FirstLayer > 0 {
-			fwd -= in.states.ForwardSeconds[s.FirstLayer-1]
-		}
-		fwd = min(max(fwd, 0), s.ComputeSeconds)
-		prof.Layers = append(prof.Layers, model.Layer{Name: fmt.Sprintf("states %d-%d", s.FirstLayer, s.LastLayer),
-			FwdSeconds: fwd, BwdSeconds: s.ComputeSeconds - fwd,
-			OutputActivationBytes: in.cuts.OutputBytes[s.LastLayer], ParameterBytes: s.ParameterBytes})
-		chained.Stages[q].FirstLayer, chained.Stages[q].LastLayer = q, q
-	}
-	return prof, &chained
 }

@@ -1,13 +1,12 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"math"
 
 	"pipeplan/core/hw"
 	"pipeplan/core/partition"
+	"pipeplan/core/plan"
 )
 
 // madPipeOutput is the --json form of "partition --algorithm madpipe".
@@ -37,28 +36,20 @@ type madPipeStageOutput struct {
 
 // runMadPipe is the madpipe branch of the partition command: MadPipe on the
 // model's layer chain (a PipeDream graph is linearized by Graph.Chain).
-func runMadPipe(stdout io.Writer, in *partitionInput, levels []hw.Level, memory float64, exportPlan string, asJSON bool) error {
+func runMadPipe(stdout io.Writer, in *partitionInput, problem partition.Problem, exportPlan string, asJSON bool) error {
 	if exportPlan != "" {
 		return fmt.Errorf("--export-plan: not supported for madpipe yet (a plan has no way to put several stages on one GPU)")
 	}
+	memory := problem.System.MemoryBytes
 	if !(memory > 0) {
 		return fmt.Errorf("--memory-bytes: madpipe needs the memory per GPU, got %v", memory)
 	}
-	chain := &in.linear
-	gpus, bw := 1, math.Inf(1)
-	for _, l := range levels {
-		gpus *= l.Workers
-		if l.Workers > 1 || len(levels) == 1 {
-			bw = math.Min(bw, l.BandwidthBytesPerSec)
-		}
-	}
-	if math.IsInf(bw, 1) {
-		bw = levels[0].BandwidthBytesPerSec
-	}
-	r, err := partition.MadPipe(context.Background(), *chain, gpus, bw, memory, nil)
+	cands, err := planWith(plan.PlannerMadPipe, problem)
 	if err != nil {
 		return err
 	}
+	chain, r := &in.linear, cands[0].MadPipe
+	gpus, bw, levels := problem.System.GPUs(), problem.System.PairBandwidthBytesPerSec(), problem.System.Levels
 	out := madPipeOutput{Model: in.name, Algorithm: "madpipe", Layers: len(chain.Layers), Levels: levels, GPUs: gpus,
 		BandwidthBytesPerSec: bw, MemoryBytes: memory, BottleneckSeconds: r.PeriodSeconds, MadPipeResult: r}
 	for _, s := range r.Stages {

@@ -23,7 +23,7 @@ func init() {
 // a per-device table, JSON (--json), an SVG timeline (--svg) or torch's CSV (--csv).
 func runSchedule(args []string, stdout io.Writer) error {
 	fs := newFlagSet("schedule")
-	kind := fs.String("kind", "1f1b", "schedule: gpipe|1f1b|interleaved|2bw|pipedream|1f1b-rr|zb-h1|1f1b-star")
+	kind := fs.String("kind", "1f1b", "schedule `KIND`, one of:\n"+schedule.KindHelp("  "))
 	stages := fs.Int("stages", 4, "pipeline stages P")
 	microbatches := fs.Int("microbatches", 8, "microbatches per batch M")
 	chunks := fs.Int("chunks", 2, "model chunks per device V (interleaved only)")

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"pipeplan/core/plan"
 	"pipeplan/core/schedule"
@@ -92,7 +94,7 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 		if o.schedule != "" {
 			where = "--schedule"
 		}
-		return nil, fmt.Errorf("%s: %q is not supported by the runner yet (supported: %v; --schedule runs the plan's stages with one of them)", where, kind, supportedKinds)
+		return nil, fmt.Errorf("%s: %q is not supported by the runner yet (supported: %s; --schedule runs the plan's stages with one of them)", where, kind, supportedList())
 	}
 	scaleDown := o.scaleDown
 	replicas, err := replicaWidth(p, scaleDown)
@@ -141,13 +143,19 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 	return c, nil
 }
 
-func supported(k schedule.Kind) bool {
-	for _, s := range supportedKinds {
-		if s == k {
-			return true
-		}
+// supported reports whether the worker executes kind k.
+func supported(k schedule.Kind) bool { return slices.Contains(supportedKinds, k) }
+
+// supportedList names the kinds the worker executes, e.g. "gpipe or 1f1b".
+func supportedList() string {
+	names := make([]string, len(supportedKinds))
+	for i, k := range supportedKinds {
+		names[i] = string(k)
 	}
-	return false
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // replicaWidth is the number of parallel pipelines the runner starts: the

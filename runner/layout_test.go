@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -59,13 +60,37 @@ func TestRankMapping(t *testing.T) {
 	}
 }
 
+// The runner executes only registered, synchronous (flushing) kinds, and
+// names the unsupported one with the supported ones when refusing it.
+func TestSupportedKinds(t *testing.T) {
+	for _, in := range schedule.Registry() {
+		if !supported(in.Kind) {
+			p := loadPlan(t, "tiny-transformer.json")
+			p.Schedule.Kind = string(in.Kind)
+			_, err := newRunConfig(p, options{device: "cpu", steps: 1})
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q is not supported", in.Kind)) || !strings.Contains(err.Error(), supportedList()) {
+				t.Errorf("%s: error %v, want one naming it and the supported kinds", in.Kind, err)
+			}
+			continue
+		}
+		if !in.Flushes() {
+			t.Errorf("%s: the worker runs only flushing schedules, but it is supported", in.Kind)
+		}
+	}
+	for _, k := range supportedKinds {
+		if _, err := k.Info(); err != nil {
+			t.Errorf("supported kind %q: %v", k, err)
+		}
+	}
+}
+
 // TestActionsExecutable checks each stage's list as the worker executes it:
 // only its own stage, every microbatch's F before its B, m of each, one
 // OPT_STEP last.
 func TestActionsExecutable(t *testing.T) {
-	for _, kind := range []string{"gpipe", "1f1b"} {
+	for _, kind := range supportedKinds {
 		p := loadPlan(t, "tiny-transformer.json")
-		p.Schedule.Kind = kind
+		p.Schedule.Kind = string(kind)
 		c, err := newRunConfig(p, options{device: "cpu", steps: 1, warmup: 0})
 		if err != nil {
 			t.Fatal(err)

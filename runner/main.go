@@ -74,7 +74,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.device, "device", "cpu", "where ranks run: cpu (one process per rank, gloo) or cuda (one GPU per rank, nccl)")
 	fs.StringVar(&o.python, "python", "", "python interpreter with torch (default: the first of python3 on PATH and /usr/bin/python3 that imports torch)")
 	fs.BoolVar(&o.scaleDown, "scale-down", false, "keep the stages but run 1 replica each with at most 2 layers and small dimensions: a functional run whose timing is NOT comparable to the prediction")
-	fs.StringVar(&o.schedule, "schedule", "", "run the plan's stages with this schedule (gpipe or 1f1b) instead of the plan's own, e.g. for a pipedream or 2bw plan; timing is then NOT comparable to the prediction")
+	fs.StringVar(&o.schedule, "schedule", "", "run the plan's stages with this schedule ("+supportedList()+") instead of the plan's own, e.g. for a pipedream or 2bw plan; timing is then NOT comparable to the prediction")
 	fs.IntVar(&o.steps, "steps", 5, "measured training steps")
 	fs.IntVar(&o.warmup, "warmup", 1, "unmeasured steps before them")
 	fs.IntVar(&o.maxProcs, "max-procs", 16, "with --device cpu, the most rank processes to start")

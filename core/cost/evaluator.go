@@ -5,6 +5,8 @@ import (
 
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
+	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
 )
 
 // DefaultMemoryBandwidthEfficiency is the fraction of peak memory bandwidth
@@ -29,43 +31,45 @@ func DefaultReserve(capacityBytes float64) float64 {
 // evaluator holds the validated inputs of one prediction and the derived
 // constants every stage shares.
 type evaluator struct {
-	tr        model.Transformer
-	c         hw.Cluster
-	cfg       Config
-	sched     string
-	w         float64 // bytes per value
-	peak      float64 // FLOP/s at the training precision
-	memBW     float64 // achievable memory bandwidth, bytes/s
-	curve     EfficiencyCurve
-	comm      Comm
-	reserve   float64
-	m         int        // microbatches per pipeline and step
-	state     StateBytes // per-GPU bytes per parameter after ZeRO sharding
-	gradBytes float64    // bytes of one unsharded gradient value
-	actOpts   model.ActivationOptions
-	tpBW      float64
-	ppBW      float64
-	dpBW      float64
-	embBW     float64
-	intraBW   float64
-	boundary  float64 // bytes of one microbatch's boundary activation per GPU
-	layerAct  float64 // stashed activation bytes of one layer per microbatch
-	layerPar  float64 // parameters of one layer
+	tr             model.Transformer
+	c              hw.Cluster
+	cfg            plan.Execution // with withDefaults applied
+	kind           schedule.KindInfo
+	bubbleFraction float64 // the schedule's analytic bubble over ideal time
+	w              float64 // bytes per value
+	peak           float64 // FLOP/s at the training precision
+	memBW          float64 // achievable memory bandwidth, bytes/s
+	curve          EfficiencyCurve
+	comm           Comm
+	reserve        float64
+	m              int        // microbatches per pipeline and step
+	state          StateBytes // per-GPU bytes per parameter after ZeRO sharding
+	gradBytes      float64    // bytes of one unsharded gradient value
+	actOpts        model.ActivationOptions
+	tpBW           float64
+	ppBW           float64
+	dpBW           float64
+	embBW          float64
+	intraBW        float64
+	boundary       float64 // bytes of one microbatch's boundary activation per GPU
+	layerAct       float64 // stashed activation bytes of one layer per microbatch
+	layerPar       float64 // parameters of one layer
 }
 
 // newEvaluator validates the inputs and fills in the defaults of opt.
-func newEvaluator(tr model.Transformer, c hw.Cluster, cfg Config, opt Options) (*evaluator, error) {
+func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Options) (*evaluator, error) {
 	if err := tr.Validate(); err != nil {
 		return nil, err
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	if err := cfg.Validate(tr, c); err != nil {
+	if err := Validate(tr, c, cfg); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
-	e := &evaluator{tr: tr, c: c, cfg: cfg, sched: cfg.schedule(), comm: DefaultComm}
+	cfg = withDefaults(cfg)
+	e := &evaluator{tr: tr, c: c, cfg: cfg, comm: DefaultComm}
+	e.kind, _ = cfg.Schedule.Info() // Validate checked the kind
 	e.w, _ = tr.BytesPerValue()
 	var err error
 	if e.peak, err = c.GPU.Peak(string(tr.TrainingPrecision())); err != nil {
@@ -103,28 +107,29 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg Config, opt Options) (
 		}
 		e.reserve = opt.ReserveBytes
 	}
-	opti, _ := ParseOptimizer(string(cfg.Optimizer))
+	opti, _ := ParseOptimizer(cfg.Optimizer)
 	perParam, err := opti.BytesPerParam(e.w)
 	if err != nil {
 		return nil, err
 	}
 	e.gradBytes = perParam.Gradients
 	if e.state, err = perParam.Shard(cfg.ZeRO, cfg.DP); err != nil {
-		return nil, fmt.Errorf("config.%w", err)
+		return nil, fmt.Errorf("execution.%w", err)
 	}
 	rec, _ := model.ParseRecompute(string(cfg.Recompute))
 	e.cfg.Recompute = rec
 	e.actOpts = model.ActivationOptions{TP: cfg.TP, SequenceParallel: cfg.SequenceParallel, Recompute: rec}
-	e.m = cfg.microbatches()
+	e.m = microbatches(cfg)
+	e.bubbleFraction, _ = cfg.Schedule.Bubble(cfg.PP, e.m, cfg.Interleave) // Validate checked it
 	t, d, p := cfg.TP, cfg.DP, cfg.PP
 	e.tpBW = c.GroupBandwidthBytesPerSec(t, 1)
 	e.dpBW = c.GroupBandwidthBytesPerSec(d, t)
 	e.ppBW = c.GroupBandwidthBytesPerSec(2, t*d)
 	e.embBW = c.GroupBandwidthBytesPerSec(2, t*d*(p-1))
 	e.intraBW = c.Levels[0].BandwidthBytesPerSec
-	e.layerAct = tr.LayerActivationBytes(cfg.Microbatch, e.actOpts)
+	e.layerAct = tr.LayerActivationBytes(cfg.MicrobatchSize, e.actOpts)
 	e.layerPar = tr.LayerParams()
-	e.boundary = float64(cfg.Microbatch) * float64(tr.Seq) * float64(tr.Hidden) * e.w
+	e.boundary = float64(cfg.MicrobatchSize) * float64(tr.Seq) * float64(tr.Hidden) * e.w
 	if cfg.SequenceParallel {
 		e.boundary /= float64(t)
 	}

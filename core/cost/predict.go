@@ -26,7 +26,7 @@ func (e *evaluator) predict() Prediction {
 		optMax = math.Max(optMax, e.optimizerSeconds(i))
 	}
 	bubble := (tSum - tMax) / v
-	if e.sched == Schedule2BW || e.sched == SchedulePipeDream {
+	if !e.kind.Flushes() {
 		bubble = 0
 	}
 	iter := m*tMax + bubble + dpMax + optMax
@@ -40,7 +40,7 @@ func (e *evaluator) predict() Prediction {
 		IterationSeconds:       iter,
 		SamplesPerSec:          B / iter,
 		TokensPerSec:           B * float64(e.tr.Seq) / iter,
-		BubbleFraction:         BubbleFraction(e.sched, p, e.m, e.cfg.Interleave),
+		BubbleFraction:         e.bubbleFraction,
 		Time: TimeBreakdown{
 			ComputeSeconds:        m * slow[0],
 			TensorParallelSeconds: m * slow[1],

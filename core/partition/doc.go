@@ -9,7 +9,12 @@
 //   - TwoBW: the PipeDream-2BW planner (§3.3, Algorithm 1).
 //   - MadPipe: memory-aware partitioning with a special processor and the
 //     1F1B* periodic schedule (madpipe-2020).
+//   - PTD-P: the search over tensor × pipeline × data parallelism of §4.3.
 //
-// Everything is deterministic; long searches take a context.Context and a
-// progress callback.
+// Each is a Planner, registered by its plan name (Lookup, Planners): it
+// takes a Problem — the model, the System (what it needs of the cluster,
+// derived from the topology in one place) and the fixed execution choices
+// — and returns ranked Candidates, each a plan.Execution with stages and
+// predictions that RunPlan exports. Everything is deterministic; planners
+// take a context.Context and report Progress as done of total units.
 package partition

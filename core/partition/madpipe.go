@@ -80,8 +80,9 @@ type MadPipeResult struct {
 // per GPU, whose 1F1B* memory the DP estimates exactly), and the best
 // schedule of all the allocations found wins.
 //
-// progress, if not nil, receives the fraction done in [0, 1].
-func MadPipe(ctx context.Context, prof model.Profile, workers int, bandwidthBytesPerSec, memoryBytes float64, progress func(float64)) (*MadPipeResult, error) {
+// progress, if not nil, counts the search's steps: madIterations
+// bisection steps per phase-one pass, and as many more for the scheduling.
+func MadPipe(ctx context.Context, prof model.Profile, workers int, bandwidthBytesPerSec, memoryBytes float64, progress Progress) (*MadPipeResult, error) {
 	if workers < 1 {
 		return nil, fmt.Errorf("workers: must be >= 1, got %d", workers)
 	}
@@ -93,7 +94,7 @@ func MadPipe(ctx context.Context, prof model.Profile, workers int, bandwidthByte
 		return nil, err
 	}
 	if progress == nil {
-		progress = func(float64) {}
+		progress = func(int, int) {}
 	}
 	ub := c.totalCompute() + c.totalComm()
 	if !(ub > 0) {
@@ -107,6 +108,7 @@ func MadPipe(ctx context.Context, prof model.Profile, workers int, bandwidthByte
 		{specialOffset: 0}, // g activations per special stage
 		{contiguous: true}, // 1F1B* on one stage per GPU: exact memory
 	}
+	total := (len(passes) + 1) * madIterations
 	for pass, d := range passes {
 		d.c, d.workers, d.memory, d.vSteps, d.memCells = c, workers, memoryBytes, madVSteps, madMemCells
 		start := lo
@@ -115,7 +117,7 @@ func MadPipe(ctx context.Context, prof model.Profile, workers int, bandwidthByte
 			// first pass succeeded, above where the last one failed.
 			start = found[0].target
 		}
-		more, failed, err := madSearch(ctx, &d, lo, start, func(f float64) { progress((float64(pass) + f) / float64(len(passes)+1)) })
+		more, failed, err := madSearch(ctx, &d, lo, start, func(step int) { progress(pass*madIterations+step, total) })
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +131,7 @@ func MadPipe(ctx context.Context, prof model.Profile, workers int, bandwidthByte
 		}
 	}
 	if best != nil {
-		progress(1)
+		progress(total, total)
 		return best, nil
 	}
 	return nil, fmt.Errorf("memory_bytes: no periodic schedule of MadPipe's allocations fits in %.0f bytes", memoryBytes)
@@ -163,7 +165,8 @@ type madCandidate struct {
 // as the paper's K. It returns every allocation found, the best (smallest
 // T̂) first, and the largest T̂ at which the DP failed; no allocation if
 // even T̂ = U + ΣC fits nothing.
-func madSearch(ctx context.Context, d *madDP, lo, start float64, progress func(float64)) ([]madCandidate, float64, error) {
+// progress receives the bisection steps done.
+func madSearch(ctx context.Context, d *madDP, lo, start float64, progress func(step int)) ([]madCandidate, float64, error) {
 	ub := d.c.totalCompute() + d.c.totalComm()
 	var found []madCandidate
 	// A chain without compute has U/P = 0; doubling must start above 0.
@@ -182,7 +185,7 @@ func madSearch(ctx context.Context, d *madDP, lo, start float64, progress func(f
 	}
 	hi := found[0].target
 	for i := 0; i < madIterations && hi-lo > 1e-3*hi; i++ {
-		progress(float64(i) / madIterations)
+		progress(i)
 		mid := (lo + hi) / 2
 		a, err := d.feasible(ctx, mid)
 		if err != nil {

@@ -242,7 +242,7 @@ func TestMadSearchFindsTheFixedPoint(t *testing.T) {
 		memory := 3e8 + 2e9*rng.Float64()
 		d := &madDP{c: c, workers: workers, memory: memory, specialOffset: 1}
 		lb := c.totalCompute() / float64(workers)
-		found, _, err := madSearch(context.Background(), d, lb, lb, func(float64) {})
+		found, _, err := madSearch(context.Background(), d, lb, lb, func(int) {})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -242,15 +242,15 @@ func TestMadPipeCancelled(t *testing.T) {
 func TestMadPipeProgress(t *testing.T) {
 	prof := madRandomChain(rand.New(rand.NewPCG(13, 14)), 12)
 	var seen []float64
-	if _, err := MadPipe(context.Background(), prof, 4, 1e10, 2e9, func(f float64) { seen = append(seen, f) }); err != nil {
+	if _, err := MadPipe(context.Background(), prof, 4, 1e10, 2e9, func(done, total int) { seen = append(seen, float64(done)/float64(total)) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(seen) < 2 || seen[len(seen)-1] != 1 {
-		t.Fatalf("progress %v: want several reports ending at 1", seen)
+		t.Fatalf("progress %v: want several reports ending at done = total", seen)
 	}
 	for i, f := range seen {
 		if f < 0 || f > 1 || (i > 0 && f < seen[i-1]) {
-			t.Fatalf("progress %v: not non-decreasing in [0, 1]", seen)
+			t.Fatalf("progress %v: not non-decreasing in [0, total]", seen)
 		}
 	}
 }

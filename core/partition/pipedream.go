@@ -120,8 +120,8 @@ func (o PipeDreamOptions) Validate() error {
 // count per stage, that minimizes the slowest stage's time per minibatch on
 // the hierarchical topology (dissertation §2.4.1): the level-by-level DP
 // A(i→j, m), where each level's compute is the level below's best time with
-// all its workers. progress, if not nil, gets the fraction done.
-func PipeDream(ctx context.Context, c *Cuts, opt PipeDreamOptions, progress func(float64)) (*PipeDreamResult, error) {
+// all its workers. progress, if not nil, counts the DP's rows done.
+func PipeDream(ctx context.Context, c *Cuts, opt PipeDreamOptions, progress Progress) (*PipeDreamResult, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}

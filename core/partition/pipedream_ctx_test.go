@@ -8,21 +8,27 @@ import (
 	"testing"
 )
 
-// TestPipeDreamProgressAndCancel checks that progress rises to 1 and that a
-// cancelled context stops the search with its error.
+// TestPipeDreamProgressAndCancel checks that progress counts every DP row
+// up to the total and that a cancelled context stops the search with its
+// error.
 func TestPipeDreamProgressAndCancel(t *testing.T) {
 	c := graphCuts(t, "resnet18")
 	opt := PipeDreamOptions{Levels: levels(4, 16e9, 2, 1.25e9)}
-	var fractions []float64
-	if _, err := PipeDream(context.Background(), c, opt, func(f float64) { fractions = append(fractions, f) }); err != nil {
+	var done []int
+	if _, err := PipeDream(context.Background(), c, opt, func(d, total int) {
+		if total != c.Len()+1 {
+			t.Errorf("progress total %d, want %d rows", total, c.Len()+1)
+		}
+		done = append(done, d)
+	}); err != nil {
 		t.Fatal(err)
 	}
-	if len(fractions) != c.Len()+1 || fractions[len(fractions)-1] != 1 {
-		t.Fatalf("%d progress reports ending at %v, want %d ending at 1", len(fractions), fractions[len(fractions)-1], c.Len()+1)
+	if len(done) != c.Len()+1 || done[len(done)-1] != c.Len()+1 {
+		t.Fatalf("%d progress reports ending at %v, want %d ending at %d", len(done), done[len(done)-1], c.Len()+1, c.Len()+1)
 	}
-	for q := 1; q < len(fractions); q++ {
-		if fractions[q] <= fractions[q-1] {
-			t.Fatalf("progress went from %v to %v", fractions[q-1], fractions[q])
+	for q := 1; q < len(done); q++ {
+		if done[q] <= done[q-1] {
+			t.Fatalf("progress went from %v to %v", done[q-1], done[q])
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -42,15 +42,16 @@ func newPDSolver(c *Cuts, opt PipeDreamOptions) *pdSolver {
 // solveLevels fills comp for every level and the last level's row 0. The
 // rows of a lower level are independent and run on GOMAXPROCS goroutines;
 // each writes its own part of comp, so the result does not depend on them.
-func (s *pdSolver) solveLevels(ctx context.Context, progress func(float64)) error {
+func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 	L := len(s.opt.Levels)
-	rows := int64((L-1)*s.n + 1)
-	var done atomic.Int64
+	rows := (L-1)*s.n + 1
+	done := 0
 	var mu sync.Mutex
-	report := func() {
+	report := func() { // rows done, in order: counted under the lock
 		if progress != nil {
 			mu.Lock()
-			progress(float64(done.Add(1)) / float64(rows))
+			done++
+			progress(done, rows)
 			mu.Unlock()
 		}
 	}

@@ -5,9 +5,9 @@ import (
 	"math"
 	"testing"
 
-	"pipeplan/core/cost"
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
+	"pipeplan/core/plan"
 	"pipeplan/gpuprofiles"
 )
 
@@ -29,8 +29,8 @@ func FuzzSearchPTDP(f *testing.F) {
 			{Workers: int(perNode), BandwidthBytesPerSec: 300e9},
 			{Workers: int(gpus), BandwidthBytesPerSec: interBW},
 		}}
-		fixed := cost.Config{
-			TP: int(tp), PP: int(pp), Microbatch: int(mb), Interleave: int(v), GlobalBatch: int(batch),
+		fixed := plan.Execution{
+			TP: int(tp), PP: int(pp), MicrobatchSize: int(mb), Interleave: int(v), GlobalBatch: int(batch),
 			SequenceParallel: sp, ScatterGather: sp,
 		}
 		if rec%4 != 0 {
@@ -82,12 +82,12 @@ func FuzzPlanTwoBW(f *testing.F) {
 			IntraServerBandwidthBytesPerSec: high, InterServerBandwidthBytesPerSec: low,
 			MemoryBytes: memory, BatchSize: int(batch), RecomputeFactor: recompute, StateBytesPerWeightByte: state,
 		}
-		plan, err := PlanTwoBW(context.Background(), u, opt, nil)
+		cands, err := PlanTwoBW(context.Background(), u, opt, nil)
 		if err != nil {
 			return
 		}
-		b := plan.Best
-		if math.IsNaN(b.SamplesPerSecond) || math.IsInf(b.SamplesPerSecond, 0) || b.MemoryBytes > opt.MemoryBytes || b.DataParallel*b.Stages != opt.GPUs {
+		b := cands[0]
+		if s := b.Predictions.SamplesPerSecond; math.IsNaN(s) || math.IsInf(s, 0) || b.Predictions.PeakBytesPerGPU > opt.MemoryBytes || b.Execution.DP*b.Execution.PP != opt.GPUs {
 			t.Fatalf("bad best configuration %+v for %+v", b, opt)
 		}
 	})

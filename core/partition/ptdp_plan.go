@@ -1,24 +1,67 @@
 package partition
 
 import (
+	"context"
 	"fmt"
 
 	"pipeplan/core/cost"
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
 )
 
-// PTDPPlan turns configuration cfg of transformer tr on cluster c into the
-// exported run plan: p·v model chunks in model order (chunk k on pipeline
+// ptdpPlanner is the PTD-P search (dissertation §4.3) as a Planner: the
+// configurations that fit, fastest first, then for each (t, p, v,
+// recompute) the smallest microbatch size that does not fit, the smallest
+// footprint first (Fits false). When none fits it returns those with the
+// error SearchPTDP gives.
+type ptdpPlanner struct{}
+
+func (ptdpPlanner) Name() string { return plan.PlannerPTDP }
+
+// Plan searches the problem's transformer on the system's cluster with
+// Fixed, AllowCrossNodeTP and Cost as PTDPOptions; a system memory limit
+// other than 0 replaces the GPU's capacity.
+func (pl ptdpPlanner) Plan(ctx context.Context, p Problem, progress Progress) ([]Candidate, error) {
+	if p.Transformer == nil {
+		return nil, fmt.Errorf("%s: plans a transformer spec; the problem has none", pl.Name())
+	}
+	tr, c := *p.Transformer, p.System.Cluster()
+	if p.System.MemoryBytes > 0 {
+		c.GPU.MemoryBytes = p.System.MemoryBytes
+	}
+	opt := PTDPOptions{Fixed: p.Fixed, AllowCrossNodeTP: p.AllowCrossNodeTP, Cost: p.Cost}
+	res, err := SearchPTDP(ctx, tr, c, opt, progress)
+	var cands []Candidate
+	for _, group := range [][]PTDPCandidate{res.Candidates, res.Infeasible} {
+		for _, pc := range group {
+			cand := ptdpCandidate(tr, c, pc.Config, pc.Prediction)
+			cand.Fits, cand.Reason = pc.Fits, pc.Reason
+			cands = append(cands, cand)
+		}
+	}
+	return cands, err
+}
+
+// ptdpCandidate is configuration cfg of transformer tr on cluster c with
+// its prediction pr: p·v model chunks in model order (chunk k on pipeline
 // device k mod p, layers split evenly with the remainder on the first
-// chunks, as cost.Predict assumes), the schedule, and the predictions with
-// every stage's peak memory. The bubble fraction exported is the idle
-// share of the step, bubble time over iteration time.
-func PTDPPlan(tr model.Transformer, c hw.Cluster, cfg cost.Config, opt cost.Options) (*plan.Plan, error) {
-	pr, err := cost.Predict(tr, c, cfg, opt)
-	if err != nil {
-		return nil, err
+// chunks, as cost.Predict assumes), the schedule (1F1B, interleaved when
+// v > 1, unless cfg names one), and the predictions, with every stage's
+// peak memory when pr has them. The bubble fraction is the idle share of
+// the step, bubble time over iteration time.
+func ptdpCandidate(tr model.Transformer, c hw.Cluster, cfg plan.Execution, pr cost.Prediction) Candidate {
+	cfg.Interleave = max(cfg.Interleave, 1)
+	switch {
+	case cfg.Schedule != "":
+	case cfg.Interleave > 1:
+		cfg.Schedule = schedule.Interleaved
+	default:
+		cfg.Schedule = schedule.OneFOneB
+	}
+	if cfg.Recompute == "" {
+		cfg.Recompute = model.RecomputeNone
 	}
 	chunks := cfg.PP * cfg.Interleave
 	stages := make([]plan.Stage, chunks)
@@ -31,31 +74,16 @@ func PTDPPlan(tr model.Transformer, c hw.Cluster, cfg cost.Config, opt cost.Opti
 		stages[k] = plan.Stage{FirstLayer: first, LastLayer: first + n - 1, Replicas: 1}
 		first += n
 	}
-	kind := cost.Schedule1F1B
-	switch {
-	case cfg.Schedule != "":
-		kind = cfg.Schedule
-	case cfg.Interleave > 1:
-		kind = cost.ScheduleInterleaved
-	}
-	peaks := make([]float64, len(pr.StageMemory))
-	for i, m := range pr.StageMemory {
-		peaks[i] = m.PeakBytes
+	var peaks []float64
+	for _, m := range pr.StageMemory {
+		peaks = append(peaks, m.PeakBytes)
 	}
 	spec := tr
-	p := &plan.Plan{
-		Version: plan.Version,
-		Planner: "ptdp",
-		Model:   plan.Model{Name: tr.Name, NumLayers: tr.Layers, Transformer: &spec},
-		Cluster: plan.Cluster{GPU: c.GPU.ID, Nodes: c.GPUs() / c.GPUsPerNode(), GPUsPerNode: c.GPUsPerNode(), Levels: c.Levels},
-		Parallelism: plan.Parallelism{
-			TP: cfg.TP, PP: cfg.PP, DP: cfg.DP, Interleave: cfg.Interleave,
-		},
-		Stages: stages,
-		Schedule: plan.Schedule{
-			Kind: kind, Microbatches: pr.Microbatches, MicrobatchSize: cfg.Microbatch, GlobalBatch: cfg.GlobalBatch,
-		},
-		Recompute: string(cfg.Recompute),
+	return Candidate{
+		Planner:      plan.PlannerPTDP,
+		Execution:    cfg,
+		Microbatches: pr.Microbatches,
+		Stages:       stages,
 		Predictions: plan.Predictions{
 			IterationSeconds: pr.IterationSeconds,
 			SamplesPerSecond: pr.SamplesPerSec,
@@ -66,12 +94,20 @@ func PTDPPlan(tr model.Transformer, c hw.Cluster, cfg cost.Config, opt cost.Opti
 			PeakBytesPerGPU:  pr.Memory.PeakBytes,
 			StagePeakBytes:   peaks,
 		},
+		Fits:    pr.Memory.Fits(),
+		PTDP:    &pr,
+		model:   plan.Model{Name: tr.Name, NumLayers: tr.Layers, Transformer: &spec},
+		cluster: SystemOf(c).PlanCluster(),
 	}
-	if p.Recompute == "" {
-		p.Recompute = string(model.RecomputeNone)
+}
+
+// PTDPPlan turns configuration cfg of transformer tr on cluster c into the
+// exported run plan (see ptdpCandidate), predicting it with cost.Predict
+// for every stage's peak memory.
+func PTDPPlan(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt cost.Options) (*plan.Plan, error) {
+	pr, err := cost.Predict(tr, c, cfg, opt)
+	if err != nil {
+		return nil, err
 	}
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("ptdp plan: %w", err)
-	}
-	return p, nil
+	return ptdpCandidate(tr, c, cfg, pr).RunPlan()
 }

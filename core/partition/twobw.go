@@ -87,56 +87,34 @@ type TwoBWOptions struct {
 	StateBytesPerWeightByte float64
 }
 
-// TwoBWConfig is one evaluated configuration of the 2BW planner.
-type TwoBWConfig struct {
-	// DataParallel is d, the number of parallel pipelines (replicas of each stage).
-	DataParallel int `json:"dp"`
-	// Stages is p, the number of pipeline stages.
-	Stages int `json:"pp"`
-	// Microbatch is the per-GPU microbatch size b.
-	Microbatch int `json:"microbatch"`
-	// Execution says whether the configuration pipelines and recomputes.
+// TwoBWDetail is what the 2BW planner chose for a candidate beyond its
+// plan.Execution (TP 1, PP p, DP d, microbatch size b, global batch B; the
+// 2bw schedule when pipelined, else 1f1b over one pipeline's stages in
+// turn; full recomputation with TwoBWPipelinedRecompute).
+type TwoBWDetail struct {
+	// Execution is which of the executions of §3.3.3 the candidate is.
 	Execution TwoBWExecution `json:"execution"`
-	// Microbatches is m(b, d) = B/(d·b), the microbatches per pipeline between
-	// data-parallel gradient exchanges.
-	Microbatches int `json:"microbatches"`
 	// GradientAccumulation is g: B/(N·b) when pipelined (m = p·g), m otherwise.
 	GradientAccumulation int `json:"gradient_accumulation"`
-	// FirstBlocks holds the first block of each stage; stage i ends where stage i+1 starts.
-	FirstBlocks []int `json:"first_blocks"`
-	// SecondsPerMicrobatch is t, the time in which each pipeline processes one microbatch.
-	SecondsPerMicrobatch float64 `json:"seconds_per_microbatch"`
-	// SamplesPerSecond is the throughput of all pipelines together, d·b/t.
-	SamplesPerSecond float64 `json:"samples_per_second"`
-	// MemoryBytes is the footprint of the most loaded GPU by MEMORY(.).
-	MemoryBytes float64 `json:"memory_bytes"`
 	// IntraServerAllReduce says the orientation chosen puts each stage's
 	// replicas inside one server (otherwise each pipeline is packed first).
 	IntraServerAllReduce bool `json:"intra_server_all_reduce"`
 }
 
-// TwoBWPlan is the result of the 2BW planner: the best configuration and,
-// for every (d, p, execution), the best feasible microbatch size.
-type TwoBWPlan struct {
-	// Best is the highest-throughput configuration that fits in memory.
-	Best TwoBWConfig `json:"best"`
-	// Candidates holds the best feasible configuration of every (d, p,
-	// execution), highest throughput first.
-	Candidates []TwoBWConfig `json:"candidates"`
-}
-
 // PlanTwoBW runs PipeDream-2BW's planner (dissertation §3.3.2, Algorithm 1):
 // it sweeps every (d, p) with d·p = N, every microbatch size b with B
 // divisible by d·b, and the three executions of §3.3.3, drops
-// configurations whose MEMORY(.) exceeds M, and returns the best
-// THROUGHPUT(.). progress, if not nil, is called with the (d, p) pairs done
-// and their total.
-func PlanTwoBW(ctx context.Context, m TwoBWModel, opt TwoBWOptions, progress func(done, total int)) (TwoBWPlan, error) {
+// configurations whose MEMORY(.) exceeds M, and returns for every (d, p,
+// execution) its best feasible microbatch size, highest THROUGHPUT(.)
+// first. Each candidate's prediction has t as BottleneckSeconds, MEMORY(.)
+// per stage and of the most loaded GPU, and d·b/t as SamplesPerSecond.
+// progress, if not nil, counts the (d, p) pairs done.
+func PlanTwoBW(ctx context.Context, m TwoBWModel, opt TwoBWOptions, progress Progress) ([]Candidate, error) {
 	if err := opt.validate(); err != nil {
-		return TwoBWPlan{}, err
+		return nil, err
 	}
 	if m == nil || m.NumBlocks() < 1 {
-		return TwoBWPlan{}, fmt.Errorf("model: must have at least one block")
+		return nil, fmt.Errorf("model: must have at least one block")
 	}
 	var pairs [][2]int // (d, p) with d·p = N and p <= blocks; (N, 1) always qualifies
 	for _, d := range divisors(opt.GPUs) {
@@ -146,52 +124,51 @@ func PlanTwoBW(ctx context.Context, m TwoBWModel, opt TwoBWOptions, progress fun
 	}
 	ev := newTwoBWEvaluator(m, opt)
 	if pre, _ := ev.costs(1); !(pre[m.NumBlocks()].ComputeSeconds > 0) {
-		return TwoBWPlan{}, fmt.Errorf("model: compute time at microbatch 1 must be > 0, got %v s", pre[m.NumBlocks()].ComputeSeconds)
+		return nil, fmt.Errorf("model: compute time at microbatch 1 must be > 0, got %v s", pre[m.NumBlocks()].ComputeSeconds)
 	}
-	var plan TwoBWPlan
+	var cands []Candidate
 	smallest := math.Inf(1)
 	for i, dp := range pairs {
 		if err := ctx.Err(); err != nil {
-			return TwoBWPlan{}, err
+			return nil, err
 		}
 		d, p := dp[0], dp[1]
 		for _, e := range []TwoBWExecution{TwoBWNoPipelining, TwoBWPipelined, TwoBWPipelinedRecompute} {
 			if e != TwoBWNoPipelining && p == 1 {
 				continue // one stage: nothing to pipeline
 			}
-			best, ok := TwoBWConfig{}, false
+			best, ok := Candidate{}, false
 			for _, b := range microbatchSizes(opt.BatchSize, d) {
 				c, valid := ev.evaluate(d, p, b, e)
 				if !valid {
 					continue
 				}
-				smallest = math.Min(smallest, c.MemoryBytes)
-				if c.MemoryBytes > opt.MemoryBytes {
+				smallest = math.Min(smallest, c.Predictions.PeakBytesPerGPU)
+				if c.Predictions.PeakBytesPerGPU > opt.MemoryBytes {
 					continue
 				}
-				if !ok || c.SamplesPerSecond > best.SamplesPerSecond {
+				if !ok || c.Predictions.SamplesPerSecond > best.Predictions.SamplesPerSecond {
 					best, ok = c, true
 				}
 			}
 			if ok {
-				plan.Candidates = append(plan.Candidates, best)
+				cands = append(cands, best)
 			}
 		}
 		if progress != nil {
 			progress(i+1, len(pairs))
 		}
 	}
-	if len(plan.Candidates) == 0 {
+	if len(cands) == 0 {
 		if math.IsInf(smallest, 1) {
-			return TwoBWPlan{}, fmt.Errorf("batch_size: %d admits no configuration on %d GPUs (B must be a multiple of d·b, and of N·b to pipeline)", opt.BatchSize, opt.GPUs)
+			return nil, fmt.Errorf("batch_size: %d admits no configuration on %d GPUs (B must be a multiple of d·b, and of N·b to pipeline)", opt.BatchSize, opt.GPUs)
 		}
-		return TwoBWPlan{}, fmt.Errorf("memory_bytes: does not fit: the smallest configuration needs %.4g bytes > %.4g", smallest, opt.MemoryBytes)
+		return nil, fmt.Errorf("memory_bytes: does not fit: the smallest configuration needs %.4g bytes > %.4g", smallest, opt.MemoryBytes)
 	}
-	sort.SliceStable(plan.Candidates, func(i, j int) bool {
-		return plan.Candidates[i].SamplesPerSecond > plan.Candidates[j].SamplesPerSecond
+	sort.SliceStable(cands, func(i, j int) bool {
+		return cands[i].Predictions.SamplesPerSecond > cands[j].Predictions.SamplesPerSecond
 	})
-	plan.Best = plan.Candidates[0]
-	return plan, nil
+	return cands, nil
 }
 
 // maxTwoBWGPUs bounds the cluster size of a 2BW plan, as hw.Cluster does.

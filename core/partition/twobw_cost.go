@@ -1,6 +1,12 @@
 package partition
 
-import "math"
+import (
+	"math"
+
+	"pipeplan/core/model"
+	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
+)
 
 // twoBWEvaluator computes the closed-form THROUGHPUT(.) and MEMORY(.) cost
 // functions of dissertation §3.3.3, caching block costs per microbatch size.
@@ -77,39 +83,66 @@ func (ev *twoBWEvaluator) bandwidths(d, p int, replicasInner bool) (pipeline, al
 	return innerBW, outerBW
 }
 
-// evaluate returns the configuration (d, p, b, e) with its THROUGHPUT(.)
-// and MEMORY(.), and false when B is not a multiple of d·b (or, pipelined,
-// of N·b: 2BW needs m >= p microbatches per weight version, §3.1).
-func (ev *twoBWEvaluator) evaluate(d, p, b int, e TwoBWExecution) (TwoBWConfig, bool) {
+// evaluate returns the configuration (d, p, b, e) as a candidate with its
+// THROUGHPUT(.) and MEMORY(.), and false when B is not a multiple of d·b
+// (or, pipelined, of N·b: 2BW needs m >= p microbatches per weight
+// version, §3.1).
+func (ev *twoBWEvaluator) evaluate(d, p, b int, e TwoBWExecution) (Candidate, bool) {
 	B := ev.opt.BatchSize
 	if B%(d*b) != 0 {
-		return TwoBWConfig{}, false
+		return Candidate{}, false
 	}
 	m := B / (d * b) // m(b, d) = B/(d·b)
 	g := m
 	if e != TwoBWNoPipelining {
 		if m%p != 0 {
-			return TwoBWConfig{}, false
+			return Candidate{}, false
 		}
 		g = m / p // g = B/(N·b), Algorithm 1
 	}
 	pre, in := ev.costs(b)
 	first := twoBWStageBounds(ev.m.NumBlocks(), p)
-	c := TwoBWConfig{
-		DataParallel: d, Stages: p, Microbatch: b, Execution: e,
-		Microbatches: m, GradientAccumulation: g, FirstBlocks: first[:p],
+	c := Candidate{
+		Planner: plan.PlannerTwoBW,
+		Execution: plan.Execution{TP: 1, PP: p, DP: d, Interleave: 1, CP: 1, EP: 1, MicrobatchSize: b, GlobalBatch: B,
+			Recompute: e.recompute(), Schedule: e.schedule()},
+		Microbatches: m,
+		Fits:         true,
+		TwoBW:        &TwoBWDetail{Execution: e, GradientAccumulation: g},
 	}
+	t := 0.0
 	for _, replicasInner := range []bool{true, false} {
-		t := ev.seconds(d, p, m, e, first, pre, in, replicasInner)
-		if c.SecondsPerMicrobatch == 0 || t < c.SecondsPerMicrobatch {
-			c.SecondsPerMicrobatch, c.IntraServerAllReduce = t, replicasInner
+		if s := ev.seconds(d, p, m, e, first, pre, in, replicasInner); t == 0 || s < t {
+			t, c.TwoBW.IntraServerAllReduce = s, replicasInner
 		}
 	}
-	c.SamplesPerSecond = float64(d*b) / c.SecondsPerMicrobatch
+	c.Predictions = plan.Predictions{BottleneckSeconds: t, SamplesPerSecond: float64(d*b) / t}
+	c.Predictions.IterationSeconds = float64(B) / c.Predictions.SamplesPerSecond
 	for i := 0; i < p; i++ {
-		c.MemoryBytes = math.Max(c.MemoryBytes, ev.memory(p, e, pre[first[i+1]].sub(pre[first[i]]), in[first[i]]))
+		c.Stages = append(c.Stages, plan.Stage{FirstLayer: first[i], LastLayer: first[i+1] - 1, Replicas: 1})
+		mem := ev.memory(p, e, pre[first[i+1]].sub(pre[first[i]]), in[first[i]])
+		c.Predictions.StagePeakBytes = append(c.Predictions.StagePeakBytes, mem)
+		c.Predictions.PeakBytesPerGPU = math.Max(c.Predictions.PeakBytesPerGPU, mem)
 	}
 	return c, true
+}
+
+// recompute is the activation recomputation of the execution.
+func (e TwoBWExecution) recompute() model.Recompute {
+	if e == TwoBWPipelinedRecompute {
+		return model.RecomputeFull
+	}
+	return model.RecomputeNone
+}
+
+// schedule is the pipeline schedule of the execution: 2BW when pipelined,
+// else 1F1B (one microbatch at a time through the stages, gradients
+// accumulated).
+func (e TwoBWExecution) schedule() schedule.Kind {
+	if e == TwoBWNoPipelining {
+		return schedule.OneFOneB
+	}
+	return schedule.TwoBW
 }
 
 // sub returns the cost of blocks [j, k) from prefix sums a = pre[k], s = pre[j].

@@ -1,7 +1,11 @@
 package partition
 
 import (
+	"context"
+	"math"
+
 	"pipeplan/core/model"
+	"pipeplan/core/plan"
 )
 
 // ProfileBlocks adapts a measured layer profile to the 2BW planner: each
@@ -38,4 +42,48 @@ func (pb ProfileBlocks) BlockCost(k, b int) TwoBWBlockCost {
 		c.InputBytes = pb.profile.Layers[k-1].OutputActivationBytes * scale
 	}
 	return c
+}
+
+// SGDMomentumStateBytesPerWeightByte is the gradient and momentum kept per
+// weight byte by SGD with momentum, the optimizer of PipeDream's profiled
+// models (TwoBWOptions.StateBytesPerWeightByte for them).
+const SGDMomentumStateBytesPerWeightByte = 2
+
+// twoBWPlanner is PipeDream-2BW's planner (§3.3.2, Algorithm 1) as a
+// Planner over a layer profile (ProfileBlocks), with SGD with momentum's
+// optimizer state: the best configuration of every (d, p, execution).
+type twoBWPlanner struct{}
+
+func (twoBWPlanner) Name() string { return plan.PlannerTwoBW }
+
+// Plan plans the problem's layer chain at global batch Fixed.GlobalBatch on
+// the system: its servers (the innermost level) with the bandwidths inside
+// and between them, and its memory per GPU (unlimited when 0).
+func (pl twoBWPlanner) Plan(ctx context.Context, p Problem, progress Progress) ([]Candidate, error) {
+	prof, err := p.needProfile(pl.Name())
+	if err != nil {
+		return nil, err
+	}
+	if err := p.System.Validate(); err != nil {
+		return nil, err
+	}
+	blocks, err := NewProfileBlocks(prof)
+	if err != nil {
+		return nil, err
+	}
+	memory := p.System.MemoryBytes
+	if memory == 0 {
+		memory = math.MaxFloat64
+	}
+	cands, err := PlanTwoBW(ctx, blocks, TwoBWOptions{
+		GPUs: p.System.GPUs(), GPUsPerServer: p.System.GPUsPerServer(),
+		IntraServerBandwidthBytesPerSec: p.System.IntraServerBandwidthBytesPerSec(),
+		InterServerBandwidthBytesPerSec: p.System.InterServerBandwidthBytesPerSec(),
+		MemoryBytes:                     memory, BatchSize: p.Fixed.GlobalBatch,
+		StateBytesPerWeightByte: SGDMomentumStateBytesPerWeightByte,
+	}, progress)
+	for i := range cands {
+		cands[i].model, cands[i].cluster = profilePlanModel(prof), p.System.PlanCluster()
+	}
+	return cands, err
 }

@@ -57,14 +57,14 @@ func TestTwoBWMemoryFormulas(t *testing.T) {
 				if !ok {
 					t.Fatalf("d=%d p=%d b=%d %v: not evaluated", d, p, b, e)
 				}
-				if math.Abs(c.MemoryBytes-w) > 1e-9*w {
-					t.Errorf("d=%d p=%d b=%d %v: memory %.6g, want %.6g", d, p, b, e, c.MemoryBytes, w)
+				if got := c.Predictions.PeakBytesPerGPU; math.Abs(got-w) > 1e-9*w {
+					t.Errorf("d=%d p=%d b=%d %v: memory %.6g, want %.6g", d, p, b, e, got, w)
 				}
 			}
 			// Recomputation saves exactly (p−1)·|A_total(b)|/p.
 			full, _ := ev.evaluate(d, p, b, TwoBWPipelined)
 			rec, _ := ev.evaluate(d, p, b, TwoBWPipelinedRecompute)
-			if got, w := full.MemoryBytes-rec.MemoryBytes, (P-1)*A/P; math.Abs(got-w) > 1e-9*w {
+			if got, w := full.Predictions.PeakBytesPerGPU-rec.Predictions.PeakBytesPerGPU, (P-1)*A/P; math.Abs(got-w) > 1e-9*w {
 				t.Errorf("p=%d b=%d: recompute saves %.6g, want %.6g", p, b, got, w)
 			}
 		}
@@ -74,7 +74,7 @@ func TestTwoBWMemoryFormulas(t *testing.T) {
 	withState := newTwoBWEvaluator(u, opt)
 	a, _ := ev.evaluate(4, 4, 1, TwoBWPipelined)
 	b, _ := withState.evaluate(4, 4, 1, TwoBWPipelined)
-	if got, w := b.MemoryBytes-a.MemoryBytes, 3*W/4; math.Abs(got-w) > 1e-9*w {
+	if got, w := b.Predictions.PeakBytesPerGPU-a.Predictions.PeakBytesPerGPU, 3*W/4; math.Abs(got-w) > 1e-9*w {
 		t.Errorf("state adds %.6g, want %.6g", got, w)
 	}
 }
@@ -115,11 +115,11 @@ func TestTwoBWThroughputFormula(t *testing.T) {
 		if !ok {
 			t.Fatalf("%v: not evaluated", tc.e)
 		}
-		if math.Abs(c.SecondsPerMicrobatch-want) > 1e-12*want {
-			t.Errorf("%v: t = %.9g, want %.9g", tc.e, c.SecondsPerMicrobatch, want)
+		if got := c.Predictions.BottleneckSeconds; math.Abs(got-want) > 1e-12*want {
+			t.Errorf("%v: t = %.9g, want %.9g", tc.e, got, want)
 		}
-		if w := d * b / want; math.Abs(c.SamplesPerSecond-w) > 1e-9*w {
-			t.Errorf("%v: throughput %.6g, want d·b/t = %.6g", tc.e, c.SamplesPerSecond, w)
+		if w, got := d*b/want, c.Predictions.SamplesPerSecond; math.Abs(got-w) > 1e-9*w {
+			t.Errorf("%v: throughput %.6g, want d·b/t = %.6g", tc.e, got, w)
 		}
 	}
 }
@@ -143,9 +143,9 @@ func bruteForceTwoBW(m TwoBWModel, opt TwoBWOptions) (best, smallest float64) {
 					if !ok {
 						continue
 					}
-					smallest = math.Min(smallest, c.MemoryBytes)
-					if c.MemoryBytes <= opt.MemoryBytes {
-						best = math.Max(best, c.SamplesPerSecond)
+					smallest = math.Min(smallest, c.Predictions.PeakBytesPerGPU)
+					if c.Predictions.PeakBytesPerGPU <= opt.MemoryBytes {
+						best = math.Max(best, c.Predictions.SamplesPerSecond)
 					}
 				}
 			}
@@ -178,7 +178,7 @@ func TestTwoBWPlanMatchesBruteForce(t *testing.T) {
 			StateBytesPerWeightByte: float64(rng.Intn(4)),
 		}
 		want, smallest := bruteForceTwoBW(pb, opt)
-		plan, err := PlanTwoBW(context.Background(), pb, opt, nil)
+		cands, err := PlanTwoBW(context.Background(), pb, opt, nil)
 		if want == 0 {
 			if err == nil || !strings.Contains(err.Error(), "does not fit") {
 				t.Errorf("trial %d: nothing fits (smallest %.4g > %.4g) but got err %v", trial, smallest, opt.MemoryBytes, err)
@@ -188,17 +188,18 @@ func TestTwoBWPlanMatchesBruteForce(t *testing.T) {
 		if err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
 		}
-		if plan.Best.SamplesPerSecond != want {
-			t.Errorf("trial %d: best %.9g samples/s, brute force %.9g", trial, plan.Best.SamplesPerSecond, want)
+		if got := cands[0].Predictions.SamplesPerSecond; got != want {
+			t.Errorf("trial %d: best %.9g samples/s, brute force %.9g", trial, got, want)
 		}
-		for _, c := range plan.Candidates {
-			if c.DataParallel*c.Microbatch*c.Microbatches != opt.BatchSize {
+		for _, c := range cands {
+			e := c.Execution
+			if e.DP*e.MicrobatchSize*c.Microbatches != opt.BatchSize || e.Microbatches() != c.Microbatches || e.GlobalBatch != opt.BatchSize {
 				t.Errorf("trial %d: %+v: d·b·m != B = %d", trial, c, opt.BatchSize)
 			}
-			if c.Execution != TwoBWNoPipelining && opt.GPUs*c.Microbatch*c.GradientAccumulation != opt.BatchSize {
+			if c.TwoBW.Execution != TwoBWNoPipelining && opt.GPUs*e.MicrobatchSize*c.TwoBW.GradientAccumulation != opt.BatchSize {
 				t.Errorf("trial %d: %+v: N·b·g != B = %d", trial, c, opt.BatchSize)
 			}
-			if c.MemoryBytes > opt.MemoryBytes {
+			if c.Predictions.PeakBytesPerGPU > opt.MemoryBytes {
 				t.Errorf("trial %d: candidate over memory: %+v", trial, c)
 			}
 		}
@@ -212,20 +213,20 @@ func TestTwoBWRecomputeWhenMemoryIsTight(t *testing.T) {
 	u := uniformBlocks{n: 24, seconds: 5e-3, weight: 100e6, stash: 400e6, input: 2e6}
 	opt := testTwoBWOptions()
 	opt.MemoryBytes = 1e12
-	plan, err := PlanTwoBW(context.Background(), u, opt, nil)
+	cands, err := PlanTwoBW(context.Background(), u, opt, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.Best.Execution == TwoBWPipelinedRecompute {
-		t.Errorf("ample memory: picked recomputation %+v", plan.Best)
+	if cands[0].TwoBW.Execution == TwoBWPipelinedRecompute {
+		t.Errorf("ample memory: picked recomputation %+v", cands[0])
 	}
 	opt.MemoryBytes = 4e9 // a 2-stage no-recompute stash at b=1 is 2·12·400e6 = 9.6 GB
-	plan, err = PlanTwoBW(context.Background(), u, opt, nil)
+	cands, err = PlanTwoBW(context.Background(), u, opt, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.Best.Execution != TwoBWPipelinedRecompute {
-		t.Errorf("tight memory: want recomputation, got %+v", plan.Best)
+	if cands[0].TwoBW.Execution != TwoBWPipelinedRecompute {
+		t.Errorf("tight memory: want recomputation, got %+v", cands[0])
 	}
 }
 
@@ -235,13 +236,13 @@ func TestTwoBWNeedsPipelineWhenWeightsDoNotFit(t *testing.T) {
 	u := uniformBlocks{n: 32, seconds: 1e-3, weight: 1e9, stash: 1e6, input: 1e5}
 	opt := testTwoBWOptions()
 	opt.MemoryBytes = 10e9 // needs 2·32e9/p <= ~10e9: p >= 8 pipelined, p >= 4 unpipelined
-	plan, err := PlanTwoBW(context.Background(), u, opt, nil)
+	cands, err := PlanTwoBW(context.Background(), u, opt, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range plan.Candidates {
-		if c.Stages < 4 {
-			t.Errorf("candidate with %d stages cannot hold %g weight bytes: %+v", c.Stages, 32e9, c)
+	for _, c := range cands {
+		if c.Execution.PP < 4 {
+			t.Errorf("candidate with %d stages cannot hold %g weight bytes: %+v", c.Execution.PP, 32e9, c)
 		}
 	}
 }

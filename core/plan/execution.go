@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"slices"
 
 	"pipeplan/core/model"
 	"pipeplan/core/schedule"
@@ -39,9 +38,16 @@ type Execution struct {
 	// ZeRO is the ZeRO stage over the data-parallel replicas (0–3; 1 is
 	// Megatron-LM's distributed optimizer).
 	ZeRO int `json:"zero"`
+	// Optimizer names how weights, gradients and optimizer state are kept,
+	// as core/cost parses it (sgd, adam, mixed-adam, mixed-adam-fp32-grads;
+	// "" is mixed-adam); core/cost holds each one's bytes per parameter.
+	Optimizer string `json:"optimizer,omitempty"`
 	// SequenceParallel shards the non-tensor-parallel activations over the
 	// tensor-parallel group (Korthikanti et al. 2022).
 	SequenceParallel bool `json:"sequence_parallel"`
+	// ScatterGather sends the pipeline's boundary activations scattered over
+	// the tensor-parallel ranks and all-gathers them on arrival (§4.4.1).
+	ScatterGather bool `json:"scatter_gather"`
 	// Overlap says which communication is overlapped with computation.
 	Overlap Overlap `json:"overlap"`
 }
@@ -87,11 +93,12 @@ func (e Execution) Validate() error {
 	if _, err := model.ParseRecompute(string(e.Recompute)); err != nil || e.Recompute == "" {
 		return fmt.Errorf("execution.recompute: must be one of none, selective, full; got %q", e.Recompute)
 	}
-	if !slices.Contains(schedule.Kinds, e.Schedule) {
-		return fmt.Errorf("execution.schedule: must be one of %v, got %q", schedule.Kinds, e.Schedule)
+	kind, err := e.Schedule.Info()
+	if err != nil {
+		return fmt.Errorf("execution.schedule: %w", err)
 	}
-	if e.Interleave > 1 && e.Schedule != schedule.Interleaved {
-		return fmt.Errorf("execution.interleave: %d model chunks per device need the %q schedule, got %q", e.Interleave, schedule.Interleaved, e.Schedule)
+	if e.Interleave > 1 && !kind.Chunked {
+		return fmt.Errorf("execution.interleave: %d model chunks per device need a chunked schedule (%q), got %q", e.Interleave, schedule.Interleaved, e.Schedule)
 	}
 	if e.ZeRO < 0 || e.ZeRO > 3 {
 		return fmt.Errorf("execution.zero: must be 0, 1, 2 or 3, got %d", e.ZeRO)

@@ -4,13 +4,22 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"pipeplan/core/schedule"
 )
 
-// ScheduleKinds are the schedule kinds a plan may name (core/schedule's generators).
-var ScheduleKinds = []string{"gpipe", "1f1b", "interleaved", "2bw", "pipedream", "1f1b-rr", "zb-h1", "1f1b-star"}
+// The planner names a plan may carry: core/partition's registry holds a
+// planner under each name but PlannerManual (a plan written by hand).
+const (
+	PlannerPipeDream = "pipedream"
+	PlannerMadPipe   = "madpipe"
+	PlannerTwoBW     = "2bw"
+	PlannerPTDP      = "ptdp"
+	PlannerManual    = "manual"
+)
 
 // Planners are the planner names a plan may carry.
-var Planners = []string{"pipedream", "madpipe", "2bw", "ptdp", "manual"}
+var Planners = []string{PlannerPipeDream, PlannerMadPipe, PlannerTwoBW, PlannerPTDP, PlannerManual}
 
 // RecomputeModes are the activation recomputation modes.
 var RecomputeModes = []string{"none", "selective", "full"}
@@ -126,8 +135,8 @@ func (p *Plan) validateStages() error {
 }
 
 func (s Schedule) validate() error {
-	if !slices.Contains(ScheduleKinds, s.Kind) {
-		return fmt.Errorf("schedule.kind: must be one of %v, got %q", ScheduleKinds, s.Kind)
+	if _, err := schedule.Kind(s.Kind).Info(); err != nil {
+		return fmt.Errorf("schedule.kind: %w", err)
 	}
 	if s.Microbatches < 1 {
 		return fmt.Errorf("schedule.microbatches: must be >= 1, got %d", s.Microbatches)

@@ -39,12 +39,18 @@ func Generate(kind Kind, o Options) (*Schedule, error) {
 		return nil, fmt.Errorf("microbatches: must be >= 1, got %d", o.Microbatches)
 	case o.Chunks < 1 || o.Chunks > 64:
 		return nil, fmt.Errorf("chunks: must be in [1, 64], got %d", o.Chunks)
-	case o.Chunks != 1 && kind != Interleaved:
-		return nil, fmt.Errorf("chunks: only the interleaved schedule has chunks, got %d for %s", o.Chunks, kind)
+	}
+	in, err := kind.Info()
+	if err != nil {
+		return nil, fmt.Errorf("kind: %w", err)
+	}
+	switch {
+	case o.Chunks != 1 && !in.Chunked:
+		return nil, fmt.Errorf("chunks: only %s take chunks, got %d for %s", namesWhere(func(in KindInfo) bool { return in.Chunked }), o.Chunks, kind)
 	case o.Batches < 1:
 		return nil, fmt.Errorf("batches: must be >= 1, got %d", o.Batches)
-	case o.Batches != 1 && kind != TwoBW && kind != PipeDream:
-		return nil, fmt.Errorf("batches: only 2bw and pipedream run several batches, got %d for %s", o.Batches, kind)
+	case o.Batches != 1 && !in.MultiBatch:
+		return nil, fmt.Errorf("batches: only %s run several batches, got %d for %s", namesWhere(func(in KindInfo) bool { return in.MultiBatch }), o.Batches, kind)
 	case o.Replicas != nil && kind != OneFOneBRR:
 		return nil, fmt.Errorf("replicas: only 1f1b-rr replicates stages")
 	case o.VerticalSync && kind != PipeDream:
@@ -55,23 +61,7 @@ func Generate(kind Kind, o Options) (*Schedule, error) {
 		return nil, fmt.Errorf("stages × chunks × microbatches × batches: must be at most %d, got %d×%d×%d×%d",
 			maxGenerate/3, o.Stages, o.Chunks, o.Microbatches, o.Batches)
 	}
-	gen, ok := generators[kind]
-	if !ok {
-		return nil, fmt.Errorf("kind: must be one of %v, got %q", Kinds, kind)
-	}
-	return gen(o)
-}
-
-// generators maps each kind to its generator.
-var generators = map[Kind]func(Options) (*Schedule, error){
-	GPipe:        gpipe,
-	OneFOneB:     oneFOneBFlush,
-	Interleaved:  interleaved,
-	TwoBW:        twoBW,
-	PipeDream:    pipeDream,
-	OneFOneBRR:   oneFOneBRR,
-	ZBH1:         zbH1,
-	OneFOneBStar: oneFOneBStar,
+	return in.generate(o)
 }
 
 // newSchedule returns an empty schedule with one list per device.

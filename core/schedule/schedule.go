@@ -5,33 +5,6 @@ import (
 	"strings"
 )
 
-// Kind names a schedule generator; the strings are those of the CLI and of
-// plan.Schedule.Kind.
-type Kind string
-
-// The schedule kinds.
-const (
-	// GPipe runs all forward passes, then all backward passes, then flushes.
-	GPipe Kind = "gpipe"
-	// OneFOneB is 1F1B with a flush (PipeDream-Flush, dissertation §3.2.3).
-	OneFOneB Kind = "1f1b"
-	// Interleaved is Megatron's interleaved 1F1B with v chunks per device (§4.2.2).
-	Interleaved Kind = "interleaved"
-	// TwoBW is PipeDream-2BW: 1F1B without flushes, double-buffered weights (§3.2.1).
-	TwoBW Kind = "2bw"
-	// PipeDream is asynchronous 1F1B with weight stashing (§2.4.3).
-	PipeDream Kind = "pipedream"
-	// OneFOneBRR is 1F1B with replicated stages fed round-robin (§2.4.2).
-	OneFOneBRR Kind = "1f1b-rr"
-	// ZBH1 is the zero-bubble ZB-H1 schedule of Qi et al. (2023).
-	ZBH1 Kind = "zb-h1"
-	// OneFOneBStar is MadPipe's 1F1B* for a given period (madpipe-2020 §4.1).
-	OneFOneBStar Kind = "1f1b-star"
-)
-
-// Kinds lists every schedule kind in a stable order.
-var Kinds = []Kind{GPipe, OneFOneB, Interleaved, TwoBW, PipeDream, OneFOneBRR, ZBH1, OneFOneBStar}
-
 // Versioning is the rule that picks the weight version a microbatch uses.
 type Versioning uint8
 
