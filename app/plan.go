@@ -10,6 +10,7 @@ import (
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
 	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
 	"pipeplan/gpuprofiles"
 )
 
@@ -52,7 +53,7 @@ type Candidate struct {
 	// Reason says why it does not fit ("" when it fits).
 	Reason string `json:"reason,omitempty"`
 
-	config cost.Config // the PTD-P configuration, to export it
+	config plan.Execution // the PTD-P configuration, to export it
 }
 
 // Result is the planner's answer for the Plan page.
@@ -137,8 +138,8 @@ func clusterFor(in request.Plan) (hw.Cluster, error) {
 // with the paper's execution choices (scatter/gather on, recomputation searched).
 func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan) (Result, error) {
 	res := Result{Model: m.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes}
-	opt := partition.PTDPOptions{Fixed: cost.Config{GlobalBatch: in.GlobalBatch, ScatterGather: true,
-		Optimizer: cost.Optimizer(in.Optimizer), ZeRO: in.ZeRO, Recompute: model.Recompute(in.Recompute)}}
+	opt := partition.PTDPOptions{Fixed: plan.Execution{GlobalBatch: in.GlobalBatch, ScatterGather: true,
+		Optimizer: in.Optimizer, ZeRO: in.ZeRO, Recompute: model.Recompute(in.Recompute)}}
 	tr := *m.Transformer
 	found, err := partition.SearchPTDP(ctx, tr, c, opt, nil)
 	if err != nil && len(found.Infeasible) == 0 {
@@ -183,7 +184,7 @@ func fromPTDP(c partition.PTDPCandidate) Candidate {
 	cfg := c.Config
 	return Candidate{
 		Planner: "ptdp", TP: cfg.TP, PP: cfg.PP, DP: cfg.DP, Interleave: max(cfg.Interleave, 1),
-		Microbatch: cfg.Microbatch, Microbatches: p.Microbatches,
+		Microbatch: cfg.MicrobatchSize, Microbatches: p.Microbatches,
 		Schedule: scheduleKind(cfg), Recompute: recomputeName(cfg.Recompute), config: cfg,
 		IterationSeconds: p.IterationSeconds, SamplesPerSecond: p.SamplesPerSec,
 		TFLOPSPerGPU: p.TFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
@@ -193,14 +194,14 @@ func fromPTDP(c partition.PTDPCandidate) Candidate {
 
 // scheduleKind is the schedule a PTD-P configuration runs: its own, or
 // 1F1B, interleaved when v > 1 (as core/cost reads an empty one).
-func scheduleKind(cfg cost.Config) string {
+func scheduleKind(cfg plan.Execution) string {
 	switch {
 	case cfg.Schedule != "":
-		return cfg.Schedule
+		return string(cfg.Schedule)
 	case cfg.Interleave > 1:
-		return cost.ScheduleInterleaved
+		return string(schedule.Interleaved)
 	default:
-		return cost.Schedule1F1B
+		return string(schedule.OneFOneB)
 	}
 }
 

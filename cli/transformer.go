@@ -11,6 +11,7 @@ import (
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
+	"pipeplan/core/plan"
 	"pipeplan/gpuprofiles"
 	"pipeplan/internal/atomicfile"
 )
@@ -144,8 +145,8 @@ func runTransformer(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fixed := cost.Config{
-		TP: *tp, PP: *pp, Microbatch: *micro, Interleave: *interleave, GlobalBatch: *batch,
+	fixed := plan.Execution{
+		TP: *tp, PP: *pp, MicrobatchSize: *micro, Interleave: *interleave, GlobalBatch: *batch,
 		SequenceParallel: *seqPar, ScatterGather: true,
 	}
 	if set["recompute"] {
@@ -202,7 +203,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 
 // evaluateTransformer predicts the one configuration every degree of which
 // the flags gave, as a result with a single candidate (feasible or not).
-func evaluateTransformer(tr model.Transformer, c hw.Cluster, cfg cost.Config) (partition.PTDPResult, error) {
+func evaluateTransformer(tr model.Transformer, c hw.Cluster, cfg plan.Execution) (partition.PTDPResult, error) {
 	if cfg.TP < 1 || cfg.PP < 1 || c.GPUs()%(cfg.TP*cfg.PP) != 0 {
 		return partition.PTDPResult{}, fmt.Errorf("--tp, --pp: tp·pp must divide the %d GPUs, got %d·%d", c.GPUs(), cfg.TP, cfg.PP)
 	}
@@ -254,7 +255,7 @@ func transformerClusterInfo(c hw.Cluster, tr model.Transformer) transformerClust
 func transformerConfigOf(c partition.PTDPCandidate) transformerConfig {
 	p, m := c.Prediction, c.Prediction.Memory
 	return transformerConfig{
-		TP: c.Config.TP, PP: c.Config.PP, DP: c.Config.DP, Microbatch: c.Config.Microbatch,
+		TP: c.Config.TP, PP: c.Config.PP, DP: c.Config.DP, Microbatch: c.Config.MicrobatchSize,
 		Interleave: c.Config.Interleave, Microbatches: p.Microbatches, Recompute: c.Config.Recompute,
 		SequenceParallel: c.Config.SequenceParallel, FLOPsPerIteration: p.FLOPsPerIteration,
 		IterationSeconds: p.IterationSeconds, SamplesPerSecond: p.SamplesPerSec, TokensPerSecond: p.TokensPerSec,

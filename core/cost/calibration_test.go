@@ -6,6 +6,7 @@ import (
 
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
+	"pipeplan/core/plan"
 	"pipeplan/gpuprofiles"
 )
 
@@ -78,7 +79,7 @@ func predictTable(t *testing.T, r megatronRun) Prediction {
 		if (r.layers/r.pp)%v != 0 || (v > 1 && r.pp == 1) {
 			continue
 		}
-		cfg := Config{TP: r.tp, PP: r.pp, DP: r.gpus / (r.tp * r.pp), Microbatch: 1, GlobalBatch: r.batch,
+		cfg := plan.Execution{TP: r.tp, PP: r.pp, DP: r.gpus / (r.tp * r.pp), MicrobatchSize: 1, GlobalBatch: r.batch,
 			Interleave: v, Recompute: model.RecomputeFull, ScatterGather: true}
 		pr, err := Predict(gpt(r.layers, r.hidden, r.heads), dgxA100(t, r.gpus), cfg, Options{})
 		if err != nil {
@@ -127,7 +128,7 @@ func TestPaperBounds(t *testing.T) {
 	for _, B := range []int{12, 48, 192, 384} {
 		tflops := [2]float64{}
 		for i, sg := range []bool{false, true} {
-			pr, err := Predict(tr, c, Config{TP: 8, PP: 12, DP: 1, Microbatch: 1, GlobalBatch: B, Interleave: 2, Recompute: model.RecomputeFull, ScatterGather: sg}, Options{})
+			pr, err := Predict(tr, c, plan.Execution{TP: 8, PP: 12, DP: 1, MicrobatchSize: 1, GlobalBatch: B, Interleave: 2, Recompute: model.RecomputeFull, ScatterGather: sg}, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,7 +143,7 @@ func TestPaperBounds(t *testing.T) {
 	for _, B := range []int{1, 4, 16} {
 		rate := map[model.Recompute]float64{}
 		for _, r := range []model.Recompute{model.RecomputeNone, model.RecomputeFull} {
-			pr, err := Predict(tr, c, Config{TP: 8, PP: 16, DP: 1, Microbatch: 1, GlobalBatch: B, Recompute: r}, Options{})
+			pr, err := Predict(tr, c, plan.Execution{TP: 8, PP: 16, DP: 1, MicrobatchSize: 1, GlobalBatch: B, Recompute: r}, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,7 +171,7 @@ func TestH100Band(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := Config{TP: r.tp, PP: r.pp, DP: r.gpus / (r.tp * r.pp), Microbatch: 1, GlobalBatch: r.batch,
+		cfg := plan.Execution{TP: r.tp, PP: r.pp, DP: r.gpus / (r.tp * r.pp), MicrobatchSize: 1, GlobalBatch: r.batch,
 			Recompute: model.RecomputeSelective, SequenceParallel: true, ScatterGather: true}
 		pr, err := Predict(gpt(r.layers, r.hidden, r.heads), c, cfg, Options{})
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
+	"pipeplan/core/plan"
 )
 
 // DefaultMemoryBandwidthEfficiency is the fraction of peak memory bandwidth
@@ -31,11 +32,10 @@ func DefaultReserve(capacityBytes float64) float64 {
 type evaluator struct {
 	tr        model.Transformer
 	c         hw.Cluster
-	cfg       Config
-	sched     string
-	w         float64 // bytes per value
-	peak      float64 // FLOP/s at the training precision
-	memBW     float64 // achievable memory bandwidth, bytes/s
+	cfg       plan.Execution // with withDefaults applied
+	w         float64        // bytes per value
+	peak      float64        // FLOP/s at the training precision
+	memBW     float64        // achievable memory bandwidth, bytes/s
 	curve     EfficiencyCurve
 	comm      Comm
 	reserve   float64
@@ -54,18 +54,18 @@ type evaluator struct {
 }
 
 // newEvaluator validates the inputs and fills in the defaults of opt.
-func newEvaluator(tr model.Transformer, c hw.Cluster, cfg Config, opt Options) (*evaluator, error) {
+func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Options) (*evaluator, error) {
 	if err := tr.Validate(); err != nil {
 		return nil, err
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	if err := cfg.Validate(tr, c); err != nil {
+	if err := Validate(tr, c, cfg); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
-	e := &evaluator{tr: tr, c: c, cfg: cfg, sched: cfg.schedule(), comm: DefaultComm}
+	cfg = withDefaults(cfg)
+	e := &evaluator{tr: tr, c: c, cfg: cfg, comm: DefaultComm}
 	e.w, _ = tr.BytesPerValue()
 	var err error
 	if e.peak, err = c.GPU.Peak(string(tr.TrainingPrecision())); err != nil {
@@ -103,28 +103,28 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg Config, opt Options) (
 		}
 		e.reserve = opt.ReserveBytes
 	}
-	opti, _ := ParseOptimizer(string(cfg.Optimizer))
+	opti, _ := ParseOptimizer(cfg.Optimizer)
 	perParam, err := opti.BytesPerParam(e.w)
 	if err != nil {
 		return nil, err
 	}
 	e.gradBytes = perParam.Gradients
 	if e.state, err = perParam.Shard(cfg.ZeRO, cfg.DP); err != nil {
-		return nil, fmt.Errorf("config.%w", err)
+		return nil, fmt.Errorf("execution.%w", err)
 	}
 	rec, _ := model.ParseRecompute(string(cfg.Recompute))
 	e.cfg.Recompute = rec
 	e.actOpts = model.ActivationOptions{TP: cfg.TP, SequenceParallel: cfg.SequenceParallel, Recompute: rec}
-	e.m = cfg.microbatches()
+	e.m = microbatches(cfg)
 	t, d, p := cfg.TP, cfg.DP, cfg.PP
 	e.tpBW = c.GroupBandwidthBytesPerSec(t, 1)
 	e.dpBW = c.GroupBandwidthBytesPerSec(d, t)
 	e.ppBW = c.GroupBandwidthBytesPerSec(2, t*d)
 	e.embBW = c.GroupBandwidthBytesPerSec(2, t*d*(p-1))
 	e.intraBW = c.Levels[0].BandwidthBytesPerSec
-	e.layerAct = tr.LayerActivationBytes(cfg.Microbatch, e.actOpts)
+	e.layerAct = tr.LayerActivationBytes(cfg.MicrobatchSize, e.actOpts)
 	e.layerPar = tr.LayerParams()
-	e.boundary = float64(cfg.Microbatch) * float64(tr.Seq) * float64(tr.Hidden) * e.w
+	e.boundary = float64(cfg.MicrobatchSize) * float64(tr.Seq) * float64(tr.Hidden) * e.w
 	if cfg.SequenceParallel {
 		e.boundary /= float64(t)
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"pipeplan/core/model"
+	"pipeplan/core/schedule"
 )
 
 // predict evaluates every pipeline stage and combines them (§4.2.2: a
@@ -26,7 +27,7 @@ func (e *evaluator) predict() Prediction {
 		optMax = math.Max(optMax, e.optimizerSeconds(i))
 	}
 	bubble := (tSum - tMax) / v
-	if e.sched == Schedule2BW || e.sched == SchedulePipeDream {
+	if e.cfg.Schedule == schedule.TwoBW || e.cfg.Schedule == schedule.PipeDream {
 		bubble = 0
 	}
 	iter := m*tMax + bubble + dpMax + optMax
@@ -40,7 +41,7 @@ func (e *evaluator) predict() Prediction {
 		IterationSeconds:       iter,
 		SamplesPerSec:          B / iter,
 		TokensPerSec:           B * float64(e.tr.Seq) / iter,
-		BubbleFraction:         BubbleFraction(e.sched, p, e.m, e.cfg.Interleave),
+		BubbleFraction:         BubbleFraction(e.cfg.Schedule, p, e.m, e.cfg.Interleave),
 		Time: TimeBreakdown{
 			ComputeSeconds:        m * slow[0],
 			TensorParallelSeconds: m * slow[1],

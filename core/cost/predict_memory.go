@@ -8,8 +8,8 @@ import "pipeplan/core/model"
 // point-to-point buffers.
 func (e *evaluator) memory(i int) Memory {
 	params := e.weightParams(i)
-	inFlight, versions, _ := InFlight(e.sched, e.cfg.PP, i, e.m, e.cfg.Interleave)
-	b := e.cfg.Microbatch
+	inFlight, versions, _ := InFlight(e.cfg.Schedule, e.cfg.PP, i, e.m, e.cfg.Interleave)
+	b := e.cfg.MicrobatchSize
 	mem := Memory{
 		Stage:          i,
 		WeightBytes:    params * e.state.Weights * float64(versions),

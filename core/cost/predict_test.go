@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"pipeplan/core/model"
+	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
 )
 
 // TestPredictBubbleMatchesFormula checks that, for a balanced pipeline (no
@@ -15,7 +17,7 @@ func TestPredictBubbleMatchesFormula(t *testing.T) {
 	tr := model.Transformer{Layers: 48, Hidden: 4096, Heads: 32, Seq: 2048, Vocab: 1}
 	c := dgxA100(t, 64)
 	for _, k := range []struct{ p, v, B int }{{4, 1, 64}, {8, 1, 128}, {8, 2, 128}, {8, 3, 64}, {16, 3, 256}} {
-		cfg := Config{TP: 1, PP: k.p, DP: 64 / k.p, Microbatch: 1, GlobalBatch: k.B, Interleave: k.v}
+		cfg := plan.Execution{TP: 1, PP: k.p, DP: 64 / k.p, MicrobatchSize: 1, GlobalBatch: k.B, Interleave: k.v}
 		pr, err := Predict(tr, c, cfg, Options{})
 		if err != nil {
 			t.Fatalf("%+v: %v", k, err)
@@ -33,10 +35,10 @@ func TestPredictBubbleMatchesFormula(t *testing.T) {
 func TestPredictStageMemory(t *testing.T) {
 	tr := gpt(32, 4096, 32)
 	c := dgxA100(t, 32)
-	base := Config{TP: 2, PP: 8, DP: 2, Microbatch: 2, GlobalBatch: 64, SequenceParallel: true}
+	base := plan.Execution{TP: 2, PP: 8, DP: 2, MicrobatchSize: 2, GlobalBatch: 64, SequenceParallel: true}
 	layer := tr.LayerActivationBytes(2, model.ActivationOptions{TP: 2, SequenceParallel: true})
 	emb := tr.EmbeddingActivationBytes(2, model.ActivationOptions{TP: 2, SequenceParallel: true})
-	predict := func(mut func(*Config)) Prediction {
+	predict := func(mut func(*plan.Execution)) Prediction {
 		cfg := base
 		mut(&cfg)
 		pr, err := Predict(tr, c, cfg, Options{})
@@ -53,32 +55,32 @@ func TestPredictStageMemory(t *testing.T) {
 	}
 	// 1F1B: stage 0 holds p microbatches of its L/p layers = L layers' worth
 	// (Korthikanti et al. 2022 §4.3), stage i holds p−i.
-	f := predict(func(*Config) {})
+	f := predict(func(*plan.Execution) {})
 	near("1f1b stage 0 activations", f.StageMemory[0].ActivationBytes, 32*layer+8*emb)
 	near("1f1b stage 3 activations", f.StageMemory[3].ActivationBytes, 5*4*layer)
 	// GPipe: all m = 16 microbatches.
-	g := predict(func(c *Config) { c.Schedule = ScheduleGPipe })
+	g := predict(func(c *plan.Execution) { c.Schedule = schedule.GPipe })
 	near("gpipe stage 3 activations", g.StageMemory[3].ActivationBytes, 16*4*layer)
 	// Interleaved, v = 2: the first stage holds L(1 + (p−1)/(pv)) layers (§4.2.3).
-	iv := predict(func(c *Config) { c.Interleave = 2 })
+	iv := predict(func(c *plan.Execution) { c.Interleave = 2 })
 	// Rank 0 stashes 2(p−1) + (v−1)p + 1 = 23 chunk-microbatches; 15 of them
 	// (microbatches 0–7 and 8–14) are of chunk 0, which holds the embedding.
 	near("interleaved stage 0 activations", iv.StageMemory[0].ActivationBytes, 32*(1+7.0/16)*layer+15*emb)
 	// 2BW keeps two weight versions; PipeDream p−i.
-	b := predict(func(c *Config) { c.Schedule = Schedule2BW; c.Microbatch = 1; c.GlobalBatch = 16 })
+	b := predict(func(c *plan.Execution) { c.Schedule = schedule.TwoBW; c.MicrobatchSize = 1; c.GlobalBatch = 16 })
 	near("2bw weights", b.StageMemory[3].WeightBytes, 2*f.StageMemory[3].WeightBytes)
-	if _, err := Predict(tr, c, Config{TP: 2, PP: 8, DP: 2, Microbatch: 2, GlobalBatch: 16, Schedule: Schedule2BW}, Options{}); err == nil {
+	if _, err := Predict(tr, c, plan.Execution{TP: 2, PP: 8, DP: 2, MicrobatchSize: 2, GlobalBatch: 16, Schedule: schedule.TwoBW}, Options{}); err == nil {
 		t.Error("2bw with m = 4 < p = 8: no error")
 	}
-	pd := predict(func(c *Config) { c.Schedule = SchedulePipeDream })
+	pd := predict(func(c *plan.Execution) { c.Schedule = schedule.PipeDream })
 	near("pipedream stage 3 weights", pd.StageMemory[3].WeightBytes, 5*f.StageMemory[3].WeightBytes)
 	// Mixed-precision Adam: 2 + 2 + 12 B/param; fp32 gradients: 18; ZeRO-1 shards the 12.
 	params := 4 * tr.LayerParams() / 2
 	near("weights", f.StageMemory[3].WeightBytes, 2*params)
 	near("model state", f.StageMemory[3].WeightBytes+f.StageMemory[3].GradientBytes+f.StageMemory[3].OptimizerBytes, 16*params)
-	f18 := predict(func(c *Config) { c.Optimizer = MixedAdamFP32Grads })
+	f18 := predict(func(c *plan.Execution) { c.Optimizer = string(MixedAdamFP32Grads) })
 	near("model state, fp32 grads", f18.StageMemory[3].WeightBytes+f18.StageMemory[3].GradientBytes+f18.StageMemory[3].OptimizerBytes, 18*params)
-	z1 := predict(func(c *Config) { c.ZeRO = 1 })
+	z1 := predict(func(c *plan.Execution) { c.ZeRO = 1 })
 	near("ZeRO-1 optimizer state", z1.StageMemory[3].OptimizerBytes, 12*params/2)
 	// The most loaded GPU is reported.
 	for _, s := range f.StageMemory {
@@ -94,7 +96,7 @@ func TestPredictRecomputeOrdering(t *testing.T) {
 	tr := gpt(40, 6144, 48)
 	c := dgxA100(t, 64)
 	run := func(r model.Recompute, sp bool) Prediction {
-		pr, err := Predict(tr, c, Config{TP: 8, PP: 4, DP: 2, Microbatch: 1, GlobalBatch: 64, Recompute: r, SequenceParallel: sp}, Options{})
+		pr, err := Predict(tr, c, plan.Execution{TP: 8, PP: 4, DP: 2, MicrobatchSize: 1, GlobalBatch: 64, Recompute: r, SequenceParallel: sp}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +116,7 @@ func TestPredictRecomputeOrdering(t *testing.T) {
 	if !(none.MFU > full.MFU) || none.ModelFLOPsPerIteration != full.ModelFLOPsPerIteration {
 		t.Errorf("MFU none %.3f full %.3f, model FLOPs %g vs %g", none.MFU, full.MFU, none.ModelFLOPsPerIteration, full.ModelFLOPsPerIteration)
 	}
-	z3, err := Predict(tr, c, Config{TP: 8, PP: 4, DP: 2, Microbatch: 1, GlobalBatch: 64, ZeRO: 3}, Options{})
+	z3, err := Predict(tr, c, plan.Execution{TP: 8, PP: 4, DP: 2, MicrobatchSize: 1, GlobalBatch: 64, ZeRO: 3}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,21 +134,24 @@ func TestPredictRecomputeOrdering(t *testing.T) {
 func TestPredictErrors(t *testing.T) {
 	tr := gpt(32, 4096, 32)
 	c := dgxA100(t, 32)
-	ok := Config{TP: 2, PP: 4, DP: 4, Microbatch: 1, GlobalBatch: 64, Interleave: 1}
+	ok := plan.Execution{TP: 2, PP: 4, DP: 4, MicrobatchSize: 1, GlobalBatch: 64, Interleave: 1}
 	cases := []struct {
-		mut  func(*Config)
+		mut  func(*plan.Execution)
 		want string
 	}{
-		{func(c *Config) { c.DP = 2 }, "tp·pp·dp must equal the cluster's 32 GPUs"},
-		{func(c *Config) { c.TP = 0 }, "config.tp: must be >= 1, got 0"},
-		{func(c *Config) { c.GlobalBatch = 30 }, "config.global_batch: must be a multiple of dp·microbatch = 4·1"},
-		{func(c *Config) { c.Interleave = 2; c.GlobalBatch = 24 }, "multiple of pp"},
-		{func(c *Config) { c.Interleave = 2; c.Schedule = ScheduleGPipe }, "config.schedule"},
-		{func(c *Config) { c.Recompute = "some" }, "config.recompute"},
-		{func(c *Config) { c.Optimizer = "lion" }, "config.optimizer"},
-		{func(c *Config) { c.ZeRO = 4 }, "config.zero"},
-		{func(c *Config) { c.Schedule = "zigzag" }, "config.schedule"},
-		{func(c *Config) { c.PP, c.DP, c.Interleave = 32, 1, 2; c.TP = 1; c.GlobalBatch = 64 }, "config.pp: pp·interleave must be <="},
+		{func(c *plan.Execution) { c.DP = 2 }, "tp·pp·dp must equal the cluster's 32 GPUs"},
+		{func(c *plan.Execution) { c.TP = 0 }, "execution.tp: must be >= 1, got 0"},
+		{func(c *plan.Execution) { c.GlobalBatch = 30 }, "execution.global_batch: must be a multiple of dp·microbatch_size = 4·1"},
+		{func(c *plan.Execution) { c.Interleave = 2; c.GlobalBatch = 24 }, "multiple of pp"},
+		{func(c *plan.Execution) { c.Interleave = 2; c.Schedule = schedule.GPipe }, "execution.schedule"},
+		{func(c *plan.Execution) { c.Recompute = "some" }, "execution.recompute"},
+		{func(c *plan.Execution) { c.Optimizer = "lion" }, "execution.optimizer"},
+		{func(c *plan.Execution) { c.ZeRO = 4 }, "execution.zero"},
+		{func(c *plan.Execution) { c.Schedule = "zigzag" }, "execution.schedule"},
+		{func(c *plan.Execution) { c.PP, c.DP, c.Interleave = 32, 1, 2; c.TP = 1; c.GlobalBatch = 64 }, "execution.pp: pp·interleave must be <="},
+		{func(c *plan.Execution) { c.CP = 2 }, "execution.cp: context parallelism is not modelled yet, got 2"},
+		{func(c *plan.Execution) { c.EP = 4 }, "execution.ep: expert parallelism is not modelled yet, got 4"},
+		{func(c *plan.Execution) { c.CP = -1 }, "execution.cp: must be >= 1, got -1"},
 	}
 	for _, k := range cases {
 		cfg := ok
@@ -171,7 +176,7 @@ func TestPredictErrors(t *testing.T) {
 		}
 	}
 	odd := model.Transformer{Layers: 8, Hidden: 3072, Heads: 24, Seq: 2048, Vocab: 51200}
-	if _, err := Predict(odd, c, Config{TP: 16, PP: 2, DP: 1, Microbatch: 1, GlobalBatch: 8}, Options{}); err == nil || !strings.Contains(err.Error(), "config.tp: must divide the 24 attention heads") {
+	if _, err := Predict(odd, c, plan.Execution{TP: 16, PP: 2, DP: 1, MicrobatchSize: 1, GlobalBatch: 8}, Options{}); err == nil || !strings.Contains(err.Error(), "execution.tp: must divide the 24 attention heads") {
 		t.Errorf("tp=16 with 24 heads: error %v", err)
 	}
 	fp8 := tr
@@ -190,10 +195,10 @@ func FuzzPredict(f *testing.F) {
 	f.Add(32, 4096, 32, 2048, 51200, 2, 4, 4, 1, 64, 1, uint8(0), false, 0, uint8(4))
 	c := dgxA100(f, 32)
 	recs := []model.Recompute{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull}
-	scheds := []string{"", ScheduleGPipe, Schedule1F1B, ScheduleInterleaved, Schedule2BW, SchedulePipeDream}
+	scheds := []schedule.Kind{"", schedule.GPipe, schedule.OneFOneB, schedule.Interleaved, schedule.TwoBW, schedule.PipeDream}
 	f.Fuzz(func(t *testing.T, l, h, a, s, V, tp, pp, dp, b, B, v int, rec uint8, sp bool, zero int, sched uint8) {
 		tr := model.Transformer{Layers: l, Hidden: h, Heads: a, Seq: s, Vocab: V}
-		cfg := Config{TP: tp, PP: pp, DP: dp, Microbatch: b, GlobalBatch: B, Interleave: v,
+		cfg := plan.Execution{TP: tp, PP: pp, DP: dp, MicrobatchSize: b, GlobalBatch: B, Interleave: v,
 			Recompute: recs[int(rec)%3], SequenceParallel: sp, ScatterGather: sp, ZeRO: zero, Schedule: scheds[int(sched)%len(scheds)]}
 		pr, err := Predict(tr, c, cfg, Options{})
 		if err != nil {
@@ -217,7 +222,7 @@ func TestLayersOnBruteForce(t *testing.T) {
 	for l := 1; l <= 40; l++ {
 		for p := 1; p <= 8; p++ {
 			for v := 1; v <= 4 && p*v <= l; v++ {
-				e := &evaluator{tr: model.Transformer{Layers: l}, cfg: Config{PP: p, Interleave: v}}
+				e := &evaluator{tr: model.Transformer{Layers: l}, cfg: plan.Execution{PP: p, Interleave: v}}
 				want := make([]int, p)
 				chunks := p * v
 				for k := 0; k < chunks; k++ {

@@ -10,7 +10,7 @@ import (
 func (e *evaluator) layerSeconds() (compute, tpComm float64) {
 	// The layer's GEMMs, each split t ways (§4.2.3), at their own efficiency.
 	t := float64(e.cfg.TP)
-	dense, core := e.tr.LayerFwdGEMMs(e.cfg.Microbatch)
+	dense, core := e.tr.LayerFwdGEMMs(e.cfg.MicrobatchSize)
 	var denseSec float64
 	for _, x := range dense {
 		denseSec += e.curve.Seconds(x/t, e.peak)
@@ -19,10 +19,10 @@ func (e *evaluator) layerSeconds() (compute, tpComm float64) {
 	// Memory-bound kernels move ElementwiseTrafficPerActivationByte bytes per stored byte.
 	noRec := e.actOpts
 	noRec.Recompute = model.RecomputeNone
-	all := e.tr.LayerActivationBytes(e.cfg.Microbatch, noRec)
+	all := e.tr.LayerActivationBytes(e.cfg.MicrobatchSize, noRec)
 	sel := noRec
 	sel.Recompute = model.RecomputeSelective
-	coreBytes := all - e.tr.LayerActivationBytes(e.cfg.Microbatch, sel)
+	coreBytes := all - e.tr.LayerActivationBytes(e.cfg.MicrobatchSize, sel)
 	memSec := ElementwiseTrafficPerActivationByte * all / e.memBW
 	coreMemSec := ElementwiseTrafficPerActivationByte * coreBytes / e.memBW
 
@@ -43,7 +43,7 @@ func (e *evaluator) layerSeconds() (compute, tpComm float64) {
 // reduce-scatter of the same volume (Korthikanti et al. 2022 §4.2.2).
 func (e *evaluator) tpAllReduceSeconds() float64 {
 	t := e.cfg.TP
-	full := float64(e.cfg.Microbatch) * float64(e.tr.Seq) * float64(e.tr.Hidden) * e.w
+	full := float64(e.cfg.MicrobatchSize) * float64(e.tr.Seq) * float64(e.tr.Hidden) * e.w
 	if e.cfg.SequenceParallel {
 		return 2 * e.comm.GatherSeconds(t, full, e.tpBW)
 	}
@@ -53,7 +53,7 @@ func (e *evaluator) tpAllReduceSeconds() float64 {
 // logitSeconds returns the output layer's compute per microbatch on the last
 // stage: 2bshV/t forward, twice that backward (§4.5.1).
 func (e *evaluator) logitSeconds() float64 {
-	fwd := e.tr.LogitFwdFLOPs(e.cfg.Microbatch) / float64(e.cfg.TP)
+	fwd := e.tr.LogitFwdFLOPs(e.cfg.MicrobatchSize) / float64(e.cfg.TP)
 	return 3 * e.curve.Seconds(fwd, e.peak)
 }
 

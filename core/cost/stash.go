@@ -1,14 +1,9 @@
 package cost
 
-import "fmt"
+import (
+	"fmt"
 
-// Schedule kinds, as core/plan and core/schedule name them.
-const (
-	ScheduleGPipe       = "gpipe"
-	Schedule1F1B        = "1f1b"
-	ScheduleInterleaved = "interleaved"
-	Schedule2BW         = "2bw"
-	SchedulePipeDream   = "pipedream"
+	"pipeplan/core/schedule"
 )
 
 // InFlight returns, for pipeline stage i (0-based) of p, how many
@@ -25,41 +20,41 @@ const (
 //     one version; with v = 1 it is 1f1b.
 //   - 2bw: p−i, two versions (§3.2.1); it needs m >= p.
 //   - pipedream: p−i, one version per in-flight input, p−i (§2.3.2).
-func InFlight(schedule string, p, i, m, v int) (activations, weightVersions int, err error) {
+func InFlight(kind schedule.Kind, p, i, m, v int) (activations, weightVersions int, err error) {
 	if p < 1 || i < 0 || i >= p || m < 1 || v < 1 {
 		return 0, 0, fmt.Errorf("schedule: need p >= 1, 0 <= i < p, m >= 1, v >= 1, got p=%d i=%d m=%d v=%d", p, i, m, v)
 	}
-	if v > 1 && schedule != ScheduleInterleaved {
-		return 0, 0, fmt.Errorf("schedule: interleave %d needs the interleaved schedule, got %q", v, schedule)
+	if v > 1 && kind != schedule.Interleaved {
+		return 0, 0, fmt.Errorf("schedule: interleave %d needs the interleaved schedule, got %q", v, kind)
 	}
-	switch schedule {
-	case ScheduleGPipe:
+	switch kind {
+	case schedule.GPipe:
 		return m, 1, nil
-	case Schedule1F1B:
+	case schedule.OneFOneB:
 		return min(p-i, m), 1, nil
-	case ScheduleInterleaved:
+	case schedule.Interleaved:
 		if v == 1 {
 			return min(p-i, m), 1, nil
 		}
 		return min(2*(p-i-1)+(v-1)*p+1, m*v), 1, nil
-	case Schedule2BW:
+	case schedule.TwoBW:
 		if m < p {
 			return 0, 0, fmt.Errorf("schedule: 2bw needs m >= p so that two weight versions suffice (§3.2.1), got m=%d p=%d", m, p)
 		}
 		return p - i, 2, nil
-	case SchedulePipeDream:
+	case schedule.PipeDream:
 		return p - i, p - i, nil
 	}
-	return 0, 0, fmt.Errorf("schedule: must be gpipe, 1f1b, interleaved, 2bw or pipedream, got %q", schedule)
+	return 0, 0, fmt.Errorf("schedule: must be gpipe, 1f1b, interleaved, 2bw or pipedream, got %q", kind)
 }
 
 // BubbleFraction returns the pipeline bubble size of a flushing schedule,
 // bubble time over ideal compute time: (p−1)/m for GPipe and 1F1B, and
 // (1/v)·(p−1)/m interleaved (dissertation §4.2.2). 2BW and PipeDream do not
 // flush: their steady state has no bubble.
-func BubbleFraction(schedule string, p, m, v int) float64 {
-	switch schedule {
-	case Schedule2BW, SchedulePipeDream:
+func BubbleFraction(kind schedule.Kind, p, m, v int) float64 {
+	switch kind {
+	case schedule.TwoBW, schedule.PipeDream:
 		return 0
 	}
 	if m < 1 || v < 1 {

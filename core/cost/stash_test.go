@@ -33,7 +33,7 @@ func TestInFlightMatchesSimulator(t *testing.T) {
 						batches = max(batches, 3*p/m+1) // reach the steady state
 					}
 					s, err := schedule.Generate(k.kind, schedule.Options{Stages: p, Microbatches: m, Chunks: v, Batches: batches})
-					_, _, ierr := cost.InFlight(string(k.kind), p, 0, m, v)
+					_, _, ierr := cost.InFlight(k.kind, p, 0, m, v)
 					if (err == nil) != (ierr == nil) {
 						t.Fatalf("%s p=%d m=%d v=%d: generator error %v, InFlight error %v", k.kind, p, m, v, err, ierr)
 					}
@@ -45,7 +45,7 @@ func TestInFlightMatchesSimulator(t *testing.T) {
 						t.Fatalf("%s p=%d m=%d v=%d: %v", k.kind, p, m, v, err)
 					}
 					for i := 0; i < p; i++ {
-						acts, versions, err := cost.InFlight(string(k.kind), p, i, m, v)
+						acts, versions, err := cost.InFlight(k.kind, p, i, m, v)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -65,17 +65,17 @@ func TestInFlightMatchesSimulator(t *testing.T) {
 
 func TestBubbleFraction(t *testing.T) {
 	cases := []struct {
-		kind    string
+		kind    schedule.Kind
 		p, m, v int
 		want    float64
 	}{
-		{cost.ScheduleGPipe, 4, 8, 1, 3.0 / 8},
-		{cost.Schedule1F1B, 8, 32, 1, 7.0 / 32},
-		{cost.ScheduleInterleaved, 8, 32, 2, 7.0 / 64},
-		{cost.ScheduleInterleaved, 64, 512, 2, 63.0 / 1024},
-		{cost.Schedule2BW, 8, 32, 1, 0},
-		{cost.SchedulePipeDream, 8, 32, 1, 0},
-		{cost.Schedule1F1B, 1, 32, 1, 0},
+		{schedule.GPipe, 4, 8, 1, 3.0 / 8},
+		{schedule.OneFOneB, 8, 32, 1, 7.0 / 32},
+		{schedule.Interleaved, 8, 32, 2, 7.0 / 64},
+		{schedule.Interleaved, 64, 512, 2, 63.0 / 1024},
+		{schedule.TwoBW, 8, 32, 1, 0},
+		{schedule.PipeDream, 8, 32, 1, 0},
+		{schedule.OneFOneB, 1, 32, 1, 0},
 	}
 	for _, c := range cases {
 		if got := cost.BubbleFraction(c.kind, c.p, c.m, c.v); math.Abs(got-c.want) > 1e-15 {
@@ -88,10 +88,10 @@ func TestInFlightErrors(t *testing.T) {
 	if _, _, err := cost.InFlight("zigzag", 4, 0, 8, 1); err == nil {
 		t.Error("unknown schedule: no error")
 	}
-	if _, _, err := cost.InFlight(cost.Schedule1F1B, 4, 0, 8, 2); err == nil {
+	if _, _, err := cost.InFlight(schedule.OneFOneB, 4, 0, 8, 2); err == nil {
 		t.Error("1f1b with v=2: no error")
 	}
-	if _, _, err := cost.InFlight(cost.Schedule1F1B, 4, 4, 8, 1); err == nil {
+	if _, _, err := cost.InFlight(schedule.OneFOneB, 4, 4, 8, 1); err == nil {
 		t.Error("stage 4 of 4: no error")
 	}
 }

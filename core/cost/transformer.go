@@ -5,39 +5,9 @@ import (
 
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
+	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
 )
-
-// Config is the execution side of a transformer plan: the parallel degrees,
-// microbatching, schedule and memory-saving choices (dissertation §4.3.1
-// notation).
-type Config struct {
-	// TP is the tensor-parallel size t.
-	TP int `json:"tp"`
-	// PP is the pipeline-parallel size p.
-	PP int `json:"pp"`
-	// DP is the data-parallel size d; t·p·d must equal the cluster's GPUs.
-	DP int `json:"dp"`
-	// Microbatch is the microbatch size b.
-	Microbatch int `json:"microbatch"`
-	// GlobalBatch is the batch size B; m = B/(d·b) microbatches per pipeline.
-	GlobalBatch int `json:"global_batch"`
-	// Interleave is the number of model chunks v per device (1 = none; 0 is read as 1).
-	Interleave int `json:"interleave"`
-	// Schedule is a schedule kind (Schedule1F1B, ...); "" picks 1f1b, or
-	// interleaved when Interleave > 1.
-	Schedule string `json:"schedule,omitempty"`
-	// Recompute is the activation recomputation strategy.
-	Recompute model.Recompute `json:"recompute"`
-	// SequenceParallel enables sequence parallelism (Korthikanti et al. 2022).
-	SequenceParallel bool `json:"sequence_parallel"`
-	// ScatterGather enables the scatter/gather optimization of §4.4.1.
-	ScatterGather bool `json:"scatter_gather"`
-	// Optimizer is the optimizer; "" means MixedAdam.
-	Optimizer Optimizer `json:"optimizer,omitempty"`
-	// ZeRO is the ZeRO stage over the data-parallel replicas (0–3; 1 is
-	// Megatron-LM's distributed optimizer).
-	ZeRO int `json:"zero,omitempty"`
-}
 
 // Options are the system-side model constants of a prediction; the zero
 // value means the documented defaults.
@@ -130,97 +100,107 @@ type Prediction struct {
 }
 
 // Predict predicts the iteration time, throughput and per-GPU memory of
-// training tr on cluster c with execution cfg. It returns an error naming the
+// training tr on cluster c with execution ex. It returns an error naming the
 // field for invalid or inconsistent inputs (t·p·d ≠ GPUs, B not a multiple of
 // d·b, ...); a configuration that does not fit in memory is not an error:
 // see Prediction.Memory.Fits.
-func Predict(tr model.Transformer, c hw.Cluster, cfg Config, opt Options) (Prediction, error) {
-	e, err := newEvaluator(tr, c, cfg, opt)
+//
+// The cost model reads a zero Interleave, CP or EP as 1, an empty Schedule
+// as 1f1b (interleaved when Interleave > 1), an empty Recompute as none and
+// an empty Optimizer as mixed-adam.
+func Predict(tr model.Transformer, c hw.Cluster, ex plan.Execution, opt Options) (Prediction, error) {
+	e, err := newEvaluator(tr, c, ex, opt)
 	if err != nil {
 		return Prediction{}, err
 	}
 	return e.predict(), nil
 }
 
-// Validate checks cfg against the model and cluster; errors name the field.
-func (cfg Config) Validate(tr model.Transformer, c hw.Cluster) error {
-	cfg = cfg.withDefaults()
+// Validate checks execution ex against the model and cluster, with the
+// defaults Predict fills in; errors name the field.
+func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
+	ex = withDefaults(ex)
 	for _, d := range []struct {
 		name string
 		v    int
-	}{{"tp", cfg.TP}, {"pp", cfg.PP}, {"dp", cfg.DP}, {"microbatch", cfg.Microbatch}, {"global_batch", cfg.GlobalBatch}, {"interleave", cfg.Interleave}} {
+	}{{"tp", ex.TP}, {"pp", ex.PP}, {"dp", ex.DP}, {"microbatch_size", ex.MicrobatchSize}, {"global_batch", ex.GlobalBatch}, {"interleave", ex.Interleave}, {"cp", ex.CP}, {"ep", ex.EP}} {
 		if d.v < 1 {
-			return fmt.Errorf("config.%s: must be >= 1, got %d", d.name, d.v)
+			return fmt.Errorf("execution.%s: must be >= 1, got %d", d.name, d.v)
 		}
+	}
+	if ex.CP > 1 {
+		return fmt.Errorf("execution.cp: context parallelism is not modelled yet, got %d", ex.CP)
+	}
+	if ex.EP > 1 {
+		return fmt.Errorf("execution.ep: expert parallelism is not modelled yet, got %d", ex.EP)
 	}
 	n := c.GPUs()
 	for _, d := range []struct {
 		name string
 		v    int
-	}{{"tp", cfg.TP}, {"pp", cfg.PP}, {"dp", cfg.DP}} {
+	}{{"tp", ex.TP}, {"pp", ex.PP}, {"dp", ex.DP}} {
 		if d.v > n {
-			return fmt.Errorf("config.%s: must be <= the cluster's %d GPUs, got %d", d.name, n, d.v)
+			return fmt.Errorf("execution.%s: must be <= the cluster's %d GPUs, got %d", d.name, n, d.v)
 		}
 	}
-	if cfg.Microbatch > cfg.GlobalBatch {
-		return fmt.Errorf("config.microbatch: must be <= global_batch %d, got %d", cfg.GlobalBatch, cfg.Microbatch)
+	if ex.MicrobatchSize > ex.GlobalBatch {
+		return fmt.Errorf("execution.microbatch_size: must be <= global_batch %d, got %d", ex.GlobalBatch, ex.MicrobatchSize)
 	}
-	if cfg.Interleave > tr.Layers {
-		return fmt.Errorf("config.interleave: must be <= the %d layers, got %d", tr.Layers, cfg.Interleave)
+	if ex.Interleave > tr.Layers {
+		return fmt.Errorf("execution.interleave: must be <= the %d layers, got %d", tr.Layers, ex.Interleave)
 	}
-	if cfg.TP*cfg.PP > n || cfg.TP*cfg.PP*cfg.DP != n { // each factor <= n <= 2^24: no overflow
-		return fmt.Errorf("config: tp·pp·dp must equal the cluster's %d GPUs, got %d·%d·%d", n, cfg.TP, cfg.PP, cfg.DP)
+	if ex.TP*ex.PP > n || ex.TP*ex.PP*ex.DP != n { // each factor <= n <= 2^24: no overflow
+		return fmt.Errorf("execution: tp·pp·dp must equal the cluster's %d GPUs, got %d·%d·%d", n, ex.TP, ex.PP, ex.DP)
 	}
-	if cfg.GlobalBatch%cfg.Microbatch != 0 || cfg.microbatches()*cfg.DP*cfg.Microbatch != cfg.GlobalBatch {
-		return fmt.Errorf("config.global_batch: must be a multiple of dp·microbatch = %d·%d, got %d", cfg.DP, cfg.Microbatch, cfg.GlobalBatch)
+	if ex.GlobalBatch%ex.MicrobatchSize != 0 || microbatches(ex)*ex.DP*ex.MicrobatchSize != ex.GlobalBatch {
+		return fmt.Errorf("execution.global_batch: must be a multiple of dp·microbatch_size = %d·%d, got %d", ex.DP, ex.MicrobatchSize, ex.GlobalBatch)
 	}
-	if tr.Heads%cfg.TP != 0 {
-		return fmt.Errorf("config.tp: must divide the %d attention heads, got %d", tr.Heads, cfg.TP)
+	if tr.Heads%ex.TP != 0 {
+		return fmt.Errorf("execution.tp: must divide the %d attention heads, got %d", tr.Heads, ex.TP)
 	}
-	if cfg.PP*cfg.Interleave > tr.Layers {
-		return fmt.Errorf("config.pp: pp·interleave must be <= the %d layers, got %d·%d", tr.Layers, cfg.PP, cfg.Interleave)
+	if ex.PP*ex.Interleave > tr.Layers {
+		return fmt.Errorf("execution.pp: pp·interleave must be <= the %d layers, got %d·%d", tr.Layers, ex.PP, ex.Interleave)
 	}
-	if cfg.Interleave > 1 && cfg.Schedule != "" && cfg.Schedule != ScheduleInterleaved {
-		return fmt.Errorf("config.schedule: interleave %d needs the interleaved schedule, got %q", cfg.Interleave, cfg.Schedule)
+	if ex.Interleave > 1 && ex.Schedule != schedule.Interleaved {
+		return fmt.Errorf("execution.schedule: interleave %d needs the interleaved schedule, got %q", ex.Interleave, ex.Schedule)
 	}
-	if m := cfg.microbatches(); cfg.Interleave > 1 && m%cfg.PP != 0 {
-		return fmt.Errorf("config.global_batch: the interleaved schedule needs the %d microbatches to be a multiple of pp = %d (§4.2.2)", m, cfg.PP)
+	if m := microbatches(ex); ex.Interleave > 1 && m%ex.PP != 0 {
+		return fmt.Errorf("execution.global_batch: the interleaved schedule needs the %d microbatches to be a multiple of pp = %d (§4.2.2)", m, ex.PP)
 	}
-	if _, err := model.ParseRecompute(string(cfg.Recompute)); err != nil {
-		return fmt.Errorf("config.%w", err)
+	if _, err := model.ParseRecompute(string(ex.Recompute)); err != nil {
+		return fmt.Errorf("execution.%w", err)
 	}
-	if _, err := ParseOptimizer(string(cfg.Optimizer)); err != nil {
-		return fmt.Errorf("config.%w", err)
+	if _, err := ParseOptimizer(ex.Optimizer); err != nil {
+		return fmt.Errorf("execution.%w", err)
 	}
-	if cfg.ZeRO < 0 || cfg.ZeRO > 3 {
-		return fmt.Errorf("config.zero: must be 0, 1, 2 or 3, got %d", cfg.ZeRO)
+	if ex.ZeRO < 0 || ex.ZeRO > 3 {
+		return fmt.Errorf("execution.zero: must be 0, 1, 2 or 3, got %d", ex.ZeRO)
 	}
-	if _, _, err := InFlight(cfg.schedule(), cfg.PP, 0, cfg.microbatches(), cfg.Interleave); err != nil {
-		return fmt.Errorf("config.%w", err)
+	if _, _, err := InFlight(ex.Schedule, ex.PP, 0, microbatches(ex), ex.Interleave); err != nil {
+		return fmt.Errorf("execution.%w", err)
 	}
 	return nil
 }
 
 // microbatches returns m = B/(d·b), computed without overflowing d·b.
-func (cfg Config) microbatches() int {
-	return cfg.GlobalBatch / cfg.Microbatch / cfg.DP
+func microbatches(ex plan.Execution) int {
+	return ex.GlobalBatch / ex.MicrobatchSize / ex.DP
 }
 
-// withDefaults returns cfg with a zero Interleave read as 1.
-func (cfg Config) withDefaults() Config {
-	if cfg.Interleave == 0 {
-		cfg.Interleave = 1
+// withDefaults returns ex with the cost model's defaults filled in: a zero
+// Interleave, CP or EP read as 1, and the schedule 1f1b (interleaved when
+// Interleave > 1) when none is named.
+func withDefaults(ex plan.Execution) plan.Execution {
+	for _, f := range []*int{&ex.Interleave, &ex.CP, &ex.EP} {
+		if *f == 0 {
+			*f = 1
+		}
 	}
-	return cfg
-}
-
-// schedule returns the schedule kind with the default filled in.
-func (cfg Config) schedule() string {
-	switch {
-	case cfg.Schedule != "":
-		return cfg.Schedule
-	case cfg.Interleave > 1:
-		return ScheduleInterleaved
+	if ex.Schedule == "" {
+		ex.Schedule = schedule.OneFOneB
+		if ex.Interleave > 1 {
+			ex.Schedule = schedule.Interleaved
+		}
 	}
-	return Schedule1F1B
+	return ex
 }

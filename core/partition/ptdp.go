@@ -8,16 +8,17 @@ import (
 	"pipeplan/core/cost"
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
+	"pipeplan/core/plan"
 )
 
 // PTDPOptions fix part of a PTD-P configuration and leave the rest to the
 // search.
 type PTDPOptions struct {
-	// Fixed holds the execution choices. TP, PP, DP, Microbatch and
+	// Fixed holds the execution choices. TP, PP, DP, MicrobatchSize and
 	// Interleave left 0, and Recompute left "", are searched; GlobalBatch
 	// must be set; the other fields (SequenceParallel, ScatterGather,
 	// Optimizer, ZeRO, Schedule) apply to every candidate as given.
-	Fixed cost.Config
+	Fixed plan.Execution
 	// AllowCrossNodeTP lets a searched tensor-parallel size span whole
 	// nodes; by default t stays inside a server (§4.3.2, takeaway #1).
 	AllowCrossNodeTP bool
@@ -28,7 +29,7 @@ type PTDPOptions struct {
 // PTDPCandidate is one evaluated PTD-P configuration.
 type PTDPCandidate struct {
 	// Config is the configuration, every degree filled in.
-	Config cost.Config `json:"config"`
+	Config plan.Execution `json:"config"`
 	// Prediction is its predicted time and memory. Its StageMemory is left
 	// out to keep searches small: cost.Predict the chosen one for it.
 	Prediction cost.Prediction `json:"prediction"`
@@ -108,7 +109,7 @@ func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTD
 	if len(res.Candidates) == 0 {
 		best := res.Infeasible[0]
 		return res, fmt.Errorf("memory: does not fit: the smallest configuration (tp=%d pp=%d dp=%d microbatch=%d interleave=%d recompute=%s) %s",
-			best.Config.TP, best.Config.PP, best.Config.DP, best.Config.Microbatch, best.Config.Interleave, best.Config.Recompute, best.Reason)
+			best.Config.TP, best.Config.PP, best.Config.DP, best.Config.MicrobatchSize, best.Config.Interleave, best.Config.Recompute, best.Reason)
 	}
 	return res, nil
 }
@@ -116,7 +117,7 @@ func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTD
 // EvaluatePTDP predicts one fully specified configuration; unlike the
 // search it accepts any layout cost.Predict does (uneven layer splits,
 // tensor parallelism across nodes) and explains a memory overflow.
-func EvaluatePTDP(tr model.Transformer, c hw.Cluster, cfg cost.Config, opt cost.Options) (PTDPCandidate, error) {
+func EvaluatePTDP(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt cost.Options) (PTDPCandidate, error) {
 	pr, err := cost.Predict(tr, c, cfg, opt)
 	if err != nil {
 		return PTDPCandidate{}, err

@@ -5,9 +5,9 @@ import (
 	"math"
 	"testing"
 
-	"pipeplan/core/cost"
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
+	"pipeplan/core/plan"
 	"pipeplan/gpuprofiles"
 )
 
@@ -29,8 +29,8 @@ func FuzzSearchPTDP(f *testing.F) {
 			{Workers: int(perNode), BandwidthBytesPerSec: 300e9},
 			{Workers: int(gpus), BandwidthBytesPerSec: interBW},
 		}}
-		fixed := cost.Config{
-			TP: int(tp), PP: int(pp), Microbatch: int(mb), Interleave: int(v), GlobalBatch: int(batch),
+		fixed := plan.Execution{
+			TP: int(tp), PP: int(pp), MicrobatchSize: int(mb), Interleave: int(v), GlobalBatch: int(batch),
 			SequenceParallel: sp, ScatterGather: sp,
 		}
 		if rec%4 != 0 {

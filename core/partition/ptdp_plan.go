@@ -7,6 +7,7 @@ import (
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
 )
 
 // PTDPPlan turns configuration cfg of transformer tr on cluster c into the
@@ -15,7 +16,7 @@ import (
 // chunks, as cost.Predict assumes), the schedule, and the predictions with
 // every stage's peak memory. The bubble fraction exported is the idle
 // share of the step, bubble time over iteration time.
-func PTDPPlan(tr model.Transformer, c hw.Cluster, cfg cost.Config, opt cost.Options) (*plan.Plan, error) {
+func PTDPPlan(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt cost.Options) (*plan.Plan, error) {
 	pr, err := cost.Predict(tr, c, cfg, opt)
 	if err != nil {
 		return nil, err
@@ -31,12 +32,12 @@ func PTDPPlan(tr model.Transformer, c hw.Cluster, cfg cost.Config, opt cost.Opti
 		stages[k] = plan.Stage{FirstLayer: first, LastLayer: first + n - 1, Replicas: 1}
 		first += n
 	}
-	kind := cost.Schedule1F1B
+	kind := schedule.OneFOneB
 	switch {
 	case cfg.Schedule != "":
 		kind = cfg.Schedule
 	case cfg.Interleave > 1:
-		kind = cost.ScheduleInterleaved
+		kind = schedule.Interleaved
 	}
 	peaks := make([]float64, len(pr.StageMemory))
 	for i, m := range pr.StageMemory {
@@ -53,7 +54,7 @@ func PTDPPlan(tr model.Transformer, c hw.Cluster, cfg cost.Config, opt cost.Opti
 		},
 		Stages: stages,
 		Schedule: plan.Schedule{
-			Kind: kind, Microbatches: pr.Microbatches, MicrobatchSize: cfg.Microbatch, GlobalBatch: cfg.GlobalBatch,
+			Kind: string(kind), Microbatches: pr.Microbatches, MicrobatchSize: cfg.MicrobatchSize, GlobalBatch: cfg.GlobalBatch,
 		},
 		Recompute: string(cfg.Recompute),
 		Predictions: plan.Predictions{

@@ -3,9 +3,10 @@ package partition
 import (
 	"fmt"
 
-	"pipeplan/core/cost"
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
+	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
 )
 
 // MaxGlobalBatch bounds the global batch size (in samples) the planners
@@ -24,7 +25,7 @@ func (o PTDPOptions) validateFixed(tr model.Transformer, c hw.Cluster) error {
 	for _, d := range []struct {
 		name string
 		v    int
-	}{{"tp", f.TP}, {"pp", f.PP}, {"dp", f.DP}, {"microbatch", f.Microbatch}, {"interleave", f.Interleave}} {
+	}{{"tp", f.TP}, {"pp", f.PP}, {"dp", f.DP}, {"microbatch", f.MicrobatchSize}, {"interleave", f.Interleave}} {
 		if d.v < 0 {
 			return fmt.Errorf("%s: must be >= 1 (or 0 to search), got %d", d.name, d.v)
 		}
@@ -41,8 +42,8 @@ func (o PTDPOptions) validateFixed(tr model.Transformer, c hw.Cluster) error {
 	if max(f.PP, 1)*max(f.Interleave, 1) > tr.Layers {
 		return fmt.Errorf("pp: pp·interleave must be <= the %d layers, got %d·%d", tr.Layers, max(f.PP, 1), max(f.Interleave, 1))
 	}
-	if f.Microbatch > 0 && f.GlobalBatch%f.Microbatch != 0 {
-		return fmt.Errorf("microbatch: must divide the global batch %d, got %d", f.GlobalBatch, f.Microbatch)
+	if f.MicrobatchSize > 0 && f.GlobalBatch%f.MicrobatchSize != 0 {
+		return fmt.Errorf("microbatch: must divide the global batch %d, got %d", f.GlobalBatch, f.MicrobatchSize)
 	}
 	if f.Recompute != "" {
 		if _, err := model.ParseRecompute(string(f.Recompute)); err != nil {
@@ -95,7 +96,7 @@ func tensorGroupAligned(t, g int, crossNode bool) bool {
 // b dividing B/d in increasing order. Memory never decreases along a chain
 // (stashed activations grow with b; m·b is fixed), so a search may stop a
 // chain at its first configuration that does not fit.
-func (o PTDPOptions) chainsFor(tr model.Transformer, n, t, p int) [][]cost.Config {
+func (o PTDPOptions) chainsFor(tr model.Transformer, n, t, p int) [][]plan.Execution {
 	f := o.Fixed
 	d := n / (t * p)
 	if f.GlobalBatch%d != 0 {
@@ -106,16 +107,16 @@ func (o PTDPOptions) chainsFor(tr model.Transformer, n, t, p int) [][]cost.Confi
 	if f.Recompute != "" {
 		rs = []model.Recompute{f.Recompute}
 	}
-	var chains [][]cost.Config
+	var chains [][]plan.Execution
 	for _, v := range o.interleaves(tr, p) {
 		for _, r := range rs {
-			var chain []cost.Config
+			var chain []plan.Execution
 			for _, b := range divisors(perPipeline) {
-				if (f.Microbatch > 0 && b != f.Microbatch) || !interleaveOK(p, perPipeline/b, v) {
+				if (f.MicrobatchSize > 0 && b != f.MicrobatchSize) || !interleaveOK(p, perPipeline/b, v) {
 					continue
 				}
 				cfg := f
-				cfg.TP, cfg.PP, cfg.DP, cfg.Microbatch, cfg.Interleave, cfg.Recompute = t, p, d, b, v, r
+				cfg.TP, cfg.PP, cfg.DP, cfg.MicrobatchSize, cfg.Interleave, cfg.Recompute = t, p, d, b, v, r
 				chain = append(chain, cfg)
 			}
 			if len(chain) > 0 {
@@ -135,7 +136,7 @@ func (o PTDPOptions) interleaves(tr model.Transformer, p int) []int {
 	switch {
 	case f.Interleave > 0:
 		return []int{f.Interleave}
-	case tr.Layers%p != 0 || (f.Schedule != "" && f.Schedule != cost.ScheduleInterleaved):
+	case tr.Layers%p != 0 || (f.Schedule != "" && f.Schedule != schedule.Interleaved):
 		return []int{1}
 	}
 	return divisors(tr.Layers / p)

@@ -10,6 +10,7 @@ import (
 	"pipeplan/core/cost"
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
+	"pipeplan/core/plan"
 	"pipeplan/gpuprofiles"
 )
 
@@ -64,7 +65,7 @@ func TestPTDPPaperConfigurationsRankNearTop(t *testing.T) {
 		{"529.6B", gpt(105, 20480, 128), 2520, 2520, 8, 35},
 		{"1T", gpt(128, 25600, 160), 3072, 3072, 8, 64},
 	} {
-		res := search(t, tc.tr, dgxA100(t, tc.n), PTDPOptions{Fixed: cost.Config{GlobalBatch: tc.B, ScatterGather: true, Recompute: model.RecomputeFull}})
+		res := search(t, tc.tr, dgxA100(t, tc.n), PTDPOptions{Fixed: plan.Execution{GlobalBatch: tc.B, ScatterGather: true, Recompute: model.RecomputeFull}})
 		best := res.Candidates[0].Prediction.SamplesPerSec
 		rank := -1
 		for i, c := range res.Candidates {
@@ -81,7 +82,7 @@ func TestPTDPPaperConfigurationsRankNearTop(t *testing.T) {
 		if got < 0.88*best {
 			b := res.Candidates[0].Config
 			t.Errorf("%s: paper's (t=%d, p=%d) ranks %d at %.1f%% of the best (t=%d p=%d b=%d v=%d %s)",
-				tc.name, tc.tp, tc.pp, rank+1, 100*got/best, b.TP, b.PP, b.Microbatch, b.Interleave, b.Recompute)
+				tc.name, tc.tp, tc.pp, rank+1, 100*got/best, b.TP, b.PP, b.MicrobatchSize, b.Interleave, b.Recompute)
 		}
 		t.Logf("%s: paper's (t=%d, p=%d) ranks %d of %d at %.1f%% of the best; best %.1f TFLOP/s per GPU",
 			tc.name, tc.tp, tc.pp, rank+1, len(res.Candidates), 100*got/best, res.Candidates[0].Prediction.TFLOPSPerGPU)
@@ -93,7 +94,7 @@ func TestPTDPPaperConfigurationsRankNearTop(t *testing.T) {
 // than the best in-node one (§4.3.2, takeaway #1; Figure 4.13).
 func TestPTDPCrossNodeTensorParallelDominated(t *testing.T) {
 	c := dgxA100(t, 64)
-	res := search(t, gpt(48, 8192, 64), c, PTDPOptions{Fixed: cost.Config{GlobalBatch: 512, ScatterGather: true}, AllowCrossNodeTP: true})
+	res := search(t, gpt(48, 8192, 64), c, PTDPOptions{Fixed: plan.Execution{GlobalBatch: 512, ScatterGather: true}, AllowCrossNodeTP: true})
 	var bestIn float64
 	crossNode := 0
 	for _, cand := range res.Candidates {
@@ -106,7 +107,7 @@ func TestPTDPCrossNodeTensorParallelDominated(t *testing.T) {
 			crossNode++
 			if cand.Prediction.SamplesPerSec >= bestIn {
 				t.Errorf("cross-node t=%d p=%d b=%d v=%d at %.4g samples/s beats in-node %.4g", cand.Config.TP, cand.Config.PP,
-					cand.Config.Microbatch, cand.Config.Interleave, cand.Prediction.SamplesPerSec, bestIn)
+					cand.Config.MicrobatchSize, cand.Config.Interleave, cand.Prediction.SamplesPerSec, bestIn)
 			}
 		}
 	}
@@ -117,7 +118,7 @@ func TestPTDPCrossNodeTensorParallelDominated(t *testing.T) {
 		t.Errorf("best candidate uses t=%d across nodes", res.Candidates[0].Config.TP)
 	}
 	// Without permission no searched candidate crosses a node.
-	for _, cand := range search(t, gpt(48, 8192, 64), c, PTDPOptions{Fixed: cost.Config{GlobalBatch: 512}}).Candidates {
+	for _, cand := range search(t, gpt(48, 8192, 64), c, PTDPOptions{Fixed: plan.Execution{GlobalBatch: 512}}).Candidates {
 		if cand.Config.TP > c.GPUsPerNode() {
 			t.Fatalf("t=%d searched without AllowCrossNodeTP", cand.Config.TP)
 		}
@@ -157,7 +158,7 @@ func TestPTDPMatchesBruteForce(t *testing.T) {
 							continue
 						}
 						for _, r := range []model.Recompute{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull} {
-							cfg := cost.Config{TP: tp, PP: p, DP: d, Microbatch: b, GlobalBatch: B, Interleave: v, Recompute: r}
+							cfg := plan.Execution{TP: tp, PP: p, DP: d, MicrobatchSize: b, GlobalBatch: B, Interleave: v, Recompute: r}
 							pr, err := cost.Predict(tr, c, cfg, cost.Options{})
 							if err != nil {
 								t.Fatalf("%+v: %v", cfg, err)
@@ -169,7 +170,7 @@ func TestPTDPMatchesBruteForce(t *testing.T) {
 			}
 		}
 	}
-	res := search(t, tr, c, PTDPOptions{Fixed: cost.Config{GlobalBatch: B}})
+	res := search(t, tr, c, PTDPOptions{Fixed: plan.Execution{GlobalBatch: B}})
 	fits, fastest, smallest := 0, math.Inf(1), math.Inf(1)
 	for _, pr := range want {
 		if pr.Memory.Fits() {
@@ -193,7 +194,7 @@ func TestPTDPMatchesBruteForce(t *testing.T) {
 	}
 	for i, cand := range append(append([]PTDPCandidate{}, res.Candidates...), res.Infeasible...) {
 		cf := cand.Config
-		pr, ok := want[key{cf.TP, cf.PP, cf.DP, cf.Microbatch, cf.Interleave, cf.Recompute}]
+		pr, ok := want[key{cf.TP, cf.PP, cf.DP, cf.MicrobatchSize, cf.Interleave, cf.Recompute}]
 		if !ok {
 			t.Fatalf("candidate %+v not in the brute-force set", cf)
 		}
@@ -211,13 +212,13 @@ func TestPTDPMatchesBruteForce(t *testing.T) {
 
 func TestPTDPFixedDegrees(t *testing.T) {
 	tr, c := gpt(96, 12288, 96), dgxA100(t, 1536)
-	res := search(t, tr, c, PTDPOptions{Fixed: cost.Config{GlobalBatch: 1536, TP: 8, Recompute: model.RecomputeFull}})
+	res := search(t, tr, c, PTDPOptions{Fixed: plan.Execution{GlobalBatch: 1536, TP: 8, Recompute: model.RecomputeFull}})
 	for _, cand := range append(res.Candidates, res.Infeasible...) {
 		if cand.Config.TP != 8 || cand.Config.Recompute != model.RecomputeFull {
 			t.Fatalf("fixed tp=8 full: got %+v", cand.Config)
 		}
 	}
-	cfg := cost.Config{GlobalBatch: 1536, TP: 8, PP: 12, Microbatch: 1, Interleave: 2, Recompute: model.RecomputeFull, ScatterGather: true}
+	cfg := plan.Execution{GlobalBatch: 1536, TP: 8, PP: 12, MicrobatchSize: 1, Interleave: 2, Recompute: model.RecomputeFull, ScatterGather: true}
 	res = search(t, tr, c, PTDPOptions{Fixed: cfg})
 	if len(res.Candidates)+len(res.Infeasible) != 1 {
 		t.Fatalf("every degree fixed: %d candidates, want 1", len(res.Candidates)+len(res.Infeasible))
@@ -234,7 +235,7 @@ func TestPTDPFixedDegrees(t *testing.T) {
 
 func TestPTDPDoesNotFit(t *testing.T) {
 	tr, c := gpt(128, 25600, 160), dgxA100(t, 8)
-	res, err := SearchPTDP(context.Background(), tr, c, PTDPOptions{Fixed: cost.Config{GlobalBatch: 64}}, nil)
+	res, err := SearchPTDP(context.Background(), tr, c, PTDPOptions{Fixed: plan.Execution{GlobalBatch: 64}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "does not fit") {
 		t.Fatalf("1T on 8 GPUs: want does not fit, got %v", err)
 	}
@@ -255,20 +256,20 @@ func TestPTDPBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		tr   model.Transformer
 		c    hw.Cluster
-		f    cost.Config
+		f    plan.Execution
 		want string
 	}{
-		{tr, c, cost.Config{GlobalBatch: 64, TP: 3}, "tp: must divide the 64 GPUs, got 3"},
-		{tr, dgxA100(t, 96), cost.Config{GlobalBatch: 64, TP: 3}, "tp: must divide the 160 attention heads, got 3"},
-		{tr, c, cost.Config{GlobalBatch: 0}, "global_batch: must be in [1, 16777216], got 0"},
-		{tr, c, cost.Config{GlobalBatch: 64, Microbatch: 5}, "microbatch: must divide the global batch 64, got 5"},
-		{tr, c, cost.Config{GlobalBatch: 64, PP: 64, Interleave: 4}, "pp: pp·interleave must be <= the 128 layers"},
-		{tr, c, cost.Config{GlobalBatch: 64, Recompute: "some"}, "recompute"},
-		{tr, c, cost.Config{GlobalBatch: 64, PP: -1}, "pp: must be >= 1 (or 0 to search), got -1"},
-		{tr, hw.Cluster{GPU: c.GPU, Levels: []hw.Level{{Workers: 0, BandwidthBytesPerSec: 1e9}}}, cost.Config{GlobalBatch: 64}, "cluster.levels[0].workers"},
-		{tr, hw.Cluster{GPU: c.GPU, Levels: []hw.Level{{Workers: 8, BandwidthBytesPerSec: math.NaN()}}}, cost.Config{GlobalBatch: 64}, "bandwidth_bytes_per_sec"},
-		{model.Transformer{Layers: 2, Hidden: 64, Heads: 3, Seq: 8, Vocab: 10}, c, cost.Config{GlobalBatch: 64}, "transformer.heads"},
-		{gpt(2, 64, 4), c, cost.Config{GlobalBatch: 7}, "config: no (tp, pp, dp, microbatch, interleave)"},
+		{tr, c, plan.Execution{GlobalBatch: 64, TP: 3}, "tp: must divide the 64 GPUs, got 3"},
+		{tr, dgxA100(t, 96), plan.Execution{GlobalBatch: 64, TP: 3}, "tp: must divide the 160 attention heads, got 3"},
+		{tr, c, plan.Execution{GlobalBatch: 0}, "global_batch: must be in [1, 16777216], got 0"},
+		{tr, c, plan.Execution{GlobalBatch: 64, MicrobatchSize: 5}, "microbatch: must divide the global batch 64, got 5"},
+		{tr, c, plan.Execution{GlobalBatch: 64, PP: 64, Interleave: 4}, "pp: pp·interleave must be <= the 128 layers"},
+		{tr, c, plan.Execution{GlobalBatch: 64, Recompute: "some"}, "recompute"},
+		{tr, c, plan.Execution{GlobalBatch: 64, PP: -1}, "pp: must be >= 1 (or 0 to search), got -1"},
+		{tr, hw.Cluster{GPU: c.GPU, Levels: []hw.Level{{Workers: 0, BandwidthBytesPerSec: 1e9}}}, plan.Execution{GlobalBatch: 64}, "cluster.levels[0].workers"},
+		{tr, hw.Cluster{GPU: c.GPU, Levels: []hw.Level{{Workers: 8, BandwidthBytesPerSec: math.NaN()}}}, plan.Execution{GlobalBatch: 64}, "bandwidth_bytes_per_sec"},
+		{model.Transformer{Layers: 2, Hidden: 64, Heads: 3, Seq: 8, Vocab: 10}, c, plan.Execution{GlobalBatch: 64}, "transformer.heads"},
+		{gpt(2, 64, 4), c, plan.Execution{GlobalBatch: 7}, "config: no (tp, pp, dp, microbatch, interleave)"},
 	} {
 		_, err := SearchPTDP(context.Background(), tc.tr, tc.c, PTDPOptions{Fixed: tc.f}, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -280,7 +281,7 @@ func TestPTDPBadInput(t *testing.T) {
 func TestPTDPProgressAndCancel(t *testing.T) {
 	tr, c := gpt(24, 2304, 24), dgxA100(t, 32)
 	calls, last := 0, [2]int{}
-	_, err := SearchPTDP(context.Background(), tr, c, PTDPOptions{Fixed: cost.Config{GlobalBatch: 512}}, func(done, total int) {
+	_, err := SearchPTDP(context.Background(), tr, c, PTDPOptions{Fixed: plan.Execution{GlobalBatch: 512}}, func(done, total int) {
 		calls++
 		last = [2]int{done, total}
 	})
@@ -292,7 +293,7 @@ func TestPTDPProgressAndCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := SearchPTDP(ctx, tr, c, PTDPOptions{Fixed: cost.Config{GlobalBatch: 512}}, nil); err != context.Canceled {
+	if _, err := SearchPTDP(ctx, tr, c, PTDPOptions{Fixed: plan.Execution{GlobalBatch: 512}}, nil); err != context.Canceled {
 		t.Errorf("cancelled: got %v", err)
 	}
 }
@@ -301,7 +302,7 @@ func TestPTDPProgressAndCancel(t *testing.T) {
 // A100s, every degree, microbatch size, interleaving and recomputation.
 func BenchmarkSearchPTDP1T(b *testing.B) {
 	tr, c := gpt(128, 25600, 160), dgxA100(b, 3072)
-	opt := PTDPOptions{Fixed: cost.Config{GlobalBatch: 3072, ScatterGather: true}}
+	opt := PTDPOptions{Fixed: plan.Execution{GlobalBatch: 3072, ScatterGather: true}}
 	for i := 0; i < b.N; i++ {
 		if _, err := SearchPTDP(context.Background(), tr, c, opt, nil); err != nil {
 			b.Fatal(err)

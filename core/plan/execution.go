@@ -39,9 +39,16 @@ type Execution struct {
 	// ZeRO is the ZeRO stage over the data-parallel replicas (0–3; 1 is
 	// Megatron-LM's distributed optimizer).
 	ZeRO int `json:"zero"`
+	// Optimizer names how weights, gradients and optimizer state are kept,
+	// as core/cost parses it (sgd, adam, mixed-adam, mixed-adam-fp32-grads;
+	// "" is mixed-adam); core/cost holds each one's bytes per parameter.
+	Optimizer string `json:"optimizer,omitempty"`
 	// SequenceParallel shards the non-tensor-parallel activations over the
 	// tensor-parallel group (Korthikanti et al. 2022).
 	SequenceParallel bool `json:"sequence_parallel"`
+	// ScatterGather sends the pipeline's boundary activations scattered over
+	// the tensor-parallel ranks and all-gathers them on arrival (§4.4.1).
+	ScatterGather bool `json:"scatter_gather"`
 	// Overlap says which communication is overlapped with computation.
 	Overlap Overlap `json:"overlap"`
 }

@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
-)
 
-// ScheduleKinds are the schedule kinds a plan may name (core/schedule's generators).
-var ScheduleKinds = []string{"gpipe", "1f1b", "interleaved", "2bw", "pipedream", "1f1b-rr", "zb-h1", "1f1b-star"}
+	"pipeplan/core/schedule"
+)
 
 // Planners are the planner names a plan may carry.
 var Planners = []string{"pipedream", "madpipe", "2bw", "ptdp", "manual"}
@@ -126,8 +125,8 @@ func (p *Plan) validateStages() error {
 }
 
 func (s Schedule) validate() error {
-	if !slices.Contains(ScheduleKinds, s.Kind) {
-		return fmt.Errorf("schedule.kind: must be one of %v, got %q", ScheduleKinds, s.Kind)
+	if !slices.Contains(schedule.Kinds, schedule.Kind(s.Kind)) {
+		return fmt.Errorf("schedule.kind: must be one of %v, got %q", schedule.Kinds, s.Kind)
 	}
 	if s.Microbatches < 1 {
 		return fmt.Errorf("schedule.microbatches: must be >= 1, got %d", s.Microbatches)
