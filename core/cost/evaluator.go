@@ -43,7 +43,8 @@ type evaluator struct {
 	comm           Comm
 	reserve        float64
 	m              int        // microbatches per pipeline and step
-	state          StateBytes // per-GPU bytes per parameter after ZeRO sharding
+	state          StateBytes // per-GPU bytes per parameter after ZeRO sharding over d·cp
+	expertState    StateBytes // the same for routed experts, sharded over d·cp/ep
 	gradBytes      float64    // bytes of one unsharded gradient value
 	actOpts        model.ActivationOptions
 	tpBW           float64
@@ -52,8 +53,9 @@ type evaluator struct {
 	embBW          float64
 	intraBW        float64
 	boundary       float64 // bytes of one microbatch's boundary activation per GPU
-	layerAct       float64 // stashed activation bytes of one layer per microbatch
-	layerPar       float64 // parameters of one layer
+	cpBW           float64
+	epBW           float64
+	layers         []layerTime // per layer, per microbatch on one GPU
 }
 
 // newEvaluator validates the inputs and fills in the defaults of opt.
@@ -113,25 +115,38 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Op
 		return nil, err
 	}
 	e.gradBytes = perParam.Gradients
-	if e.state, err = perParam.Shard(cfg.ZeRO, cfg.DP); err != nil {
+	if e.state, err = perParam.Shard(cfg.ZeRO, cfg.DP*cfg.CP); err != nil {
+		return nil, fmt.Errorf("execution.%w", err)
+	}
+	if e.expertState, err = perParam.Shard(cfg.ZeRO, cfg.DP*cfg.CP/cfg.EP); err != nil {
 		return nil, fmt.Errorf("execution.%w", err)
 	}
 	rec, _ := model.ParseRecompute(string(cfg.Recompute))
 	e.cfg.Recompute = rec
-	e.actOpts = model.ActivationOptions{TP: cfg.TP, SequenceParallel: cfg.SequenceParallel, Recompute: rec}
+	e.actOpts = model.ActivationOptions{TP: cfg.TP, SequenceParallel: cfg.SequenceParallel, Recompute: rec, FlashAttention: cfg.FlashAttention, CP: cfg.CP}
 	e.m = microbatches(cfg)
 	e.bubbleFraction, _ = cfg.Schedule.Bubble(cfg.PP, e.m, cfg.Interleave) // Validate checked it
-	t, d, p := cfg.TP, cfg.DP, cfg.PP
+	// Rank order, innermost first: t, cp, d, p (Megatron-LM's tp-cp-dp-pp);
+	// expert parallelism takes ep of the cp·d ranks.
+	t, cp, d, p := cfg.TP, cfg.CP, cfg.DP, cfg.PP
 	e.tpBW = c.GroupBandwidthBytesPerSec(t, 1)
-	e.dpBW = c.GroupBandwidthBytesPerSec(d, t)
-	e.ppBW = c.GroupBandwidthBytesPerSec(2, t*d)
-	e.embBW = c.GroupBandwidthBytesPerSec(2, t*d*(p-1))
+	e.cpBW = c.GroupBandwidthBytesPerSec(cp, t)
+	e.epBW = c.GroupBandwidthBytesPerSec(cfg.EP, t)
+	e.dpBW = c.GroupBandwidthBytesPerSec(d*cp, t)
+	e.ppBW = c.GroupBandwidthBytesPerSec(2, t*cp*d)
+	e.embBW = c.GroupBandwidthBytesPerSec(2, t*cp*d*(p-1))
 	e.intraBW = c.Levels[0].BandwidthBytesPerSec
-	e.layerAct = tr.LayerActivationBytes(cfg.MicrobatchSize, e.actOpts)
-	e.layerPar = tr.LayerParams()
-	e.boundary = float64(cfg.MicrobatchSize) * float64(tr.Seq) * float64(tr.Hidden) * e.w
+	e.boundary = float64(cfg.MicrobatchSize) * float64(tr.Seq) / float64(cp) * float64(tr.Hidden) * e.w
 	if cfg.SequenceParallel {
 		e.boundary /= float64(t)
+	}
+	e.layers = make([]layerTime, tr.Layers)
+	for i := range e.layers {
+		if i > 0 && tr.IsMoELayer(i) == tr.IsMoELayer(i-1) {
+			e.layers[i] = e.layers[i-1] // same kind of layer, same time
+			continue
+		}
+		e.layers[i] = e.layerSeconds(i)
 	}
 	return e, nil
 }
@@ -145,6 +160,28 @@ func (c Comm) validate() error {
 		return fmt.Errorf("options.comm.latency_seconds: must be in [0, 1), got %v", c.LatencySeconds)
 	}
 	return nil
+}
+
+// layerIndices returns the layers device i of the pipeline holds, in
+// order: its v chunks k = i + c·p of the split layersOn describes.
+func (e *evaluator) layerIndices(i int) []int {
+	p, v, l := e.cfg.PP, e.cfg.Interleave, e.tr.Layers
+	chunks := p * v
+	var idx []int
+	first := 0
+	for k := 0; k < chunks; k++ {
+		n := l / chunks
+		if k < l%chunks {
+			n++
+		}
+		if k%p == i {
+			for j := first; j < first+n; j++ {
+				idx = append(idx, j)
+			}
+		}
+		first += n
+	}
+	return idx
 }
 
 // layersOn returns the number of layers device i of the pipeline holds: its

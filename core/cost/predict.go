@@ -11,18 +11,18 @@ import (
 // times when balanced; PipeDream and 2BW do not flush).
 func (e *evaluator) predict() Prediction {
 	p, v, m := e.cfg.PP, float64(e.cfg.Interleave), float64(e.m)
-	layerCompute, layerTP := e.layerSeconds()
 	var tMax, tSum, dpMax, optMax float64
-	var slow [4]float64
+	var slow stageTime
+	var slowZ float64
 	for i := 0; i < p; i++ {
-		c, tp, pp := e.deviceSeconds(i, layerCompute, layerTP)
+		st := e.deviceSeconds(i)
 		z := e.zero3Seconds(i)
-		ti := c + tp + pp + z
+		ti := st.compute + st.tp + st.p2p + st.cp + st.ep + z
 		tSum += ti
 		if ti > tMax {
-			tMax, slow = ti, [4]float64{c, tp, pp, z}
+			tMax, slow, slowZ = ti, st, z
 		}
-		dpMax = math.Max(dpMax, e.dataParallelSeconds(i))
+		dpMax = math.Max(dpMax, e.exposedDataParallel(i, st))
 		optMax = math.Max(optMax, e.optimizerSeconds(i))
 	}
 	bubble := (tSum - tMax) / v
@@ -42,17 +42,21 @@ func (e *evaluator) predict() Prediction {
 		TokensPerSec:           B * float64(e.tr.Seq) / iter,
 		BubbleFraction:         e.bubbleFraction,
 		Time: TimeBreakdown{
-			ComputeSeconds:        m * slow[0],
-			TensorParallelSeconds: m * slow[1],
-			PipelineP2PSeconds:    m * slow[2],
-			ZeRO3GatherSeconds:    m * slow[3],
-			BubbleSeconds:         bubble,
-			DataParallelSeconds:   dpMax,
-			OptimizerSeconds:      optMax,
+			ComputeSeconds:         m * slow.compute,
+			TensorParallelSeconds:  m * slow.tp,
+			PipelineP2PSeconds:     m * slow.p2p,
+			ContextParallelSeconds: m * slow.cp,
+			ExpertParallelSeconds:  m * slow.ep,
+			ZeRO3GatherSeconds:     m * slowZ,
+			BubbleSeconds:          bubble,
+			DataParallelSeconds:    dpMax,
+			OptimizerSeconds:       optMax,
 		},
 	}
 	n := float64(e.c.GPUs())
 	pr.TFLOPSPerGPU = pr.FLOPsPerIteration / (n * iter) / 1e12
+	pr.ModelTFLOPSPerGPU = pr.ModelFLOPsPerIteration / (n * iter) / 1e12
+	pr.ActiveParams = e.tr.ActiveParams()
 	pr.MFU = pr.ModelFLOPsPerIteration / (n * iter * e.peak)
 	pr.StageMemory = make([]Memory, p)
 	for i := range pr.StageMemory {

@@ -7,34 +7,40 @@ import "pipeplan/core/model"
 // ZeRO sharding, the activation stash at the schedule's peak, and the
 // point-to-point buffers.
 func (e *evaluator) memory(i int) Memory {
-	params := e.weightParams(i)
+	dense, experts := e.weightParams(i)
 	inFlight, versions, _ := e.cfg.Schedule.InFlight(e.cfg.PP, i, e.m, e.cfg.Interleave) // Validate checked the kind and m
 	b := e.cfg.MicrobatchSize
 	mem := Memory{
 		Stage:          i,
-		WeightBytes:    params * e.state.Weights * float64(versions),
-		GradientBytes:  params * e.state.Gradients,
-		OptimizerBytes: params * e.state.Optimizer,
+		WeightBytes:    (dense*e.state.Weights + experts*e.expertState.Weights) * float64(versions),
+		GradientBytes:  dense*e.state.Gradients + experts*e.expertState.Gradients,
+		OptimizerBytes: dense*e.state.Optimizer + experts*e.expertState.Optimizer,
 		ReserveBytes:   e.reserve,
 		CapacityBytes:  e.c.GPU.MemoryBytes,
 	}
 	// Stash: inFlight microbatches of one chunk's layers (Korthikanti et al.
 	// 2022 §4.3: the first stage holds L(1 + (p−1)/(pv)) layers' worth when
 	// interleaved).
-	chunkLayers := float64(e.layersOn(i)) / float64(e.cfg.Interleave)
-	act := float64(inFlight) * chunkLayers * e.layerAct
-	// Working set: recomputation rebuilds one layer's dropped activations
-	// before its backward pass.
-	if e.cfg.Recompute != model.RecomputeNone {
-		full := e.actOpts
-		full.Recompute = model.RecomputeNone
-		act += e.tr.LayerActivationBytes(b, full) - e.layerAct
+	// (A chunk's stash is its share of the device's layers' activations.)
+	var stash, work float64
+	full := e.actOpts
+	full.Recompute = model.RecomputeNone
+	for _, l := range e.layerIndices(i) {
+		kept := e.tr.LayerActivationBytesAt(b, l, e.actOpts)
+		stash += kept
+		// Working set: recomputation rebuilds one layer's dropped
+		// activations before its backward pass.
+		if e.cfg.Recompute != model.RecomputeNone {
+			work = max(work, e.tr.LayerActivationBytesAt(b, l, full)-kept)
+		}
 	}
+	act := float64(inFlight)*stash/float64(e.cfg.Interleave) + work
+	cp := float64(e.cfg.CP) // the embedding and output activations split with the sequence
 	if i == 0 {
-		act += float64(firstChunkInFlight(inFlight, e.cfg.PP, e.cfg.Interleave)) * e.tr.EmbeddingActivationBytes(b, e.actOpts)
+		act += float64(firstChunkInFlight(inFlight, e.cfg.PP, e.cfg.Interleave)) * e.tr.EmbeddingActivationBytes(b, e.actOpts) / cp
 	}
 	if i == e.cfg.PP-1 {
-		act += e.tr.OutputActivationBytes(b, e.actOpts)
+		act += e.tr.OutputActivationBytes(b, e.actOpts) / cp
 	}
 	mem.ActivationBytes = act
 	if e.cfg.PP > 1 {

@@ -139,7 +139,7 @@ func TestPredictErrors(t *testing.T) {
 		mut  func(*plan.Execution)
 		want string
 	}{
-		{func(c *plan.Execution) { c.DP = 2 }, "tp·pp·dp must equal the cluster's 32 GPUs"},
+		{func(c *plan.Execution) { c.DP = 2 }, "tp·pp·cp·dp must equal the cluster's 32 GPUs"},
 		{func(c *plan.Execution) { c.TP = 0 }, "execution.tp: must be >= 1, got 0"},
 		{func(c *plan.Execution) { c.GlobalBatch = 30 }, "execution.global_batch: must be a multiple of dp·microbatch_size = 4·1"},
 		{func(c *plan.Execution) { c.Interleave = 2; c.GlobalBatch = 24 }, "multiple of pp"},
@@ -149,8 +149,9 @@ func TestPredictErrors(t *testing.T) {
 		{func(c *plan.Execution) { c.ZeRO = 4 }, "execution.zero"},
 		{func(c *plan.Execution) { c.Schedule = "zigzag" }, "execution.schedule"},
 		{func(c *plan.Execution) { c.PP, c.DP, c.Interleave = 32, 1, 2; c.TP = 1; c.GlobalBatch = 64 }, "execution.pp: pp·interleave must be <="},
-		{func(c *plan.Execution) { c.CP = 2 }, "execution.cp: context parallelism is not modelled yet, got 2"},
-		{func(c *plan.Execution) { c.EP = 4 }, "execution.ep: expert parallelism is not modelled yet, got 4"},
+		{func(c *plan.Execution) { c.CP = 2 }, "tp·pp·cp·dp must equal the cluster's 32 GPUs, got 2·4·2·4"},
+		{func(c *plan.Execution) { c.EP = 4 }, "execution.ep: expert parallelism needs a mixture-of-experts model, got 4"},
+		{func(c *plan.Execution) { c.CP = 3; c.DP = 1 }, "execution.cp: the sequence"},
 		{func(c *plan.Execution) { c.CP = -1 }, "execution.cp: must be >= 1, got -1"},
 	}
 	for _, k := range cases {

@@ -1,49 +1,138 @@
 package cost
 
 import (
+	"math"
+
 	"pipeplan/core/model"
 )
 
-// layerSeconds returns one transformer layer's compute and tensor-parallel
-// communication time per microbatch on one GPU (forward, backward and the
-// recomputation the config asks for).
-func (e *evaluator) layerSeconds() (compute, tpComm float64) {
-	// The layer's GEMMs, each split t ways (§4.2.3), at their own efficiency.
-	t := float64(e.cfg.TP)
-	dense, core := e.tr.LayerFwdGEMMs(e.cfg.MicrobatchSize)
-	var denseSec float64
-	for _, x := range dense {
-		denseSec += e.curve.Seconds(x/t, e.peak)
+// DefaultBucketParams is the size of one gradient-reduction bucket in
+// parameters (Megatron-LM's DDP default, 40M): with overlap at least one
+// bucket's reduction stays exposed after the backward pass.
+const DefaultBucketParams = 40e6
+
+// TPOverlapChunks is how many pieces Transformer Engine's tensor-parallel
+// overlap splits a GEMM and its collective into: one piece's communication
+// stays exposed even when the GEMMs are longer than the communication.
+const TPOverlapChunks = 4
+
+// layerTime is one layer's time per microbatch on one GPU.
+type layerTime struct {
+	compute float64 // forward, backward and recomputation
+	fwd     float64 // the forward pass alone (what a recomputation redoes)
+	tp      float64 // exposed tensor-parallel communication
+	cp      float64 // exposed context-parallel K/V exchange
+	ep      float64 // expert-parallel all-to-all
+}
+
+// gemmSeconds returns the time of one forward GEMM kind on one GPU: its
+// FLOPs split over the t tensor-parallel and cp context-parallel ranks; a
+// routed-expert GEMM runs as the E/ep local experts, each on its share of
+// the tokens, at the efficiency of that size.
+func (e *evaluator) gemmSeconds(g model.GEMM) float64 {
+	per := g.FLOPs / float64(e.cfg.TP*e.cfg.CP)
+	if g.Attention && e.cfg.FlashAttention {
+		per /= 2 // causal masking: flash attention skips the masked blocks
 	}
-	coreSec := 2 * e.curve.Seconds(core/t, e.peak)
+	if !g.Expert {
+		return e.curve.Seconds(per, e.peak)
+	}
+	local := float64(g.Instances / e.cfg.EP)
+	return local * e.curve.Seconds(per/local, e.peak)
+}
+
+// layerSeconds returns layer i's time per microbatch on one GPU.
+func (e *evaluator) layerSeconds(i int) layerTime {
+	b := e.cfg.MicrobatchSize
+	var dense, core float64
+	for _, g := range e.tr.ForwardGEMMs(b, i) {
+		if g.Attention {
+			core += e.gemmSeconds(g)
+		} else {
+			dense += e.gemmSeconds(g)
+		}
+	}
 	// Memory-bound kernels move ElementwiseTrafficPerActivationByte bytes per stored byte.
 	noRec := e.actOpts
 	noRec.Recompute = model.RecomputeNone
-	all := e.tr.LayerActivationBytes(e.cfg.MicrobatchSize, noRec)
+	all := e.tr.LayerActivationBytesAt(b, i, noRec)
 	sel := noRec
 	sel.Recompute = model.RecomputeSelective
-	coreBytes := all - e.tr.LayerActivationBytes(e.cfg.MicrobatchSize, sel)
+	coreBytes := all - e.tr.LayerActivationBytesAt(b, i, sel)
 	memSec := ElementwiseTrafficPerActivationByte * all / e.memBW
 	coreMemSec := ElementwiseTrafficPerActivationByte * coreBytes / e.memBW
 
-	fwd := denseSec + coreSec + memSec
-	compute = 3 * fwd // backward: two GEMMs (input and weight gradients) per forward GEMM
+	var lt layerTime
+	lt.fwd = dense + core + memSec
+	// Backward: two GEMMs (input and weight gradients) per forward GEMM;
+	// flash attention's backward also recomputes the scores (2.5× forward,
+	// Dao 2023 §3.1).
+	bwdCore := 2 * core
+	if e.cfg.FlashAttention {
+		bwdCore = 2.5 * core
+	}
+	lt.compute = lt.fwd + 2*(dense+memSec) + bwdCore
 	switch e.cfg.Recompute {
 	case model.RecomputeFull:
-		compute += fwd
+		lt.compute += lt.fwd
 	case model.RecomputeSelective:
-		compute += coreSec + coreMemSec
+		lt.compute += core + coreMemSec
 	}
-	tpComm = TensorParallelAllReduces(e.cfg.Recompute == model.RecomputeFull) * e.tpAllReduceSeconds()
-	return compute, tpComm
+	lt.tp = TensorParallelAllReduces(e.cfg.Recompute == model.RecomputeFull) * e.tpAllReduceSeconds()
+	if e.cfg.Overlap.TPComm && e.cfg.TP > 1 {
+		lt.tp = math.Max(lt.tp-3*dense, lt.tp/TPOverlapChunks)
+	}
+	lt.cp = e.cpSeconds(core, bwdCore)
+	if e.tr.IsMoELayer(i) {
+		lt.ep = e.epSeconds()
+	}
+	return lt
+}
+
+// cpSeconds returns the exposed ring-attention exchange of one layer and
+// microbatch (Liu et al. 2023, ring attention; Megatron-Core's
+// context parallelism): cp−1 steps each pass one K/V chunk (2·b·s/cp·kv·d
+// values per tensor-parallel rank) to the next rank, hidden behind the
+// attention compute of the step before; the backward pass sends K/V and
+// their gradients.
+func (e *evaluator) cpSeconds(core, bwdCore float64) float64 {
+	cp := e.cfg.CP
+	if cp == 1 {
+		return 0
+	}
+	kv := float64(e.tr.KVHeadCount() * e.tr.HeadSize())
+	if m := e.tr.MLA; m != nil {
+		kv = float64(e.tr.Heads) * float64(m.QKNopeHeadDim+m.QKRopeHeadDim+m.VHeadDim) / 2
+	}
+	chunk := 2 * float64(e.cfg.MicrobatchSize) * float64(e.tr.Seq) / float64(cp) * kv / float64(min(e.cfg.TP, e.tr.KVHeadCount())) * e.w
+	steps := float64(cp - 1)
+	step := e.comm.P2PSeconds(chunk, e.cpBW)
+	fwd := math.Max(0, steps*(step-core/float64(cp)))
+	bwd := math.Max(0, steps*(2*step-bwdCore/float64(cp)))
+	return fwd + bwd
+}
+
+// epSeconds returns one MoE layer's all-to-all time per microbatch: a
+// dispatch and a combine forward and again backward, each moving a GPU's
+// topk routed copies of its b·s/cp tokens (h values, split over t with
+// sequence parallelism), (ep−1)/ep of them to other ranks.
+func (e *evaluator) epSeconds() float64 {
+	ep := e.cfg.EP
+	if ep == 1 {
+		return 0
+	}
+	tokens := float64(e.cfg.MicrobatchSize) * float64(e.tr.Seq) / float64(e.cfg.CP)
+	bytes := float64(e.tr.MoE.TopK) * tokens * float64(e.tr.Hidden) * e.w / float64(e.cfg.TP)
+	one := float64(ep-1)/float64(ep)*bytes/(e.epBW*e.comm.BandwidthEfficiency) + float64(ep-1)*e.comm.LatencySeconds
+	return 4 * one
 }
 
 // tpAllReduceSeconds returns the time of one tensor-parallel all-reduce of a
-// b·s·h activation; with sequence parallelism it is an all-gather plus a
-// reduce-scatter of the same volume (Korthikanti et al. 2022 §4.2.2).
+// b·(s/cp)·h activation; with sequence parallelism it is an all-gather plus
+// a reduce-scatter of the same volume (Korthikanti et al. 2022 §4.2.2).
 func (e *evaluator) tpAllReduceSeconds() float64 {
 	t := e.cfg.TP
-	full := float64(e.cfg.MicrobatchSize) * float64(e.tr.Seq) * float64(e.tr.Hidden) * e.w
+	full := float64(e.cfg.MicrobatchSize) * float64(e.tr.Seq) / float64(e.cfg.CP) * float64(e.tr.Hidden) * e.w
 	if e.cfg.SequenceParallel {
 		return 2 * e.comm.GatherSeconds(t, full, e.tpBW)
 	}
@@ -51,9 +140,9 @@ func (e *evaluator) tpAllReduceSeconds() float64 {
 }
 
 // logitSeconds returns the output layer's compute per microbatch on the last
-// stage: 2bshV/t forward, twice that backward (§4.5.1).
+// stage: 2bshV/(t·cp) forward, twice that backward (§4.5.1).
 func (e *evaluator) logitSeconds() float64 {
-	fwd := e.tr.LogitFwdFLOPs(e.cfg.MicrobatchSize) / float64(e.cfg.TP)
+	fwd := e.tr.LogitFwdFLOPs(e.cfg.MicrobatchSize) / float64(e.cfg.TP*e.cfg.CP)
 	return 3 * e.curve.Seconds(fwd, e.peak)
 }
 
@@ -72,55 +161,102 @@ func (e *evaluator) p2pSeconds() float64 {
 	return 2 * float64(e.cfg.Interleave) * one
 }
 
-// deviceSeconds returns device i's time per microbatch, split into compute,
-// tensor-parallel and point-to-point parts.
-func (e *evaluator) deviceSeconds(i int, layerCompute, layerTP float64) (compute, tp, p2p float64) {
-	n := float64(e.layersOn(i))
-	compute, tp = n*layerCompute, n*layerTP
+// stageTime is device i's time per microbatch, split by kind.
+type stageTime struct {
+	compute, fwd, tp, p2p, cp, ep float64
+}
+
+// deviceSeconds returns device i's time per microbatch: its layers (of
+// every chunk it holds), the embedding on the first and the output layer
+// on the last device.
+func (e *evaluator) deviceSeconds(i int) stageTime {
+	var st stageTime
+	for _, l := range e.layerIndices(i) {
+		lt := e.layers[l]
+		st.compute += lt.compute
+		st.fwd += lt.fwd
+		st.tp += lt.tp
+		st.cp += lt.cp
+		st.ep += lt.ep
+	}
 	if i == 0 {
-		tp += e.tpAllReduceSeconds() // vocabulary-parallel embedding (forward)
+		st.tp += e.tpAllReduceSeconds() // vocabulary-parallel embedding (forward)
 	}
 	if i == e.cfg.PP-1 {
-		compute += e.logitSeconds()
-		tp += e.tpAllReduceSeconds() // output layer input gradient (backward)
+		st.compute += e.logitSeconds()
+		st.tp += e.tpAllReduceSeconds() // output layer input gradient (backward)
 	}
-	return compute, tp, e.p2pSeconds()
+	st.p2p = e.p2pSeconds()
+	return st
 }
 
-// weightParams returns the parameters device i holds per GPU: its layers and,
-// on the first stage, the embeddings; the last stage keeps its own copy of
-// the tied word embedding when p > 1 (Megatron-LM).
-func (e *evaluator) weightParams(i int) float64 {
+// weightParams returns the parameters device i holds per GPU, split into
+// those replicated over the d·cp data-parallel ranks and the routed
+// experts, of which each expert-parallel rank holds E/ep: its layers and,
+// on the first stage, the embeddings; the last stage holds the output
+// layer (its own copy of a tied word embedding when p > 1, Megatron-LM).
+func (e *evaluator) weightParams(i int) (dense, experts float64) {
 	t := float64(e.cfg.TP)
-	n := float64(e.layersOn(i)) * e.layerPar / t
+	for _, l := range e.layerIndices(i) {
+		all := e.tr.LayerParamsAt(l)
+		if e.tr.IsMoELayer(l) {
+			ex := float64(e.tr.MoE.Experts) * e.tr.ExpertParams()
+			experts += ex / t / float64(e.cfg.EP)
+			all -= ex
+		}
+		dense += all / t
+	}
 	word := float64(e.tr.Vocab) * float64(e.tr.Hidden) / t
 	if i == 0 {
-		n += word + float64(e.tr.Seq)*float64(e.tr.Hidden)
+		dense += word
+		if e.tr.PositionEmbedding != model.PositionNone {
+			dense += float64(e.tr.Seq) * float64(e.tr.Hidden)
+		}
 	}
-	if i == e.cfg.PP-1 && e.cfg.PP > 1 {
-		n += word
+	if i == e.cfg.PP-1 && (e.cfg.PP > 1 || e.tr.UntiedEmbeddings) {
+		dense += word
 	}
-	return n
+	return dense, experts
 }
 
-// dataParallelSeconds returns the gradient synchronization after the flush on
-// device i: a ring all-reduce of its gradients over the d replicas (§2.4.1),
-// reduce-scatter plus all-gather with ZeRO, plus the all-reduce of the tied
-// embedding's gradients between the first and last stage.
-func (e *evaluator) dataParallelSeconds(i int) float64 {
-	params := e.weightParams(i)
-	grads := params * e.gradBytes
-	var sec float64
+// dataParallelSeconds returns device i's gradient synchronization: a ring
+// all-reduce of its gradients over the d·cp replicas (§2.4.1; the experts'
+// over d·cp/ep), reduce-scatter plus all-gather with ZeRO, and the tied
+// embedding's all-reduce between the first and last stage. It returns the
+// reduction and the all-gather separately so that each can be overlapped.
+func (e *evaluator) dataParallelSeconds(i int) (reduce, gather float64) {
+	dense, experts := e.weightParams(i)
+	d := e.cfg.DP * e.cfg.CP
+	de := d / e.cfg.EP
 	if e.cfg.ZeRO == 0 {
-		sec = e.comm.AllReduceSeconds(e.cfg.DP, grads, e.dpBW)
+		reduce = e.comm.AllReduceSeconds(d, dense*e.gradBytes, e.dpBW) + e.comm.AllReduceSeconds(de, experts*e.gradBytes, e.dpBW)
 	} else {
-		sec = e.comm.GatherSeconds(e.cfg.DP, grads, e.dpBW) + e.comm.GatherSeconds(e.cfg.DP, params*e.w, e.dpBW)
+		reduce = e.comm.GatherSeconds(d, dense*e.gradBytes, e.dpBW) + e.comm.GatherSeconds(de, experts*e.gradBytes, e.dpBW)
+		gather = e.comm.GatherSeconds(d, dense*e.w, e.dpBW) + e.comm.GatherSeconds(de, experts*e.w, e.dpBW)
 	}
-	if e.cfg.PP > 1 && (i == 0 || i == e.cfg.PP-1) {
+	if e.cfg.PP > 1 && !e.tr.UntiedEmbeddings && (i == 0 || i == e.cfg.PP-1) {
 		word := float64(e.tr.Vocab) * float64(e.tr.Hidden) / float64(e.cfg.TP)
-		sec += e.comm.AllReduceSeconds(2, word*e.gradBytes, e.embBW)
+		reduce += e.comm.AllReduceSeconds(2, word*e.gradBytes, e.embBW)
 	}
-	return sec
+	return reduce, gather
+}
+
+// exposedDataParallel returns what stays exposed of device i's reduction
+// and gather: all of it without overlap; with overlap, the reduction runs
+// in buckets during the last microbatch's backward (the gather during the
+// first microbatch's forward), leaving whatever that compute does not
+// hide, and at least one bucket's share.
+func (e *evaluator) exposedDataParallel(i int, st stageTime) float64 {
+	reduce, gather := e.dataParallelSeconds(i)
+	dense, experts := e.weightParams(i)
+	bucket := math.Min(1, DefaultBucketParams/float64(e.cfg.TP)/math.Max(dense+experts, 1))
+	if e.cfg.Overlap.GradReduce {
+		reduce = math.Max(reduce-(st.compute-st.fwd), reduce*bucket)
+	}
+	if e.cfg.Overlap.ParamGather {
+		gather = math.Max(gather-st.fwd, gather*bucket)
+	}
+	return reduce + gather
 }
 
 // zero3Seconds returns ZeRO-3's per-microbatch weight all-gathers (forward
@@ -129,11 +265,14 @@ func (e *evaluator) zero3Seconds(i int) float64 {
 	if e.cfg.ZeRO < 3 {
 		return 0
 	}
-	return 2 * e.comm.GatherSeconds(e.cfg.DP, e.weightParams(i)*e.w, e.dpBW)
+	dense, experts := e.weightParams(i)
+	d := e.cfg.DP * e.cfg.CP
+	return 2 * (e.comm.GatherSeconds(d, dense*e.w, e.dpBW) + e.comm.GatherSeconds(d/e.cfg.EP, experts*e.w, e.dpBW))
 }
 
 // optimizerSeconds returns the optimizer step on device i: memory-bound, it
 // reads and writes every byte of weights, gradients and state once.
 func (e *evaluator) optimizerSeconds(i int) float64 {
-	return 2 * e.weightParams(i) * e.state.Total() / e.memBW
+	dense, experts := e.weightParams(i)
+	return 2 * (dense*e.state.Total() + experts*e.expertState.Total()) / e.memBW
 }

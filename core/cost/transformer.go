@@ -35,10 +35,19 @@ type TimeBreakdown struct {
 	ZeRO3GatherSeconds float64 `json:"zero3_gather_seconds"`
 	// BubbleSeconds is the pipeline fill and drain time.
 	BubbleSeconds float64 `json:"bubble_seconds"`
-	// DataParallelSeconds is the gradient all-reduce (and embedding all-reduce) after the flush.
+	// DataParallelSeconds is the exposed gradient reduction (and embedding
+	// all-reduce, and parameter all-gather with the distributed optimizer):
+	// all of it, or with overlap what the last microbatch's backward (first
+	// microbatch's forward) does not hide.
 	DataParallelSeconds float64 `json:"data_parallel_seconds"`
 	// OptimizerSeconds is the optimizer step.
 	OptimizerSeconds float64 `json:"optimizer_seconds"`
+	// ContextParallelSeconds is the slowest stage's exposed ring-attention
+	// K/V exchange per step (what the attention compute does not hide).
+	ContextParallelSeconds float64 `json:"context_parallel_seconds"`
+	// ExpertParallelSeconds is the slowest stage's all-to-all dispatch and
+	// combine per step.
+	ExpertParallelSeconds float64 `json:"expert_parallel_seconds"`
 }
 
 // Memory is the predicted memory of one GPU.
@@ -87,6 +96,12 @@ type Prediction struct {
 	// TFLOPSPerGPU is FLOPsPerIteration / (GPUs × IterationSeconds) / 1e12,
 	// the figure the dissertation's Table 4.1 reports.
 	TFLOPSPerGPU float64 `json:"tflops_per_gpu"`
+	// ModelTFLOPSPerGPU is ModelFLOPsPerIteration / (GPUs × IterationSeconds)
+	// / 1e12: model FLOPs, no recomputation, the figure Megatron-LM's README
+	// and the Llama 3 paper (Table 4) publish.
+	ModelTFLOPSPerGPU float64 `json:"model_tflops_per_gpu"`
+	// ActiveParams is the parameters one token uses (Params for dense models).
+	ActiveParams float64 `json:"active_params"`
 	// MFU is ModelFLOPsPerIteration / (GPUs × IterationSeconds × peak).
 	MFU float64 `json:"mfu"`
 	// BubbleFraction is the schedule's bubble over ideal time (schedule.Kind.Bubble).
@@ -128,17 +143,20 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 			return fmt.Errorf("execution.%s: must be >= 1, got %d", d.name, d.v)
 		}
 	}
-	if ex.CP > 1 {
-		return fmt.Errorf("execution.cp: context parallelism is not modelled yet, got %d", ex.CP)
-	}
-	if ex.EP > 1 {
-		return fmt.Errorf("execution.ep: expert parallelism is not modelled yet, got %d", ex.EP)
-	}
 	n := c.GPUs()
+	if ex.CP > 1 && tr.Seq%(2*ex.CP) != 0 {
+		return fmt.Errorf("execution.cp: the sequence %d must split into 2·cp load-balanced chunks, got cp %d", tr.Seq, ex.CP)
+	}
+	if ex.EP > 1 && tr.MoE == nil {
+		return fmt.Errorf("execution.ep: expert parallelism needs a mixture-of-experts model, got %d", ex.EP)
+	}
+	if ex.EP > 1 && (tr.MoE.Experts%ex.EP != 0 || (ex.DP*ex.CP)%ex.EP != 0) {
+		return fmt.Errorf("execution.ep: must divide the %d experts and dp·cp = %d, got %d", tr.MoE.Experts, ex.DP*ex.CP, ex.EP)
+	}
 	for _, d := range []struct {
 		name string
 		v    int
-	}{{"tp", ex.TP}, {"pp", ex.PP}, {"dp", ex.DP}} {
+	}{{"tp", ex.TP}, {"pp", ex.PP}, {"dp", ex.DP}, {"cp", ex.CP}} {
 		if d.v > n {
 			return fmt.Errorf("execution.%s: must be <= the cluster's %d GPUs, got %d", d.name, n, d.v)
 		}
@@ -149,8 +167,8 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	if ex.Interleave > tr.Layers {
 		return fmt.Errorf("execution.interleave: must be <= the %d layers, got %d", tr.Layers, ex.Interleave)
 	}
-	if ex.TP*ex.PP > n || ex.TP*ex.PP*ex.DP != n { // each factor <= n <= 2^24: no overflow
-		return fmt.Errorf("execution: tp·pp·dp must equal the cluster's %d GPUs, got %d·%d·%d", n, ex.TP, ex.PP, ex.DP)
+	if ex.TP*ex.PP > n || ex.TP*ex.PP*ex.CP > n || ex.TP*ex.PP*ex.CP*ex.DP != n { // each factor <= n <= 2^24: no overflow
+		return fmt.Errorf("execution: tp·pp·cp·dp must equal the cluster's %d GPUs, got %d·%d·%d·%d", n, ex.TP, ex.PP, ex.CP, ex.DP)
 	}
 	if ex.GlobalBatch%ex.MicrobatchSize != 0 || microbatches(ex)*ex.DP*ex.MicrobatchSize != ex.GlobalBatch {
 		return fmt.Errorf("execution.global_batch: must be a multiple of dp·microbatch_size = %d·%d, got %d", ex.DP, ex.MicrobatchSize, ex.GlobalBatch)

@@ -11,10 +11,41 @@ const (
 	FP8  Precision = "fp8"
 )
 
-// Transformer describes a GPT-style transformer by its dimensions (the
+// Position embeddings a transformer can have.
+const (
+	// PositionLearned is a learned absolute position embedding of s·h
+	// parameters (GPT, BERT); "" means it.
+	PositionLearned = "learned"
+	// PositionNone has no position parameters: rotary embeddings (RoPE, as
+	// Llama, Mixtral, Qwen and DeepSeek use) or none at all.
+	PositionNone = "none"
+)
+
+// Norms a transformer layer can use.
+const (
+	// NormLayer is LayerNorm (a scale and a bias per channel); "" means it.
+	NormLayer = "layernorm"
+	// NormRMS is RMSNorm (a scale per channel).
+	NormRMS = "rmsnorm"
+)
+
+// Linear-layer biases a transformer can have.
+const (
+	// BiasAll gives every linear layer a bias (GPT); "" means it.
+	BiasAll = "all"
+	// BiasNone has no linear biases (Llama, Mixtral, DeepSeek, Qwen3).
+	BiasNone = "none"
+	// BiasQKV gives only the query, key and value projections a bias (Qwen2).
+	BiasQKV = "qkv"
+)
+
+// Transformer describes a decoder-only transformer by its dimensions (the
 // "application" input of a plan, kept apart from execution and system
 // choices as Calculon does). Symbols follow the dissertation §4.2.1:
-// l layers, h hidden size, a heads, s sequence length, V vocabulary.
+// l layers, h hidden size, a heads, s sequence length, V vocabulary. The
+// zero values of the newer fields give the GPT of §4.5.1 (multi-head
+// attention, a GeLU MLP of 4h, tied embeddings, learned positions,
+// LayerNorm, biases everywhere).
 type Transformer struct {
 	// Name is informational, e.g. "GPT-3 175B".
 	Name string `json:"name,omitempty"`
@@ -22,14 +53,70 @@ type Transformer struct {
 	Layers int `json:"layers"`
 	// Hidden is the hidden size h.
 	Hidden int `json:"hidden"`
-	// Heads is the number of attention heads a.
+	// Heads is the number of attention (query) heads a.
 	Heads int `json:"heads"`
 	// Seq is the sequence length s.
 	Seq int `json:"seq"`
 	// Vocab is the vocabulary size V.
 	Vocab int `json:"vocab"`
-	// FFN is the feed-forward inner size; 0 means 4h.
+	// FFN is the feed-forward inner size of the dense layers; 0 means 4h.
 	FFN int `json:"ffn,omitempty"`
 	// Precision is the training precision; "" means bf16.
 	Precision Precision `json:"precision,omitempty"`
+	// KVHeads is the number of key/value heads (grouped-query attention,
+	// Ainslie et al. 2023; 1 is multi-query attention); 0 means Heads.
+	KVHeads int `json:"kv_heads,omitempty"`
+	// HeadDim is the size of one attention head; 0 means Hidden/Heads.
+	HeadDim int `json:"head_dim,omitempty"`
+	// GatedFFN makes the MLP a gated linear unit (SwiGLU, Shazeer 2020):
+	// three h×f matrices (gate, up, down) instead of two.
+	GatedFFN bool `json:"gated_ffn,omitempty"`
+	// UntiedEmbeddings gives the output layer its own V·h weights instead
+	// of sharing the input embedding's.
+	UntiedEmbeddings bool `json:"untied_embeddings,omitempty"`
+	// PositionEmbedding is PositionLearned ("") or PositionNone.
+	PositionEmbedding string `json:"position_embedding,omitempty"`
+	// Norm is NormLayer ("") or NormRMS.
+	Norm string `json:"norm,omitempty"`
+	// Bias is BiasAll (""), BiasNone or BiasQKV.
+	Bias string `json:"bias,omitempty"`
+	// MoE, when set, makes the MLP of some layers a mixture of experts.
+	MoE *MoE `json:"moe,omitempty"`
+	// MLA, when set, replaces multi-head attention by DeepSeek's multi-head
+	// latent attention (KVHeads and HeadDim are then unused).
+	MLA *MLA `json:"mla,omitempty"`
+}
+
+// MoE describes mixture-of-experts MLP layers (Shazeer et al. 2017;
+// Mixtral, Qwen-MoE and DeepSeek-MoE style): each token goes through TopK
+// of Experts routed experts plus SharedExperts always-on ones.
+type MoE struct {
+	// Experts is the number of routed experts E.
+	Experts int `json:"experts"`
+	// TopK is the number of routed experts each token is sent to.
+	TopK int `json:"topk"`
+	// FFN is the inner size of one expert's MLP; 0 means the model's FFN size.
+	FFN int `json:"ffn,omitempty"`
+	// SharedExperts is the number of shared experts every token goes
+	// through (DeepSeek-MoE), each of inner size FFN.
+	SharedExperts int `json:"shared_experts,omitempty"`
+	// FirstDense is the number of leading layers that keep a dense MLP of
+	// the model's FFN size (DeepSeek-V3's first_k_dense_replace).
+	FirstDense int `json:"first_dense,omitempty"`
+}
+
+// MLA describes multi-head latent attention (DeepSeek-V2 §2.1, DeepSeek-V3
+// §2.1.1): queries and keys/values pass through low-rank latent vectors,
+// and a decoupled rotary part of the query/key head.
+type MLA struct {
+	// QLoraRank is the query latent size d_c'; 0 projects queries directly.
+	QLoraRank int `json:"q_lora_rank,omitempty"`
+	// KVLoraRank is the key/value latent size d_c.
+	KVLoraRank int `json:"kv_lora_rank"`
+	// QKRopeHeadDim is the rotary part of a query/key head d_h^R.
+	QKRopeHeadDim int `json:"qk_rope_head_dim"`
+	// QKNopeHeadDim is the non-rotary part of a query/key head d_h.
+	QKNopeHeadDim int `json:"qk_nope_head_dim"`
+	// VHeadDim is the size of a value head.
+	VHeadDim int `json:"v_head_dim"`
 }

@@ -28,29 +28,109 @@ func ParseRecompute(s string) (Recompute, error) {
 	return "", fmt.Errorf("recompute: must be none, selective or full, got %q", s)
 }
 
-// LayerFwdGEMMs returns the forward matrix multiplications of one
-// transformer layer for a microbatch of b sequences, in FLOPs (2·m·k·n each,
-// dissertation §4.5.1): the dense ones — QKV 6bsh², output projection 2bsh²,
-// MLP up and down 2bshf each — and one of the two attention-core batched
-// products (scores QKᵀ, then attention over V), 2bs²h each.
+// GEMM is one kind of matrix multiplication in a layer's forward pass.
+type GEMM struct {
+	// Name says which product it is ("qkv", "attention-scores", "expert-up", ...).
+	Name string
+	// FLOPs is its forward work for the whole microbatch, 2·m·k·n summed
+	// over its Instances.
+	FLOPs float64
+	// Instances is the number of equal, independent products the work is
+	// split into: 1, or the routed experts E of a mixture-of-experts layer
+	// (each runs its share of the tokens, topk·b·s/E with balanced routing).
+	Instances int
+	// Attention marks the attention core (QKᵀ and attention over V): it
+	// grows with s², selective recomputation redoes it, flash attention
+	// fuses it, context parallelism splits it.
+	Attention bool
+	// Expert marks the routed experts, which expert parallelism shards.
+	Expert bool
+}
+
+// ForwardGEMMs returns the matrix multiplications of layer i's forward
+// pass for a microbatch of b sequences (2·m·k·n FLOPs each, dissertation
+// §4.5.1), as Megatron-LM's num_floating_point_operations
+// (megatron/training/training.py) counts them: the query, key/value and
+// output projections (GQA shrinks the key/value ones by kv/a), the full
+// (non-causal) s×s attention core, the MLP (three matrices when gated) or,
+// in a mixture-of-experts layer, each token's TopK routed experts and the
+// shared ones. Like Megatron it leaves out the router (2bshE) and, for MLA,
+// counts its down- and up-projections as the matrices they are.
+func (t Transformer) ForwardGEMMs(b, i int) []GEMM {
+	s, h, bb := float64(t.Seq), float64(t.Hidden), float64(b)
+	tok := bb * s
+	a := float64(t.Heads)
+	var g []GEMM
+	if m := t.MLA; m != nil {
+		qk, v := float64(m.QKNopeHeadDim+m.QKRopeHeadDim), float64(m.VHeadDim)
+		ql, kvl := float64(m.QLoraRank), float64(m.KVLoraRank)
+		q := 2 * tok * h * a * qk
+		if ql > 0 {
+			q = 2*tok*h*ql + 2*tok*ql*a*qk
+		}
+		kv := 2*tok*h*(kvl+float64(m.QKRopeHeadDim)) + 2*tok*kvl*a*float64(m.QKNopeHeadDim+m.VHeadDim)
+		g = append(g, GEMM{Name: "q", FLOPs: q, Instances: 1}, GEMM{Name: "kv", FLOPs: kv, Instances: 1},
+			GEMM{Name: "attention-scores", FLOPs: 2 * bb * s * s * a * qk, Instances: 1, Attention: true},
+			GEMM{Name: "attention-values", FLOPs: 2 * bb * s * s * a * v, Instances: 1, Attention: true},
+			GEMM{Name: "attention-out", FLOPs: 2 * tok * a * v * h, Instances: 1})
+	} else {
+		d := float64(t.HeadSize())
+		q, kv := a*d, float64(t.KVHeadCount())*d
+		g = append(g, GEMM{Name: "qkv", FLOPs: 2 * tok * h * (q + 2*kv), Instances: 1},
+			GEMM{Name: "attention-scores", FLOPs: 2 * bb * s * s * q, Instances: 1, Attention: true},
+			GEMM{Name: "attention-values", FLOPs: 2 * bb * s * s * q, Instances: 1, Attention: true},
+			GEMM{Name: "attention-out", FLOPs: 2 * tok * q * h, Instances: 1})
+	}
+	up := t.mlpMatrices() - 1 // gate and up, or up
+	if !t.IsMoELayer(i) {
+		f := float64(t.FFNSize())
+		return append(g, GEMM{Name: "mlp-up", FLOPs: up * 2 * tok * h * f, Instances: 1},
+			GEMM{Name: "mlp-down", FLOPs: 2 * tok * f * h, Instances: 1})
+	}
+	m, fe := t.MoE, float64(t.expertFFN())
+	routed := float64(m.TopK) * tok
+	g = append(g, GEMM{Name: "expert-up", FLOPs: up * 2 * routed * h * fe, Instances: m.Experts, Expert: true},
+		GEMM{Name: "expert-down", FLOPs: 2 * routed * fe * h, Instances: m.Experts, Expert: true})
+	if m.SharedExperts > 0 {
+		shared := float64(m.SharedExperts) * tok
+		g = append(g, GEMM{Name: "shared-up", FLOPs: up * 2 * shared * h * fe, Instances: 1},
+			GEMM{Name: "shared-down", FLOPs: 2 * shared * fe * h, Instances: 1})
+	}
+	return g
+}
+
+// LayerFwdGEMMs returns the forward matrix multiplications of one dense
+// GPT layer for a microbatch of b sequences (dissertation §4.5.1): the
+// dense ones — QKV 6bsh², output projection 2bsh², MLP up and down 2bshf
+// each — and one of the two attention-core batched products (scores QKᵀ,
+// then attention over V), 2bs²h each. ForwardGEMMs generalizes it.
 func (t Transformer) LayerFwdGEMMs(b int) (dense [4]float64, core float64) {
 	s, h, f, bb := float64(t.Seq), float64(t.Hidden), float64(t.FFNSize()), float64(b)
 	dense = [4]float64{6 * bb * s * h * h, 2 * bb * s * h * h, 2 * bb * s * h * f, 2 * bb * s * h * f}
 	return dense, 2 * bb * s * s * h
 }
 
-// LayerFwdFLOPs returns the forward FLOPs of one transformer layer for a
-// microbatch of b sequences: 24bsh² + 4bs²h when f = 4h (§4.5.1).
-func (t Transformer) LayerFwdFLOPs(b int) float64 {
-	dense, core := t.LayerFwdGEMMs(b)
-	return dense[0] + dense[1] + dense[2] + dense[3] + 2*core
+// LayerFwdFLOPs returns the forward FLOPs of layer i for a microbatch of b
+// sequences: 24bsh² + 4bs²h for a GPT layer with f = 4h (§4.5.1).
+func (t Transformer) LayerFwdFLOPs(b, i int) float64 {
+	var n float64
+	for _, g := range t.ForwardGEMMs(b, i) {
+		n += g.FLOPs
+	}
+	return n
 }
 
-// LayerAttentionCoreFwdFLOPs returns the forward FLOPs of the attention core
-// (scores and attention over values, 4bs²h): what selective recomputation redoes.
-func (t Transformer) LayerAttentionCoreFwdFLOPs(b int) float64 {
-	_, core := t.LayerFwdGEMMs(b)
-	return 2 * core
+// LayerAttentionCoreFwdFLOPs returns the forward FLOPs of layer i's
+// attention core (scores and attention over values, 4bs²h for GPT): what
+// selective recomputation redoes.
+func (t Transformer) LayerAttentionCoreFwdFLOPs(b, i int) float64 {
+	var n float64
+	for _, g := range t.ForwardGEMMs(b, i) {
+		if g.Attention {
+			n += g.FLOPs
+		}
+	}
+	return n
 }
 
 // LogitFwdFLOPs returns the forward FLOPs of the output (logit) layer for b
@@ -59,17 +139,17 @@ func (t Transformer) LogitFwdFLOPs(b int) float64 {
 	return 2 * float64(b) * float64(t.Seq) * float64(t.Hidden) * float64(t.Vocab)
 }
 
-// LayerTrainFLOPs returns the FLOPs of one layer's forward and backward pass
+// LayerTrainFLOPs returns the FLOPs of layer i's forward and backward pass
 // (backward = 2 × forward) for b sequences, plus what recomputation r redoes:
 // the whole forward pass (full; 96bsh²(1+s/6h) as in eq. 4.2), the attention
 // core (selective) or nothing.
-func (t Transformer) LayerTrainFLOPs(b int, r Recompute) float64 {
-	fwd := t.LayerFwdFLOPs(b)
+func (t Transformer) LayerTrainFLOPs(b, i int, r Recompute) float64 {
+	fwd := t.LayerFwdFLOPs(b, i)
 	switch r {
 	case RecomputeFull:
 		return 4 * fwd
 	case RecomputeSelective:
-		return 3*fwd + t.LayerAttentionCoreFwdFLOPs(b)
+		return 3*fwd + t.LayerAttentionCoreFwdFLOPs(b, i)
 	}
 	return 3 * fwd
 }
@@ -79,6 +159,17 @@ func (t Transformer) LayerTrainFLOPs(b int, r Recompute) float64 {
 // dissertation's eq. 4.2, F = 96Bslh²(1 + s/6h + V/16lh), the count behind the
 // published TFLOP/s; with RecomputeNone it is the model FLOPs that MFU uses.
 // The logit layer (6BshV) is never recomputed.
+//
+// With RecomputeNone it is Megatron-LM's num_floating_point_operations:
+// 12·B·s·l·h²·((1 + kv/a + s/h)·(a·d/h) + (f/h)·k·g + (f_s/h)·g + V/(2lh)),
+// g = 3/2 for a gated MLP, k routed experts per token, f_s the shared ones.
 func (t Transformer) IterationFLOPs(B int, r Recompute) float64 {
-	return float64(t.Layers)*t.LayerTrainFLOPs(B, r) + 3*t.LogitFwdFLOPs(B)
+	if t.MoE == nil {
+		return float64(t.Layers)*t.LayerTrainFLOPs(B, 0, r) + 3*t.LogitFwdFLOPs(B)
+	}
+	n := 3 * t.LogitFwdFLOPs(B)
+	for i := 0; i < t.Layers; i++ {
+		n += t.LayerTrainFLOPs(B, i, r)
+	}
+	return n
 }

@@ -10,6 +10,12 @@ type ActivationOptions struct {
 	SequenceParallel bool
 	// Recompute is the recomputation strategy; "" is read as none.
 	Recompute Recompute
+	// FlashAttention fuses the attention core (Dao et al. 2022): the s×s
+	// scores, softmax and its dropout mask are never stored, only the
+	// output and the fp32 softmax statistics (4·a·s·b bytes).
+	FlashAttention bool
+	// CP is the context-parallel size (the sequence split cp ways); 0 is read as 1.
+	CP int
 }
 
 // tp returns the tensor-parallel size, at least 1.
@@ -20,21 +26,37 @@ func (o ActivationOptions) tp() float64 {
 	return float64(o.TP)
 }
 
-// LayerActivationBytes returns the activation memory one transformer layer
-// keeps per GPU for a microbatch of b sequences (Korthikanti et al. 2022,
-// "Reducing Activation Recomputation in Large Transformer Models", §4 and
-// Table 2). In 16-bit precision it is sbh(34 + 5as/h) without parallelism;
-// sbh(10 + 24/t + 5as/(ht)) with tensor parallelism; sbh/t·(34 + 5as/h) with
-// sequence parallelism too; selective recomputation drops the 5as/h term;
-// full recomputation keeps only the layer input, 2sbh (2sbh/t with sequence
-// parallelism). Other precisions scale the stored values (w bytes each) but
-// not the 1-byte dropout masks; FFN sizes other than 4h scale the MLP terms.
+// LayerActivationBytes returns the activation memory layer 0 keeps per
+// GPU for a microbatch of b sequences; see LayerActivationBytesAt.
 func (t Transformer) LayerActivationBytes(b int, o ActivationOptions) float64 {
+	return t.LayerActivationBytesAt(b, 0, o)
+}
+
+// LayerActivationBytesAt returns the activation memory layer i keeps per
+// GPU for a microbatch of b sequences (Korthikanti et al. 2022,
+// "Reducing Activation Recomputation in Large Transformer Models", §4 and
+// Table 2). In 16-bit precision it is sbh(34 + 5as/h) for GPT without
+// parallelism; sbh(10 + 24/t + 5as/(ht)) with tensor parallelism;
+// sbh/t·(34 + 5as/h) with sequence parallelism too; selective
+// recomputation drops the 5as/h term; full recomputation keeps only the
+// layer input, 2sbh (2sbh/t with sequence parallelism). Other precisions
+// scale the stored values (w bytes each) but not the 1-byte dropout masks.
+// Deviations from the paper's GPT, each following what is stored: grouped
+// query attention stores smaller K and V (kv/a of Q); a gated MLP stores
+// three s·b·f tensors (gate, up, their product) instead of two; flash
+// attention stores the softmax statistics instead of the 5as²b core; a
+// mixture-of-experts layer stores, per routed copy of each token (topk),
+// the expert input and its MLP intermediates, plus the shared experts'.
+// Context parallelism divides everything by cp.
+func (t Transformer) LayerActivationBytesAt(b, i int, o ActivationOptions) float64 {
 	w, err := t.BytesPerValue()
 	if err != nil {
 		return 0
 	}
-	s, h, f, a, bb := float64(t.Seq), float64(t.Hidden), float64(t.FFNSize()), float64(t.Heads), float64(b)
+	s, h, a, bb := float64(t.Seq), float64(t.Hidden), float64(t.Heads), float64(b)
+	if o.CP > 1 {
+		s /= float64(o.CP)
+	}
 	tp := o.tp()
 	sp := 1.0
 	if o.SequenceParallel {
@@ -44,14 +66,31 @@ func (t Transformer) LayerActivationBytes(b int, o ActivationOptions) float64 {
 	if o.Recompute == RecomputeFull {
 		return w * sbh / sp
 	}
-	// Replicated without sequence parallelism: both layer-norm inputs, the QKV
+	// Replicated without sequence parallelism: both norm inputs, the QKV
 	// and MLP GEMM inputs (4w·sbh), and the two dropout masks (2·sbh).
 	replicated := (4*w + 2) * sbh / sp
-	// Split over t: Q, K, V, the projection input (4w·sbh) and the MLP GEMM
-	// outputs before and after GeLU (2w·sbf).
-	split := (4*w*sbh + 2*w*s*bb*f) / tp
+	// Split over t: Q, K, V and the projection input (4w·sbh for multi-head
+	// attention), and the MLP's intermediates.
+	q, kv := a*float64(t.HeadSize()), float64(t.KVHeadCount())*float64(t.HeadSize())
+	if m := t.MLA; m != nil {
+		q = a * float64(m.QKNopeHeadDim+m.QKRopeHeadDim)
+		kv = (q + a*float64(m.VHeadDim)) / 2 // K heads are as wide as Q heads; V heads v_head_dim
+	}
+	split := w * s * bb * (2*q + 2*kv) / tp
+	inter := t.mlpMatrices()
+	if t.IsMoELayer(i) {
+		m, fe := t.MoE, float64(t.expertFFN())
+		routed := float64(m.TopK) * s * bb
+		shared := float64(m.SharedExperts) * s * bb
+		split += w * (routed*(h+inter*fe) + shared*inter*fe) / tp
+	} else {
+		split += w * inter * s * bb * float64(t.FFNSize()) / tp
+	}
 	if o.Recompute == RecomputeSelective {
 		return replicated + split
+	}
+	if o.FlashAttention {
+		return replicated + split + 4*a*s*bb/tp
 	}
 	// The attention core: softmax output, its dropout mask and output
 	// ((2w+1)·as²b, 5as²b in 16-bit), split over t.

@@ -21,11 +21,60 @@ func (t Transformer) Validate() error {
 			return fmt.Errorf("transformer.%s: must be in [1, %d], got %d", d.name, maxDim, d.v)
 		}
 	}
-	if t.FFN < 0 || t.FFN > maxDim {
-		return fmt.Errorf("transformer.ffn: must be in [0, %d] (0 means 4·hidden), got %d", maxDim, t.FFN)
+	opt := []struct {
+		name, zero string
+		v          int
+	}{{"ffn", "4·hidden", t.FFN}, {"kv_heads", "heads", t.KVHeads}, {"head_dim", "hidden/heads", t.HeadDim}}
+	for _, d := range opt {
+		if d.v < 0 || d.v > maxDim {
+			return fmt.Errorf("transformer.%s: must be in [0, %d] (0 means %s), got %d", d.name, maxDim, d.zero, d.v)
+		}
 	}
-	if t.Hidden%t.Heads != 0 {
-		return fmt.Errorf("transformer.heads: must divide hidden %d, got %d", t.Hidden, t.Heads)
+	if t.HeadDim == 0 && t.MLA == nil && t.Hidden%t.Heads != 0 {
+		return fmt.Errorf("transformer.heads: must divide hidden %d (or set head_dim), got %d", t.Hidden, t.Heads)
+	}
+	if t.KVHeads > 0 && (t.KVHeads > t.Heads || t.Heads%t.KVHeads != 0) {
+		return fmt.Errorf("transformer.kv_heads: must divide the %d heads, got %d", t.Heads, t.KVHeads)
+	}
+	if err := oneOf("position_embedding", t.PositionEmbedding, PositionLearned, PositionNone); err != nil {
+		return err
+	}
+	if err := oneOf("norm", t.Norm, NormLayer, NormRMS); err != nil {
+		return err
+	}
+	if err := oneOf("bias", t.Bias, BiasAll, BiasNone, BiasQKV); err != nil {
+		return err
+	}
+	if m := t.MoE; m != nil {
+		if m.Experts < 1 || m.Experts > maxDim {
+			return fmt.Errorf("transformer.moe.experts: must be in [1, %d], got %d", maxDim, m.Experts)
+		}
+		if m.TopK < 1 || m.TopK > m.Experts {
+			return fmt.Errorf("transformer.moe.topk: must be in [1, experts %d], got %d", m.Experts, m.TopK)
+		}
+		if m.FFN < 0 || m.FFN > maxDim {
+			return fmt.Errorf("transformer.moe.ffn: must be in [0, %d] (0 means the model's ffn), got %d", maxDim, m.FFN)
+		}
+		if m.SharedExperts < 0 || m.SharedExperts > maxDim {
+			return fmt.Errorf("transformer.moe.shared_experts: must be in [0, %d], got %d", maxDim, m.SharedExperts)
+		}
+		if m.FirstDense < 0 || m.FirstDense > t.Layers {
+			return fmt.Errorf("transformer.moe.first_dense: must be in [0, layers %d], got %d", t.Layers, m.FirstDense)
+		}
+	}
+	if m := t.MLA; m != nil {
+		for _, d := range []struct {
+			name  string
+			v, lo int
+		}{{"q_lora_rank", m.QLoraRank, 0}, {"kv_lora_rank", m.KVLoraRank, 1}, {"qk_rope_head_dim", m.QKRopeHeadDim, 0},
+			{"qk_nope_head_dim", m.QKNopeHeadDim, 0}, {"v_head_dim", m.VHeadDim, 1}} {
+			if d.v < d.lo || d.v > maxDim {
+				return fmt.Errorf("transformer.mla.%s: must be in [%d, %d], got %d", d.name, d.lo, maxDim, d.v)
+			}
+		}
+		if m.QKRopeHeadDim+m.QKNopeHeadDim < 1 {
+			return fmt.Errorf("transformer.mla.qk_nope_head_dim: the query/key head (nope %d + rope %d) must be >= 1", m.QKNopeHeadDim, m.QKRopeHeadDim)
+		}
 	}
 	if _, err := t.BytesPerValue(); err != nil {
 		return err
@@ -33,12 +82,63 @@ func (t Transformer) Validate() error {
 	return nil
 }
 
-// FFNSize returns the feed-forward inner size: FFN, or 4h when FFN is 0.
+// oneOf checks that v is "" or one of allowed.
+func oneOf(field, v string, allowed ...string) error {
+	if v == "" {
+		return nil
+	}
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return fmt.Errorf("transformer.%s: must be one of %v, got %q", field, allowed, v)
+}
+
+// FFNSize returns the feed-forward inner size of the dense layers: FFN, or
+// 4h when FFN is 0.
 func (t Transformer) FFNSize() int {
 	if t.FFN == 0 {
 		return 4 * t.Hidden
 	}
 	return t.FFN
+}
+
+// KVHeadCount returns the number of key/value heads: KVHeads, or Heads.
+func (t Transformer) KVHeadCount() int {
+	if t.KVHeads == 0 {
+		return t.Heads
+	}
+	return t.KVHeads
+}
+
+// HeadSize returns the size of one attention head: HeadDim, or h/a.
+func (t Transformer) HeadSize() int {
+	if t.HeadDim == 0 {
+		return t.Hidden / t.Heads
+	}
+	return t.HeadDim
+}
+
+// expertFFN returns the inner size of one routed or shared expert.
+func (t Transformer) expertFFN() int {
+	if t.MoE.FFN == 0 {
+		return t.FFNSize()
+	}
+	return t.MoE.FFN
+}
+
+// IsMoELayer reports whether layer i (0-based) has a mixture-of-experts MLP.
+func (t Transformer) IsMoELayer(i int) bool {
+	return t.MoE != nil && i >= t.MoE.FirstDense
+}
+
+// MoELayers returns the number of mixture-of-experts layers.
+func (t Transformer) MoELayers() int {
+	if t.MoE == nil {
+		return 0
+	}
+	return t.Layers - t.MoE.FirstDense
 }
 
 // TrainingPrecision returns Precision, or BF16 when it is empty.
@@ -63,25 +163,142 @@ func (t Transformer) BytesPerValue() (float64, error) {
 	return 0, fmt.Errorf("transformer.precision: must be one of fp32, fp16, bf16, fp8, got %q", t.Precision)
 }
 
-// LayerParams returns the parameters of one transformer layer: QKV and output
-// projections 4h²+4h, MLP 2h·f+f+h, two layer norms 4h; 12h²+13h when f = 4h
-// (the per-layer term of dissertation eq. 4.3).
+// mlpMatrices returns the number of h×f matrices of one MLP: 3 gated, 2 not.
+func (t Transformer) mlpMatrices() float64 {
+	if t.GatedFFN {
+		return 3
+	}
+	return 2
+}
+
+// AttentionParams returns the parameters of one layer's attention block:
+// the query, key, value and output projections and their biases. For
+// multi-head attention with f = 4h it is 4h²+4h (eq. 4.3); with grouped
+// query attention the key and value projections shrink to h·kv·d each; with
+// MLA it counts the down- and up-projections and the latent norms
+// (DeepSeek-V2 §2.1.2).
+func (t Transformer) AttentionParams() float64 {
+	h := float64(t.Hidden)
+	if m := t.MLA; m != nil {
+		a, qk := float64(t.Heads), float64(m.QKNopeHeadDim+m.QKRopeHeadDim)
+		ql, kvl := float64(m.QLoraRank), float64(m.KVLoraRank)
+		q := h * a * qk
+		if ql > 0 {
+			q = h*ql + ql + ql*a*qk
+		}
+		kv := h*(kvl+float64(m.QKRopeHeadDim)) + kvl + kvl*a*float64(m.QKNopeHeadDim+m.VHeadDim)
+		return q + kv + a*float64(m.VHeadDim)*h
+	}
+	q := float64(t.Heads) * float64(t.HeadSize())
+	kv := float64(t.KVHeadCount()) * float64(t.HeadSize())
+	w := 2*h*q + 2*h*kv
+	switch t.Bias {
+	case "", BiasAll:
+		w += q + 2*kv + h
+	case BiasQKV:
+		w += q + 2*kv
+	}
+	return w
+}
+
+// denseMLPParams returns the parameters of an MLP of inner size f.
+func (t Transformer) denseMLPParams(f float64) float64 {
+	h := float64(t.Hidden)
+	w := t.mlpMatrices() * h * f
+	if t.Bias == "" || t.Bias == BiasAll {
+		w += (t.mlpMatrices()-1)*f + h
+	}
+	return w
+}
+
+// normParams returns the parameters of one normalization over h channels.
+func (t Transformer) normParams() float64 {
+	if t.Norm == NormRMS {
+		return float64(t.Hidden)
+	}
+	return 2 * float64(t.Hidden)
+}
+
+// LayerParams returns the parameters of one dense transformer layer:
+// attention, MLP and two norms; 12h²+13h for GPT (the per-layer term of
+// dissertation eq. 4.3).
 func (t Transformer) LayerParams() float64 {
-	h, f := float64(t.Hidden), float64(t.FFNSize())
-	return 4*h*h + 4*h + 2*h*f + f + h + 4*h
+	return t.AttentionParams() + t.denseMLPParams(float64(t.FFNSize())) + 2*t.normParams()
 }
 
-// EmbeddingParams returns the token and position embedding parameters (V+s)·h
-// (eq. 4.3). The output layer shares the token embedding, as in GPT.
+// ExpertParams returns the parameters of one routed expert's MLP.
+func (t Transformer) ExpertParams() float64 {
+	if t.MoE == nil {
+		return 0
+	}
+	return t.denseMLPParams(float64(t.expertFFN()))
+}
+
+// LayerParamsAt returns the parameters of layer i: a dense layer's, or for
+// a mixture-of-experts layer the attention, the norms, every routed and
+// shared expert, and the router (h·E).
+func (t Transformer) LayerParamsAt(i int) float64 {
+	return t.layerParamsAt(i, false)
+}
+
+// ActiveLayerParamsAt returns the parameters of layer i one token uses:
+// LayerParamsAt with only its TopK routed experts counted.
+func (t Transformer) ActiveLayerParamsAt(i int) float64 {
+	return t.layerParamsAt(i, true)
+}
+
+// layerParamsAt implements LayerParamsAt and ActiveLayerParamsAt.
+func (t Transformer) layerParamsAt(i int, active bool) float64 {
+	if !t.IsMoELayer(i) {
+		return t.LayerParams()
+	}
+	m := t.MoE
+	routed := float64(m.Experts)
+	if active {
+		routed = float64(m.TopK)
+	}
+	experts := (routed + float64(m.SharedExperts)) * t.ExpertParams()
+	return t.AttentionParams() + 2*t.normParams() + experts + float64(t.Hidden)*float64(m.Experts)
+}
+
+// EmbeddingParams returns the token embedding V·h plus, with learned
+// positions, s·h (eq. 4.3), and the separate output layer V·h when the
+// embeddings are untied. Tied, as in GPT, the output layer shares the token
+// embedding.
 func (t Transformer) EmbeddingParams() float64 {
-	return float64(t.Vocab+t.Seq) * float64(t.Hidden)
+	n := float64(t.Vocab) * float64(t.Hidden)
+	if t.UntiedEmbeddings {
+		n *= 2
+	}
+	if t.PositionEmbedding != PositionNone {
+		n += float64(t.Seq) * float64(t.Hidden)
+	}
+	return n
 }
 
-// Params returns the total parameter count P = 12lh²(1 + 13/(12h) + (V+s)/(12lh))
-// (dissertation eq. 4.3) for f = 4h: l layers plus the embeddings. Like eq. 4.3
-// it leaves out the final layer norm (2h parameters).
+// Params returns the total parameter count: every layer plus the
+// embeddings; for GPT P = 12lh²(1 + 13/(12h) + (V+s)/(12lh)) (dissertation
+// eq. 4.3). Like eq. 4.3 it leaves out the final norm (h or 2h parameters,
+// under 0.001 % of any preset) and, for Qwen3, the per-head query/key norms.
 func (t Transformer) Params() float64 {
-	return float64(t.Layers)*t.LayerParams() + t.EmbeddingParams()
+	n := t.EmbeddingParams()
+	if t.MoE == nil {
+		return n + float64(t.Layers)*t.LayerParams()
+	}
+	for i := 0; i < t.Layers; i++ {
+		n += t.LayerParamsAt(i)
+	}
+	return n
+}
+
+// ActiveParams returns the parameters one token uses: Params with only
+// TopK routed experts per mixture-of-experts layer; Params for dense models.
+func (t Transformer) ActiveParams() float64 {
+	n := t.EmbeddingParams()
+	for i := 0; i < t.Layers; i++ {
+		n += t.ActiveLayerParamsAt(i)
+	}
+	return n
 }
 
 // TrainingDays estimates end-to-end training time in days for tokens tokens on

@@ -54,9 +54,10 @@ type PTDPResult struct {
 // recompute) of dissertation §4.3 with t·p·d = N for transformer tr on
 // cluster c, predicts each with cost.Predict, and ranks them. Searched
 // degrees follow Megatron-LM's rules: t divides the heads and the GPUs of a
-// node (or, when allowed, is a multiple of them), p·v divides the layers
-// evenly, b divides B/d, and interleaving (v > 1) needs p > 1 and m a
-// multiple of p (§4.2.2). Microbatch sizes larger than one that does not
+// node (or, when allowed, is a multiple of them), p need not divide the
+// layers (the first stages then take one more), b divides B/d, and
+// interleaving (v > 1) needs p dividing the layers, p > 1 and m a multiple
+// of p (§4.2.2). Microbatch sizes larger than one that does not
 // fit are skipped: they need more memory still. When no candidate fits the
 // error reports the smallest memory one would need. progress, if not nil,
 // counts the (t, p) pairs done.

@@ -72,8 +72,8 @@ func (o PTDPOptions) degreePairs(tr model.Transformer, c hw.Cluster) [][2]int {
 				continue
 			case f.PP > 0 && p != f.PP:
 				continue
-			case f.PP == 0 && tr.Layers%p != 0: // an even split, as Megatron-LM requires
-				continue
+			// p need not divide the layers: the first stages take one
+			// layer more (uneven splits, as Megatron-LM and Llama 3 allow).
 			case f.DP > 0 && t*p*f.DP != n:
 				continue
 			}

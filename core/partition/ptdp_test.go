@@ -309,3 +309,14 @@ func BenchmarkSearchPTDP1T(b *testing.B) {
 		}
 	}
 }
+
+// TestPTDPUnevenLayers checks that the search plans a layer count the
+// pipeline size does not divide (Llama 3 405B's 126 layers on p = 16): the
+// first 126 mod 16 stages take one layer more.
+func TestPTDPUnevenLayers(t *testing.T) {
+	tr := gpt(126, 2048, 16)
+	res := search(t, tr, dgxA100(t, 128), PTDPOptions{Fixed: plan.Execution{TP: 8, PP: 16, GlobalBatch: 64}})
+	if len(res.Candidates) == 0 || res.Candidates[0].Config.PP != 16 {
+		t.Fatalf("126 layers on pp = 16: got %d candidates", len(res.Candidates))
+	}
+}

@@ -48,6 +48,9 @@ type Execution struct {
 	// ScatterGather sends the pipeline's boundary activations scattered over
 	// the tensor-parallel ranks and all-gathers them on arrival (§4.4.1).
 	ScatterGather bool `json:"scatter_gather"`
+	// FlashAttention runs the attention core fused (Dao et al. 2022): no
+	// s×s scores stored, masked blocks of the causal mask skipped.
+	FlashAttention bool `json:"flash_attention,omitempty"`
 	// Overlap says which communication is overlapped with computation.
 	Overlap Overlap `json:"overlap"`
 }
@@ -60,6 +63,9 @@ type Overlap struct {
 	// ParamGather overlaps the distributed optimizer's parameter all-gather
 	// with the next step's forward pass.
 	ParamGather bool `json:"param_gather"`
+	// TPComm overlaps tensor-parallel communication with the GEMMs it
+	// feeds (Transformer Engine's userbuffers, Megatron's --tp-comm-overlap).
+	TPComm bool `json:"tp_comm,omitempty"`
 }
 
 // GPUs is the number of GPUs the execution occupies: t·p·d·cp. Expert

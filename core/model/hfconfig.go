@@ -1,0 +1,88 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// hfConfig holds the Hugging Face config.json keys ParseHFConfig reads.
+type hfConfig struct {
+	ModelType          string `json:"model_type"`
+	Layers             int    `json:"num_hidden_layers"`
+	Hidden             int    `json:"hidden_size"`
+	FFN                int    `json:"intermediate_size"`
+	Heads              int    `json:"num_attention_heads"`
+	KVHeads            int    `json:"num_key_value_heads"`
+	HeadDim            int    `json:"head_dim"`
+	Vocab              int    `json:"vocab_size"`
+	MaxPositions       int    `json:"max_position_embeddings"`
+	TieWordEmbeddings  *bool  `json:"tie_word_embeddings"`
+	AttentionBias      bool   `json:"attention_bias"`
+	LocalExperts       int    `json:"num_local_experts"`
+	Experts            int    `json:"num_experts"`
+	RoutedExperts      int    `json:"n_routed_experts"`
+	ExpertsPerToken    int    `json:"num_experts_per_tok"`
+	MoEFFN             int    `json:"moe_intermediate_size"`
+	SharedExperts      int    `json:"n_shared_experts"`
+	FirstKDenseReplace int    `json:"first_k_dense_replace"`
+	QLoraRank          int    `json:"q_lora_rank"`
+	KVLoraRank         int    `json:"kv_lora_rank"`
+	QKRopeHeadDim      int    `json:"qk_rope_head_dim"`
+	QKNopeHeadDim      int    `json:"qk_nope_head_dim"`
+	VHeadDim           int    `json:"v_head_dim"`
+}
+
+// hfArchitectures are the model_type values ParseHFConfig understands, all
+// RMSNorm, rotary, gated-MLP decoders; qwen2 has query/key/value biases,
+// deepseek_v3 multi-head latent attention.
+var hfArchitectures = []string{"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "deepseek_v3"}
+
+// ParseHFConfig reads a Hugging Face config.json of a Llama, Mistral,
+// Mixtral, Qwen2, Qwen3(-MoE) or DeepSeek-V3 model into a Transformer with
+// Seq = max_position_embeddings (set the training sequence length after).
+// Other model_type values and missing or inconsistent dimensions are
+// errors naming the key.
+func ParseHFConfig(data []byte) (Transformer, error) {
+	var c hfConfig
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&c); err != nil {
+		return Transformer{}, fmt.Errorf("hf config: %w", err)
+	}
+	known := false
+	for _, a := range hfArchitectures {
+		known = known || c.ModelType == a
+	}
+	if !known {
+		return Transformer{}, fmt.Errorf("hf config: model_type: must be one of %v, got %q", hfArchitectures, c.ModelType)
+	}
+	for _, k := range []struct {
+		key string
+		v   int
+	}{{"num_hidden_layers", c.Layers}, {"hidden_size", c.Hidden}, {"num_attention_heads", c.Heads}, {"vocab_size", c.Vocab}, {"max_position_embeddings", c.MaxPositions}} {
+		if k.v < 1 {
+			return Transformer{}, fmt.Errorf("hf config: %s: must be >= 1, got %d", k.key, k.v)
+		}
+	}
+	t := Transformer{
+		Layers: c.Layers, Hidden: c.Hidden, Heads: c.Heads, Seq: c.MaxPositions, Vocab: c.Vocab,
+		FFN: c.FFN, KVHeads: c.KVHeads, HeadDim: c.HeadDim, GatedFFN: true,
+		UntiedEmbeddings:  c.TieWordEmbeddings == nil || !*c.TieWordEmbeddings,
+		PositionEmbedding: PositionNone, Norm: NormRMS, Bias: BiasNone,
+	}
+	if c.ModelType == "qwen2" || c.AttentionBias {
+		t.Bias = BiasQKV
+	}
+	experts := max(c.LocalExperts, c.Experts, c.RoutedExperts)
+	if experts > 0 {
+		t.MoE = &MoE{Experts: experts, TopK: c.ExpertsPerToken, FFN: c.MoEFFN, SharedExperts: c.SharedExperts, FirstDense: c.FirstKDenseReplace}
+	}
+	if c.ModelType == "deepseek_v3" {
+		t.KVHeads, t.HeadDim = 0, 0
+		t.MLA = &MLA{QLoraRank: c.QLoraRank, KVLoraRank: c.KVLoraRank, QKRopeHeadDim: c.QKRopeHeadDim, QKNopeHeadDim: c.QKNopeHeadDim, VHeadDim: c.VHeadDim}
+	}
+	if err := t.Validate(); err != nil {
+		return Transformer{}, fmt.Errorf("hf config: %w", err)
+	}
+	return t, nil
+}

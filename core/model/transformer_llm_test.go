@@ -1,0 +1,129 @@
+package model
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// llama405b is Llama 3.1 405B (its Hugging Face config.json) at s = 8192.
+var llama405b = Transformer{Layers: 126, Hidden: 16384, Heads: 128, KVHeads: 8, Seq: 8192, Vocab: 128256, FFN: 53248,
+	GatedFFN: true, UntiedEmbeddings: true, PositionEmbedding: PositionNone, Norm: NormRMS, Bias: BiasNone}
+
+// mixtral8x7b is Mixtral 8x7B at s = 4096.
+var mixtral8x7b = Transformer{Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, Seq: 4096, Vocab: 32000, FFN: 14336,
+	GatedFFN: true, UntiedEmbeddings: true, PositionEmbedding: PositionNone, Norm: NormRMS, Bias: BiasNone,
+	MoE: &MoE{Experts: 8, TopK: 2}}
+
+// megatronFLOPs evaluates Megatron-LM's num_floating_point_operations
+// (megatron/training/training.py, 2024) literally: 12·B·s·l·h²·((1 + kv/a +
+// s/h)·(a·d/h) + (f/h)·k·g + (f_s/h)·g + V/(2lh)), with shared experts of
+// size f_s and, for MoE models, every layer a MoE layer.
+func megatronFLOPs(t Transformer, B int) float64 {
+	l, h, s, V := float64(t.Layers), float64(t.Hidden), float64(t.Seq), float64(t.Vocab)
+	a, kv, d := float64(t.Heads), float64(t.KVHeadCount()), float64(t.HeadSize())
+	f, k, g, fs := float64(t.FFNSize()), 1.0, 1.0, 0.0
+	if t.GatedFFN {
+		g = 1.5
+	}
+	if t.MoE != nil {
+		f, k = float64(t.expertFFN()), float64(t.MoE.TopK)
+		fs = float64(t.MoE.SharedExperts) * f
+	}
+	return 12 * float64(B) * s * l * h * h * ((1+kv/a+s/h)*(a*d/h) + (f/h)*k*g + (fs/h)*g + V/(2*l*h))
+}
+
+// TestModelFLOPsMegatron checks the model FLOPs (no recomputation) against
+// Megatron-LM's formula for GPT, GQA + SwiGLU (Llama 3 405B) and MoE
+// (Mixtral 8x7B, and with a shared expert).
+func TestModelFLOPsMegatron(t *testing.T) {
+	shared := mixtral8x7b
+	shared.MoE = &MoE{Experts: 64, TopK: 6, FFN: 1408, SharedExperts: 2}
+	for _, tr := range []Transformer{gpt(96, 12288, 96), llama405b, mixtral8x7b, shared} {
+		got, want := tr.IterationFLOPs(512, RecomputeNone), megatronFLOPs(tr, 512)
+		if math.Abs(got-want) > 1e-12*want {
+			t.Errorf("l=%d h=%d: %g model FLOPs, Megatron's formula gives %g", tr.Layers, tr.Hidden, got, want)
+		}
+	}
+}
+
+// TestMoEActiveParams checks that a MoE model's active parameters count
+// only topk of its experts and that the FLOPs follow the active ones: per
+// token, 6·(active non-embedding parameters) plus the attention core and
+// the logits (biases and norms aside, none here).
+func TestMoEActiveParams(t *testing.T) {
+	tr := mixtral8x7b
+	expert := 3 * 4096.0 * 14336
+	if d := tr.Params() - tr.ActiveParams(); math.Abs(d-32*6*expert) > 1 {
+		t.Errorf("total − active = %g, want 32 layers × 6 idle experts × %g", d, expert)
+	}
+	tokens := 512 * float64(tr.Seq)
+	core := 12 * tokens * float64(tr.Seq) * 4096 * 32
+	perLayerActive := tr.ActiveLayerParamsAt(0) - 2*4096 - 4096*8 // norms and router do no GEMM work
+	want := 6*tokens*perLayerActive*32 + core + 6*tokens*4096*32000
+	if got := tr.IterationFLOPs(512, RecomputeNone); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("MoE FLOPs %g, want 6·N_active·tokens + attention + logits = %g", got, want)
+	}
+}
+
+// TestFirstDenseLayers checks DeepSeek-style leading dense layers.
+func TestFirstDenseLayers(t *testing.T) {
+	tr := mixtral8x7b
+	tr.MoE = &MoE{Experts: 8, TopK: 2, FirstDense: 2}
+	if tr.IsMoELayer(1) || !tr.IsMoELayer(2) || tr.MoELayers() != 30 {
+		t.Errorf("first_dense 2: layer 1 MoE %v, layer 2 MoE %v, %d MoE layers", tr.IsMoELayer(1), tr.IsMoELayer(2), tr.MoELayers())
+	}
+	if tr.LayerParamsAt(0) != tr.LayerParams() {
+		t.Errorf("dense layer 0 has %g parameters, want LayerParams %g", tr.LayerParamsAt(0), tr.LayerParams())
+	}
+}
+
+// TestFlashAttentionMemory checks that flash attention drops the s² term.
+func TestFlashAttentionMemory(t *testing.T) {
+	tr := llama405b
+	o := ActivationOptions{TP: 8, SequenceParallel: true}
+	sel := o
+	sel.Recompute = RecomputeSelective
+	fa := o
+	fa.FlashAttention = true
+	none, s, f := tr.LayerActivationBytes(1, o), tr.LayerActivationBytes(1, sel), tr.LayerActivationBytes(1, fa)
+	if !(f < none) || f-s != 4*128*8192/8 {
+		t.Errorf("flash attention keeps %g bytes, selective %g, none %g: want selective + the softmax statistics", f, s, none)
+	}
+	cp := fa
+	cp.CP = 2
+	if got := tr.LayerActivationBytes(1, cp); math.Abs(got-f/2) > 1e-9*f {
+		t.Errorf("cp=2 keeps %g bytes, want half of %g", got, f)
+	}
+}
+
+// TestParseHFConfigErrors checks that bad configs name the key.
+func TestParseHFConfigErrors(t *testing.T) {
+	for _, c := range []struct{ json, want string }{
+		{`{"model_type": "gpt2"}`, "model_type"},
+		{`{"model_type": "llama", "num_hidden_layers": 0}`, "num_hidden_layers"},
+		{`{"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 3, "vocab_size": 10, "max_position_embeddings": 8}`, "kv_heads"},
+		{`{"model_type": "mixtral", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "num_local_experts": 8, "num_experts_per_tok": 9}`, "moe.topk"},
+		{`[`, "hf config"},
+	} {
+		if _, err := ParseHFConfig([]byte(c.json)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error naming %s", c.json, err, c.want)
+		}
+	}
+}
+
+// FuzzParseHFConfig checks that any input parses to a valid transformer or
+// an error, never a panic.
+func FuzzParseHFConfig(f *testing.F) {
+	f.Add([]byte(`{"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8}`))
+	f.Add([]byte(`{"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 4, "qk_nope_head_dim": 4, "n_routed_experts": 4, "num_experts_per_tok": 2}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr, err := ParseHFConfig(data)
+		if err == nil {
+			if err := tr.Validate(); err != nil {
+				t.Fatalf("parsed an invalid transformer: %v", err)
+			}
+			_ = tr.IterationFLOPs(1, RecomputeSelective) + tr.ActiveParams()
+		}
+	})
+}

@@ -1,0 +1,76 @@
+package modelprofiles
+
+import (
+	"embed"
+	"fmt"
+
+	"pipeplan/core/model"
+)
+
+//go:embed llm/*.json
+var llmFiles embed.FS
+
+// LLM is one embedded large-language-model preset: the architecture keys
+// of its Hugging Face config.json (llm/<id>.json) and the parameter counts
+// its publisher states, with sources (llm/README.md).
+type LLM struct {
+	// ID is the preset id, e.g. "llama3-405b".
+	ID string `json:"id"`
+	// Name is the display name.
+	Name string `json:"name"`
+	// Seq is the pre-training sequence length the preset plans with.
+	Seq int `json:"seq"`
+	// SeqSource says where Seq comes from.
+	SeqSource string `json:"seq_source"`
+	// ConfigURL is the config.json the architecture keys were copied from.
+	ConfigURL string `json:"config_url"`
+	// PublishedParams is the total parameter count the publisher states.
+	PublishedParams float64 `json:"published_params"`
+	// PublishedActiveParams is the stated activated parameters per token
+	// (mixture-of-experts models), 0 otherwise.
+	PublishedActiveParams float64 `json:"published_active_params,omitempty"`
+	// ParamsSource says where the published counts come from.
+	ParamsSource string `json:"params_source"`
+}
+
+// llms is the catalog of LLM presets. Parameter counts are the publishers'
+// rounded figures; llm/README.md lists the sources.
+var llms = []LLM{
+	{"llama3-8b", "Llama 3.1 8B", 8192, "Llama 3 paper §3.4.1: pre-training at 8K context", "https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json", 8.03e9, 0, "Hugging Face model page, safetensors size (8.03B params)"},
+	{"llama3-70b", "Llama 3.1 70B", 8192, "Llama 3 paper §3.4.1: pre-training at 8K context", "https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json", 70.6e9, 0, "Hugging Face model page, safetensors size (70.6B params)"},
+	{"llama3-405b", "Llama 3.1 405B", 8192, "Llama 3 paper §3.4.1 and Table 4: pre-training at 8K context", "https://huggingface.co/meta-llama/Llama-3.1-405B/blob/main/config.json", 405.9e9, 0, "Hugging Face model page, safetensors size (406B params); Llama 3 paper Table 3 (405B)"},
+	{"mixtral-8x7b", "Mixtral 8x7B", 4096, "planning default: the training sequence length is not published", "https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json", 46.7e9, 12.9e9, "Mixtral of Experts (Jiang et al. 2024) §2: 47B total, 13B active; Mistral AI announcement: 46.7B total, 12.9B per token"},
+	{"mixtral-8x22b", "Mixtral 8x22B", 4096, "planning default: the training sequence length is not published", "https://huggingface.co/mistralai/Mixtral-8x22B-v0.1/blob/main/config.json", 141e9, 39e9, "Mistral AI announcement (Cheaper, Better, Faster, Stronger, 2024-04-17): 141B total, 39B active"},
+	{"qwen2.5-72b", "Qwen2.5 72B", 4096, "planning default: Qwen2.5 report gives 4,096 for the first pre-training stage", "https://huggingface.co/Qwen/Qwen2.5-72B/blob/main/config.json", 72.7e9, 0, "Hugging Face model card: 72.7B parameters"},
+	{"qwen3-30b-a3b", "Qwen3 30B-A3B", 4096, "Qwen3 technical report §3.2: stage 1 pre-training at 4,096", "https://huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json", 30.5e9, 3.3e9, "Hugging Face model card: 30.5B total, 3.3B activated"},
+	{"qwen3-235b-a22b", "Qwen3 235B-A22B", 4096, "Qwen3 technical report §3.2: stage 1 pre-training at 4,096", "https://huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json", 235e9, 22e9, "Hugging Face model card: 235B total, 22B activated"},
+	{"deepseek-v3", "DeepSeek-V3", 4096, "DeepSeek-V3 report §4.2: pre-training sequence length 4K", "https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json", 671e9, 37e9, "DeepSeek-V3 technical report abstract: 671B total, 37B activated per token (without the 14B multi-token-prediction module)"},
+}
+
+// LLMs returns the LLM presets in a fixed order.
+func LLMs() []LLM { return append([]LLM(nil), llms...) }
+
+// Transformer returns the named LLM preset as a transformer at its
+// pre-training sequence length, with the catalog entry.
+func Transformer(id string) (model.Transformer, LLM, error) {
+	for _, in := range llms {
+		if in.ID != id {
+			continue
+		}
+		data, err := llmFiles.ReadFile("llm/" + id + ".json")
+		if err != nil {
+			return model.Transformer{}, in, err
+		}
+		tr, err := model.ParseHFConfig(data)
+		if err != nil {
+			return model.Transformer{}, in, fmt.Errorf("preset %q: %w", id, err)
+		}
+		tr.Name, tr.Seq = in.Name, in.Seq
+		return tr, in, nil
+	}
+	ids := make([]string, len(llms))
+	for i, in := range llms {
+		ids[i] = in.ID
+	}
+	return model.Transformer{}, LLM{}, fmt.Errorf("preset %q: not an LLM preset (have %v)", id, ids)
+}

@@ -1,0 +1,62 @@
+package modelprofiles
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// roundsTo reports whether x (a count) rounds to the stated figure in
+// billions at the stated figure's precision ("8.03" → two decimals).
+func roundsTo(x, stated float64) bool {
+	return math.Abs(x/1e9-stated/1e9) <= 0.5*unit(stated)+1e-12
+}
+
+// within1 reports whether x is less than one unit of the stated figure's
+// last digit away from it: publishers round some active counts and
+// truncate others (DeepSeek-V3 states 37B for 37.55B, Qwen3 3.3B for 3.35B).
+func within1(x, stated float64) bool {
+	return math.Abs(x/1e9-stated/1e9) < unit(stated)
+}
+
+// unit returns one unit of the last digit of a count stated in billions.
+func unit(stated float64) float64 {
+	s := strconv.FormatFloat(stated/1e9, 'f', -1, 64)
+	dec := 0
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		dec = len(s) - i - 1
+	}
+	return math.Pow(10, -float64(dec))
+}
+
+// TestLLMParamsMatchPublished checks every preset's total parameter count
+// against the figure its publisher states, at the precision it is stated
+// with, and the active count of mixture-of-experts models to within one
+// unit of the stated figure's last digit.
+func TestLLMParamsMatchPublished(t *testing.T) {
+	for _, in := range LLMs() {
+		tr, _, err := Transformer(in.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := tr.Params()
+		t.Logf("%-16s %.3fB total (stated %g), %.3fB active (stated %g)", in.ID, got/1e9, in.PublishedParams/1e9, tr.ActiveParams()/1e9, in.PublishedActiveParams/1e9)
+		if !roundsTo(got, in.PublishedParams) {
+			t.Errorf("%s: %.3fB parameters, %s states %gB", in.ID, got/1e9, in.ParamsSource, in.PublishedParams/1e9)
+		}
+		if in.PublishedActiveParams > 0 && !within1(tr.ActiveParams(), in.PublishedActiveParams) {
+			t.Errorf("%s: %.3fB active parameters, %s states %gB", in.ID, tr.ActiveParams()/1e9, in.ParamsSource, in.PublishedActiveParams/1e9)
+		}
+		if in.PublishedActiveParams == 0 && tr.ActiveParams() != got {
+			t.Errorf("%s: dense model with %g active of %g parameters", in.ID, tr.ActiveParams(), got)
+		}
+	}
+}
+
+// TestLLMUnknown names the known presets.
+func TestLLMUnknown(t *testing.T) {
+	if _, _, err := Transformer("gpt-5"); err == nil || !strings.Contains(err.Error(), "llama3-405b") {
+		t.Errorf("unknown preset: got %v, want an error listing the presets", err)
+	}
+}
