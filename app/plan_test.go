@@ -33,7 +33,7 @@ func TestPlanTimelineShowsSchedule(t *testing.T) {
 	if res.Plan == nil {
 		t.Fatalf("no plan: %s", res.Problem)
 	}
-	if !strings.HasPrefix(res.TimelineSVG, "<svg") || !strings.Contains(res.TimelineCaption, res.Plan.Schedule.Kind) {
+	if !strings.HasPrefix(res.TimelineSVG, "<svg") || !strings.Contains(res.TimelineCaption, string(res.Plan.Execution.Schedule)) {
 		t.Errorf("timeline = %.60q, caption %q", res.TimelineSVG, res.TimelineCaption)
 	}
 	if strings.Contains(res.TimelineSVG, "style=") {
@@ -121,7 +121,7 @@ func TestPlanProfileBestRanksBothPlanners(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Plan == nil || res.Plan.Planner != "2bw" || res.Plan.Parallelism.PP*res.Plan.Parallelism.DP != 16 {
+	if res.Plan == nil || res.Plan.Planner != "2bw" || res.Plan.Execution.PP*res.Plan.Execution.DP != 16 {
 		t.Fatalf("2bw plan: %+v (problem %q)", res.Plan, res.Problem)
 	}
 	if res.TimelineSVG == "" {

@@ -29,8 +29,8 @@ func PipeDreamRunPlan(prof model.Profile, cluster plan.Cluster, res *PipeDreamRe
 		peak = max(peak, s.MemoryBytes)
 	}
 	mb := prof.MicrobatchSize
-	p.Parallelism = plan.Parallelism{TP: 1, PP: len(res.Stages), DP: 1, Interleave: 1}
-	p.Schedule = plan.Schedule{Kind: string(schedule.PipeDream), Microbatches: res.NOAM, MicrobatchSize: mb, GlobalBatch: mb * res.Stages[0].Replicas}
+	// One step is the NOAM microbatches in flight: B = NOAM·b, so m = NOAM.
+	p.Execution = profileExecution(len(res.Stages), 1, mb, mb*res.NOAM, model.RecomputeNone, schedule.PipeDream)
 	p.Predictions.IterationSeconds = res.BottleneckSeconds
 	p.Predictions.SamplesPerSecond = float64(mb) / res.BottleneckSeconds
 	p.Predictions.BottleneckSeconds = res.BottleneckSeconds
@@ -51,7 +51,6 @@ func TwoBWRunPlan(prof model.Profile, cluster plan.Cluster, cfg TwoBWConfig, bat
 		return nil, fmt.Errorf("2bw plan: samples_per_second must be > 0, got %v", cfg.SamplesPerSecond)
 	}
 	p := profilePlan(prof, cluster, "2bw")
-	p.Recompute = string(cfg.Recompute())
 	for i, first := range cfg.FirstBlocks {
 		last := len(prof.Layers) - 1
 		if i+1 < len(cfg.FirstBlocks) {
@@ -59,8 +58,10 @@ func TwoBWRunPlan(prof model.Profile, cluster plan.Cluster, cfg TwoBWConfig, bat
 		}
 		p.Stages = append(p.Stages, plan.Stage{FirstLayer: first, LastLayer: last, Replicas: 1})
 	}
-	p.Parallelism = plan.Parallelism{TP: 1, PP: cfg.Stages, DP: cfg.DataParallel, Interleave: 1}
-	p.Schedule = plan.Schedule{Kind: string(cfg.ScheduleKind()), Microbatches: cfg.Microbatches, MicrobatchSize: cfg.Microbatch, GlobalBatch: batch}
+	p.Execution = profileExecution(cfg.Stages, cfg.DataParallel, cfg.Microbatch, batch, cfg.Recompute(), cfg.ScheduleKind())
+	if m := p.Execution.Microbatches(); m != cfg.Microbatches {
+		return nil, fmt.Errorf("2bw plan: the configuration runs %d microbatches, but global batch %d / (dp %d × microbatch %d) gives %d", cfg.Microbatches, batch, cfg.DataParallel, cfg.Microbatch, m)
+	}
 	p.Predictions = plan.Predictions{IterationSeconds: float64(batch) / cfg.SamplesPerSecond, SamplesPerSecond: cfg.SamplesPerSecond,
 		BottleneckSeconds: cfg.SecondsPerMicrobatch, PeakBytesPerGPU: cfg.MemoryBytes}
 	return p, p.Validate()
@@ -88,10 +89,16 @@ func (c TwoBWConfig) ScheduleKind() schedule.Kind {
 // profile planner shares; the planner fills in execution and predictions.
 func profilePlan(prof model.Profile, cluster plan.Cluster, planner string) *plan.Plan {
 	return &plan.Plan{
-		Version:   plan.Version,
-		Planner:   planner,
-		Model:     plan.Model{Name: prof.Name, NumLayers: len(prof.Layers), Profile: &prof},
-		Cluster:   cluster,
-		Recompute: string(model.RecomputeNone),
+		Version: plan.Version,
+		Planner: planner,
+		Model:   plan.Model{Name: prof.Name, NumLayers: len(prof.Layers), Profile: &prof},
+		Cluster: cluster,
 	}
+}
+
+// profileExecution is the execution of a profile planner's plan: p stages,
+// d data-parallel pipelines, microbatches of b samples, B per step; no
+// tensor, context or expert parallelism, no interleaving.
+func profileExecution(p, d, b, B int, r model.Recompute, kind schedule.Kind) plan.Execution {
+	return plan.Execution{TP: 1, PP: p, DP: d, Interleave: 1, CP: 1, EP: 1, MicrobatchSize: b, GlobalBatch: B, Recompute: r, Schedule: kind}
 }

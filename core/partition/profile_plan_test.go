@@ -63,8 +63,8 @@ func TestRunPlansOfRandomChainsValidate(t *testing.T) {
 			if err != nil {
 				t.Fatalf("trial %d: 2bw plan of %+v: %v", trial, cfg, err)
 			}
-			if p.Parallelism.PP*p.Parallelism.DP != 8 || p.Schedule.Kind != string(cfg.ScheduleKind()) || p.Recompute != string(cfg.Recompute()) {
-				t.Errorf("trial %d: plan %+v %q %q does not carry configuration %+v", trial, p.Parallelism, p.Schedule.Kind, p.Recompute, cfg)
+			if e := p.Execution; e.PP*e.DP != 8 || e.Schedule != cfg.ScheduleKind() || e.Recompute != cfg.Recompute() || e.Microbatches() != cfg.Microbatches {
+				t.Errorf("trial %d: plan %+v does not carry configuration %+v", trial, e, cfg)
 			}
 		}
 	}

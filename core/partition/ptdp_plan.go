@@ -7,11 +7,10 @@ import (
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
-	"pipeplan/core/schedule"
 )
 
 // PTDPPlan turns configuration cfg of transformer tr on cluster c into the
-// exported run plan: p·v model chunks in model order (chunk k on pipeline
+// exported run plan (with the cost model's defaults filled in): p·v model chunks in model order (chunk k on pipeline
 // device k mod p, layers split evenly with the remainder on the first
 // chunks, as cost.Predict assumes), the schedule, and the predictions with
 // every stage's peak memory. The bubble fraction exported is the idle
@@ -21,7 +20,8 @@ func PTDPPlan(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt cost.O
 	if err != nil {
 		return nil, err
 	}
-	chunks := cfg.PP * cfg.Interleave
+	ex := cost.WithDefaults(cfg)
+	chunks := ex.PP * ex.Interleave
 	stages := make([]plan.Stage, chunks)
 	first := 0
 	for k := range stages {
@@ -32,31 +32,18 @@ func PTDPPlan(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt cost.O
 		stages[k] = plan.Stage{FirstLayer: first, LastLayer: first + n - 1, Replicas: 1}
 		first += n
 	}
-	kind := schedule.OneFOneB
-	switch {
-	case cfg.Schedule != "":
-		kind = cfg.Schedule
-	case cfg.Interleave > 1:
-		kind = schedule.Interleaved
-	}
 	peaks := make([]float64, len(pr.StageMemory))
 	for i, m := range pr.StageMemory {
 		peaks[i] = m.PeakBytes
 	}
 	spec := tr
 	p := &plan.Plan{
-		Version: plan.Version,
-		Planner: "ptdp",
-		Model:   plan.Model{Name: tr.Name, NumLayers: tr.Layers, Transformer: &spec},
-		Cluster: plan.Cluster{GPU: c.GPU.ID, Nodes: c.GPUs() / c.GPUsPerNode(), GPUsPerNode: c.GPUsPerNode(), Levels: c.Levels},
-		Parallelism: plan.Parallelism{
-			TP: cfg.TP, PP: cfg.PP, DP: cfg.DP, Interleave: cfg.Interleave,
-		},
-		Stages: stages,
-		Schedule: plan.Schedule{
-			Kind: string(kind), Microbatches: pr.Microbatches, MicrobatchSize: cfg.MicrobatchSize, GlobalBatch: cfg.GlobalBatch,
-		},
-		Recompute: string(cfg.Recompute),
+		Version:   plan.Version,
+		Planner:   "ptdp",
+		Model:     plan.Model{Name: tr.Name, NumLayers: tr.Layers, Transformer: &spec},
+		Cluster:   plan.Cluster{GPU: c.GPU.ID, Nodes: c.GPUs() / c.GPUsPerNode(), GPUsPerNode: c.GPUsPerNode(), Levels: c.Levels},
+		Execution: ex,
+		Stages:    stages,
 		Predictions: plan.Predictions{
 			IterationSeconds: pr.IterationSeconds,
 			SamplesPerSecond: pr.SamplesPerSec,
@@ -67,9 +54,6 @@ func PTDPPlan(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt cost.O
 			PeakBytesPerGPU:  pr.Memory.PeakBytes,
 			StagePeakBytes:   peaks,
 		},
-	}
-	if p.Recompute == "" {
-		p.Recompute = string(model.RecomputeNone)
 	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("ptdp plan: %w", err)
