@@ -7,6 +7,8 @@ import (
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
+	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
 )
 
 // MadPipeView is what the Plan page shows of a MadPipe partition.
@@ -49,8 +51,8 @@ func planMadPipe(ctx context.Context, prof model.Profile, c hw.Cluster, res Resu
 	}
 	mb := prof.MicrobatchSize
 	res.Candidates = []Candidate{{
-		Planner: "madpipe", TP: 1, PP: len(r.Stages), DP: 1, Interleave: 1, Microbatch: mb, Microbatches: 1,
-		Schedule: "1f1b*", Recompute: string(model.RecomputeNone),
+		Planner: "madpipe", Execution: plan.Execution{TP: 1, PP: len(r.Stages), DP: 1, Interleave: 1, CP: 1, EP: 1,
+			MicrobatchSize: mb, GlobalBatch: mb, Schedule: schedule.OneFOneBStar, Recompute: model.RecomputeNone},
 		IterationSeconds: r.PeriodSeconds, SamplesPerSecond: float64(mb) / r.PeriodSeconds,
 		Memory: cost.Memory{PeakBytes: peak, CapacityBytes: c.GPU.MemoryBytes}, Fits: true,
 	}}

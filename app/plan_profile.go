@@ -135,8 +135,8 @@ func pipeDreamCandidate(ctx context.Context, prof model.Profile, c hw.Cluster) (
 	}
 	mb := prof.MicrobatchSize
 	cand := Candidate{
-		Planner: "pipedream", TP: 1, PP: len(pd.Stages), DP: 1, Interleave: 1, Microbatch: mb, Microbatches: pd.NOAM,
-		Schedule: string(schedule.PipeDream), Recompute: string(model.RecomputeNone),
+		Planner: "pipedream", Execution: plan.Execution{TP: 1, PP: len(pd.Stages), DP: 1, Interleave: 1, CP: 1, EP: 1,
+			MicrobatchSize: mb, GlobalBatch: mb * pd.NOAM, Schedule: schedule.PipeDream, Recompute: model.RecomputeNone},
 		IterationSeconds: pd.BottleneckSeconds, SamplesPerSecond: float64(mb) / pd.BottleneckSeconds,
 		Memory: cost.Memory{PeakBytes: peak, CapacityBytes: c.GPU.MemoryBytes}, Fits: true,
 	}
@@ -180,8 +180,8 @@ func twoBWCandidates(ctx context.Context, prof model.Profile, c hw.Cluster, batc
 		recompute, kind := cfg.Recompute(), cfg.ScheduleKind()
 		step := float64(batch) / cfg.SamplesPerSecond
 		cand := Candidate{
-			Planner: "2bw", TP: 1, PP: cfg.Stages, DP: cfg.DataParallel, Interleave: 1, Microbatch: cfg.Microbatch,
-			Microbatches: cfg.Microbatches, Schedule: string(kind), Recompute: string(recompute),
+			Planner: "2bw", Execution: plan.Execution{TP: 1, PP: cfg.Stages, DP: cfg.DataParallel, Interleave: 1, CP: 1, EP: 1,
+				MicrobatchSize: cfg.Microbatch, GlobalBatch: batch, Schedule: kind, Recompute: recompute},
 			IterationSeconds: step, SamplesPerSecond: cfg.SamplesPerSecond,
 			Memory: cost.Memory{PeakBytes: cfg.MemoryBytes, CapacityBytes: c.GPU.MemoryBytes}, Fits: true,
 		}

@@ -64,9 +64,9 @@ func (c *PlanPage) rows() []tableRow {
 			row.Class = "candidate selected"
 		}
 		row.Cells = []string{
-			strconv.Itoa(i + 1), strconv.Itoa(cand.TP), strconv.Itoa(cand.PP), strconv.Itoa(cand.DP),
-			strconv.Itoa(cand.Microbatch), strconv.Itoa(cand.Interleave), strconv.Itoa(cand.Microbatches),
-			cand.Schedule, cand.Recompute,
+			strconv.Itoa(i + 1), strconv.Itoa(cand.Execution.TP), strconv.Itoa(cand.Execution.PP), strconv.Itoa(cand.Execution.DP),
+			strconv.Itoa(cand.Execution.MicrobatchSize), strconv.Itoa(cand.Execution.Interleave), strconv.Itoa(cand.Execution.Microbatches()),
+			string(cand.Execution.Schedule), string(cand.Execution.Recompute),
 			secs(cand.IterationSeconds), num(cand.SamplesPerSecond), orDash(cand.TFLOPSPerGPU, num), orDash(cand.MFU, pct),
 			gib(cand.Memory.PeakBytes+cand.Memory.ReserveBytes) + " / " + gib(cand.Memory.CapacityBytes),
 			pct(cand.BubbleFraction),
@@ -80,8 +80,8 @@ func (c *PlanPage) infeasibleRows() []tableRow {
 	var out []tableRow
 	for i, cand := range c.App.Plan.Result.Infeasible {
 		out = append(out, tableRow{Index: i, Cells: []string{
-			strconv.Itoa(cand.TP), strconv.Itoa(cand.PP), strconv.Itoa(cand.DP), strconv.Itoa(cand.Microbatch),
-			strconv.Itoa(cand.Interleave), cand.Recompute, cand.Reason,
+			strconv.Itoa(cand.Execution.TP), strconv.Itoa(cand.Execution.PP), strconv.Itoa(cand.Execution.DP), strconv.Itoa(cand.Execution.MicrobatchSize),
+			strconv.Itoa(cand.Execution.Interleave), string(cand.Execution.Recompute), cand.Reason,
 		}})
 	}
 	return out
