@@ -63,8 +63,8 @@ type Overlap struct {
 }
 
 // MaxDegree bounds every degree and the microbatch size of a valid
-// execution (2^20), so that their products cannot overflow.
-const MaxDegree = 1 << 20
+// execution (2^15), so that GPUs and d·b cannot overflow.
+const MaxDegree = 1 << 15
 
 // GPUs is the number of GPUs the execution occupies: t·p·d·cp. Expert
 // parallelism reuses the data-parallel (and context-parallel) GPUs.

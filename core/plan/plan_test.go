@@ -76,7 +76,7 @@ func TestValidateNamesFieldAndValue(t *testing.T) {
 		{"level workers", func(p *Plan) { p.Cluster.Levels[0].Workers = 0 }, "cluster.levels[0].workers: must be >= 1, got 0"},
 		{"tp", func(p *Plan) { p.Execution.TP = 0 }, "execution.tp: must be at least 1, got 0"},
 		{"cp", func(p *Plan) { p.Execution.CP = 0 }, "execution.cp: must be at least 1, got 0"},
-		{"huge", func(p *Plan) { p.Execution.DP = 1 << 40 }, "execution.dp: must be at most 1048576, got 1099511627776"},
+		{"huge", func(p *Plan) { p.Execution.DP = 1 << 40 }, "execution.dp: must be at most 32768, got 1099511627776"},
 		{"stage count", func(p *Plan) { p.Execution.PP = 4 }, "stages: want execution.pp × execution.interleave = 4·1 = 4 stages, got 12"},
 		{"gap", func(p *Plan) { p.Stages[3].FirstLayer = 25 }, "stages[3].first_layer: must be 24"},
 		{"last layer", func(p *Plan) { p.Stages[11].LastLayer = 96 }, "stages[11].last_layer: must be in [88, 95], got 96"},

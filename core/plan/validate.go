@@ -98,13 +98,12 @@ func (p *Plan) validateStages() error {
 	if next != p.Model.NumLayers {
 		return fmt.Errorf("stages: cover layers 0..%d but the model has %d layers", next-1, p.Model.NumLayers)
 	}
-	gpus := float64(p.Cluster.GPUs())
-	group := float64(e.TP) * float64(e.DP) * float64(e.CP) // GPUs per pipeline device
-	if all := group * float64(e.PP); !replicated && all != gpus {
-		return fmt.Errorf("execution: tp·pp·dp·cp = %d·%d·%d·%d = %.0f GPUs, but the cluster has %.0f", e.TP, e.PP, e.DP, e.CP, all, gpus)
+	gpus := p.Cluster.GPUs()
+	if !replicated && e.GPUs() != gpus { // Validate bounded the degrees: no overflow
+		return fmt.Errorf("execution: tp·pp·dp·cp = %d·%d·%d·%d = %d GPUs, but the cluster has %d", e.TP, e.PP, e.DP, e.CP, e.GPUs(), gpus)
 	}
-	if need := group * devices; need > gpus {
-		return fmt.Errorf("stages: need %.0f GPUs (tp %d × dp %d × cp %d × %.0f stage replicas) but the cluster has %.0f", need, e.TP, e.DP, e.CP, devices, gpus)
+	if need := float64(e.TP*e.DP*e.CP) * devices; need > float64(gpus) {
+		return fmt.Errorf("stages: need %.0f GPUs (tp %d × dp %d × cp %d × %.0f stage replicas) but the cluster has %d", need, e.TP, e.DP, e.CP, devices, gpus)
 	}
 	return nil
 }
