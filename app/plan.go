@@ -10,7 +10,6 @@ import (
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
 	"pipeplan/core/plan"
-	"pipeplan/core/schedule"
 	"pipeplan/gpuprofiles"
 )
 
@@ -24,18 +23,11 @@ const (
 type Candidate struct {
 	// Planner is the algorithm that produced it ("ptdp", "pipedream").
 	Planner string `json:"planner"`
-	// TP, PP, DP and Interleave are the degrees; PipeDream's per-stage
-	// replicas are in the plan's stages (DP 1).
-	TP         int `json:"tp"`
-	PP         int `json:"pp"`
-	DP         int `json:"dp"`
-	Interleave int `json:"interleave"`
-	// Microbatch is the microbatch size b; Microbatches is m per pipeline and step.
-	Microbatch   int `json:"microbatch"`
-	Microbatches int `json:"microbatches"`
-	// Schedule and Recompute name the pipeline schedule and recomputation.
-	Schedule  string `json:"schedule"`
-	Recompute string `json:"recompute"`
+	// Execution is how it runs: the degrees, the microbatch size b and
+	// global batch B (m = B/(d·b) microbatches per pipeline and step), the
+	// schedule and the recomputation. PipeDream's per-stage replicas are in
+	// the plan's stages (dp 1).
+	Execution plan.Execution `json:"execution"`
 	// IterationSeconds is the predicted time of one step (eq. 4.4 per step).
 	IterationSeconds float64 `json:"iteration_seconds"`
 	// SamplesPerSecond is the predicted throughput.
@@ -52,8 +44,6 @@ type Candidate struct {
 	Fits bool `json:"fits"`
 	// Reason says why it does not fit ("" when it fits).
 	Reason string `json:"reason,omitempty"`
-
-	config plan.Execution // the PTD-P configuration, to export it
 }
 
 // Result is the planner's answer for the Plan page.
@@ -164,7 +154,7 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan)
 		return res, nil
 	}
 	res.Selected = min(max(in.Selected, 0), len(res.Candidates)-1)
-	cfg := res.Candidates[res.Selected].config
+	cfg := res.Candidates[res.Selected].Execution
 	if res.Plan, err = partition.PTDPPlan(tr, c, cfg, opt.Cost); err != nil {
 		return Result{}, err
 	}
@@ -179,35 +169,14 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan)
 	return res, nil
 }
 
+// fromPTDP shows a PTD-P candidate, its execution with the cost model's
+// defaults filled in (the schedule and recomputation it was predicted with).
 func fromPTDP(c partition.PTDPCandidate) Candidate {
 	p := c.Prediction
-	cfg := c.Config
 	return Candidate{
-		Planner: "ptdp", TP: cfg.TP, PP: cfg.PP, DP: cfg.DP, Interleave: max(cfg.Interleave, 1),
-		Microbatch: cfg.MicrobatchSize, Microbatches: p.Microbatches,
-		Schedule: scheduleKind(cfg), Recompute: recomputeName(cfg.Recompute), config: cfg,
+		Planner: "ptdp", Execution: cost.WithDefaults(c.Config),
 		IterationSeconds: p.IterationSeconds, SamplesPerSecond: p.SamplesPerSec,
 		TFLOPSPerGPU: p.TFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
 		Memory: p.Memory, Fits: c.Fits, Reason: c.Reason,
 	}
-}
-
-// scheduleKind is the schedule a PTD-P configuration runs: its own, or
-// 1F1B, interleaved when v > 1 (as core/cost reads an empty one).
-func scheduleKind(cfg plan.Execution) string {
-	switch {
-	case cfg.Schedule != "":
-		return string(cfg.Schedule)
-	case cfg.Interleave > 1:
-		return string(schedule.Interleaved)
-	default:
-		return string(schedule.OneFOneB)
-	}
-}
-
-func recomputeName(r model.Recompute) string {
-	if r == "" {
-		return string(model.RecomputeNone)
-	}
-	return string(r)
 }

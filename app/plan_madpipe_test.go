@@ -30,7 +30,7 @@ func TestPlanMadPipe(t *testing.T) {
 	if !(last > 0.2) {
 		t.Errorf("last progress %v", last)
 	}
-	if got := res.Candidates[0].Schedule; got != string(schedule.OneFOneBStar) {
+	if got := res.Candidates[0].Execution.Schedule; got != schedule.OneFOneBStar {
 		t.Errorf("schedule %q, want the registry's %q", got, schedule.OneFOneBStar)
 	}
 	g, err := modelprofiles.Graph("vgg16")

@@ -119,9 +119,7 @@ func planChain(ctx context.Context, prof model.Profile, c hw.Cluster, in request
 func fromCandidate(c partition.Candidate, capacity float64) Candidate {
 	e, p := c.Execution, c.Predictions
 	return Candidate{
-		Planner: c.Planner, TP: e.TP, PP: e.PP, DP: e.DP, Interleave: e.Interleave,
-		Microbatch: e.MicrobatchSize, Microbatches: c.Microbatches,
-		Schedule: string(e.Schedule), Recompute: recomputeName(e.Recompute),
+		Planner: c.Planner, Execution: e,
 		IterationSeconds: p.IterationSeconds, SamplesPerSecond: p.SamplesPerSecond,
 		TFLOPSPerGPU: p.TFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
 		Memory: cost.Memory{PeakBytes: p.PeakBytesPerGPU, CapacityBytes: capacity}, Fits: c.Fits, Reason: c.Reason,

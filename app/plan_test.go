@@ -17,7 +17,7 @@ func TestPlanDefaultGPT3(t *testing.T) {
 		t.Fatalf("no plan: %+v", res.Problem)
 	}
 	best := res.Candidates[0]
-	t.Logf("best: t=%d p=%d d=%d v=%d b=%d, %.1f TFLOP/s/GPU", best.TP, best.PP, best.DP, best.Interleave, best.Microbatch, best.TFLOPSPerGPU)
+	t.Logf("best: t=%d p=%d d=%d v=%d b=%d, %.1f TFLOP/s/GPU", best.Execution.TP, best.Execution.PP, best.Execution.DP, best.Execution.Interleave, best.Execution.MicrobatchSize, best.TFLOPSPerGPU)
 	if err := res.Plan.Validate(); err != nil {
 		t.Errorf("exported plan invalid: %v", err)
 	}
@@ -33,7 +33,7 @@ func TestPlanTimelineShowsSchedule(t *testing.T) {
 	if res.Plan == nil {
 		t.Fatalf("no plan: %s", res.Problem)
 	}
-	if !strings.HasPrefix(res.TimelineSVG, "<svg") || !strings.Contains(res.TimelineCaption, res.Plan.Schedule.Kind) {
+	if !strings.HasPrefix(res.TimelineSVG, "<svg") || !strings.Contains(res.TimelineCaption, string(res.Plan.Execution.Schedule)) {
 		t.Errorf("timeline = %.60q, caption %q", res.TimelineSVG, res.TimelineCaption)
 	}
 	if strings.Contains(res.TimelineSVG, "style=") {
@@ -121,7 +121,7 @@ func TestPlanProfileBestRanksBothPlanners(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Plan == nil || res.Plan.Planner != "2bw" || res.Plan.Parallelism.PP*res.Plan.Parallelism.DP != 16 {
+	if res.Plan == nil || res.Plan.Planner != "2bw" || res.Plan.Execution.PP*res.Plan.Execution.DP != 16 {
 		t.Fatalf("2bw plan: %+v (problem %q)", res.Plan, res.Problem)
 	}
 	if res.TimelineSVG == "" {
@@ -141,8 +141,8 @@ func TestPlanTrainingOptionsAndCustomModel(t *testing.T) {
 		t.Fatalf("no plan: %s", res.Problem)
 	}
 	for _, c := range res.Candidates {
-		if c.Recompute != "full" {
-			t.Fatalf("candidate with recompute %q, want the fixed full", c.Recompute)
+		if c.Execution.Recompute != "full" {
+			t.Fatalf("candidate with recompute %q, want the fixed full", c.Execution.Recompute)
 		}
 	}
 	if tr := res.Plan.Model.Transformer; tr.Layers != 24 || tr.Hidden != 2304 || tr.Seq != 1024 {
@@ -152,4 +152,36 @@ func TestPlanTrainingOptionsAndCustomModel(t *testing.T) {
 	if _, err := Plan(context.Background(), in); err == nil || !strings.Contains(err.Error(), "plan.model") {
 		t.Errorf("bad custom heads: err = %v", err)
 	}
+}
+
+// Every planner's candidates carry a valid execution whose schedule is a
+// registered kind (MadPipe's is 1f1b-star, which it once spelled "1f1b*"),
+// and an exported plan carries the selected candidate's execution.
+func TestCandidateExecutionsValid(t *testing.T) {
+	transformer := request.Default().Plan
+	profile := request.Default().Plan
+	profile.Model, profile.GPU, profile.Nodes, profile.GPUsPerNode = "pd-vgg16", "nvidia-v100-sxm2-16gb", 1, 4
+	for _, in := range []request.Plan{transformer, withPlanner(profile, "pipedream"), withPlanner(profile, "2bw"), withPlanner(profile, "madpipe")} {
+		res, err := Plan(context.Background(), in)
+		if err != nil {
+			t.Fatalf("%s on %s: %v", in.Planner, in.Model, err)
+		}
+		if len(res.Candidates) == 0 {
+			t.Fatalf("%s on %s: no candidates (%s)", in.Planner, in.Model, res.Problem)
+		}
+		for i, c := range append(res.Candidates, res.Infeasible...) {
+			if err := c.Execution.Validate(); err != nil {
+				t.Errorf("%s candidate %d: %v", c.Planner, i, err)
+			}
+		}
+		if res.Plan != nil && res.Plan.Execution != res.Candidates[res.Selected].Execution {
+			t.Errorf("%s: plan execution %+v, selected candidate %+v", in.Planner, res.Plan.Execution, res.Candidates[res.Selected].Execution)
+		}
+	}
+}
+
+// withPlanner returns in with its planner set.
+func withPlanner(in request.Plan, planner string) request.Plan {
+	in.Planner = planner
+	return in
 }

@@ -113,7 +113,7 @@ func plannedRow(ctx context.Context, p request.Plan, scale, nodes int, types []s
 			c := res.Candidates[0]
 			row[k] = c.SamplesPerSecond / float64(p.GlobalBatch)
 			sources[k] = fmt.Sprintf("planner (%s) on %d × %s%s: %.4g samples/s ÷ global batch %d = %.4g steps/s (%s, TP %d PP %d DP %d, microbatch %d%s)",
-				c.Planner, scale, res.GPU, spread, c.SamplesPerSecond, p.GlobalBatch, row[k], c.Schedule, c.TP, c.PP, c.DP, c.Microbatch, note)
+				c.Planner, scale, res.GPU, spread, c.SamplesPerSecond, p.GlobalBatch, row[k], c.Execution.Schedule, c.Execution.TP, c.Execution.PP, c.Execution.DP, c.Execution.MicrobatchSize, note)
 			if res.Note != "" {
 				sources[k] += ". " + res.Note
 			}

@@ -19,14 +19,14 @@ const maxTimelineMicrobatches = 32
 // schedule's shape and bubble, not per-layer skew. It also returns a
 // one-line caption of those assumptions.
 func TimelineSVG(ctx context.Context, p *plan.Plan, pr cost.TimeBreakdown) (string, string, error) {
-	m := p.Schedule.Microbatches
-	pp, v := p.Parallelism.PP, p.Parallelism.Interleave
+	e := p.Execution
+	m, pp, v := e.Microbatches(), e.PP, e.Interleave
 	if m < 1 || pp < 1 || v < 1 {
 		return "", "", fmt.Errorf("timeline: plan has no pipeline to draw")
 	}
 	perMB := (pr.ComputeSeconds + pr.TensorParallelSeconds) / float64(m)
 	comm := pr.PipelineP2PSeconds / float64(m) / float64(v)
-	return drawUniform(ctx, schedule.Kind(p.Schedule.Kind), pp, v, m, perMB, comm, "the slowest stage's predicted time per microbatch")
+	return drawUniform(ctx, e.Schedule, pp, v, m, perMB, comm, "the slowest stage's predicted time per microbatch")
 }
 
 // uniformTimeline draws a schedule of stages × m microbatches, every stage

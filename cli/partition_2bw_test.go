@@ -38,7 +38,7 @@ func TestPartition2BWCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Planner != "2bw" || p.Parallelism.PP*p.Parallelism.DP != 16 || p.Schedule.GlobalBatch != 1024 {
-		t.Errorf("exported plan %s %+v batch %d, want 2bw on 16 GPUs at batch 1024", p.Planner, p.Parallelism, p.Schedule.GlobalBatch)
+	if p.Planner != "2bw" || p.Execution.PP*p.Execution.DP != 16 || p.Execution.GlobalBatch != 1024 {
+		t.Errorf("exported plan %s %+v batch %d, want 2bw on 16 GPUs at batch 1024", p.Planner, p.Execution, p.Execution.GlobalBatch)
 	}
 }

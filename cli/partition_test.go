@@ -79,7 +79,7 @@ func TestPartitionCommandFilesAndPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Planner != "pipedream" || p.Model.NumLayers != 3 || p.Schedule.MicrobatchSize != 32 ||
+	if p.Planner != "pipedream" || p.Model.NumLayers != 3 || p.Execution.MicrobatchSize != 32 ||
 		p.Predictions.BottleneckSeconds != v["bottleneck_seconds"].(float64) {
 		t.Errorf("plan %+v", p)
 	}

@@ -69,8 +69,9 @@ func TestTransformerEvaluate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("exported plan does not parse: %v", err)
 	}
-	if p.Planner != "ptdp" || p.Parallelism != (plan.Parallelism{TP: 8, PP: 12, DP: 16, Interleave: 2}) || len(p.Stages) != 24 ||
-		p.Stages[1] != (plan.Stage{FirstLayer: 4, LastLayer: 7, Replicas: 1}) || p.Schedule.Kind != "interleaved" || p.Schedule.Microbatches != 96 ||
+	e := p.Execution
+	if p.Planner != "ptdp" || e.TP != 8 || e.PP != 12 || e.DP != 16 || e.Interleave != 2 || e.CP != 1 || e.EP != 1 || len(p.Stages) != 24 ||
+		p.Stages[1] != (plan.Stage{FirstLayer: 4, LastLayer: 7, Replicas: 1}) || e.Schedule != "interleaved" || e.Microbatches() != 96 ||
 		len(p.Predictions.StagePeakBytes) != 12 || p.Predictions.IterationSeconds != v["iteration_seconds"] {
 		t.Errorf("exported plan: %+v", p)
 	}

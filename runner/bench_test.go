@@ -13,11 +13,10 @@ import (
 func BenchmarkNewRunConfig(b *testing.B) {
 	p := &plan.Plan{
 		Version: plan.Version, Planner: "manual",
-		Model:       plan.Model{NumLayers: 96, Transformer: &model.Transformer{Layers: 96, Hidden: 12288, Heads: 96, Seq: 2048, Vocab: 51200}},
-		Cluster:     plan.Cluster{GPU: "nvidia-a100-sxm4-80gb", Nodes: 3, GPUsPerNode: 8},
-		Parallelism: plan.Parallelism{TP: 1, PP: 12, DP: 2, Interleave: 1},
-		Schedule:    plan.Schedule{Kind: "1f1b", Microbatches: 768, MicrobatchSize: 1, GlobalBatch: 1536},
-		Recompute:   "none",
+		Model:   plan.Model{NumLayers: 96, Transformer: &model.Transformer{Layers: 96, Hidden: 12288, Heads: 96, Seq: 2048, Vocab: 51200}},
+		Cluster: plan.Cluster{GPU: "nvidia-a100-sxm4-80gb", Nodes: 3, GPUsPerNode: 8},
+		Execution: plan.Execution{TP: 1, PP: 12, DP: 2, Interleave: 1, CP: 1, EP: 1, MicrobatchSize: 1, GlobalBatch: 1536,
+			Recompute: "none", Schedule: "1f1b"},
 	}
 	for i := range 12 {
 		p.Stages = append(p.Stages, plan.Stage{FirstLayer: 8 * i, LastLayer: 8*i + 7, Replicas: 1})

@@ -12,7 +12,7 @@ import (
 // (tp × dp × the pipeline's stage replicas × cp), the microbatches cover
 // the global batch, and a transformer's layers are the plan's layers.
 func checkConsistency(p *plan.Plan) error {
-	e := executionOf(p)
+	e := p.Execution
 	replicas := 0
 	for _, s := range p.Stages[:e.PP] {
 		replicas += s.Replicas
@@ -22,18 +22,13 @@ func checkConsistency(p *plan.Plan) error {
 			p.Cluster.Nodes, p.Cluster.GPUsPerNode, p.Cluster.GPUs(), e.TP, e.DP, replicas, e.CP, gpus)
 	}
 	// The input stage's replicas take turns on the microbatches (1F1B-RR);
-	// with equal replicas this is the data-parallel width.
+	// with equal replicas this is the data-parallel width. A pipedream plan
+	// counts its minibatches in flight (NOAM) as m, which plan.Validate
+	// already ties to the global batch.
 	width := e.DP * p.Stages[0].Replicas
-	m, b := p.Schedule.Microbatches, e.MicrobatchSize
-	if e.Schedule == schedule.PipeDream {
-		// PipeDream updates the weights after every minibatch; m counts
-		// the minibatches in flight (NOAM), not a step's accumulation.
-		if want := b * width; e.GlobalBatch != want {
-			return fmt.Errorf("schedule.global_batch: a pipedream plan updates after each minibatch of microbatch size %d × %d input-stage replicas = %d samples, got %d",
-				b, width, want, e.GlobalBatch)
-		}
-	} else if want := m * b * width; e.GlobalBatch != want {
-		return fmt.Errorf("schedule.global_batch: %d microbatches × microbatch size %d × data parallel %d = %d samples, got %d",
+	m, b := e.Microbatches(), e.MicrobatchSize
+	if want := m * b * width; e.Schedule != schedule.PipeDream && e.GlobalBatch != want {
+		return fmt.Errorf("execution.global_batch: %d microbatches × microbatch size %d × data parallel %d = %d samples, got %d",
 			m, b, width, want, e.GlobalBatch)
 	}
 	if t := p.Model.Transformer; t != nil && t.Layers != p.Model.NumLayers {

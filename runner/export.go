@@ -31,19 +31,6 @@ type exportInput struct {
 	Image string
 }
 
-// executionOf maps a schema-1 plan onto plan.Execution: the one adapter to
-// replace when plans carry an Execution themselves (schema 2). Context and
-// expert parallelism, ZeRO, sequence parallelism and overlap are absent
-// from schema 1 and take their neutral values.
-func executionOf(p *plan.Plan) plan.Execution {
-	return plan.Execution{
-		TP: p.Parallelism.TP, PP: p.Parallelism.PP, DP: p.Parallelism.DP, Interleave: p.Parallelism.Interleave,
-		CP: 1, EP: 1,
-		MicrobatchSize: p.Schedule.MicrobatchSize, GlobalBatch: p.Schedule.GlobalBatch,
-		Recompute: model.Recompute(p.Recompute), Schedule: schedule.Kind(p.Schedule.Kind),
-	}
-}
-
 // runExport is `runner export --format F plan.json`: it prints the plan as
 // the named engine's launch artifact, or an error naming the plan field an
 // engine cannot express.
@@ -74,8 +61,8 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	if err := checkConsistency(p); err != nil {
 		return err
 	}
-	in := exportInput{Exec: executionOf(p), Model: p.Model, Cluster: p.Cluster, Stages: p.Stages,
-		Microbatches: p.Schedule.Microbatches, Image: *image}
+	in := exportInput{Exec: p.Execution, Model: p.Model, Cluster: p.Cluster, Stages: p.Stages,
+		Microbatches: p.Execution.Microbatches(), Image: *image}
 	out, err := export(*format, in)
 	if err != nil {
 		return err
@@ -138,7 +125,7 @@ func common(engine string, in exportInput) (int, error) {
 	}
 	d := e.DP * r
 	if m := e.GlobalBatch / (d * e.MicrobatchSize); m*d*e.MicrobatchSize != e.GlobalBatch || m != in.Microbatches {
-		return 0, notExpressible(engine, "schedule.microbatches", in.Microbatches,
+		return 0, notExpressible(engine, "execution.global_batch", e.GlobalBatch,
 			fmt.Sprintf("the engine runs global batch %d / (data parallel %d × microbatch size %d) microbatches per step", e.GlobalBatch, d, e.MicrobatchSize))
 	}
 	if gpus := e.TP * e.PP * d * e.CP; gpus != in.Cluster.GPUs() {
@@ -157,12 +144,12 @@ func pipelineSchedule(engine string, e plan.Execution, allowed ...schedule.Kind)
 	}
 	switch e.Schedule {
 	case schedule.TwoBW, schedule.PipeDream, schedule.OneFOneBRR:
-		return notExpressible(engine, "schedule.kind", e.Schedule, "an asynchronous schedule (stale or stashed weights); the engine trains synchronously with a flush")
+		return notExpressible(engine, "execution.schedule", e.Schedule, "an asynchronous schedule (stale or stashed weights); the engine trains synchronously with a flush")
 	}
 	if e.PP == 1 {
 		return nil
 	}
-	return notExpressible(engine, "schedule.kind", e.Schedule, fmt.Sprintf("the engine's pipeline schedules are %v", allowed))
+	return notExpressible(engine, "execution.schedule", e.Schedule, fmt.Sprintf("the engine's pipeline schedules are %v", allowed))
 }
 
 // layersPerChunk is the layers of each of the pp·v model chunks, which

@@ -301,7 +301,7 @@ func deepspeedJSON(in exportInput) (string, error) {
 	e := in.Exec
 	switch {
 	case e.Interleave > 1:
-		return "", notExpressible(engine, "parallelism.interleave", e.Interleave, "DeepSpeed's pipeline engine runs one chunk per stage")
+		return "", notExpressible(engine, "execution.interleave", e.Interleave, "DeepSpeed's pipeline engine runs one chunk per stage")
 	case e.CP > 1:
 		return "", notExpressible(engine, "execution.cp", e.CP, "context parallelism is not a DeepSpeed config setting")
 	case e.EP > 1:
@@ -309,7 +309,7 @@ func deepspeedJSON(in exportInput) (string, error) {
 	case e.SequenceParallel:
 		return "", notExpressible(engine, "execution.sequence_parallel", true, "Megatron-style sequence parallelism is not a DeepSpeed config setting")
 	case e.Recompute == model.RecomputeSelective:
-		return "", notExpressible(engine, "recompute", e.Recompute, "DeepSpeed checkpoints whole layers (pipeline.activation_checkpoint_interval)")
+		return "", notExpressible(engine, "execution.recompute", e.Recompute, "DeepSpeed checkpoints whole layers (pipeline.activation_checkpoint_interval)")
 	case e.Overlap.ParamGather:
 		return "", notExpressible(engine, "execution.overlap.param_gather", true, "not a DeepSpeed config setting")
 	}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +16,7 @@ import (
 
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
 )
 
 // gptPlan is a consistent transformer plan: 24 layers, tp 2 × pp 4 × dp 2
@@ -27,14 +27,13 @@ func gptPlan(t testing.TB, v int) *plan.Plan {
 		Version: plan.Version, Planner: "ptdp",
 		Model: plan.Model{Name: "GPT 1.3B", NumLayers: 24, Transformer: &model.Transformer{
 			Layers: 24, Hidden: 2048, Heads: 16, Seq: 1024, Vocab: 51200}},
-		Cluster:     plan.Cluster{GPU: "nvidia-a100-sxm4-80gb", Nodes: 2, GPUsPerNode: 8},
-		Parallelism: plan.Parallelism{TP: 2, PP: 4, DP: 2, Interleave: v},
-		Schedule:    plan.Schedule{Kind: "1f1b", Microbatches: 32, MicrobatchSize: 1, GlobalBatch: 64},
-		Recompute:   "full",
+		Cluster: plan.Cluster{GPU: "nvidia-a100-sxm4-80gb", Nodes: 2, GPUsPerNode: 8},
+		Execution: plan.Execution{TP: 2, PP: 4, DP: 2, Interleave: v, CP: 1, EP: 1,
+			MicrobatchSize: 1, GlobalBatch: 64, Recompute: model.RecomputeFull, Schedule: schedule.OneFOneB},
 		Predictions: plan.Predictions{IterationSeconds: 1, SamplesPerSecond: 64, PeakBytesPerGPU: 1e10},
 	}
 	if v > 1 {
-		p.Schedule.Kind = "interleaved"
+		p.Execution.Schedule = schedule.Interleaved
 	}
 	per := 24 / (4 * v)
 	for k := range 4 * v {
@@ -48,8 +47,8 @@ func gptPlan(t testing.TB, v int) *plan.Plan {
 
 // inputOf is the exporters' input for p, as runExport builds it.
 func inputOf(p *plan.Plan) exportInput {
-	return exportInput{Exec: executionOf(p), Model: p.Model, Cluster: p.Cluster, Stages: p.Stages,
-		Microbatches: p.Schedule.Microbatches, Image: "img"}
+	return exportInput{Exec: p.Execution, Model: p.Model, Cluster: p.Cluster, Stages: p.Stages,
+		Microbatches: p.Execution.Microbatches(), Image: "img"}
 }
 
 // nameList reads a testdata/engines list: one name a line, # comments.
@@ -326,13 +325,13 @@ func TestExportLaunchersRoundTrip(t *testing.T) {
 // TestExportRefusesWhatEnginesCannotRun: each refusal names the field and value.
 func TestExportRefusesWhatEnginesCannotRun(t *testing.T) {
 	twoBW := gptPlan(t, 1)
-	twoBW.Schedule.Kind = "2bw"
+	twoBW.Execution.Schedule = schedule.TwoBW
 	gpipe := gptPlan(t, 1)
-	gpipe.Schedule.Kind = "gpipe"
+	gpipe.Execution.Schedule = schedule.GPipe
 	uneven := gptPlan(t, 1)
 	uneven.Stages[0].LastLayer, uneven.Stages[1].FirstLayer = 6, 7
 	replicated := gptPlan(t, 1)
-	replicated.Parallelism.DP = 1
+	replicated.Execution.DP = 1
 	replicated.Stages[0].Replicas, replicated.Stages[1].Replicas, replicated.Stages[2].Replicas, replicated.Stages[3].Replicas = 3, 1, 2, 2
 	fp8 := gptPlan(t, 1)
 	fp8.Model.Transformer.Precision = model.FP8
@@ -341,11 +340,11 @@ func TestExportRefusesWhatEnginesCannotRun(t *testing.T) {
 		p      *plan.Plan
 		want   string
 	}{
-		{"megatron", twoBW, "schedule.kind = 2bw"},
-		{"slurm", twoBW, "schedule.kind = 2bw"},
-		{"torchtitan", twoBW, "schedule.kind = 2bw"},
-		{"megatron", gpipe, "schedule.kind = gpipe"},
-		{"deepspeed", gptPlan(t, 2), "parallelism.interleave = 2"},
+		{"megatron", twoBW, "execution.schedule = 2bw"},
+		{"slurm", twoBW, "execution.schedule = 2bw"},
+		{"torchtitan", twoBW, "execution.schedule = 2bw"},
+		{"megatron", gpipe, "execution.schedule = gpipe"},
+		{"deepspeed", gptPlan(t, 2), "execution.interleave = 2"},
 		{"megatron", uneven, "stages[1] = layers 7-11"},
 		{"k8s", replicated, "stages[1].replicas = 1"},
 		{"megatron", fp8, "model.transformer.precision = fp8"},
@@ -356,7 +355,7 @@ func TestExportRefusesWhatEnginesCannotRun(t *testing.T) {
 		}
 		_, err := export(c.format, in)
 		if !errors.Is(err, errNotExpressible) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s of a %s plan: got %v, want an error naming %q", c.format, c.p.Schedule.Kind, err, c.want)
+			t.Errorf("%s of a %s plan: got %v, want an error naming %q", c.format, c.p.Execution.Schedule, err, c.want)
 		}
 	}
 	if _, err := export("fairseq", inputOf(gptPlan(t, 1))); err == nil || !strings.Contains(err.Error(), `--format: must be one of`) {
@@ -444,7 +443,12 @@ func TestCheckConsistency(t *testing.T) {
 		want string
 	}{
 		{func(p *plan.Plan) { p.Cluster.Nodes = 4 }, "cluster: 4 nodes × 8 GPUs = 32, but the plan uses tp 2 × dp 2 × 4 stage replicas × cp 1 = 16 GPUs"},
-		{func(p *plan.Plan) { p.Schedule.Microbatches = 3 }, "schedule.global_batch: 3 microbatches × microbatch size 1 × data parallel 2 = 6 samples, got 64"},
+		{func(p *plan.Plan) {
+			p.Cluster.Nodes = 4
+			for i := range p.Stages {
+				p.Stages[i].Replicas = 2
+			}
+		}, "execution.global_batch: 32 microbatches × microbatch size 1 × data parallel 4 = 128 samples, got 64"},
 		{func(p *plan.Plan) { p.Model.Transformer.Layers = 30 }, "model.num_layers: 24, but model.transformer.layers is 30"},
 	} {
 		p := gptPlan(t, 1)
@@ -455,14 +459,5 @@ func TestCheckConsistency(t *testing.T) {
 	}
 	if err := checkConsistency(gptPlan(t, 2)); err != nil {
 		t.Errorf("consistent plan refused: %v", err)
-	}
-}
-
-// TestExecutionOfCarriesEveryDegree: the schema-1 adapter.
-func TestExecutionOfCarriesEveryDegree(t *testing.T) {
-	e := executionOf(gptPlan(t, 2))
-	got := fmt.Sprintf("%d %d %d %d %d %d %d %d %s %s %d", e.TP, e.PP, e.DP, e.Interleave, e.CP, e.EP, e.MicrobatchSize, e.GlobalBatch, e.Recompute, e.Schedule, e.ZeRO)
-	if want := "2 4 2 2 1 1 1 64 full interleaved 0"; got != want {
-		t.Errorf("execution %s, want %s", got, want)
 	}
 }

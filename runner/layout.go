@@ -85,12 +85,12 @@ const (
 // the worker's model; with o.scaleDown it keeps the stages but runs one
 // replica of each with fewer layers and smaller dimensions.
 func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
-	kind := schedule.Kind(p.Schedule.Kind)
+	kind := p.Execution.Schedule
 	if o.schedule != "" {
 		kind = schedule.Kind(o.schedule)
 	}
 	if !supported(kind) {
-		where := "schedule.kind"
+		where := "execution.schedule"
 		if o.schedule != "" {
 			where = "--schedule"
 		}
@@ -104,9 +104,9 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 	stages := len(p.Stages)
 	c := &runConfig{
 		Device: o.device, Backend: "gloo", Schedule: string(kind), Stages: stages, Replicas: replicas,
-		Microbatches: p.Schedule.Microbatches, MicrobatchSize: p.Schedule.MicrobatchSize,
+		Microbatches: p.Execution.Microbatches(), MicrobatchSize: p.Execution.MicrobatchSize,
 		Steps: o.steps, Warmup: o.warmup, LR: 0.05, ScaledDown: scaleDown,
-		Comparable: !scaleDown && string(kind) == p.Schedule.Kind,
+		Comparable: !scaleDown && kind == p.Execution.Schedule,
 	}
 	if o.device == "cuda" {
 		c.Backend = "nccl"
@@ -164,8 +164,13 @@ func replicaWidth(p *plan.Plan, scaleDown bool) (int, error) {
 	if scaleDown {
 		return 1, nil
 	}
-	if p.Parallelism.TP > 1 {
-		return 0, fmt.Errorf("parallelism.tp: tensor parallelism (%d) is not supported by the runner yet; use --scale-down for a functional run with tp 1", p.Parallelism.TP)
+	for _, d := range []struct {
+		field, what string
+		v           int
+	}{{"tp", "tensor", p.Execution.TP}, {"cp", "context", p.Execution.CP}, {"ep", "expert", p.Execution.EP}} {
+		if d.v > 1 {
+			return 0, fmt.Errorf("execution.%s: %s parallelism (%d) is not supported by the runner yet; use --scale-down for a functional run with %s 1", d.field, d.what, d.v, d.field)
+		}
 	}
 	r := p.Stages[0].Replicas
 	for i, s := range p.Stages {
@@ -173,7 +178,7 @@ func replicaWidth(p *plan.Plan, scaleDown bool) (int, error) {
 			return 0, fmt.Errorf("stages[%d].replicas: the runner needs equal replicas on every stage (stage 0 has %d, got %d); unequal replication (1f1b-rr) is not supported by the runner yet; use --scale-down", i, r, s.Replicas)
 		}
 	}
-	return r * p.Parallelism.DP, nil
+	return r * p.Execution.DP, nil
 }
 
 // shrinkStages keeps the number of stages and gives each at most perStage

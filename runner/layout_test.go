@@ -26,7 +26,7 @@ func loadPlan(t *testing.T, name string) *plan.Plan {
 }
 
 func TestRankMapping(t *testing.T) {
-	p := loadPlan(t, "tiny-transformer.json") // 2 stages × 2 replicas
+	p := loadPlan(t, "tiny-transformer.json") // 2 stages × dp 2
 	c, err := newRunConfig(p, options{device: "cpu", steps: 3, warmup: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestSupportedKinds(t *testing.T) {
 	for _, in := range schedule.Registry() {
 		if !supported(in.Kind) {
 			p := loadPlan(t, "tiny-transformer.json")
-			p.Schedule.Kind = string(in.Kind)
+			p.Execution.Schedule = in.Kind
 			_, err := newRunConfig(p, options{device: "cpu", steps: 1})
 			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q is not supported", in.Kind)) || !strings.Contains(err.Error(), supportedList()) {
 				t.Errorf("%s: error %v, want one naming it and the supported kinds", in.Kind, err)
@@ -90,7 +90,7 @@ func TestSupportedKinds(t *testing.T) {
 func TestActionsExecutable(t *testing.T) {
 	for _, kind := range supportedKinds {
 		p := loadPlan(t, "tiny-transformer.json")
-		p.Schedule.Kind = string(kind)
+		p.Execution.Schedule = kind
 		c, err := newRunConfig(p, options{device: "cpu", steps: 1, warmup: 0})
 		if err != nil {
 			t.Fatal(err)
@@ -138,9 +138,11 @@ func TestRunConfigRejects(t *testing.T) {
 		mutate func(p *plan.Plan)
 		want   string
 	}{
-		{"kind", func(p *plan.Plan) { p.Schedule.Kind = "zb-h1" }, `schedule.kind: "zb-h1" is not supported by the runner yet`},
-		{"tp", func(p *plan.Plan) { p.Parallelism.TP = 2 }, "parallelism.tp: tensor parallelism (2) is not supported by the runner yet; use --scale-down"},
-		{"unequal replicas", func(p *plan.Plan) { p.Stages[1].Replicas = 1 }, "stages[1].replicas: the runner needs equal replicas on every stage (stage 0 has 2, got 1)"},
+		{"kind", func(p *plan.Plan) { p.Execution.Schedule = "zb-h1" }, `execution.schedule: "zb-h1" is not supported by the runner yet`},
+		{"tp", func(p *plan.Plan) { p.Execution.TP = 2 }, "execution.tp: tensor parallelism (2) is not supported by the runner yet; use --scale-down"},
+		{"cp", func(p *plan.Plan) { p.Execution.CP = 2 }, "execution.cp: context parallelism (2) is not supported by the runner yet"},
+		{"ep", func(p *plan.Plan) { p.Execution.EP = 2 }, "execution.ep: expert parallelism (2) is not supported by the runner yet"},
+		{"unequal replicas", func(p *plan.Plan) { p.Stages[1].Replicas = 2 }, "stages[1].replicas: the runner needs equal replicas on every stage (stage 0 has 1, got 2)"},
 		{"heads", func(p *plan.Plan) { p.Model.Transformer.Heads = 5 }, "model.transformer: hidden (32) must be a positive multiple of heads (5)"},
 	}
 	for _, tc := range cases {
@@ -159,13 +161,13 @@ func TestScaleDown(t *testing.T) {
 	p := loadPlan(t, "tiny-transformer.json")
 	p.Model.NumLayers = 96
 	*p.Model.Transformer = model.Transformer{Layers: 96, Hidden: 12288, Heads: 96, Seq: 2048, Vocab: 51200}
-	p.Parallelism = plan.Parallelism{TP: 8, PP: 12, DP: 2, Interleave: 1}
+	p.Execution.TP, p.Execution.PP, p.Execution.DP = 8, 12, 2
 	p.Stages = nil
 	for i := range 12 {
 		p.Stages = append(p.Stages, plan.Stage{FirstLayer: 8 * i, LastLayer: 8*i + 7, Replicas: 1})
 	}
 	p.Cluster.Nodes = 24
-	p.Schedule.Microbatches = 768
+	p.Execution.MicrobatchSize, p.Execution.GlobalBatch = 1, 1536 // m = 768
 	if _, err := newRunConfig(p, options{device: "cpu", steps: 1, warmup: 0}); err == nil {
 		t.Fatal("a tp 8 plan ran without --scale-down")
 	}

@@ -75,7 +75,7 @@ func newReport(p *plan.Plan, c *runConfig, results []*rankResult) *Report {
 	case c.ScaledDown:
 		r.Note = "--scale-down: a functional run of a smaller model; its timing and memory are not comparable to the plan's predictions"
 	case !c.Comparable:
-		r.Note = fmt.Sprintf("--schedule %s: the plan was predicted for %s; timing and memory are not comparable", c.Schedule, p.Schedule.Kind)
+		r.Note = fmt.Sprintf("--schedule %s: the plan was predicted for %s; timing and memory are not comparable", c.Schedule, p.Execution.Schedule)
 	}
 	steps := make([]float64, c.Steps)
 	for _, res := range results {

@@ -131,8 +131,8 @@ func TestScaledDownReportNotComparable(t *testing.T) {
 
 func TestScheduleOverrideNotComparable(t *testing.T) {
 	p := loadPlan(t, "tiny-profile.json")
-	p.Schedule.Kind = "pipedream"
-	if _, err := newRunConfig(p, options{device: "cpu", steps: 1}); err == nil || !strings.Contains(err.Error(), `schedule.kind: "pipedream" is not supported by the runner yet`) {
+	p.Execution.Schedule = "pipedream"
+	if _, err := newRunConfig(p, options{device: "cpu", steps: 1}); err == nil || !strings.Contains(err.Error(), `execution.schedule: "pipedream" is not supported by the runner yet`) {
 		t.Fatalf("pipedream plan: got %v", err)
 	}
 	c, err := newRunConfig(p, options{device: "cpu", schedule: "1f1b", steps: 1})

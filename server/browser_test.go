@@ -332,8 +332,8 @@ func TestBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatalf("exported plan does not validate: %v", err)
 		}
-		if p.Model.Name != "GPT-3 175B" || p.Cluster.GPU != "nvidia-h100-sxm5-80gb" || p.Cluster.GPUs() != 1024 || p.Parallelism.TP*p.Parallelism.PP*p.Parallelism.DP != 1024 {
-			t.Errorf("exported plan = %s on %d GPUs, degrees %+v", p.Model.Name, p.Cluster.GPUs(), p.Parallelism)
+		if p.Model.Name != "GPT-3 175B" || p.Cluster.GPU != "nvidia-h100-sxm5-80gb" || p.Cluster.GPUs() != 1024 || p.Execution.TP*p.Execution.PP*p.Execution.DP != 1024 {
+			t.Errorf("exported plan = %s on %d GPUs, degrees %+v", p.Model.Name, p.Cluster.GPUs(), p.Execution)
 		}
 		if cmd := tb.text(t, "#export-command"); !strings.Contains(cmd, "plan.json") {
 			t.Errorf("runner command %q does not name plan.json", cmd)

@@ -64,9 +64,9 @@ func (c *PlanPage) rows() []tableRow {
 			row.Class = "candidate selected"
 		}
 		row.Cells = []string{
-			strconv.Itoa(i + 1), strconv.Itoa(cand.TP), strconv.Itoa(cand.PP), strconv.Itoa(cand.DP),
-			strconv.Itoa(cand.Microbatch), strconv.Itoa(cand.Interleave), strconv.Itoa(cand.Microbatches),
-			cand.Schedule, cand.Recompute,
+			strconv.Itoa(i + 1), strconv.Itoa(cand.Execution.TP), strconv.Itoa(cand.Execution.PP), strconv.Itoa(cand.Execution.DP),
+			strconv.Itoa(cand.Execution.MicrobatchSize), strconv.Itoa(cand.Execution.Interleave), strconv.Itoa(cand.Execution.Microbatches()),
+			string(cand.Execution.Schedule), string(cand.Execution.Recompute),
 			secs(cand.IterationSeconds), num(cand.SamplesPerSecond), orDash(cand.TFLOPSPerGPU, num), orDash(cand.MFU, pct),
 			gib(cand.Memory.PeakBytes+cand.Memory.ReserveBytes) + " / " + gib(cand.Memory.CapacityBytes),
 			pct(cand.BubbleFraction),
@@ -80,8 +80,8 @@ func (c *PlanPage) infeasibleRows() []tableRow {
 	var out []tableRow
 	for i, cand := range c.App.Plan.Result.Infeasible {
 		out = append(out, tableRow{Index: i, Cells: []string{
-			strconv.Itoa(cand.TP), strconv.Itoa(cand.PP), strconv.Itoa(cand.DP), strconv.Itoa(cand.Microbatch),
-			strconv.Itoa(cand.Interleave), cand.Recompute, cand.Reason,
+			strconv.Itoa(cand.Execution.TP), strconv.Itoa(cand.Execution.PP), strconv.Itoa(cand.Execution.DP), strconv.Itoa(cand.Execution.MicrobatchSize),
+			strconv.Itoa(cand.Execution.Interleave), string(cand.Execution.Recompute), cand.Reason,
 		}})
 	}
 	return out
@@ -94,9 +94,9 @@ func (c *PlanPage) summary() []kv {
 	pr := p.Predictions
 	out := []kv{
 		{"model", fmt.Sprintf("%s on %d × %s", r.Model, r.GPUs, r.GPU), "the application and the system"},
-		{"degrees", fmt.Sprintf("t=%d × p=%d × d=%d, v=%d%s", p.Parallelism.TP, p.Parallelism.PP, p.Parallelism.DP, p.Parallelism.Interleave, replicas(p.Stages)), "tensor × pipeline × data parallelism (§4.2); PipeDream replicates stages instead (§2.4.1)"},
-		{"microbatching", fmt.Sprintf("b=%d, m=%d, B=%d", p.Schedule.MicrobatchSize, p.Schedule.Microbatches, p.Schedule.GlobalBatch), "m = B/(d·b) microbatches per pipeline (§4.3.3)"},
-		{"schedule", p.Schedule.Kind + ", recompute " + p.Recompute, "pipeline schedule and activation recomputation"},
+		{"degrees", fmt.Sprintf("t=%d × p=%d × d=%d, v=%d%s", p.Execution.TP, p.Execution.PP, p.Execution.DP, p.Execution.Interleave, replicas(p.Stages)), "tensor × pipeline × data parallelism (§4.2); PipeDream replicates stages instead (§2.4.1)"},
+		{"microbatching", fmt.Sprintf("b=%d, m=%d, B=%d", p.Execution.MicrobatchSize, p.Execution.Microbatches(), p.Execution.GlobalBatch), "m = B/(d·b) microbatches per pipeline (§4.3.3)"},
+		{"schedule", string(p.Execution.Schedule) + ", recompute " + string(p.Execution.Recompute), "pipeline schedule and activation recomputation"},
 		{"step time", secs(pr.IterationSeconds), "m·t_max + (p−1)/v·t_stage bubble + data-parallel all-reduce + optimizer (§4.2)"},
 		{"throughput", num(pr.SamplesPerSecond) + " samples/s", "batch / step time (PipeDream: minibatch / slowest stage's time, §2.4.1)"},
 	}
@@ -146,7 +146,7 @@ func (c *PlanPage) memorySVG() vugu.HTML {
 func (c *PlanPage) stageRows() []tableRow {
 	r := c.App.Plan.Result
 	p := r.Plan
-	pp := p.Parallelism.PP
+	pp := p.Execution.PP
 	ranges := make([][]string, pp)
 	for k, s := range p.Stages {
 		r := strconv.Itoa(s.FirstLayer)

@@ -33,7 +33,7 @@ func DefaultReserve(capacityBytes float64) float64 {
 type evaluator struct {
 	tr             model.Transformer
 	c              hw.Cluster
-	cfg            plan.Execution // with withDefaults applied
+	cfg            plan.Execution // with WithDefaults applied
 	kind           schedule.KindInfo
 	bubbleFraction float64 // the schedule's analytic bubble over ideal time
 	w              float64 // bytes per value
@@ -69,7 +69,7 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Op
 	if err := Validate(tr, c, cfg); err != nil {
 		return nil, err
 	}
-	cfg = withDefaults(cfg)
+	cfg = WithDefaults(cfg)
 	e := &evaluator{tr: tr, c: c, cfg: cfg, comm: DefaultComm}
 	e.kind, _ = cfg.Schedule.Info() // Validate checked the kind
 	e.w, _ = tr.BytesPerValue()
@@ -121,9 +121,7 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Op
 	if e.expertState, err = perParam.Shard(cfg.ZeRO, cfg.DP*cfg.CP/cfg.EP); err != nil {
 		return nil, fmt.Errorf("execution.%w", err)
 	}
-	rec, _ := model.ParseRecompute(string(cfg.Recompute))
-	e.cfg.Recompute = rec
-	e.actOpts = model.ActivationOptions{TP: cfg.TP, SequenceParallel: cfg.SequenceParallel, Recompute: rec, FlashAttention: cfg.FlashAttention, CP: cfg.CP}
+	e.actOpts = model.ActivationOptions{TP: cfg.TP, SequenceParallel: cfg.SequenceParallel, Recompute: cfg.Recompute, FlashAttention: cfg.FlashAttention, CP: cfg.CP}
 	e.m = microbatches(cfg)
 	e.bubbleFraction, _ = cfg.Schedule.Bubble(cfg.PP, e.m, cfg.Interleave) // Validate checked it
 	// Rank order, innermost first: t, cp, d, p (Megatron-LM's tp-cp-dp-pp);

@@ -134,7 +134,7 @@ func Predict(tr model.Transformer, c hw.Cluster, ex plan.Execution, opt Options)
 // Validate checks execution ex against the model and cluster, with the
 // defaults Predict fills in; errors name the field.
 func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
-	ex = withDefaults(ex)
+	ex = WithDefaults(ex)
 	for _, d := range []struct {
 		name string
 		v    int
@@ -208,10 +208,11 @@ func microbatches(ex plan.Execution) int {
 	return ex.GlobalBatch / ex.MicrobatchSize / ex.DP
 }
 
-// withDefaults returns ex with the cost model's defaults filled in: a zero
-// Interleave, CP or EP read as 1, and the schedule 1f1b (interleaved when
-// Interleave > 1) when none is named.
-func withDefaults(ex plan.Execution) plan.Execution {
+// WithDefaults returns ex with the cost model's defaults filled in: a zero
+// Interleave, CP or EP read as 1, the schedule 1f1b (interleaved when
+// Interleave > 1) when none is named, recomputation none and the optimizer
+// mixed-adam when empty. It is the execution Predict evaluates.
+func WithDefaults(ex plan.Execution) plan.Execution {
 	for _, f := range []*int{&ex.Interleave, &ex.CP, &ex.EP} {
 		if *f == 0 {
 			*f = 1
@@ -222,6 +223,12 @@ func withDefaults(ex plan.Execution) plan.Execution {
 		if ex.Interleave > 1 {
 			ex.Schedule = schedule.Interleaved
 		}
+	}
+	if ex.Recompute == "" {
+		ex.Recompute = model.RecomputeNone
+	}
+	if ex.Optimizer == "" {
+		ex.Optimizer = string(MixedAdam)
 	}
 	return ex
 }

@@ -105,23 +105,16 @@ func (c Candidate) RunPlan() (*plan.Plan, error) {
 	if c.NoExport != "" {
 		return nil, fmt.Errorf("%s plan: %s", c.Planner, c.NoExport)
 	}
-	e := c.Execution
 	p := &plan.Plan{
 		Version:     plan.Version,
 		Planner:     c.Planner,
 		Model:       c.model,
 		Cluster:     c.cluster,
-		Parallelism: plan.Parallelism{TP: e.TP, PP: e.PP, DP: e.DP, Interleave: e.Interleave},
+		Execution:   c.Execution,
 		Stages:      slices.Clone(c.Stages),
-		Schedule: plan.Schedule{Kind: string(e.Schedule), Microbatches: c.Microbatches,
-			MicrobatchSize: e.MicrobatchSize, GlobalBatch: e.GlobalBatch},
-		Recompute:   string(e.Recompute),
 		Predictions: c.Predictions,
 	}
 	p.Predictions.StagePeakBytes = slices.Clone(c.Predictions.StagePeakBytes)
-	if p.Recompute == "" {
-		p.Recompute = string(model.RecomputeNone)
-	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("%s plan: %w", c.Planner, err)
 	}

@@ -145,12 +145,12 @@ func TestRunPlansOfRandomChainsValidate(t *testing.T) {
 			}
 			gpus += s.Replicas
 		}
-		if gpus != pd.GPUs || p.Predictions.BottleneckSeconds != pd.BottleneckSeconds || p.Schedule.Microbatches != pd.NOAM {
-			t.Errorf("trial %d: plan uses %d GPUs at %v s with %d in flight, partition %d at %v s with NOAM %d",
-				trial, gpus, p.Predictions.BottleneckSeconds, p.Schedule.Microbatches, pd.GPUs, pd.BottleneckSeconds, pd.NOAM)
+		if gpus != pd.GPUs || p.Predictions.BottleneckSeconds != pd.BottleneckSeconds {
+			t.Errorf("trial %d: plan uses %d GPUs at %v s, partition %d at %v s",
+				trial, gpus, p.Predictions.BottleneckSeconds, pd.GPUs, pd.BottleneckSeconds)
 		}
-		if p.Planner != "pipedream" || p.Schedule.Kind != "pipedream" || p.Cluster.Nodes != 2 || p.Cluster.GPUsPerNode != 4 || p.Cluster.GPU != sys.GPU.ID {
-			t.Errorf("trial %d: plan %s %s on %+v", trial, p.Planner, p.Schedule.Kind, p.Cluster)
+		if p.Planner != "pipedream" || p.Execution.Schedule != schedule.PipeDream || p.Cluster.Nodes != 2 || p.Cluster.GPUsPerNode != 4 || p.Cluster.GPU != sys.GPU.ID {
+			t.Errorf("trial %d: plan %s %s on %+v", trial, p.Planner, p.Execution.Schedule, p.Cluster)
 		}
 
 		batch := 8 * prof.MicrobatchSize * sys.GPUs()
@@ -173,8 +173,9 @@ func TestRunPlansOfRandomChainsValidate(t *testing.T) {
 				t.Fatalf("trial %d: 2bw plan of %+v: %v", trial, c, err)
 			}
 			w := want[c.TwoBW.Execution]
-			if p.Parallelism.PP*p.Parallelism.DP != 8 || p.Schedule.Kind != w[0] || p.Recompute != w[1] || p.Schedule.GlobalBatch != batch {
-				t.Errorf("trial %d: plan %+v %q %q batch %d does not carry configuration %+v", trial, p.Parallelism, p.Schedule.Kind, p.Recompute, p.Schedule.GlobalBatch, c)
+			e := p.Execution
+			if e.PP*e.DP != 8 || string(e.Schedule) != w[0] || string(e.Recompute) != w[1] || e.GlobalBatch != batch {
+				t.Errorf("trial %d: plan %+v does not carry configuration %+v", trial, e, c)
 			}
 			if len(p.Predictions.StagePeakBytes) != len(p.Stages) || slices.Max(p.Predictions.StagePeakBytes) != p.Predictions.PeakBytesPerGPU {
 				t.Errorf("trial %d: stage peaks %v, peak %v", trial, p.Predictions.StagePeakBytes, p.Predictions.PeakBytesPerGPU)

@@ -8,7 +8,6 @@ import (
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
-	"pipeplan/core/schedule"
 )
 
 // ptdpPlanner is the PTD-P search (dissertation §4.3) as a Planner: the
@@ -52,18 +51,8 @@ func (pl ptdpPlanner) Plan(ctx context.Context, p Problem, progress Progress) ([
 // peak memory when pr has them. The bubble fraction is the idle share of
 // the step, bubble time over iteration time.
 func ptdpCandidate(tr model.Transformer, c hw.Cluster, cfg plan.Execution, pr cost.Prediction) Candidate {
-	cfg.Interleave = max(cfg.Interleave, 1)
-	switch {
-	case cfg.Schedule != "":
-	case cfg.Interleave > 1:
-		cfg.Schedule = schedule.Interleaved
-	default:
-		cfg.Schedule = schedule.OneFOneB
-	}
-	if cfg.Recompute == "" {
-		cfg.Recompute = model.RecomputeNone
-	}
-	chunks := cfg.PP * cfg.Interleave
+	ex := cost.WithDefaults(cfg)
+	chunks := ex.PP * ex.Interleave
 	stages := make([]plan.Stage, chunks)
 	first := 0
 	for k := range stages {
@@ -81,7 +70,7 @@ func ptdpCandidate(tr model.Transformer, c hw.Cluster, cfg plan.Execution, pr co
 	spec := tr
 	return Candidate{
 		Planner:      plan.PlannerPTDP,
-		Execution:    cfg,
+		Execution:    ex,
 		Microbatches: pr.Microbatches,
 		Stages:       stages,
 		Predictions: plan.Predictions{

@@ -68,6 +68,10 @@ type Overlap struct {
 	TPComm bool `json:"tp_comm,omitempty"`
 }
 
+// MaxDegree bounds every degree and the microbatch size of a valid
+// execution (2^15), so that GPUs and d·b cannot overflow.
+const MaxDegree = 1 << 15
+
 // GPUs is the number of GPUs the execution occupies: t·p·d·cp. Expert
 // parallelism reuses the data-parallel (and context-parallel) GPUs.
 func (e Execution) GPUs() int { return e.TP * e.PP * e.DP * e.CP }
@@ -95,6 +99,9 @@ func (e Execution) Validate() error {
 		if f.v < 1 {
 			return fmt.Errorf("execution.%s: must be at least 1, got %d", f.name, f.v)
 		}
+		if f.v > MaxDegree && f.name != "global_batch" {
+			return fmt.Errorf("execution.%s: must be at most %d, got %d", f.name, MaxDegree, f.v)
+		}
 	}
 	if _, err := model.ParseRecompute(string(e.Recompute)); err != nil || e.Recompute == "" {
 		return fmt.Errorf("execution.recompute: must be one of none, selective, full; got %q", e.Recompute)
@@ -110,7 +117,7 @@ func (e Execution) Validate() error {
 		return fmt.Errorf("execution.zero: must be 0, 1, 2 or 3, got %d", e.ZeRO)
 	}
 	if e.Microbatches() == 0 {
-		return fmt.Errorf("execution.global_batch: %d samples do not split into dp %d × microbatch size %d", e.GlobalBatch, e.DP, e.MicrobatchSize)
+		return fmt.Errorf("execution.global_batch: %d samples do not split into microbatches of dp %d × microbatch_size %d = %d samples", e.GlobalBatch, e.DP, e.MicrobatchSize, e.DP*e.MicrobatchSize)
 	}
 	return nil
 }

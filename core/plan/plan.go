@@ -1,8 +1,9 @@
-// Package plan defines the exported run plan: the one versioned JSON format
-// the CLI, the playground, the API and the runner exchange. A plan keeps the
-// three inputs apart — the model (application), the cluster (system) and the
-// parallelism, stages and schedule (execution) — plus the planner's
-// predictions, so the runner can report measured against predicted.
+// Package plan defines the execution type (Execution: how a model runs) and
+// the exported run plan: the one versioned JSON format the CLI, the
+// playground, the API and the runner exchange. A plan keeps the three inputs
+// apart — the model (application), the cluster (system) and the execution
+// with its stages — plus the planner's predictions, so the runner can report
+// measured against predicted.
 package plan
 
 import (
@@ -10,8 +11,9 @@ import (
 	"pipeplan/core/model"
 )
 
-// Version is the schema version this package writes and reads.
-const Version = 1
+// Version is the schema version this package writes. It also reads
+// version-1 plans, converting them on read (see Parse).
+const Version = 2
 
 // Plan is one executable training configuration.
 type Plan struct {
@@ -24,15 +26,12 @@ type Plan struct {
 	Model Model `json:"model"`
 	// Cluster is where it is trained.
 	Cluster Cluster `json:"cluster"`
-	// Parallelism gives the tensor, pipeline and data-parallel degrees.
-	Parallelism Parallelism `json:"parallelism"`
+	// Execution is how the model runs: degrees, microbatching, schedule,
+	// recomputation. Its microbatch count m is derived (Execution.Microbatches).
+	Execution Execution `json:"execution"`
 	// Stages are the pipeline stages in order; with interleaving, the
 	// PP·Interleave model chunks in model order (chunk k runs on stage k mod PP).
 	Stages []Stage `json:"stages"`
-	// Schedule is the pipeline schedule and microbatching.
-	Schedule Schedule `json:"schedule"`
-	// Recompute is the activation recomputation mode: "none", "selective" or "full".
-	Recompute string `json:"recompute"`
 	// Predictions are what the planner expects the plan to achieve.
 	Predictions Predictions `json:"predictions"`
 }
@@ -64,19 +63,6 @@ type Cluster struct {
 // GPUs is the total number of GPUs of the cluster.
 func (c Cluster) GPUs() int { return c.Nodes * c.GPUsPerNode }
 
-// Parallelism holds the degrees of the three kinds of parallelism (§4.2).
-type Parallelism struct {
-	// TP is the tensor-model-parallel size t.
-	TP int `json:"tp"`
-	// PP is the pipeline-model-parallel size p (number of pipeline stages per device chain).
-	PP int `json:"pp"`
-	// DP is the data-parallel size d; with PipeDream's replicated stages the
-	// per-stage replica counts are in Stages and DP is 1.
-	DP int `json:"dp"`
-	// Interleave is the number of model chunks v per device (1 = not interleaved).
-	Interleave int `json:"interleave"`
-}
-
 // Stage is a contiguous range of layers and how many devices replicate it.
 type Stage struct {
 	// FirstLayer is the first layer of the stage (0-based, inclusive).
@@ -85,19 +71,6 @@ type Stage struct {
 	LastLayer int `json:"last_layer"`
 	// Replicas is the number of data-parallel replicas of this stage.
 	Replicas int `json:"replicas"`
-}
-
-// Schedule describes the pipeline schedule and microbatching of one step.
-type Schedule struct {
-	// Kind is a core/schedule kind: gpipe, 1f1b, interleaved, 2bw, pipedream,
-	// 1f1b-rr, zb-h1 or 1f1b-star.
-	Kind string `json:"kind"`
-	// Microbatches is the number of microbatches m per step and pipeline.
-	Microbatches int `json:"microbatches"`
-	// MicrobatchSize is the number of samples b in one microbatch.
-	MicrobatchSize int `json:"microbatch_size"`
-	// GlobalBatch is the number of samples B per optimizer step.
-	GlobalBatch int `json:"global_batch"`
 }
 
 // Predictions are the planner's estimates for the plan.

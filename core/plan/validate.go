@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-
-	"pipeplan/core/schedule"
 )
 
 // The planner names a plan may carry: core/partition's registry holds a
@@ -20,9 +18,6 @@ const (
 
 // Planners are the planner names a plan may carry.
 var Planners = []string{PlannerPipeDream, PlannerMadPipe, PlannerTwoBW, PlannerPTDP, PlannerManual}
-
-// RecomputeModes are the activation recomputation modes.
-var RecomputeModes = []string{"none", "selective", "full"}
 
 // Validate checks the plan's internal consistency and returns the first
 // problem as an error naming the field and the bad value.
@@ -39,17 +34,11 @@ func (p *Plan) Validate() error {
 	if err := p.Cluster.validate(); err != nil {
 		return err
 	}
-	if err := p.Parallelism.validate(); err != nil {
+	if err := p.Execution.Validate(); err != nil {
 		return err
 	}
 	if err := p.validateStages(); err != nil {
 		return err
-	}
-	if err := p.Schedule.validate(); err != nil {
-		return err
-	}
-	if !slices.Contains(RecomputeModes, p.Recompute) {
-		return fmt.Errorf("recompute: must be one of %v, got %q", RecomputeModes, p.Recompute)
 	}
 	return p.Predictions.validate()
 }
@@ -88,27 +77,18 @@ func (c Cluster) validate() error {
 	return nil
 }
 
-func (d Parallelism) validate() error {
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"tp", d.TP}, {"pp", d.PP}, {"dp", d.DP}, {"interleave", d.Interleave}} {
-		if f.v < 1 {
-			return fmt.Errorf("parallelism.%s: must be >= 1, got %d", f.name, f.v)
-		}
-	}
-	return nil
-}
-
 // validateStages checks that the stages tile the layers in order and that
-// the devices they need fit the cluster.
+// the devices they need match the cluster: exactly its GPUs (t·p·d·cp) when
+// no stage is replicated, at most its GPUs with PipeDream's replicated
+// stages.
 func (p *Plan) validateStages() error {
-	want := p.Parallelism.PP * p.Parallelism.Interleave
+	e := p.Execution
+	want := e.PP * e.Interleave
 	if len(p.Stages) != want {
-		return fmt.Errorf("stages: want parallelism.pp × parallelism.interleave = %d stages, got %d", want, len(p.Stages))
+		return fmt.Errorf("stages: want execution.pp × execution.interleave = %d·%d = %d stages, got %d", e.PP, e.Interleave, want, len(p.Stages))
 	}
-	next := 0
-	devices := 0
+	next, replicated := 0, false
+	devices := 0.0 // replicas of the first pp stages: as float64, no overflow
 	for i, s := range p.Stages {
 		if s.FirstLayer != next {
 			return fmt.Errorf("stages[%d].first_layer: must be %d (stages tile the layers in order), got %d", i, next, s.FirstLayer)
@@ -120,32 +100,20 @@ func (p *Plan) validateStages() error {
 			return fmt.Errorf("stages[%d].replicas: must be >= 1, got %d", i, s.Replicas)
 		}
 		next = s.LastLayer + 1
-		if i < p.Parallelism.PP {
-			devices += s.Replicas
+		if i < e.PP {
+			devices += float64(s.Replicas)
 		}
+		replicated = replicated || s.Replicas > 1
 	}
 	if next != p.Model.NumLayers {
 		return fmt.Errorf("stages: cover layers 0..%d but the model has %d layers", next-1, p.Model.NumLayers)
 	}
-	devices *= p.Parallelism.TP * p.Parallelism.DP
-	if gpus := p.Cluster.GPUs(); devices > gpus {
-		return fmt.Errorf("stages: need %d GPUs (tp %d × dp %d × stage replicas) but cluster has %d", devices, p.Parallelism.TP, p.Parallelism.DP, gpus)
+	gpus := p.Cluster.GPUs()
+	if !replicated && e.GPUs() != gpus { // Validate bounded the degrees: no overflow
+		return fmt.Errorf("execution: tp·pp·dp·cp = %d·%d·%d·%d = %d GPUs, but the cluster has %d", e.TP, e.PP, e.DP, e.CP, e.GPUs(), gpus)
 	}
-	return nil
-}
-
-func (s Schedule) validate() error {
-	if _, err := schedule.Kind(s.Kind).Info(); err != nil {
-		return fmt.Errorf("schedule.kind: %w", err)
-	}
-	if s.Microbatches < 1 {
-		return fmt.Errorf("schedule.microbatches: must be >= 1, got %d", s.Microbatches)
-	}
-	if s.MicrobatchSize < 1 {
-		return fmt.Errorf("schedule.microbatch_size: must be >= 1, got %d", s.MicrobatchSize)
-	}
-	if s.GlobalBatch < 1 {
-		return fmt.Errorf("schedule.global_batch: must be >= 1, got %d", s.GlobalBatch)
+	if need := float64(e.TP*e.DP*e.CP) * devices; need > float64(gpus) {
+		return fmt.Errorf("stages: need %.0f GPUs (tp %d × dp %d × cp %d × %.0f stage replicas) but the cluster has %d", need, e.TP, e.DP, e.CP, devices, gpus)
 	}
 	return nil
 }
