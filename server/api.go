@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"pipeplan/app"
+	"pipeplan/app/request"
 )
 
 // apiTimeout bounds the work of one /api request.
@@ -25,7 +26,7 @@ func newAPIHandler() http.Handler {
 }
 
 func servePlanAPI(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, app.MaxRequestBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, request.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
