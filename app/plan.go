@@ -135,7 +135,7 @@ func PlanProgress(ctx context.Context, in request.Plan, progress func(float64)) 
 		}
 		res, err := planProfile(ctx, m, c, in, progress)
 		res.Mode = "search"
-		res.Candidates = res.Candidates[:min(len(res.Candidates), in.Top)]
+		res.Candidates = res.Candidates[:min(len(res.Candidates), in.Shown())]
 		return res, err
 	}
 	switch in.Planner {
@@ -182,7 +182,7 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan)
 	res.Feasible = len(found.Candidates)
 	res.Evaluated = len(found.Candidates) + len(found.Infeasible)
 	for i, cand := range found.Candidates {
-		if i == in.Top {
+		if i == in.Shown() {
 			break
 		}
 		res.Candidates = append(res.Candidates, fromPTDP(cand))

@@ -70,7 +70,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	zero := fs.Int("zero", d.ZeRO, "ZeRO stage over the data-parallel replicas, 0-3")
 	seqPar := fs.Bool("sequence-parallel", d.SequenceParallel, "shard layer-norm and dropout activations over the tensor-parallel GPUs")
 	crossNode := fs.Bool("allow-cross-node-tp", d.AllowCrossNodeTP, "let the search put tensor parallelism across nodes")
-	top := fs.Int("top", d.Top, "number of candidates to list")
+	top := fs.Int("top", d.Shown(), "number of candidates to list")
 	exportPlan := fs.String("export-plan", "", "write the chosen configuration as a core/plan JSON file")
 	asJSON := fs.Bool("json", false, "print JSON (the same as POST /api/v1/plan) instead of a table")
 	if err := fs.Parse(args); err != nil {

@@ -8,7 +8,7 @@ import (
 
 func TestDecodePlan(t *testing.T) {
 	good, _ := json.Marshal(Default().Plan)
-	if p, err := DecodePlan(good); err != nil || p.Top != DefaultTop {
+	if p, err := DecodePlan(good); err != nil || p.Shown() != DefaultTop {
 		t.Fatalf("default inputs: %+v, %v", p, err)
 	}
 	for _, c := range []struct{ body, field, want string }{
@@ -20,7 +20,7 @@ func TestDecodePlan(t *testing.T) {
 		{`null`, "", "JSON object"},
 		{`{"inter_node_gbps":5e-324}`, "plan.inter_node_gbps", "got 5e-324"},
 		{`{"tp":-1}`, "plan.tp", "got -1"},
-		{`{"top":0}`, "plan.top", "got 0"},
+		{`{"top":-1}`, "plan.top", "got -1"},
 		{`{"custom":{"name":"` + strings.Repeat("x", 300) + `"}}`, "plan.custom.name", "got 300"},
 		{`{"` + strings.Repeat("x", 5000) + `":1}`, "", "…"},
 		{strings.Repeat(" ", MaxBodyBytes+1), "", "limit"},

@@ -75,8 +75,17 @@ type Plan struct {
 	// AllowCrossNodeTP lets the PTD-P search put tensor parallelism across
 	// nodes (by default t stays inside a server, §4.3.2).
 	AllowCrossNodeTP bool `json:"allow_cross_node_tp,omitempty"`
-	// Top is how many fitting candidates the result lists, fastest first.
+	// Top is how many fitting candidates the result lists, fastest first
+	// (0 = DefaultTop, so plans saved before it existed stay valid).
 	Top int `json:"top,omitempty"`
+}
+
+// Shown is how many fitting candidates a result lists: Top, or DefaultTop.
+func (p Plan) Shown() int {
+	if p.Top == 0 {
+		return DefaultTop
+	}
+	return p.Top
 }
 
 // Evaluates reports whether p fixes every PTD-P choice (degrees,
@@ -154,7 +163,6 @@ func Default() State {
 			GlobalBatch:   1536,
 			Planner:       "best",
 			Custom:        CustomModel{Layers: 32, Hidden: 4096, Heads: 32},
-			Top:           DefaultTop,
 		},
 		Cluster: DefaultCluster(),
 		Cost:    DefaultCost(),
@@ -211,7 +219,7 @@ func (p Plan) Validate() error {
 		{"plan.custom.ffn", p.Custom.FFN, 0, MaxFFN}, {"plan.seq", p.Seq, 0, MaxSeq}, {"plan.zero", p.ZeRO, 0, 3},
 		{"plan.tp", p.TP, 0, MaxNodes * MaxGPUsPerNode}, {"plan.pp", p.PP, 0, MaxLayers},
 		{"plan.microbatch", p.Microbatch, 0, MaxGlobalBatch}, {"plan.interleave", p.Interleave, 0, MaxLayers},
-		{"plan.top", p.Top, 1, MaxTop},
+		{"plan.top", p.Top, 0, MaxTop},
 	} {
 		if err := intIn(f.name, f.v, f.lo, f.hi); err != nil {
 			return err
