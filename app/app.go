@@ -1,16 +1,16 @@
-// Package engine connects the playground to the planning core: it turns the
-// UI's inputs into core requests, runs the planners and shapes the answers
-// for display, for the JS API (pipeplan.plan) and for the server's /api/plan.
+// Package app is pipeplan's application layer: it turns requests
+// (pipeplan/app/request) into core calls, runs the planners and the Gavel
+// policies, and shapes the answers alike for the page, the JS API
+// (pipeplan.plan, pipeplan.allocate), the HTTP API and the CLI, so the same
+// input gives the same answer everywhere.
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 
 	"pipeplan/app/request"
+	"pipeplan/core/gavel"
 	"pipeplan/gpuprofiles"
 )
 
@@ -44,35 +44,10 @@ func GPUs() []GPUOption {
 	return out
 }
 
-// MaxRequestBytes bounds a JSON request of PlanJSON.
-const MaxRequestBytes = 64 << 10
-
-// ParseRequest decodes and validates a JSON request (request.Plan's fields);
-// omitted fields keep the Plan page's defaults. Unknown fields and trailing
-// data are errors.
-func ParseRequest(data []byte) (request.Plan, error) {
-	p := request.Default().Plan
-	if len(data) > MaxRequestBytes {
-		return p, fmt.Errorf("request: %d bytes is over the %d-byte limit", len(data), MaxRequestBytes)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		return p, fmt.Errorf("request: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return p, fmt.Errorf("request: trailing data after the JSON object")
-	}
-	if err := p.Validate(); err != nil {
-		return p, fmt.Errorf("request: %w", err)
-	}
-	return p, nil
-}
-
-// PlanJSON runs Plan on a JSON request and returns the result as JSON: the
-// JS API pipeplan.plan and POST /api/plan.
+// PlanJSON runs Plan on a JSON request (request.DecodePlan) and returns
+// the result as JSON: the JS API pipeplan.plan.
 func PlanJSON(ctx context.Context, data []byte) ([]byte, error) {
-	req, err := ParseRequest(data)
+	req, err := request.DecodePlan(data)
 	if err != nil {
 		return nil, err
 	}
@@ -81,4 +56,65 @@ func PlanJSON(ctx context.Context, data []byte) ([]byte, error) {
 		return nil, err
 	}
 	return json.Marshal(res)
+}
+
+// InstanceAllocation is a Gavel policy's allocation of an LP instance: the
+// JSON of "pipeplan gavel allocate --json", POST /api/v1/gavel/allocate and
+// the JS API's pipeplan.allocate.
+type InstanceAllocation struct {
+	gavel.Allocation
+	// Policy is the policy's name.
+	Policy string `json:"policy"`
+	// Instance is the instance as solved: with the request's pairs,
+	// prices and unconsolidated throughputs (for labelling a table).
+	Instance *gavel.Instance `json:"-"`
+}
+
+// AllocateInstance solves a Gavel policy (Table 5.1) on the request's LP
+// instance, with the co-located pairs of a space-sharing policy (the
+// request's, else the embedded throughput table's), the request's prices
+// and, when placement-sensitive, the table's unconsolidated throughputs.
+// Bad input is a *request.FieldError.
+func AllocateInstance(ctx context.Context, req request.Allocate) (InstanceAllocation, error) {
+	if err := req.Validate(); err != nil {
+		return InstanceAllocation{}, err
+	}
+	opts := []gavel.Option{gavel.WithBudget(req.BudgetDollars)}
+	for _, e := range req.Entities() {
+		opts = append(opts, gavel.WithEntityPolicy(e, req.EntityPolicies[e]))
+	}
+	policy, err := gavel.PolicyByName(req.Policy, opts...)
+	if err != nil {
+		return InstanceAllocation{}, &request.FieldError{Field: "policy", Msg: err.Error()}
+	}
+	inst, err := gavel.ParseInstance(req.Instance)
+	if err != nil {
+		return InstanceAllocation{}, &request.FieldError{Field: "instance", Msg: err.Error()}
+	}
+	switch {
+	case len(req.Pairs) > 0:
+		if err := gavel.ParsePairs(req.Pairs, inst); err != nil {
+			return InstanceAllocation{}, &request.FieldError{Field: "pairs", Msg: err.Error()}
+		}
+	case gavel.SpaceSharing(req.Policy):
+		if err := gavel.PairsFromTable(inst, gavel.DefaultThroughputs()); err != nil {
+			return InstanceAllocation{}, &request.FieldError{Field: "pairs", Msg: "not given, and they cannot be built from the throughput table: " + err.Error()}
+		}
+	}
+	if req.PricesPerHour != nil {
+		inst.PricePerHour = req.PricesPerHour
+		if err := inst.Validate(); err != nil {
+			return InstanceAllocation{}, &request.FieldError{Field: "prices_per_hour", Msg: err.Error()}
+		}
+	}
+	if req.PlacementSensitive && inst.UnconsolidatedThroughputs == nil {
+		if err := gavel.UnconsolidatedFromTable(inst, gavel.DefaultThroughputs()); err != nil {
+			return InstanceAllocation{}, &request.FieldError{Field: "placement_sensitive", Msg: err.Error()}
+		}
+	}
+	al, err := policy.Allocate(ctx, inst)
+	if err != nil {
+		return InstanceAllocation{}, err
+	}
+	return InstanceAllocation{Allocation: *al, Policy: policy.Name(), Instance: inst}, nil
 }

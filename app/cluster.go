@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -272,23 +271,4 @@ func offerPairs(in request.Cluster, inst *gavel.Instance) ([]string, error) {
 		}
 	}
 	return why, nil
-}
-
-// AllocateJSON solves a Gavel policy on an instance in Gavel's LP-instance
-// JSON (gavel.ParseInstance) and returns the allocation as JSON: the JS
-// API pipeplan.allocate, for scripting and large instances.
-func AllocateJSON(ctx context.Context, instanceJSON []byte, policyName string) ([]byte, error) {
-	inst, err := gavel.ParseInstance(instanceJSON)
-	if err != nil {
-		return nil, err
-	}
-	policy, err := gavel.PolicyByName(policyName)
-	if err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
-	}
-	al, err := policy.Allocate(ctx, inst)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(al)
 }

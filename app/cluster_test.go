@@ -90,22 +90,6 @@ func TestSimulateTraceCompletesAndCancels(t *testing.T) {
 	}
 }
 
-func TestAllocateJSONPaperExample(t *testing.T) {
-	inst := `{"worker_types": ["v100", "k80"], "num_workers": [1, 1],
-		"jobs": [{"id": 0, "scale_factor": 1}, {"id": 1, "scale_factor": 1}, {"id": 2, "scale_factor": 1}],
-		"throughputs": [[40, 10], [12, 4], [100, 50]]}`
-	out, err := AllocateJSON(context.Background(), []byte(inst), "max_min_fairness_perf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(out), `"allocation":[[0.45`) {
-		t.Errorf("allocation JSON %s does not start with the paper's 0.45", out)
-	}
-	if _, err := AllocateJSON(context.Background(), []byte(inst), "nope"); err == nil || !strings.Contains(err.Error(), "policy") {
-		t.Errorf("unknown policy: err = %v", err)
-	}
-}
-
 // TestAllocatePlacementSensitive: with the flag on, the instance carries
 // Gavel's unconsolidated throughputs (a 2-GPU LM job runs at about a
 // quarter of its consolidated V100 speed spread over servers), the policy

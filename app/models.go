@@ -19,6 +19,9 @@ type ModelPreset struct {
 	Profile string `json:"profile,omitempty"`
 }
 
+// customID is the preset whose dimensions come from the request.
+const customID = "custom"
+
 // gpt is a GPT model of the dissertation's Table 4.1: sequence 2048,
 // vocabulary 51200, mixed precision.
 func gpt(name string, layers, hidden, heads int) *model.Transformer {
@@ -56,15 +59,19 @@ func Models() []ModelPreset {
 	return append(append([]ModelPreset(nil), presets...), ModelPreset{ID: customID, Name: "Custom transformer…"})
 }
 
-// customID is the preset whose dimensions come from the request.
-const customID = "custom"
-
 // modelFor returns the request's model: a preset, or the custom
 // transformer, with the request's sequence length and precision applied.
 func modelFor(in request.Plan) (ModelPreset, error) {
 	if in.Model == customID {
 		c := in.Custom
-		tr := gpt(fmt.Sprintf("custom %d×%d", c.Layers, c.Hidden), c.Layers, c.Hidden, c.Heads)
+		tr := gpt(c.Name, c.Layers, c.Hidden, c.Heads)
+		if tr.Name == "" {
+			tr.Name = fmt.Sprintf("transformer l=%d h=%d a=%d", c.Layers, c.Hidden, c.Heads)
+		}
+		if c.Vocab > 0 {
+			tr.Vocab = c.Vocab
+		}
+		tr.FFN = c.FFN
 		return withTraining(ModelPreset{ID: customID, Name: tr.Name, Transformer: tr}, in)
 	}
 	m, err := modelByID(in.Model)
@@ -86,7 +93,7 @@ func withTraining(m ModelPreset, in request.Plan) (ModelPreset, error) {
 	}
 	tr.Precision = model.Precision(in.Precision)
 	if err := tr.Validate(); err != nil {
-		return m, fmt.Errorf("plan.model: %w", err)
+		return m, &request.FieldError{Field: "plan.model", Msg: err.Error()}
 	}
 	m.Transformer = &tr
 	return m, nil
@@ -103,5 +110,5 @@ func modelByID(id string) (ModelPreset, error) {
 	for i, m := range presets {
 		ids[i] = m.ID
 	}
-	return ModelPreset{}, fmt.Errorf("plan.model: unknown preset %q (known: %v)", id, ids)
+	return ModelPreset{}, &request.FieldError{Field: "plan.model", Msg: fmt.Sprintf("unknown preset %q (known: %v)", id, ids)}
 }

@@ -13,7 +13,9 @@ import (
 	"pipeplan/gpuprofiles"
 )
 
-// Display limits: how many fitting and non-fitting candidates a result lists.
+// Display limits: how many fitting candidates the profile planners and
+// non-fitting candidates every planner list (request.Plan.Top bounds the
+// fitting ones).
 const (
 	MaxShownCandidates = 15
 	MaxShownInfeasible = 5
@@ -28,10 +30,15 @@ type Candidate struct {
 	// schedule and the recomputation. PipeDream's per-stage replicas are in
 	// the plan's stages (dp 1).
 	Execution plan.Execution `json:"execution"`
+	// FLOPsPerIteration counts the FLOPs of one step, recomputation
+	// included (eq. 4.2; PTD-P only).
+	FLOPsPerIteration float64 `json:"flops_per_iteration,omitempty"`
 	// IterationSeconds is the predicted time of one step (eq. 4.4 per step).
 	IterationSeconds float64 `json:"iteration_seconds"`
 	// SamplesPerSecond is the predicted throughput.
 	SamplesPerSecond float64 `json:"samples_per_second"`
+	// TokensPerSecond is SamplesPerSecond × sequence length (PTD-P only).
+	TokensPerSecond float64 `json:"tokens_per_second,omitempty"`
 	// TFLOPSPerGPU is the achieved TFLOP/s per GPU (eq. 4.2 FLOPs / time).
 	TFLOPSPerGPU float64 `json:"tflops_per_gpu"`
 	// MFU is the model FLOPs utilization.
@@ -51,6 +58,13 @@ type Result struct {
 	// Model and GPU name what was planned.
 	Model string `json:"model"`
 	GPU   string `json:"gpu"`
+	// Transformer is the planned transformer's dimensions and Params its
+	// parameter count (eq. 4.3); unset for profile models.
+	Transformer *model.Transformer `json:"transformer,omitempty"`
+	Params      float64            `json:"params,omitempty"`
+	// Mode is "evaluate" when the request fixed every PTD-P choice (one
+	// configuration), else "search".
+	Mode string `json:"mode"`
 	// GPUs is the number of GPUs of the cluster.
 	GPUs int `json:"gpus"`
 	// CapacityBytes is one GPU's memory.
@@ -104,7 +118,13 @@ func PlanProgress(ctx context.Context, in request.Plan, progress func(float64)) 
 		return Result{}, err
 	}
 	if m.Profile != "" {
-		return planProfile(ctx, m, c, in, progress)
+		if in.FixesPTDP() {
+			return Result{}, &request.FieldError{Field: "plan.model", Msg: fmt.Sprintf("%s is a measured per-layer profile; tp, pp, microbatch, interleave, sequence_parallel and allow_cross_node_tp apply to transformer specs (PTD-P) only", m.Name)}
+		}
+		res, err := planProfile(ctx, m, c, in, progress)
+		res.Mode = "search"
+		res.Candidates = res.Candidates[:min(len(res.Candidates), in.Shown())]
+		return res, err
 	}
 	switch in.Planner {
 	case "best", "ptdp":
@@ -119,26 +139,38 @@ func PlanProgress(ctx context.Context, in request.Plan, progress func(float64)) 
 func clusterFor(in request.Plan) (hw.Cluster, error) {
 	gpu, err := gpuprofiles.ByID(in.GPU)
 	if err != nil {
-		return hw.Cluster{}, fmt.Errorf("plan.gpu: %w", err)
+		return hw.Cluster{}, &request.FieldError{Field: "plan.gpu", Msg: err.Error()}
 	}
 	return hw.NewCluster(gpu, in.GPUsPerNode, in.Nodes, in.InterNodeGBps*1e9)
 }
 
 // planPTDP searches tensor × pipeline × data parallelism (dissertation §4.3)
-// with the paper's execution choices (scatter/gather on, recomputation searched).
+// with the paper's execution choices (scatter/gather on, recomputation
+// searched) and the request's fixed choices, or evaluates the one
+// configuration a request fixes entirely.
 func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan) (Result, error) {
-	res := Result{Model: m.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes}
-	opt := partition.PTDPOptions{Fixed: plan.Execution{GlobalBatch: in.GlobalBatch, ScatterGather: true,
-		Optimizer: in.Optimizer, ZeRO: in.ZeRO, Recompute: model.Recompute(in.Recompute)}}
 	tr := *m.Transformer
-	found, err := partition.SearchPTDP(ctx, tr, c, opt, nil)
+	res := Result{Model: m.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes,
+		Transformer: &tr, Params: tr.Params(), Mode: "search"}
+	opt := partition.PTDPOptions{Fixed: plan.Execution{GlobalBatch: in.GlobalBatch, ScatterGather: true,
+		Optimizer: in.Optimizer, ZeRO: in.ZeRO, Recompute: model.Recompute(in.Recompute),
+		TP: in.TP, PP: in.PP, MicrobatchSize: in.Microbatch, Interleave: in.Interleave, SequenceParallel: in.SequenceParallel},
+		AllowCrossNodeTP: in.AllowCrossNodeTP}
+	var found partition.PTDPResult
+	var err error
+	if in.Evaluates() {
+		res.Mode = "evaluate"
+		found, err = evaluatePTDP(tr, c, opt)
+	} else {
+		found, err = partition.SearchPTDP(ctx, tr, c, opt, nil)
+	}
 	if err != nil && len(found.Infeasible) == 0 {
 		return Result{}, err
 	}
 	res.Feasible = len(found.Candidates)
 	res.Evaluated = len(found.Candidates) + len(found.Infeasible)
 	for i, cand := range found.Candidates {
-		if i == MaxShownCandidates {
+		if i == in.Shown() {
 			break
 		}
 		res.Candidates = append(res.Candidates, fromPTDP(cand))
@@ -169,13 +201,32 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan)
 	return res, nil
 }
 
+// evaluatePTDP predicts the one configuration opt.Fixed gives every degree
+// of (d is what remains of the GPUs), as a result with a single candidate,
+// fitting or not (then with the error saying why).
+func evaluatePTDP(tr model.Transformer, c hw.Cluster, opt partition.PTDPOptions) (partition.PTDPResult, error) {
+	cfg := opt.Fixed
+	if c.GPUs()%(cfg.TP*cfg.PP) != 0 {
+		return partition.PTDPResult{}, &request.FieldError{Field: "plan.pp", Msg: fmt.Sprintf("tp·pp must divide the %d GPUs, got %d·%d", c.GPUs(), cfg.TP, cfg.PP)}
+	}
+	cfg.DP = c.GPUs() / (cfg.TP * cfg.PP)
+	cand, err := partition.EvaluatePTDP(tr, c, cfg, opt.Cost)
+	if err != nil {
+		return partition.PTDPResult{}, err
+	}
+	if !cand.Fits {
+		return partition.PTDPResult{Infeasible: []partition.PTDPCandidate{cand}}, fmt.Errorf("memory: does not fit: %s", cand.Reason)
+	}
+	return partition.PTDPResult{Candidates: []partition.PTDPCandidate{cand}}, nil
+}
+
 // fromPTDP shows a PTD-P candidate, its execution with the cost model's
 // defaults filled in (the schedule and recomputation it was predicted with).
 func fromPTDP(c partition.PTDPCandidate) Candidate {
 	p := c.Prediction
 	return Candidate{
-		Planner: "ptdp", Execution: cost.WithDefaults(c.Config),
-		IterationSeconds: p.IterationSeconds, SamplesPerSecond: p.SamplesPerSec,
+		Planner: "ptdp", Execution: cost.WithDefaults(c.Config), FLOPsPerIteration: p.FLOPsPerIteration,
+		IterationSeconds: p.IterationSeconds, SamplesPerSecond: p.SamplesPerSec, TokensPerSecond: p.TokensPerSec,
 		TFLOPSPerGPU: p.TFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
 		Memory: p.Memory, Fits: c.Fits, Reason: c.Reason,
 	}

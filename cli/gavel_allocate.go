@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"pipeplan/app"
+	"pipeplan/app/request"
 	"pipeplan/core/gavel"
 )
 
@@ -20,16 +22,9 @@ func init() {
 	})
 }
 
-// gavelAllocateOutput is the JSON output of "gavel allocate".
-type gavelAllocateOutput struct {
-	Objective      float64     `json:"objective"`
-	Allocation     [][]float64 `json:"allocation"`
-	PairAllocation [][]float64 `json:"pair_allocation,omitempty"`
-	// UnconsolidatedAllocation is set for placement-sensitive instances.
-	UnconsolidatedAllocation [][]float64 `json:"unconsolidated_allocation,omitempty"`
-	SolveSeconds             float64     `json:"solve_seconds"`
-}
-
+// runGavelAllocate turns the flags into a request.Allocate, solves it with
+// app.AllocateInstance (the HTTP API's and the JS API's solver) and prints
+// the allocation as JSON or a table.
 func runGavelAllocate(args []string, stdout io.Writer) error {
 	fs := newFlagSet("gavel allocate")
 	instanceFile := fs.String("instance", "", "instance JSON (schema of Gavel's LP instances; required)")
@@ -39,7 +34,7 @@ func runGavelAllocate(args []string, stdout io.Writer) error {
 	prices := fs.String("prices", "", "price per GPU-hour of each worker type in instance order, e.g. 0.9,1.46,3.06 (cost policies)")
 	placement := fs.Bool("placement-sensitive", false, "take unconsolidated throughputs of multi-GPU jobs from the embedded throughput table unless the instance has unconsolidated_throughputs (§5.3.1)")
 	entities := fs.String("entity-policy", "", "per-entity policy of hierarchical water filling, e.g. research=fifo,product=fairness")
-	asJSON := fs.Bool("json", false, "print JSON")
+	asJSON := fs.Bool("json", false, "print JSON (the same as POST /api/v1/gavel/allocate)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -49,110 +44,78 @@ func runGavelAllocate(args []string, stdout io.Writer) error {
 	if *policyName == "" {
 		return fmt.Errorf("gavel allocate: --policy: required (known: %s)", strings.Join(gavel.PolicyNames(), ", "))
 	}
-	opts := []gavel.Option{gavel.WithBudget(*budget)}
+	req := request.Allocate{Policy: *policyName, BudgetDollars: *budget, PlacementSensitive: *placement}
+	var err error
+	if req.Instance, err = os.ReadFile(*instanceFile); err != nil {
+		return fmt.Errorf("gavel allocate: %w", err)
+	}
+	if *pairsFile != "" {
+		if req.Pairs, err = os.ReadFile(*pairsFile); err != nil {
+			return fmt.Errorf("gavel allocate: %w", err)
+		}
+	}
 	if *entities != "" {
+		req.EntityPolicies = map[string]string{}
 		for _, kv := range strings.Split(*entities, ",") {
 			e, p, ok := strings.Cut(kv, "=")
 			if !ok {
 				return fmt.Errorf("gavel allocate: --entity-policy: want ENTITY=POLICY, got %q", kv)
 			}
-			opts = append(opts, gavel.WithEntityPolicy(e, p))
+			req.EntityPolicies[e] = p
 		}
 	}
-	policy, err := gavel.PolicyByName(*policyName, opts...)
-	if err != nil {
-		return fmt.Errorf("gavel allocate: %w", err)
-	}
-	inst, err := loadAllocateInstance(*instanceFile, *pairsFile, *prices, gavel.SpaceSharing(*policyName))
-	if err != nil {
-		return fmt.Errorf("gavel allocate: %w", err)
-	}
-	if *placement && inst.UnconsolidatedThroughputs == nil {
-		if err := gavel.UnconsolidatedFromTable(inst, gavel.DefaultThroughputs()); err != nil {
-			return fmt.Errorf("gavel allocate: --placement-sensitive: %w", err)
+	if *prices != "" {
+		for i, s := range strings.Split(*prices, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil {
+				return fmt.Errorf("gavel allocate: --prices[%d]: %w", i, err)
+			}
+			req.PricesPerHour = append(req.PricesPerHour, v)
 		}
 	}
 	start := time.Now()
-	al, err := policy.Allocate(context.Background(), inst)
+	al, err := app.AllocateInstance(context.Background(), req)
 	if err != nil {
-		return fmt.Errorf("gavel allocate: %w", err)
+		return fmt.Errorf("gavel allocate: %w", flagError(err, map[string]string{
+			"instance": "instance " + *instanceFile, "pairs": "pairs " + *pairsFile, "policy": "policy",
+			"budget_dollars": "budget", "prices_per_hour": "prices", "placement_sensitive": "placement-sensitive",
+			"entity_policies": "entity-policy",
+		}))
 	}
-	out := gavelAllocateOutput{Objective: al.Objective, Allocation: al.X, PairAllocation: al.PairX,
-		UnconsolidatedAllocation: al.UnconsolidatedX, SolveSeconds: time.Since(start).Seconds()}
 	if *asJSON {
-		return writeJSON(stdout, out)
+		return writeJSON(stdout, al)
 	}
-	return writeAllocationTable(stdout, inst, policy.Name(), out)
-}
-
-// loadAllocateInstance reads the instance, its pairs (from the file, or the
-// embedded throughput table when a packed policy needs them) and prices.
-func loadAllocateInstance(instanceFile, pairsFile, prices string, packed bool) (*gavel.Instance, error) {
-	data, err := os.ReadFile(instanceFile)
-	if err != nil {
-		return nil, err
-	}
-	inst, err := gavel.ParseInstance(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", instanceFile, err)
-	}
-	switch {
-	case pairsFile != "":
-		data, err := os.ReadFile(pairsFile)
-		if err != nil {
-			return nil, err
-		}
-		if err := gavel.ParsePairs(data, inst); err != nil {
-			return nil, fmt.Errorf("%s: %w", pairsFile, err)
-		}
-	case packed:
-		if err := gavel.PairsFromTable(inst, gavel.DefaultThroughputs()); err != nil {
-			return nil, fmt.Errorf("--pairs not given and pairs cannot be built from the throughput table: %w", err)
-		}
-	}
-	if prices != "" {
-		inst.PricePerHour = nil
-		for i, s := range strings.Split(prices, ",") {
-			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-			if err != nil {
-				return nil, fmt.Errorf("--prices[%d]: %w", i, err)
-			}
-			inst.PricePerHour = append(inst.PricePerHour, v)
-		}
-		if err := inst.Validate(); err != nil {
-			return nil, fmt.Errorf("--prices: %w", err)
-		}
-	}
-	return inst, nil
+	return writeAllocationTable(stdout, al, time.Since(start))
 }
 
 // writeAllocationTable prints one row per job: its time fraction per worker
 // type (and per unconsolidated worker type, when placement-sensitive).
-func writeAllocationTable(w io.Writer, inst *gavel.Instance, policy string, out gavelAllocateOutput) error {
-	fmt.Fprintf(w, "policy %s: objective %.6g, solved in %.3f s\n\n", policy, out.Objective, out.SolveSeconds)
+func writeAllocationTable(w io.Writer, al app.InstanceAllocation, took time.Duration) error {
+	inst := al.Instance
+	fmt.Fprintf(w, "policy %s: objective %.6g, solved in %.3f s\n\n", al.Policy, al.Objective, took.Seconds())
 	tw := newTable(w)
 	fmt.Fprint(tw, "job\tjob type")
 	for _, wt := range inst.WorkerTypes {
 		fmt.Fprintf(tw, "\t%s", wt)
 	}
-	if out.UnconsolidatedAllocation != nil {
+	if al.UnconsolidatedX != nil {
 		for _, wt := range inst.WorkerTypes {
 			fmt.Fprintf(tw, "\t%s%s", wt, gavel.UnconsolidatedSuffix)
 		}
 	}
 	fmt.Fprintln(tw)
-	for m, row := range out.Allocation {
+	for m, row := range al.X {
 		fmt.Fprintf(tw, "%d\t%s", inst.Jobs[m].ID, inst.Jobs[m].JobType)
-		if out.UnconsolidatedAllocation != nil {
-			row = append(slices.Clone(row), out.UnconsolidatedAllocation[m]...)
+		if al.UnconsolidatedX != nil {
+			row = append(slices.Clone(row), al.UnconsolidatedX[m]...)
 		}
 		for _, x := range row {
 			fmt.Fprintf(tw, "\t%.4f", x)
 		}
 		fmt.Fprintln(tw)
 	}
-	if len(out.PairAllocation) > 0 {
-		fmt.Fprintf(tw, "\n%d co-located pairs receive time (pair_allocation in --json)\n", countNonzero(out.PairAllocation))
+	if len(al.PairX) > 0 {
+		fmt.Fprintf(tw, "\n%d co-located pairs receive time (pair_allocation in --json)\n", countNonzero(al.PairX))
 	}
 	return tw.Flush()
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // FuzzTransformerArgs appends arbitrary flags to a small transformer run:
-// the command must fail with an error or print valid JSON, never panic.
+// the command must fail with an error or print valid JSON (app.Result),
+// never panic.
 func FuzzTransformerArgs(f *testing.F) {
 	for _, s := range []string{
 		"",
@@ -54,8 +55,8 @@ func FuzzTransformerArgs(f *testing.F) {
 		if err := json.Unmarshal(out.Bytes(), &v); err != nil {
 			t.Fatalf("%q: output is not JSON: %v", extra, err)
 		}
-		if v["params"] == nil || v["tp"] == nil {
-			t.Fatalf("%q: output lacks params or tp: %v", extra, v)
+		if v["params"] == nil || v["candidates"] == nil {
+			t.Fatalf("%q: output lacks params or candidates: %v", extra, v)
 		}
 	})
 }

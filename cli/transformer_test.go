@@ -29,16 +29,28 @@ func transformerJSON(t *testing.T, args ...string) map[string]any {
 	return v
 }
 
+// first returns the first candidate of a decoded result.
+func first(t *testing.T, v map[string]any) map[string]any {
+	t.Helper()
+	cands, _ := v["candidates"].([]any)
+	if len(cands) == 0 {
+		t.Fatalf("no candidates: %v", v)
+	}
+	return cands[0].(map[string]any)
+}
+
 func TestTransformerEvaluate(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "plan.json")
-	v := transformerJSON(t, append(gpt3Args, "--tp", "8", "--pp", "12", "--microbatch", "1", "--interleave", "2",
+	r := transformerJSON(t, append(gpt3Args, "--tp", "8", "--pp", "12", "--microbatch", "1", "--interleave", "2",
 		"--recompute", "full", "--export-plan", file)...)
-	if v["mode"] != "evaluate" || v["tp"] != 8.0 || v["pp"] != 12.0 || v["dp"] != 16.0 || v["interleave"] != 2.0 || v["recompute"] != "full" {
+	v := first(t, r)
+	ex := v["execution"].(map[string]any)
+	if r["mode"] != "evaluate" || len(r["candidates"].([]any)) != 1 || ex["tp"] != 8.0 || ex["pp"] != 12.0 || ex["dp"] != 16.0 || ex["interleave"] != 2.0 || ex["recompute"] != "full" {
 		t.Fatalf("evaluation fields: %v", v)
 	}
 	// Eq. 4.3 gives 174.6 billion parameters (Table 4.2); eq. 4.2 the FLOPs.
-	if p := v["params"].(float64); math.Abs(p-174.6e9) > 0.05e9 {
+	if p := r["params"].(float64); math.Abs(p-174.6e9) > 0.05e9 {
 		t.Errorf("params = %.4g, want 174.6e9", p)
 	}
 	l, h, s, V, B := 96.0, 12288.0, 2048.0, 51200.0, 1536.0
@@ -50,8 +62,8 @@ func TestTransformerEvaluate(t *testing.T) {
 		t.Errorf("bubble_fraction = %v, want %v", b, want)
 	}
 	mem := v["memory"].(map[string]any)
-	peak := mem["per_gpu_peak_bytes"].(float64)
-	parts := mem["weights_and_optimizer_bytes"].(float64) + mem["activation_bytes"].(float64)
+	peak := mem["peak_bytes"].(float64)
+	parts := mem["weight_bytes"].(float64) + mem["gradient_bytes"].(float64) + mem["optimizer_bytes"].(float64) + mem["activation_bytes"].(float64)
 	if !(peak >= parts) || peak > 80*(1<<30) {
 		t.Errorf("memory %v: peak below its parts or over 80 GiB", mem)
 	}
@@ -89,9 +101,15 @@ func TestTransformerSearch(t *testing.T) {
 	prev := 0.0
 	for i, c := range cands {
 		c := c.(map[string]any)
-		for _, f := range []string{"params", "flops_per_iteration", "iteration_seconds", "tflops_per_gpu", "bubble_fraction", "memory", "tp", "pp", "dp", "microbatch", "interleave", "recompute"} {
-			if _, ok := c[f]; !ok && f != "params" {
-				t.Errorf("candidate %d lacks %s", i, f)
+		for _, f := range []string{"flops_per_iteration", "iteration_seconds", "tflops_per_gpu", "bubble_fraction", "memory", "execution"} {
+			if _, ok := c[f]; !ok {
+				t.Fatalf("candidate %d lacks %s", i, f)
+			}
+		}
+		ex := c["execution"].(map[string]any)
+		for _, f := range []string{"tp", "pp", "dp", "microbatch_size", "interleave", "recompute"} {
+			if _, ok := ex[f]; !ok {
+				t.Errorf("candidate %d's execution lacks %s", i, f)
 			}
 		}
 		if s := c["iteration_seconds"].(float64); s < prev {
@@ -99,19 +117,19 @@ func TestTransformerSearch(t *testing.T) {
 		} else {
 			prev = s
 		}
-		if c["tp"].(float64)*c["pp"].(float64)*c["dp"].(float64) != 1536 || c["recompute"] != "full" {
+		if ex["tp"].(float64)*ex["pp"].(float64)*ex["dp"].(float64) != 1536 || ex["recompute"] != "full" {
 			t.Errorf("candidate %d: %v", i, c)
 		}
 	}
-	// The top-level configuration is the best candidate.
-	if v["iteration_seconds"] != cands[0].(map[string]any)["iteration_seconds"] {
-		t.Error("top-level fields are not the best candidate's")
+	// The exported plan is the best candidate's.
+	if v["plan"].(map[string]any)["predictions"].(map[string]any)["iteration_seconds"] != cands[0].(map[string]any)["iteration_seconds"] {
+		t.Error("the plan is not the best candidate's")
 	}
 	var out bytes.Buffer
 	if err := Run(append(gpt3Args, "--tp", "8", "--recompute", "full"), &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"174.6", "inter-node-bandwidth 25e9 bytes/s per GPU (one 200 Gb/s NIC per GPU)", "TFLOP/s/GPU", "fits"} {
+	for _, want := range []string{"174.6", "inter-node-bandwidth 2.5e+10 bytes/s per GPU (one 200 Gb/s NIC per GPU)", "TFLOP/s/GPU", "fits"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
@@ -126,10 +144,13 @@ func TestTransformerBadInput(t *testing.T) {
 		{[]string{"--gpus", "0"}, "--gpus: must be >= 1, got 0"},
 		{[]string{"--tp", "5", "--pp", "1", "--microbatch", "1", "--interleave", "1", "--recompute", "none"}, "tp·pp must divide the 1536 GPUs"},
 		{[]string{"--gpus", "1920", "--tp", "5"}, "tp: must divide the 96 attention heads, got 5"},
-		{[]string{"--inter-node-bandwidth", "NaN"}, "--inter-node-bandwidth: must be a finite number > 0 bytes/s, got NaN"},
-		{[]string{"--hidden", "-1"}, "transformer.hidden"},
-		{[]string{"--recompute", "half"}, "recompute: must be none, selective or full"},
-		{[]string{"--gpu", "nvidia-nonexistent"}, "--gpu:"},
+		{[]string{"--inter-node-bandwidth", "NaN"}, "--inter-node-bandwidth (plan.inter_node_gbps): must be in [0.001, 10000] GB/s, got NaN"},
+		{[]string{"--tp", "-2"}, "--tp (plan.tp): must be in [0, 65536], got -2"},
+		{[]string{"--gpus", "80000"}, "--gpus (plan.nodes): must be in [1, 4096], got 10000"},
+		{[]string{"--hidden", "-1"}, "--hidden (plan.custom.hidden): must be in [1, 131072], got -1"},
+		{[]string{"--hidden", "1000"}, "plan.model: transformer.heads: must divide hidden 1000 (or set head_dim), got 96"},
+		{[]string{"--recompute", "half"}, "--recompute (plan.recompute): must be one of"},
+		{[]string{"--gpu", "nvidia-nonexistent"}, "--gpu (plan.gpu):"},
 		{[]string{"--gpus", "12"}, "--gpus: must be a multiple of --gpus-per-node 8, got 12"},
 		{[]string{"--gpus", "8", "--tp", "8"}, "does not fit: the smallest configuration"},
 	} {

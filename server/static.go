@@ -65,7 +65,7 @@ func NewSiteHandler(dir string) (http.Handler, error) {
 	if err := CheckBuildOutputs(dir); err != nil {
 		return nil, err
 	}
-	return &siteHandler{dir: dir, api: newAPIHandler(), etags: map[string]etagEntry{}}, nil
+	return &siteHandler{dir: dir, api: NewAPIHandler(DefaultAPIOptions()), etags: map[string]etagEntry{}}, nil
 }
 
 // ServeHTTP serves /api/ requests through the API handler and everything

@@ -195,12 +195,14 @@ func TestServeAPILimits(t *testing.T) {
 	_, h := newTestSite(t)
 	big := bytes.Repeat([]byte(" "), 1<<20)
 	req := httptest.NewRequest("POST", "/api/plan", bytes.NewReader(big))
+	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusRequestEntityTooLarge {
 		t.Errorf("1 MiB body: status %d, want 413", rec.Code)
 	}
 	req = httptest.NewRequest("POST", "/api/plan", strings.NewReader(`{"bogus":1}`))
+	req.Header.Set("Content-Type", "application/json")
 	rec = httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "bogus") {

@@ -104,10 +104,10 @@ func DefaultCluster() Cluster {
 // Validate checks the Cluster page's inputs; errors name the field and value.
 func (c Cluster) Validate() error {
 	if c.Workload != WorkloadPaper && c.Workload != WorkloadJobTypes {
-		return fmt.Errorf("cluster.workload: must be %q or %q, got %q", WorkloadPaper, WorkloadJobTypes, c.Workload)
+		return fieldErr("cluster.workload", "must be %q or %q, got %q", WorkloadPaper, WorkloadJobTypes, c.Workload)
 	}
 	if want := len(WorkerTypes(c.Workload)); len(c.GPUs) != want {
-		return fmt.Errorf("cluster.gpus: must have %d counts (%v), got %d", want, WorkerTypes(c.Workload), len(c.GPUs))
+		return fieldErr("cluster.gpus", "must have %d counts (%v), got %d", want, WorkerTypes(c.Workload), len(c.GPUs))
 	}
 	total := 0
 	for i, n := range c.GPUs {
@@ -117,30 +117,30 @@ func (c Cluster) Validate() error {
 		total += n
 	}
 	if total == 0 {
-		return fmt.Errorf("cluster.gpus: need at least one GPU in all, got %v", c.GPUs)
+		return fieldErr("cluster.gpus", "need at least one GPU in all, got %v", c.GPUs)
 	}
 	if len(c.Jobs) > MaxJobs {
-		return fmt.Errorf("cluster.jobs: at most %d jobs, got %d", MaxJobs, len(c.Jobs))
+		return fieldErr("cluster.jobs", "at most %d jobs, got %d", MaxJobs, len(c.Jobs))
 	}
 	for i, j := range c.Jobs {
 		if j.Type == "" || len(j.Type) > 100 {
-			return fmt.Errorf("cluster.jobs[%d].type: must name a job type, got %q", i, j.Type)
+			return fieldErr(fmt.Sprintf("cluster.jobs[%d].type", i), "must name a job type, got %q", j.Type)
 		}
 		if j.Scale != 1 && j.Scale != 2 && j.Scale != 4 && j.Scale != 8 {
-			return fmt.Errorf("cluster.jobs[%d].scale: must be 1, 2, 4 or 8, got %d", i, j.Scale)
+			return fieldErr(fmt.Sprintf("cluster.jobs[%d].scale", i), "must be 1, 2, 4 or 8, got %d", j.Scale)
 		}
 		if math.IsNaN(j.Weight) || j.Weight <= 0 || j.Weight > MaxJobWeight {
-			return fmt.Errorf("cluster.jobs[%d].weight: must be in (0, %d], got %v", i, MaxJobWeight, j.Weight)
+			return fieldErr(fmt.Sprintf("cluster.jobs[%d].weight", i), "must be in (0, %d], got %v", MaxJobWeight, j.Weight)
 		}
 		if math.IsNaN(j.Steps) || j.Steps < 0 || j.Steps > MaxJobSteps {
-			return fmt.Errorf("cluster.jobs[%d].steps: must be in [0, %g], got %v", i, float64(MaxJobSteps), j.Steps)
+			return fieldErr(fmt.Sprintf("cluster.jobs[%d].steps", i), "must be in [0, %g], got %v", float64(MaxJobSteps), j.Steps)
 		}
 		if math.IsNaN(j.SLOHours) || j.SLOHours < 0 || j.SLOHours > MaxSLOHours {
-			return fmt.Errorf("cluster.jobs[%d].slo_hours: must be in [0, %g], got %v", i, float64(MaxSLOHours), j.SLOHours)
+			return fieldErr(fmt.Sprintf("cluster.jobs[%d].slo_hours", i), "must be in [0, %g], got %v", float64(MaxSLOHours), j.SLOHours)
 		}
 		if j.Planned != nil {
 			if err := j.Planned.Validate(); err != nil {
-				return fmt.Errorf("cluster.jobs[%d].planned: %w", i, err)
+				return nest(fmt.Sprintf("cluster.jobs[%d].planned", i), err)
 			}
 		}
 	}
@@ -148,13 +148,13 @@ func (c Cluster) Validate() error {
 		return err
 	}
 	if math.IsNaN(c.TraceJobsPerHour) || c.TraceJobsPerHour <= 0 || c.TraceJobsPerHour > MaxJobsPerHour {
-		return fmt.Errorf("cluster.trace_jobs_per_hour: must be in (0, %d], got %v", MaxJobsPerHour, c.TraceJobsPerHour)
+		return fieldErr("cluster.trace_jobs_per_hour", "must be in (0, %d], got %v", MaxJobsPerHour, c.TraceJobsPerHour)
 	}
 	if c.TraceWorkload != TraceGavelJobTypes && c.TraceWorkload != TraceListedJobs {
-		return fmt.Errorf("cluster.trace_workload: must be %q (Gavel's job types) or %q, got %q", TraceGavelJobTypes, TraceListedJobs, c.TraceWorkload)
+		return fieldErr("cluster.trace_workload", "must be %q (Gavel's job types) or %q, got %q", TraceGavelJobTypes, TraceListedJobs, c.TraceWorkload)
 	}
 	if c.Policy == "" || len(c.Policy) > 64 {
-		return fmt.Errorf("cluster.policy: must name a policy, got %q", c.Policy)
+		return fieldErr("cluster.policy", "must name a policy, got %q", c.Policy)
 	}
 	return nil
 }

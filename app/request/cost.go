@@ -40,21 +40,21 @@ func DefaultCost() Cost {
 // Validate checks the Cost page's inputs; errors name the field and value.
 func (c Cost) Validate() error {
 	if c.Preset == "" || len(c.Preset) > 32 {
-		return fmt.Errorf("cost.preset: must name a price list, got %q", c.Preset)
+		return fieldErr("cost.preset", "must name a price list, got %q", c.Preset)
 	}
 	if want := len(WorkerTypes(WorkloadJobTypes)); len(c.Prices) != want {
-		return fmt.Errorf("cost.prices: must have %d prices (%v), got %d", want, WorkerTypes(WorkloadJobTypes), len(c.Prices))
+		return fieldErr("cost.prices", "must have %d prices (%v), got %d", want, WorkerTypes(WorkloadJobTypes), len(c.Prices))
 	}
 	for i, p := range c.Prices {
 		if math.IsNaN(p) || p <= 0 || p > MaxPricePerHour {
-			return fmt.Errorf("cost.prices[%d]: must be in (0, %d] dollars per GPU-hour, got %v", i, MaxPricePerHour, p)
+			return fieldErr(fmt.Sprintf("cost.prices[%d]", i), "must be in (0, %d] dollars per GPU-hour, got %v", MaxPricePerHour, p)
 		}
 	}
 	if math.IsNaN(c.WorkHours) || c.WorkHours <= 0 || c.WorkHours > MaxHours {
-		return fmt.Errorf("cost.work_hours: must be in (0, %d], got %v", MaxHours, c.WorkHours)
+		return fieldErr("cost.work_hours", "must be in (0, %d], got %v", MaxHours, c.WorkHours)
 	}
 	if math.IsNaN(c.DeadlineHours) || c.DeadlineHours < 0 || c.DeadlineHours > MaxHours {
-		return fmt.Errorf("cost.deadline_hours: must be in [0, %d] (0 = none), got %v", MaxHours, c.DeadlineHours)
+		return fieldErr("cost.deadline_hours", "must be in [0, %d] (0 = none), got %v", MaxHours, c.DeadlineHours)
 	}
 	return nil
 }

@@ -1,12 +1,14 @@
-// Package state is the playground's UI state: every input of the three pages
-// and the open tab. It is what the URL fragment carries (versioned and
-// compressed by core/plan's fragment codec), so a reload, back/forward or a
-// shared link restores the same view.
+// Package request is pipeplan's one request schema: every input of the
+// playground's three pages and the open tab (what the URL fragment carries,
+// versioned and compressed by core/plan's fragment codec, so a reload,
+// back/forward or a shared link restores the same view), the bodies of the
+// HTTP API and the JS API, and the CLI's flags. Each request has one set of
+// defaults and one Validate, whose errors (*FieldError) name the field and
+// the bad value.
 package request
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"pipeplan/core/plan"
@@ -58,13 +60,60 @@ type Plan struct {
 	ZeRO int `json:"zero"`
 	// Recompute fixes activation recomputation ("" = searched), one of Recomputes.
 	Recompute string `json:"recompute"`
+	// TP, PP, Microbatch and Interleave fix the PTD-P search's tensor- and
+	// pipeline-parallel sizes, microbatch size and model chunks per GPU
+	// (0 = searched). With every one of them and Recompute given, the one
+	// configuration is evaluated instead of searched (its layers may then
+	// split unevenly and t may span nodes).
+	TP         int `json:"tp,omitempty"`
+	PP         int `json:"pp,omitempty"`
+	Microbatch int `json:"microbatch,omitempty"`
+	Interleave int `json:"interleave,omitempty"`
+	// SequenceParallel shards layer-norm and dropout activations over the
+	// tensor-parallel GPUs.
+	SequenceParallel bool `json:"sequence_parallel,omitempty"`
+	// AllowCrossNodeTP lets the PTD-P search put tensor parallelism across
+	// nodes (by default t stays inside a server, §4.3.2).
+	AllowCrossNodeTP bool `json:"allow_cross_node_tp,omitempty"`
+	// Top is how many fitting candidates the result lists, fastest first
+	// (0 = DefaultTop, so plans saved before it existed stay valid).
+	Top int `json:"top,omitempty"`
 }
 
-// CustomModel is a GPT-style transformer given by its dimensions.
+// Shown is how many fitting candidates a result lists: Top, or DefaultTop.
+func (p Plan) Shown() int {
+	if p.Top == 0 {
+		return DefaultTop
+	}
+	return p.Top
+}
+
+// Evaluates reports whether p fixes every PTD-P choice (degrees,
+// microbatch size, interleaving, recomputation): one configuration to
+// evaluate, not a search.
+func (p Plan) Evaluates() bool {
+	return p.TP > 0 && p.PP > 0 && p.Microbatch > 0 && p.Interleave > 0 && p.Recompute != ""
+}
+
+// FixesPTDP reports whether p fixes any choice only the PTD-P planner
+// takes (a degree, sequence parallelism, cross-node tensor parallelism).
+func (p Plan) FixesPTDP() bool {
+	return p.TP > 0 || p.PP > 0 || p.Microbatch > 0 || p.Interleave > 0 || p.SequenceParallel || p.AllowCrossNodeTP
+}
+
+// CustomModel is a GPT-style transformer given by its dimensions; the
+// sequence length and precision are the Plan's.
 type CustomModel struct {
-	Layers int `json:"layers"`
-	Hidden int `json:"hidden"`
-	Heads  int `json:"heads"`
+	// Name is carried by an exported plan ("" = the dimensions, e.g.
+	// "transformer l=32 h=4096 a=32").
+	Name   string `json:"name,omitempty"`
+	Layers int    `json:"layers"`
+	Hidden int    `json:"hidden"`
+	Heads  int    `json:"heads"`
+	// Vocab is the vocabulary size V (0 = GPT's 51200, §4.5.1).
+	Vocab int `json:"vocab,omitempty"`
+	// FFN is the feed-forward size (0 = 4 × Hidden).
+	FFN int `json:"ffn,omitempty"`
 }
 
 // Choices of the training inputs ("" first: the default).
@@ -89,6 +138,15 @@ const (
 	MaxLayers      = 1024
 	MaxHidden      = 1 << 17
 	MaxHeads       = 1024
+	MaxVocab       = 1 << 24
+	MaxFFN         = 1 << 20
+	MaxNameBytes   = 200
+	MaxTop         = 100
+	// DefaultTop is how many candidates a result lists by default.
+	DefaultTop = 15
+	// MinGBps is the slowest network the planners accept (1 MB/s per GPU):
+	// slower ones give predictions beyond float64 range.
+	MinGBps = 0.001
 )
 
 // Default is the state of a fresh page: GPT-3 175B on 1024 A100s (128 nodes
@@ -115,7 +173,7 @@ func Default() State {
 // engine checks) and returns the first problem naming the field and value.
 func (s State) Validate() error {
 	if !slices.Contains(Tabs, s.Tab) {
-		return fmt.Errorf("tab: must be one of %v, got %q", Tabs, s.Tab)
+		return fieldErr("tab", "must be one of %v, got %q", Tabs, s.Tab)
 	}
 	if err := s.Plan.Validate(); err != nil {
 		return err
@@ -129,10 +187,10 @@ func (s State) Validate() error {
 // Validate checks the Plan page's inputs; errors name the field and value.
 func (p Plan) Validate() error {
 	if p.Model == "" {
-		return fmt.Errorf("plan.model: must name a model preset, got %q", p.Model)
+		return fieldErr("plan.model", "must name a model preset, got %q", p.Model)
 	}
 	if p.GPU == "" {
-		return fmt.Errorf("plan.gpu: must name a GPU profile, got %q", p.GPU)
+		return fieldErr("plan.gpu", "must name a GPU profile, got %q", p.GPU)
 	}
 	if err := intIn("plan.nodes", p.Nodes, 1, MaxNodes); err != nil {
 		return err
@@ -143,11 +201,11 @@ func (p Plan) Validate() error {
 	if err := intIn("plan.global_batch", p.GlobalBatch, 1, MaxGlobalBatch); err != nil {
 		return err
 	}
-	if math.IsNaN(p.InterNodeGBps) || p.InterNodeGBps <= 0 || p.InterNodeGBps > MaxGBps {
-		return fmt.Errorf("plan.inter_node_gbps: must be in (0, %d], got %v", MaxGBps, p.InterNodeGBps)
+	if !(p.InterNodeGBps >= MinGBps && p.InterNodeGBps <= MaxGBps) {
+		return fieldErr("plan.inter_node_gbps", "must be in [%g, %d] GB/s, got %v", MinGBps, MaxGBps, p.InterNodeGBps)
 	}
 	if !slices.Contains(Planners, p.Planner) {
-		return fmt.Errorf("plan.planner: must be one of %v, got %q", Planners, p.Planner)
+		return fieldErr("plan.planner", "must be one of %v, got %q", Planners, p.Planner)
 	}
 	if err := intIn("plan.selected", p.Selected, 0, MaxSelected); err != nil {
 		return err
@@ -157,21 +215,40 @@ func (p Plan) Validate() error {
 		v, lo, hi int
 	}{
 		{"plan.custom.layers", p.Custom.Layers, 1, MaxLayers}, {"plan.custom.hidden", p.Custom.Hidden, 1, MaxHidden},
-		{"plan.custom.heads", p.Custom.Heads, 1, MaxHeads}, {"plan.seq", p.Seq, 0, MaxSeq}, {"plan.zero", p.ZeRO, 0, 3},
+		{"plan.custom.heads", p.Custom.Heads, 1, MaxHeads}, {"plan.custom.vocab", p.Custom.Vocab, 0, MaxVocab},
+		{"plan.custom.ffn", p.Custom.FFN, 0, MaxFFN}, {"plan.seq", p.Seq, 0, MaxSeq}, {"plan.zero", p.ZeRO, 0, 3},
+		{"plan.tp", p.TP, 0, MaxNodes * MaxGPUsPerNode}, {"plan.pp", p.PP, 0, MaxLayers},
+		{"plan.microbatch", p.Microbatch, 0, MaxGlobalBatch}, {"plan.interleave", p.Interleave, 0, MaxLayers},
+		{"plan.top", p.Top, 0, MaxTop},
 	} {
 		if err := intIn(f.name, f.v, f.lo, f.hi); err != nil {
 			return err
 		}
+	}
+	if len(p.Custom.Name) > MaxNameBytes {
+		return fieldErr("plan.custom.name", "must be at most %d bytes, got %d", MaxNameBytes, len(p.Custom.Name))
 	}
 	for _, f := range []struct {
 		name, v string
 		list    []string
 	}{{"plan.precision", p.Precision, Precisions}, {"plan.optimizer", p.Optimizer, Optimizers}, {"plan.recompute", p.Recompute, Recomputes}} {
 		if !slices.Contains(f.list, f.v) {
-			return fmt.Errorf("%s: must be one of %q, got %q", f.name, f.list, f.v)
+			return fieldErr(f.name, "must be one of %q, got %q", f.list, f.v)
 		}
 	}
 	return nil
+}
+
+// DecodePlan decodes and validates a JSON Plan (the body of POST
+// /api/v1/plan and of the JS API's pipeplan.plan): fields the object omits
+// keep the Plan page's defaults; unknown fields, trailing data and a body
+// over MaxBodyBytes are errors.
+func DecodePlan(data []byte) (Plan, error) {
+	p := Default().Plan
+	if err := decodeStrict(data, MaxBodyBytes, "plan", &p); err != nil {
+		return p, err
+	}
+	return p, p.Validate()
 }
 
 // Encode returns the URL fragment (without '#') for s.
@@ -202,7 +279,7 @@ func Decode(fragment string) (State, error) {
 
 func intIn(field string, v, lo, hi int) error {
 	if v < lo || v > hi {
-		return fmt.Errorf("%s: must be in [%d, %d], got %d", field, lo, hi, v)
+		return fieldErr(field, "must be in [%d, %d], got %d", lo, hi, v)
 	}
 	return nil
 }

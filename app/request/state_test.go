@@ -143,11 +143,11 @@ func TestClusterJobFieldsValidate(t *testing.T) {
 		{func(j *Job) { j.Steps = -1 }, "cluster.jobs[1].steps"},
 		{func(j *Job) { j.Steps = math.NaN() }, "cluster.jobs[1].steps"},
 		{func(j *Job) { j.SLOHours = math.Inf(1) }, "cluster.jobs[1].slo_hours"},
-		{func(j *Job) { j.Planned = &Plan{Model: "gpt-1.7b"} }, "cluster.jobs[1].planned: plan.gpu"},
+		{func(j *Job) { j.Planned = &Plan{Model: "gpt-1.7b"} }, "cluster.jobs[1].planned.plan.gpu"},
 	} {
 		cl := DefaultCluster()
 		c.change(&cl.Jobs[1])
-		if err := cl.Validate(); err == nil || !strings.Contains(err.Error(), c.field) {
+		if err := cl.Validate(); err == nil || !strings.Contains(err.Error(), c.field) || !strings.HasPrefix(c.field, Field(err)) {
 			t.Errorf("err = %v, want one naming %s", err, c.field)
 		}
 	}

@@ -1,0 +1,91 @@
+package request
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestDecodePlan(t *testing.T) {
+	good, _ := json.Marshal(Default().Plan)
+	if p, err := DecodePlan(good); err != nil || p.Shown() != DefaultTop {
+		t.Fatalf("default inputs: %+v, %v", p, err)
+	}
+	for _, c := range []struct{ body, field, want string }{
+		{`{"model":"gpt3-175b","bogus":1}`, "", "bogus"},
+		{string(good) + `{}`, "", "trailing"},
+		{strings.Replace(string(good), `"nodes":128`, `"nodes":-1`, 1), "plan.nodes", "got -1"},
+		{`{"nodes":"8"}`, "plan.nodes", "must be a JSON int"},
+		{`[]`, "", "JSON object"},
+		{`null`, "", "JSON object"},
+		{`{"inter_node_gbps":5e-324}`, "plan.inter_node_gbps", "got 5e-324"},
+		{`{"tp":-1}`, "plan.tp", "got -1"},
+		{`{"top":-1}`, "plan.top", "got -1"},
+		{`{"custom":{"name":"` + strings.Repeat("x", 300) + `"}}`, "plan.custom.name", "got 300"},
+		{`{"` + strings.Repeat("x", 5000) + `":1}`, "", "…"},
+		{strings.Repeat(" ", MaxBodyBytes+1), "", "limit"},
+	} {
+		_, err := DecodePlan([]byte(c.body))
+		if err == nil || !strings.Contains(err.Error(), c.want) || Field(err) != c.field || len(err.Error()) > 2*maxMessageBytes {
+			t.Errorf("DecodePlan(%.40q) = %v (field %q), want an error containing %q naming field %q", c.body, err, Field(err), c.want, c.field)
+		}
+	}
+}
+
+func TestDecodeAllocate(t *testing.T) {
+	a, err := DecodeAllocate([]byte(`{"instance": {"worker_types": ["v100"]}, "policy": "fifo", "entity_policies": {"b": "fifo", "a": "fairness"}}`))
+	if err != nil || a.Policy != "fifo" || strings.Join(a.Entities(), ",") != "a,b" {
+		t.Fatalf("DecodeAllocate = %+v, %v", a, err)
+	}
+	for _, c := range []struct{ body, field string }{
+		{`{"policy": "fifo"}`, "instance"},
+		{`{"instance": null, "policy": "fifo"}`, "instance"},
+		{`{"instance": {}, "policy": ""}`, "policy"},
+		{`{"instance": {}, "policy": "fifo", "budget_dollars": -1}`, "budget_dollars"},
+		{`{"instance": {}, "policy": "fifo", "entity_policies": {"a": ""}}`, "entity_policies"},
+		{`{"instance": {}, "policy": 3}`, "policy"},
+	} {
+		if _, err := DecodeAllocate([]byte(c.body)); err == nil || Field(err) != c.field {
+			t.Errorf("DecodeAllocate(%s) = %v, want an error naming %q", c.body, err, c.field)
+		}
+	}
+}
+
+// FuzzDecodePlan: a decoded plan request is always valid, and a rejected
+// one names a field the request has (or none, for a malformed body).
+func FuzzDecodePlan(f *testing.F) {
+	good, _ := json.Marshal(Default().Plan)
+	for _, s := range []string{string(good), `{"nodes":1e400}`, `{"inter_node_gbps":NaN}`, `null`, `{"custom":{"layers":"x"}}`,
+		`{"tp":8,"pp":12,"microbatch":1,"interleave":2,"recompute":"full"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		p, err := DecodePlan([]byte(body))
+		if err != nil {
+			if fe := Field(err); fe != "" && !strings.HasPrefix(fe, "plan.") {
+				t.Fatalf("error %v names field %q outside plan", err, fe)
+			}
+			return
+		}
+		if err := p.Validate(); err != nil {
+			t.Fatalf("accepted an invalid request: %v", err)
+		}
+	})
+}
+
+// FuzzDecodeAllocate: a decoded allocate request is always valid.
+func FuzzDecodeAllocate(f *testing.F) {
+	for _, s := range []string{`{"instance": {}, "policy": "fifo"}`, `{"instance": 1, "policy": "x", "prices_per_hour": [1e400]}`,
+		`{"instance": [], "policy": "fifo", "entity_policies": {"": "x"}}`, `{}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		a, err := DecodeAllocate([]byte(body))
+		if err != nil {
+			return
+		}
+		if err := a.Validate(); err != nil {
+			t.Fatalf("accepted an invalid request: %v", err)
+		}
+	})
+}

@@ -1,0 +1,139 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"pipeplan/cli"
+	"pipeplan/server"
+)
+
+// oneAnswerCase is one input given to the CLI, the HTTP API and the page's
+// JS API in each one's own form.
+type oneAnswerCase struct {
+	name string
+	// cli is the CLI's arguments (without --json); nil when the CLI has no
+	// command for this input.
+	cli []string
+	// path and body are the API request.
+	path, body string
+	// js is a JavaScript expression calling window.pipeplan.
+	js string
+}
+
+// TestOneAnswer gives the same inputs to the CLI (cli.Run with --json), the
+// server's API (POST /api/v1/..., httptest) and the page's JS API
+// (pipeplan.plan / pipeplan.allocate in headless Chromium), and requires the
+// same JSON from all three after decoding: the same fields, floats bit for
+// bit. The PipeDream-profile case has no CLI form here: cli/partition*.go
+// does not go through the application layer yet.
+func TestOneAnswer(t *testing.T) {
+	paper := "../core/gavel/testdata/instances/paper_example_3job.json"
+	sim64 := "../core/gavel/testdata/instances/sim_k80-36_p100-36_v100-36_N64_seed0.json"
+	pairs64 := strings.TrimSuffix(sim64, ".json") + ".pairs.json"
+	read := func(path string) string {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	jsString := func(s string) string {
+		lit, _ := json.Marshal(s)
+		return string(lit)
+	}
+	gpt3 := `{"model": "custom", "custom": {"layers": 96, "hidden": 12288, "heads": 96}, "nodes": 128, "gpus_per_node": 8, "global_batch": 1536, "planner": "ptdp"%s}`
+	gpt3Eval := `, "tp": 8, "pp": 16, "microbatch": 1, "interleave": 2, "recompute": "full"`
+	small := `{"model": "custom", "custom": {"name": "small", "layers": 8, "hidden": 1024, "heads": 16, "vocab": 32000, "ffn": 2048}, "seq": 1024, "precision": "fp16", "gpu": "nvidia-v100-sxm2-16gb", "nodes": 2, "gpus_per_node": 4, "inter_node_gbps": 12.5, "global_batch": 64, "planner": "ptdp", "zero": 1, "sequence_parallel": true, "top": 4}`
+	profile := `{"model": "pd-vgg16", "gpu": "nvidia-v100-sxm2-16gb", "nodes": 1, "gpus_per_node": 4, "global_batch": 256, "planner": "pipedream"}`
+	allocPaper := `{"instance": ` + read(paper) + `, "policy": "max_min_fairness_perf"}`
+	allocPacked := `{"instance": ` + read(sim64) + `, "pairs": ` + read(pairs64) + `, "policy": "max_sum_throughput_packed"}`
+	cases := []oneAnswerCase{
+		{"GPT-3 175B on 1024 A100s, searched",
+			[]string{"transformer", "--layers", "96", "--hidden", "12288", "--heads", "96", "--gpus", "1024", "--batch", "1536"},
+			"/api/v1/plan", strings.Replace(gpt3, "%s", "", 1), ""},
+		{"GPT-3 175B on 1024 A100s, one configuration",
+			[]string{"transformer", "--layers", "96", "--hidden", "12288", "--heads", "96", "--gpus", "1024", "--batch", "1536",
+				"--tp", "8", "--pp", "16", "--microbatch", "1", "--interleave", "2", "--recompute", "full"},
+			"/api/v1/plan", strings.Replace(gpt3, "%s", gpt3Eval, 1), ""},
+		{"a small transformer with every option",
+			[]string{"transformer", "--name", "small", "--layers", "8", "--hidden", "1024", "--heads", "16", "--vocab", "32000", "--ffn", "2048",
+				"--seq", "1024", "--precision", "fp16", "--gpu", "nvidia-v100-sxm2-16gb", "--gpus", "8", "--gpus-per-node", "4",
+				"--inter-node-bandwidth", "12.5e9", "--batch", "64", "--zero", "1", "--sequence-parallel", "--top", "4"},
+			"/api/v1/plan", small, ""},
+		{"VGG-16's PipeDream profile on 4 V100s", nil, "/api/v1/plan", profile, ""},
+		{"Gavel §5.4.1 example, max-min fairness",
+			[]string{"gavel", "allocate", "--instance", paper, "--policy", "max_min_fairness_perf"},
+			"/api/v1/gavel/allocate", allocPaper, `pipeplan.allocate(` + jsString(read(paper)) + `, "max_min_fairness_perf")`},
+		{"Gavel 64 jobs, space sharing",
+			[]string{"gavel", "allocate", "--instance", sim64, "--pairs", pairs64, "--policy", "max_sum_throughput_packed"},
+			"/api/v1/gavel/allocate", allocPacked, `pipeplan.allocate(` + jsString(allocPacked) + `)`},
+	}
+	for i, c := range cases {
+		if c.js == "" {
+			cases[i].js = `pipeplan.plan(` + jsString(c.body) + `)`
+		}
+	}
+	api := httptest.NewServer(server.NewAPIHandler(server.DefaultAPIOptions()))
+	defer api.Close()
+	page := server.OpenJSPage(t)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			answers := map[string]any{}
+			resp, err := api.Client().Post(api.URL+c.path, "application/json", strings.NewReader(c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fromAPI bytes.Buffer
+			fromAPI.ReadFrom(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("API: status %d: %s", resp.StatusCode, fromAPI.String())
+			}
+			answers["API"] = decode(t, "API", fromAPI.Bytes())
+			answers["JS API"] = decode(t, "JS API", []byte(page.Eval(t, c.js)))
+			if c.cli != nil {
+				var out bytes.Buffer
+				if err := cli.Run(append(c.cli, "--json"), &out); err != nil {
+					t.Fatalf("CLI: %v", err)
+				}
+				answers["CLI"] = decode(t, "CLI", out.Bytes())
+			}
+			if m, ok := answers["API"].(map[string]any); !ok || (m["candidates"] == nil && m["allocation"] == nil) {
+				t.Fatalf("API answer is not a plan or an allocation: %.300s", fromAPI.String())
+			}
+			for name, v := range answers {
+				if !reflect.DeepEqual(v, answers["API"]) {
+					t.Errorf("%s answers differently from the API:\n%s\nAPI:\n%s", name, describe(v), describe(answers["API"]))
+				}
+			}
+		})
+	}
+}
+
+// decode parses one front end's JSON answer, failing on an error answer.
+func decode(t *testing.T, who string, data []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("%s: not JSON: %v: %.300s", who, err, data)
+	}
+	if m, ok := v.(map[string]any); ok && m["error"] != nil {
+		t.Fatalf("%s: error %v", who, m["error"])
+	}
+	return v
+}
+
+// describe prints a decoded answer briefly for a failure message.
+func describe(v any) string {
+	data, _ := json.Marshal(v)
+	if len(data) > 600 {
+		return string(data[:600]) + "…"
+	}
+	return string(data)
+}
