@@ -5,6 +5,7 @@ import (
 
 	"pipeplan/app/request"
 	"pipeplan/core/model"
+	"pipeplan/modelprofiles"
 )
 
 // ModelPreset is one model the Plan page offers.
@@ -54,9 +55,43 @@ var presets = []ModelPreset{
 	{ID: "pd-resnet101", Name: "ResNet-101 (PipeDream profile)", Profile: "resnet101"},
 }
 
+// llmPresets are modelprofiles' LLM presets (Llama 3, Mixtral, Qwen, DeepSeek,
+// with their sources in modelprofiles/llm), at their pre-training sequence
+// lengths.
+var llmPresets = func() []ModelPreset {
+	var out []ModelPreset
+	for _, l := range modelprofiles.LLMs() {
+		tr, _, err := modelprofiles.Transformer(l.ID)
+		if err != nil {
+			// modelprofiles' tests parse every embedded preset; reaching this is a build defect.
+			panic("app: LLM preset " + l.ID + ": " + err.Error())
+		}
+		out = append(out, ModelPreset{ID: l.ID, Name: l.Name, Transformer: &tr})
+	}
+	return out
+}()
+
+// allPresets returns the GPT/BERT presets, the LLM presets and the
+// PipeDream profiles, in that order.
+func allPresets() []ModelPreset {
+	var out []ModelPreset
+	for _, m := range presets {
+		if m.Profile == "" {
+			out = append(out, m)
+		}
+	}
+	out = append(out, llmPresets...)
+	for _, m := range presets {
+		if m.Profile != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // Models lists the model presets, then the custom transformer.
 func Models() []ModelPreset {
-	return append(append([]ModelPreset(nil), presets...), ModelPreset{ID: customID, Name: "Custom transformer…"})
+	return append(allPresets(), ModelPreset{ID: customID, Name: "Custom transformer…"})
 }
 
 // modelFor returns the request's model: a preset, or the custom
@@ -101,13 +136,14 @@ func withTraining(m ModelPreset, in request.Plan) (ModelPreset, error) {
 
 // modelByID returns a preset or an error listing the known ids.
 func modelByID(id string) (ModelPreset, error) {
-	for _, m := range presets {
+	all := allPresets()
+	for _, m := range all {
 		if m.ID == id {
 			return m, nil
 		}
 	}
-	ids := make([]string, len(presets))
-	for i, m := range presets {
+	ids := make([]string, len(all))
+	for i, m := range all {
 		ids[i] = m.ID
 	}
 	return ModelPreset{}, &request.FieldError{Field: "plan.model", Msg: fmt.Sprintf("unknown preset %q (known: %v)", id, ids)}

@@ -114,3 +114,21 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestNetworkBandwidth checks network.json's per-GPU defaults: DGX H100 has
+// one 400 Gb/s port per GPU (50 GB/s), DGX A100 200 Gb/s, and a part
+// without an entry stays unknown.
+func TestNetworkBandwidth(t *testing.T) {
+	for id, want := range map[string]float64{"nvidia-h100-sxm5-80gb": 50e9, "nvidia-a100-sxm4-80gb": 25e9, "nvidia-t4": 0} {
+		g, err := ByID(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.NetworkBandwidthBytesPerSec != want {
+			t.Errorf("%s: network %v B/s, want %v", id, g.NetworkBandwidthBytesPerSec, want)
+		}
+	}
+	if err := applyNetwork(All(), []byte(`{"gpus":[{"id":"nope","gbit_per_gpu":400}]}`)); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("unknown id: error %v, want one naming it", err)
+	}
+}

@@ -37,14 +37,18 @@ type evaluator struct {
 	kind           schedule.KindInfo
 	bubbleFraction float64 // the schedule's analytic bubble over ideal time
 	w              float64 // bytes per value
-	peak           float64 // FLOP/s at the training precision
+	peak           float64 // FLOP/s of the linear layers' GEMMs at the training precision
 	memBW          float64 // achievable memory bandwidth, bytes/s
 	curve          EfficiencyCurve
+	wide           float64         // FLOP/s of what FP8 training keeps in bf16 (attention core, output layer); peak otherwise
+	wideCurve      EfficiencyCurve // its efficiency
 	comm           Comm
 	reserve        float64
 	m              int        // microbatches per pipeline and step
 	state          StateBytes // per-GPU bytes per parameter after ZeRO sharding over d·cp
-	expertState    StateBytes // the same for routed experts, sharded over d·cp/ep
+	expertState    StateBytes // the same for routed experts, sharded over their data-parallel group edp
+	etp            int        // expert tensor parallelism (see expertGrid)
+	edp            int        // expert data parallelism (see expertGrid)
 	gradBytes      float64    // bytes of one unsharded gradient value
 	actOpts        model.ActivationOptions
 	tpBW           float64
@@ -85,6 +89,17 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Op
 	} else if e.curve, err = DefaultEfficiency(c.GPU, string(tr.TrainingPrecision())); err != nil {
 		return nil, err
 	}
+	e.wide, e.wideCurve = e.peak, e.curve
+	if tr.TrainingPrecision() == model.FP8 {
+		// Transformer Engine: FP8 GEMMs in the linear layers only; the
+		// attention core and the output layer stay in bf16.
+		if e.wide, err = c.GPU.Peak(hw.PrecisionBF16); err != nil {
+			return nil, fmt.Errorf("cluster.gpu: %w", err)
+		}
+		if e.wideCurve, err = DefaultEfficiency(c.GPU, hw.PrecisionBF16); err != nil {
+			return nil, err
+		}
+	}
 	if opt.Comm != nil {
 		if err := opt.Comm.validate(); err != nil {
 			return nil, err
@@ -118,18 +133,20 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Op
 	if e.state, err = perParam.Shard(cfg.ZeRO, cfg.DP*cfg.CP); err != nil {
 		return nil, fmt.Errorf("execution.%w", err)
 	}
-	if e.expertState, err = perParam.Shard(cfg.ZeRO, cfg.DP*cfg.CP/cfg.EP); err != nil {
+	e.etp, e.edp = expertGrid(cfg)
+	if e.expertState, err = perParam.Shard(cfg.ZeRO, e.edp); err != nil {
 		return nil, fmt.Errorf("execution.%w", err)
 	}
 	e.actOpts = model.ActivationOptions{TP: cfg.TP, SequenceParallel: cfg.SequenceParallel, Recompute: cfg.Recompute, FlashAttention: cfg.FlashAttention, CP: cfg.CP}
 	e.m = microbatches(cfg)
 	e.bubbleFraction, _ = cfg.Schedule.Bubble(cfg.PP, e.m, cfg.Interleave) // Validate checked it
 	// Rank order, innermost first: t, cp, d, p (Megatron-LM's tp-cp-dp-pp);
-	// expert parallelism takes ep of the cp·d ranks.
+	// expert parallelism takes ep of the cp·d ranks, or, folded, of the
+	// t·cp·d ranks starting with the tensor-parallel ones.
 	t, cp, d, p := cfg.TP, cfg.CP, cfg.DP, cfg.PP
 	e.tpBW = c.GroupBandwidthBytesPerSec(t, 1)
 	e.cpBW = c.GroupBandwidthBytesPerSec(cp, t)
-	e.epBW = c.GroupBandwidthBytesPerSec(cfg.EP, t)
+	e.epBW = c.GroupBandwidthBytesPerSec(cfg.EP, e.etp)
 	e.dpBW = c.GroupBandwidthBytesPerSec(d*cp, t)
 	e.ppBW = c.GroupBandwidthBytesPerSec(2, t*cp*d)
 	e.embBW = c.GroupBandwidthBytesPerSec(2, t*cp*d*(p-1))
@@ -147,6 +164,21 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Op
 		e.layers[i] = e.layerSeconds(i)
 	}
 	return e, nil
+}
+
+// expertGrid returns the expert layers' tensor- and data-parallel sizes
+// under Megatron-Core's MoE parallel folding (Liu et al. 2025, "MoE
+// Parallel Folding"), where the experts' own grid etp × ep × edp covers the
+// same t·cp·d ranks as the attention's t × cp × d: when ep divides cp·d the
+// experts keep the attention's tensor parallelism (etp = t, edp = cp·d/ep);
+// otherwise expert parallelism folds over the tensor-parallel ranks too
+// and each expert is whole on its rank (etp = 1, edp = t·cp·d/ep), as
+// Megatron-Bridge's MoE recipes run with expert_tensor_parallel_size 1.
+func expertGrid(cfg plan.Execution) (etp, edp int) {
+	if (cfg.DP*cfg.CP)%cfg.EP == 0 {
+		return cfg.TP, cfg.DP * cfg.CP / cfg.EP
+	}
+	return 1, cfg.TP * cfg.DP * cfg.CP / cfg.EP
 }
 
 // validate checks a communication model.

@@ -26,13 +26,17 @@ type layerTime struct {
 }
 
 // gemmSeconds returns the time of one forward GEMM kind on one GPU: its
-// FLOPs split over the t tensor-parallel and cp context-parallel ranks; a
+// FLOPs split over the t tensor-parallel and cp context-parallel ranks (the
+// attention core at the bf16 rate when training in FP8); a
 // routed-expert GEMM runs as the E/ep local experts, each on its share of
 // the tokens, at the efficiency of that size.
 func (e *evaluator) gemmSeconds(g model.GEMM) float64 {
 	per := g.FLOPs / float64(e.cfg.TP*e.cfg.CP)
-	if g.Attention && e.cfg.FlashAttention {
-		per /= 2 // causal masking: flash attention skips the masked blocks
+	if g.Attention {
+		if e.cfg.FlashAttention {
+			per /= 2 // causal masking: flash attention skips the masked blocks
+		}
+		return e.wideCurve.Seconds(per, e.wide)
 	}
 	if !g.Expert {
 		return e.curve.Seconds(per, e.peak)
@@ -140,10 +144,11 @@ func (e *evaluator) tpAllReduceSeconds() float64 {
 }
 
 // logitSeconds returns the output layer's compute per microbatch on the last
-// stage: 2bshV/(t·cp) forward, twice that backward (§4.5.1).
+// stage: 2bshV/(t·cp) forward, twice that backward (§4.5.1), in bf16 when
+// training in FP8.
 func (e *evaluator) logitSeconds() float64 {
 	fwd := e.tr.LogitFwdFLOPs(e.cfg.MicrobatchSize) / float64(e.cfg.TP*e.cfg.CP)
-	return 3 * e.curve.Seconds(fwd, e.peak)
+	return 3 * e.wideCurve.Seconds(fwd, e.wide)
 }
 
 // p2pSeconds returns the point-to-point time per microbatch on one device:
@@ -192,7 +197,8 @@ func (e *evaluator) deviceSeconds(i int) stageTime {
 
 // weightParams returns the parameters device i holds per GPU, split into
 // those replicated over the d·cp data-parallel ranks and the routed
-// experts, of which each expert-parallel rank holds E/ep: its layers and,
+// experts, of which each expert-parallel rank holds E/ep split etp ways
+// (expertGrid): its layers and,
 // on the first stage, the embeddings; the last stage holds the output
 // layer (its own copy of a tied word embedding when p > 1, Megatron-LM).
 func (e *evaluator) weightParams(i int) (dense, experts float64) {
@@ -201,7 +207,7 @@ func (e *evaluator) weightParams(i int) (dense, experts float64) {
 		all := e.tr.LayerParamsAt(l)
 		if e.tr.IsMoELayer(l) {
 			ex := float64(e.tr.MoE.Experts) * e.tr.ExpertParams()
-			experts += ex / t / float64(e.cfg.EP)
+			experts += ex / float64(e.etp*e.cfg.EP)
 			all -= ex
 		}
 		dense += all / t
@@ -221,13 +227,12 @@ func (e *evaluator) weightParams(i int) (dense, experts float64) {
 
 // dataParallelSeconds returns device i's gradient synchronization: a ring
 // all-reduce of its gradients over the d·cp replicas (§2.4.1; the experts'
-// over d·cp/ep), reduce-scatter plus all-gather with ZeRO, and the tied
+// over their edp ranks), reduce-scatter plus all-gather with ZeRO, and the tied
 // embedding's all-reduce between the first and last stage. It returns the
 // reduction and the all-gather separately so that each can be overlapped.
 func (e *evaluator) dataParallelSeconds(i int) (reduce, gather float64) {
 	dense, experts := e.weightParams(i)
-	d := e.cfg.DP * e.cfg.CP
-	de := d / e.cfg.EP
+	d, de := e.cfg.DP*e.cfg.CP, e.edp
 	if e.cfg.ZeRO == 0 {
 		reduce = e.comm.AllReduceSeconds(d, dense*e.gradBytes, e.dpBW) + e.comm.AllReduceSeconds(de, experts*e.gradBytes, e.dpBW)
 	} else {
@@ -267,7 +272,7 @@ func (e *evaluator) zero3Seconds(i int) float64 {
 	}
 	dense, experts := e.weightParams(i)
 	d := e.cfg.DP * e.cfg.CP
-	return 2 * (e.comm.GatherSeconds(d, dense*e.w, e.dpBW) + e.comm.GatherSeconds(d/e.cfg.EP, experts*e.w, e.dpBW))
+	return 2 * (e.comm.GatherSeconds(d, dense*e.w, e.dpBW) + e.comm.GatherSeconds(e.edp, experts*e.w, e.dpBW))
 }
 
 // optimizerSeconds returns the optimizer step on device i: memory-bound, it

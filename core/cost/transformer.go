@@ -150,8 +150,8 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	if ex.EP > 1 && tr.MoE == nil {
 		return fmt.Errorf("execution.ep: expert parallelism needs a mixture-of-experts model, got %d", ex.EP)
 	}
-	if ex.EP > 1 && (tr.MoE.Experts%ex.EP != 0 || (ex.DP*ex.CP)%ex.EP != 0) {
-		return fmt.Errorf("execution.ep: must divide the %d experts and dp·cp = %d, got %d", tr.MoE.Experts, ex.DP*ex.CP, ex.EP)
+	if ex.EP > 1 && (tr.MoE.Experts%ex.EP != 0 || (ex.TP*ex.DP*ex.CP)%ex.EP != 0) {
+		return fmt.Errorf("execution.ep: must divide the %d experts and tp·dp·cp = %d, got %d", tr.MoE.Experts, ex.TP*ex.DP*ex.CP, ex.EP)
 	}
 	for _, d := range []struct {
 		name string

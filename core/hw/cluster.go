@@ -2,9 +2,10 @@ package hw
 
 import "fmt"
 
-// DefaultInterNodeBandwidthBytesPerSec is the default network bandwidth between
-// nodes per GPU and direction: one 200 Gb/s NIC per GPU, as in a DGX A100 or
-// H100 node (8 HDR/NDR-200 InfiniBand ports for 8 GPUs; dissertation §4.5).
+// DefaultInterNodeBandwidthBytesPerSec is the network bandwidth between nodes
+// per GPU and direction for a GPU whose profile has none
+// (GPU.NetworkBandwidthBytesPerSec): one 200 Gb/s NIC per GPU, as in a DGX
+// A100 node (8 HDR-200 InfiniBand ports for 8 GPUs; dissertation §4.5).
 const DefaultInterNodeBandwidthBytesPerSec = 200e9 / 8
 
 // Cluster is a homogeneous cluster of one GPU type with a hierarchical
@@ -21,9 +22,14 @@ type Cluster struct {
 
 // NewCluster builds a two-level cluster of nodes × gpusPerNode GPUs. Inside a
 // node GPUs talk at the GPU's peer bandwidth (NVLink where the part has it,
-// else its host link); between nodes at interNodeBandwidthBytesPerSec, or at
-// DefaultInterNodeBandwidthBytesPerSec when that is 0. The result is validated.
+// else its host link); between nodes at interNodeBandwidthBytesPerSec, or,
+// when that is 0, at the GPU's NetworkBandwidthBytesPerSec (its reference
+// server's network), else DefaultInterNodeBandwidthBytesPerSec. The result
+// is validated.
 func NewCluster(gpu GPU, gpusPerNode, nodes int, interNodeBandwidthBytesPerSec float64) (Cluster, error) {
+	if interNodeBandwidthBytesPerSec == 0 {
+		interNodeBandwidthBytesPerSec = gpu.NetworkBandwidthBytesPerSec
+	}
 	if interNodeBandwidthBytesPerSec == 0 {
 		interNodeBandwidthBytesPerSec = DefaultInterNodeBandwidthBytesPerSec
 	}

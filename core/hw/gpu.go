@@ -61,6 +61,10 @@ type GPU struct {
 	IntraNode *Link `json:"intra_node,omitempty"`
 	// Host is the host link; nil when unknown.
 	Host *Link `json:"host,omitempty"`
+	// NetworkBandwidthBytesPerSec is the scale-out network bandwidth per GPU
+	// and direction of the reference server this part ships in (e.g. one
+	// 400 Gb/s ConnectX-7 port per GPU in a DGX H100); 0 if unknown.
+	NetworkBandwidthBytesPerSec float64 `json:"network_bandwidth_bytes_per_sec,omitempty"`
 	// TDPWatts is the maximum board or module power; 0 if unknown.
 	TDPWatts float64 `json:"tdp_watts,omitempty"`
 	// LogicalDevices is how many devices software sees per package (2 for MI250X).

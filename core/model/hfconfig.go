@@ -68,7 +68,7 @@ func ParseHFConfig(data []byte) (Transformer, error) {
 		Layers: c.Layers, Hidden: c.Hidden, Heads: c.Heads, Seq: c.MaxPositions, Vocab: c.Vocab,
 		FFN: c.FFN, KVHeads: c.KVHeads, HeadDim: c.HeadDim, GatedFFN: true,
 		UntiedEmbeddings:  c.TieWordEmbeddings == nil || !*c.TieWordEmbeddings,
-		PositionEmbedding: PositionNone, Norm: NormRMS, Bias: BiasNone,
+		PositionEmbedding: PositionNone, Norm: NormRMS, Bias: BiasNone, NoDropout: true,
 	}
 	if c.ModelType == "qwen2" || c.AttentionBias {
 		t.Bias = BiasQKV

@@ -80,6 +80,10 @@ type Transformer struct {
 	Norm string `json:"norm,omitempty"`
 	// Bias is BiasAll (""), BiasNone or BiasQKV.
 	Bias string `json:"bias,omitempty"`
+	// NoDropout says the model trains without dropout (Llama, Mistral,
+	// Qwen, DeepSeek: hidden and attention dropout 0 in their Megatron
+	// recipes), so no dropout masks are stored; GPT-style models keep them.
+	NoDropout bool `json:"no_dropout,omitempty"`
 	// MoE, when set, makes the MLP of some layers a mixture of experts.
 	MoE *MoE `json:"moe,omitempty"`
 	// MLA, when set, replaces multi-head attention by DeepSeek's multi-head

@@ -46,7 +46,11 @@ func (t Transformer) LayerActivationBytes(b int, o ActivationOptions) float64 {
 // three s·b·f tensors (gate, up, their product) instead of two; flash
 // attention stores the softmax statistics instead of the 5as²b core; a
 // mixture-of-experts layer stores, per routed copy of each token (topk),
-// the expert input and its MLP intermediates, plus the shared experts'.
+// the expert input and its MLP intermediates, plus the shared experts'; a
+// model without dropout (NoDropout) stores no masks; FP8 training
+// (Transformer Engine) stores the inputs of the linear layers' weight
+// gradients — both norm outputs, the MLP's second GEMM input, an extra
+// copy of the projection input — in FP8 (1 byte) and the rest in bf16.
 // Context parallelism divides everything by cp.
 func (t Transformer) LayerActivationBytesAt(b, i int, o ActivationOptions) float64 {
 	w, err := t.BytesPerValue()
@@ -66,25 +70,39 @@ func (t Transformer) LayerActivationBytesAt(b, i int, o ActivationOptions) float
 	if o.Recompute == RecomputeFull {
 		return w * sbh / sp
 	}
-	// Replicated without sequence parallelism: both norm inputs, the QKV
-	// and MLP GEMM inputs (4w·sbh), and the two dropout masks (2·sbh).
-	replicated := (4*w + 2) * sbh / sp
+	// wg is the width of a stored GEMM input: FP8 under Transformer Engine.
+	wg, masks := w, 2.0
+	if t.TrainingPrecision() == FP8 {
+		wg = 1
+	}
+	if t.NoDropout {
+		masks = 0
+	}
+	// Replicated without sequence parallelism: both norm inputs (2w·sbh),
+	// their outputs, the QKV and MLP GEMM inputs (2wg·sbh), and the two
+	// dropout masks (2·sbh).
+	replicated := (2*w + 2*wg + masks) * sbh / sp
 	// Split over t: Q, K, V and the projection input (4w·sbh for multi-head
-	// attention), and the MLP's intermediates.
+	// attention; the projection keeps an FP8 copy too in FP8 training), and
+	// the MLP's intermediates: the first GEMM's outputs in w, the second
+	// GEMM's input in wg.
 	q, kv := a*float64(t.HeadSize()), float64(t.KVHeadCount())*float64(t.HeadSize())
 	if m := t.MLA; m != nil {
 		q = a * float64(m.QKNopeHeadDim+m.QKRopeHeadDim)
 		kv = (q + a*float64(m.VHeadDim)) / 2 // K heads are as wide as Q heads; V heads v_head_dim
 	}
 	split := w * s * bb * (2*q + 2*kv) / tp
-	inter := t.mlpMatrices()
+	if wg < w {
+		split += wg * s * bb * q / tp
+	}
+	mlp := w*(t.mlpMatrices()-1) + wg // bytes per token and inner unit
 	if t.IsMoELayer(i) {
 		m, fe := t.MoE, float64(t.expertFFN())
 		routed := float64(m.TopK) * s * bb
 		shared := float64(m.SharedExperts) * s * bb
-		split += w * (routed*(h+inter*fe) + shared*inter*fe) / tp
+		split += (routed*(wg*h+mlp*fe) + shared*mlp*fe) / tp
 	} else {
-		split += w * inter * s * bb * float64(t.FFNSize()) / tp
+		split += mlp * s * bb * float64(t.FFNSize()) / tp
 	}
 	if o.Recompute == RecomputeSelective {
 		return replicated + split

@@ -151,14 +151,15 @@ func (t Transformer) TrainingPrecision() Precision {
 
 // BytesPerValue returns the size of one weight or activation value in the
 // training precision (2 for fp16/bf16), or an error for an unknown precision.
+// FP8 training as Transformer Engine does it runs the linear layers' GEMMs
+// in FP8 but keeps weights, activations between kernels and communication
+// in bf16, so it also counts 2 bytes.
 func (t Transformer) BytesPerValue() (float64, error) {
 	switch t.TrainingPrecision() {
 	case FP32:
 		return 4, nil
-	case FP16, BF16:
+	case FP16, BF16, FP8:
 		return 2, nil
-	case FP8:
-		return 1, nil
 	}
 	return 0, fmt.Errorf("transformer.precision: must be one of fp32, fp16, bf16, fp8, got %q", t.Precision)
 }

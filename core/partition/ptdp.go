@@ -14,10 +14,11 @@ import (
 // PTDPOptions fix part of a PTD-P configuration and leave the rest to the
 // search.
 type PTDPOptions struct {
-	// Fixed holds the execution choices. TP, PP, DP, MicrobatchSize and
-	// Interleave left 0, and Recompute left "", are searched; GlobalBatch
-	// must be set; the other fields (SequenceParallel, ScatterGather,
-	// Optimizer, ZeRO, Schedule) apply to every candidate as given.
+	// Fixed holds the execution choices. TP, PP, DP, CP, EP, MicrobatchSize
+	// and Interleave left 0, and Recompute left "", are searched (CP and EP
+	// within MaxSearchedCP and MaxSearchedEP); GlobalBatch must be set; the
+	// other fields (SequenceParallel, ScatterGather, FlashAttention,
+	// Optimizer, ZeRO, Overlap, Schedule) apply to every candidate as given.
 	Fixed plan.Execution
 	// AllowCrossNodeTP lets a searched tensor-parallel size span whole
 	// nodes; by default t stays inside a server (§4.3.2, takeaway #1).
@@ -51,7 +52,8 @@ type PTDPResult struct {
 }
 
 // SearchPTDP enumerates every PTD-P configuration (t, p, d, b, v,
-// recompute) of dissertation §4.3 with t·p·d = N for transformer tr on
+// recompute) of dissertation §4.3, with context (cp) and expert (ep)
+// parallelism, with t·cp·p·d = N for transformer tr on
 // cluster c, predicts each with cost.Predict, and ranks them. Searched
 // degrees follow Megatron-LM's rules: t divides the heads and the GPUs of a
 // node (or, when allowed, is a multiple of them), p need not divide the

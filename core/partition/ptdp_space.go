@@ -25,7 +25,7 @@ func (o PTDPOptions) validateFixed(tr model.Transformer, c hw.Cluster) error {
 	for _, d := range []struct {
 		name string
 		v    int
-	}{{"tp", f.TP}, {"pp", f.PP}, {"dp", f.DP}, {"microbatch", f.MicrobatchSize}, {"interleave", f.Interleave}} {
+	}{{"tp", f.TP}, {"pp", f.PP}, {"dp", f.DP}, {"cp", f.CP}, {"ep", f.EP}, {"microbatch", f.MicrobatchSize}, {"interleave", f.Interleave}} {
 		if d.v < 0 {
 			return fmt.Errorf("%s: must be >= 1 (or 0 to search), got %d", d.name, d.v)
 		}
@@ -74,7 +74,7 @@ func (o PTDPOptions) degreePairs(tr model.Transformer, c hw.Cluster) [][2]int {
 				continue
 			// p need not divide the layers: the first stages take one
 			// layer more (uneven splits, as Megatron-LM and Llama 3 allow).
-			case f.DP > 0 && t*p*f.DP != n:
+			case f.DP > 0 && (n/(t*p))%f.DP != 0:
 				continue
 			}
 			pairs = append(pairs, [2]int{t, p})
@@ -91,55 +91,121 @@ func tensorGroupAligned(t, g int, crossNode bool) bool {
 	return g%t == 0 || (crossNode && t%g == 0)
 }
 
+// Bounds of the searched context- and expert-parallel degrees and of the
+// interleaving when p does not divide the layers.
+const (
+	// MaxSearchedCP is the largest context-parallel size a search tries; it
+	// tries cp > 1 only for sequences of at least MinSeqForCP tokens.
+	MaxSearchedCP = 16
+	// MinSeqForCP is the shortest sequence a search splits with cp > 1.
+	MinSeqForCP = 8192
+	// MaxSearchedEP is the largest expert-parallel size a search tries.
+	MaxSearchedEP = 64
+	// MaxUnevenInterleave is the largest v a search tries when p does not
+	// divide the layers (the first chunks then take one layer more).
+	MaxUnevenInterleave = 8
+)
+
 // chainsFor lists the configurations of one (t, p) in chains, one per
-// interleaving v and recomputation strategy, each over the microbatch sizes
-// b dividing B/d in increasing order. Memory never decreases along a chain
+// context-parallel size cp, expert-parallel size ep, interleaving v and
+// recomputation strategy, each over the microbatch sizes b dividing B/d in
+// increasing order (d = n/(t·p·cp)). Memory never decreases along a chain
 // (stashed activations grow with b; m·b is fixed), so a search may stop a
 // chain at its first configuration that does not fit.
 func (o PTDPOptions) chainsFor(tr model.Transformer, n, t, p int) [][]plan.Execution {
 	f := o.Fixed
-	d := n / (t * p)
-	if f.GlobalBatch%d != 0 {
-		return nil
-	}
-	perPipeline := f.GlobalBatch / d
 	rs := recomputeChoices
 	if f.Recompute != "" {
 		rs = []model.Recompute{f.Recompute}
 	}
 	var chains [][]plan.Execution
-	for _, v := range o.interleaves(tr, p) {
-		for _, r := range rs {
-			var chain []plan.Execution
-			for _, b := range divisors(perPipeline) {
-				if (f.MicrobatchSize > 0 && b != f.MicrobatchSize) || !interleaveOK(p, perPipeline/b, v) {
-					continue
+	for _, cp := range o.contextSizes(tr, n/(t*p)) {
+		d := n / (t * p * cp)
+		if f.GlobalBatch%d != 0 || (f.DP > 0 && d != f.DP) {
+			continue
+		}
+		perPipeline := f.GlobalBatch / d
+		for _, ep := range o.expertSizes(tr, t*cp*d) {
+			for _, v := range o.interleaves(tr, p) {
+				for _, r := range rs {
+					var chain []plan.Execution
+					for _, b := range divisors(perPipeline) {
+						if (f.MicrobatchSize > 0 && b != f.MicrobatchSize) || !interleaveOK(p, perPipeline/b, v) {
+							continue
+						}
+						cfg := f
+						cfg.TP, cfg.PP, cfg.DP, cfg.CP, cfg.EP, cfg.MicrobatchSize, cfg.Interleave, cfg.Recompute = t, p, d, cp, ep, b, v, r
+						chain = append(chain, cfg)
+					}
+					if len(chain) > 0 {
+						chains = append(chains, chain)
+					}
 				}
-				cfg := f
-				cfg.TP, cfg.PP, cfg.DP, cfg.MicrobatchSize, cfg.Interleave, cfg.Recompute = t, p, d, b, v, r
-				chain = append(chain, cfg)
-			}
-			if len(chain) > 0 {
-				chains = append(chains, chain)
 			}
 		}
 	}
 	return chains
 }
 
+// contextSizes lists the context-parallel sizes to try with rest = n/(t·p)
+// GPUs per pipeline stage: the fixed one, or 1 and, for sequences of at
+// least MinSeqForCP tokens, the powers of two up to MaxSearchedCP that
+// divide rest and split the sequence into 2·cp load-balanced chunks.
+func (o PTDPOptions) contextSizes(tr model.Transformer, rest int) []int {
+	if f := o.Fixed.CP; f > 0 {
+		if rest%f != 0 {
+			return nil
+		}
+		return []int{f}
+	}
+	cps := []int{1}
+	if tr.Seq < MinSeqForCP {
+		return cps
+	}
+	for cp := 2; cp <= MaxSearchedCP && rest%cp == 0 && tr.Seq%(2*cp) == 0; cp *= 2 {
+		cps = append(cps, cp)
+	}
+	return cps
+}
+
+// expertSizes lists the expert-parallel sizes to try: the fixed one, 1 for
+// a dense model, else the powers of two up to MaxSearchedEP dividing the
+// experts and the t·cp·d ranks of a stage (MoE parallel folding; see
+// cost's expert grid), ep = 1 included.
+func (o PTDPOptions) expertSizes(tr model.Transformer, ranks int) []int {
+	if f := o.Fixed.EP; f > 0 {
+		return []int{f}
+	}
+	eps := []int{1}
+	if tr.MoE == nil {
+		return eps
+	}
+	for ep := 2; ep <= MaxSearchedEP && tr.MoE.Experts%ep == 0 && ranks%ep == 0; ep *= 2 {
+		eps = append(eps, ep)
+	}
+	return eps
+}
+
 // interleaves lists the numbers of model chunks per device v to try with p
-// stages: the fixed value, or every v splitting the layers evenly over p·v
-// chunks (only v = 1 when p does not divide the layers or the schedule is
-// not the interleaved one).
+// stages: the fixed value; v = 1 when the schedule is not the interleaved
+// one; every v splitting the layers evenly over p·v chunks when p divides
+// them; otherwise v up to MaxUnevenInterleave with p·v ≤ layers (uneven
+// chunks: the first take one layer more, as Megatron-LM allows).
 func (o PTDPOptions) interleaves(tr model.Transformer, p int) []int {
 	f := o.Fixed
 	switch {
 	case f.Interleave > 0:
 		return []int{f.Interleave}
-	case tr.Layers%p != 0 || (f.Schedule != "" && f.Schedule != schedule.Interleaved):
+	case f.Schedule != "" && f.Schedule != schedule.Interleaved:
 		return []int{1}
+	case tr.Layers%p == 0:
+		return divisors(tr.Layers / p)
 	}
-	return divisors(tr.Layers / p)
+	var vs []int
+	for v := 1; v <= MaxUnevenInterleave && p*v <= tr.Layers; v++ {
+		vs = append(vs, v)
+	}
+	return vs
 }
 
 // interleaveOK reports whether v > 1 chunks per device may be used with p

@@ -1,0 +1,64 @@
+package partition
+
+import (
+	"context"
+	"testing"
+
+	"pipeplan/core/hw"
+	"pipeplan/core/model"
+	"pipeplan/core/plan"
+)
+
+// llama405B is Llama 3.1 405B (its Hugging Face config.json; the preset
+// modelprofiles/llm/llama3-405b.json) at 8K context.
+var llama405B = model.Transformer{Name: "Llama 3.1 405B", Layers: 126, Hidden: 16384, Heads: 128, KVHeads: 8, FFN: 53248,
+	Vocab: 128256, Seq: 8192, GatedFFN: true, UntiedEmbeddings: true, PositionEmbedding: model.PositionNone,
+	Norm: model.NormRMS, Bias: model.BiasNone, NoDropout: true}
+
+// h100Cluster returns n H100 SXM5 GPUs, 8 per node, at 50 GB/s per GPU between nodes.
+func h100Cluster(tb testing.TB, n int) hw.Cluster {
+	tb.Helper()
+	g := hw.GPU{ID: "h100", MemoryBytes: 80 << 30, MemoryBandwidthBytesPerSec: 3.35e12,
+		PeakFLOPS: map[string]float64{hw.PrecisionBF16: 989e12}, MeasuredMatmulFLOPS: map[string]float64{hw.PrecisionBF16: 794.5e12},
+		IntraNode: &hw.Link{Type: "NVLink", BandwidthBytesPerSec: 450e9}, LogicalDevices: 1}
+	c, err := hw.NewCluster(g, 8, n/8, 50e9)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// megatronDefaults are the execution choices Megatron-LM recommends on H100
+// and the search keeps fixed: the distributed optimizer with fp32
+// gradients, flash attention, sequence parallelism, every overlap.
+var megatronDefaults = plan.Execution{GlobalBatch: 2048, ZeRO: 1, Optimizer: "mixed-adam-fp32-grads", FlashAttention: true,
+	SequenceParallel: true, Overlap: plan.Overlap{GradReduce: true, ParamGather: true, TPComm: true}}
+
+// BenchmarkSearchPTDP405B16384 is the whole PTD-P search (t, p, cp, d, b, v,
+// recompute) for Llama 3.1 405B on 16,384 H100s at batch 2048.
+func BenchmarkSearchPTDP405B16384(b *testing.B) {
+	c := h100Cluster(b, 16384)
+	for b.Loop() {
+		if _, err := SearchPTDP(context.Background(), llama405B, c, PTDPOptions{Fixed: megatronDefaults}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestSearchPTDP405B checks that the search plans Llama 3.1 405B on 16,384
+// H100s (126 layers: uneven pipeline splits) and reports the best
+// configuration with its breakdown.
+func TestSearchPTDP405B(t *testing.T) {
+	res, err := SearchPTDP(context.Background(), llama405B, h100Cluster(t, 16384), PTDPOptions{Fixed: megatronDefaults}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best := res.Candidates[0]
+	cfg, pr := best.Config, best.Prediction
+	if cfg.TP*cfg.PP*cfg.DP*cfg.CP != 16384 {
+		t.Fatalf("best %+v does not use the 16384 GPUs", cfg)
+	}
+	t.Logf("%d fit, %d not; best t=%d cp=%d p=%d d=%d b=%d v=%d %s: %.0f model TFLOP/s/GPU, %.1f GiB; %+v",
+		len(res.Candidates), len(res.Infeasible), cfg.TP, cfg.CP, cfg.PP, cfg.DP, cfg.MicrobatchSize, cfg.Interleave, cfg.Recompute,
+		pr.ModelTFLOPSPerGPU, pr.Memory.PeakBytes/(1<<30), pr.Time)
+}
