@@ -1,0 +1,3 @@
+package results
+
+func TwoBWMarkdown() (string, error)       { return "TODO", nil }
