@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 //go:embed testdata/pipedream_table.json
@@ -92,8 +93,20 @@ func configString(reps []int) string {
 // PipeDreamCostModels are the two cost models of the partition command.
 var PipeDreamCostModels = []string{"pipeplan", "pipedream"}
 
-// PipeDreamRows runs the optimizer on every paper row with both cost models.
+var (
+	pipedreamOnce sync.Once
+	pipedreamRows []PipeDreamRow
+	pipedreamErr  error
+)
+
+// PipeDreamRows runs the optimizer on every paper row with both cost
+// models, once per process (the headline test and the table share it).
 func PipeDreamRows() ([]PipeDreamRow, error) {
+	pipedreamOnce.Do(func() { pipedreamRows, pipedreamErr = pipeDreamRows() })
+	return pipedreamRows, pipedreamErr
+}
+
+func pipeDreamRows() ([]PipeDreamRow, error) {
 	paper, err := LoadPipeDreamPaper()
 	if err != nil {
 		return nil, err

@@ -21,9 +21,9 @@ type PTDPPaperRow struct {
 // UnmarshalJSON reads a row (the integer fields by their lower-case names).
 func (r *PTDPPaperRow) UnmarshalJSON(b []byte) error {
 	var raw struct {
-		Name                                        string
+		Name                                       string
 		Layers, Hidden, Heads, TP, PP, GPUs, Batch int
-		TFLOPS                                      float64
+		TFLOPS                                     float64
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err

@@ -1,3 +1,0 @@
-package results
-
-func TwoBWMarkdown() (string, error)       { return "TODO", nil }
