@@ -1,0 +1,200 @@
+package results
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+//go:embed testdata/ptdp_paper.json
+var ptdpPaperJSON []byte
+
+// PTDPPaperRow is one run of dissertation Table 4.1.
+type PTDPPaperRow struct {
+	Name                  string  `json:"name"`
+	Layers, Hidden, Heads int     `json:"-"`
+	TP, PP, GPUs, Batch   int     `json:"-"`
+	TFLOPS                float64 `json:"tflops"`
+}
+
+// UnmarshalJSON reads a row (the integer fields by their lower-case names).
+func (r *PTDPPaperRow) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Name                                       string
+		Layers, Hidden, Heads, TP, PP, GPUs, Batch int
+		TFLOPS                                     float64
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*r = PTDPPaperRow{raw.Name, raw.Layers, raw.Hidden, raw.Heads, raw.TP, raw.PP, raw.GPUs, raw.Batch, raw.TFLOPS}
+	return nil
+}
+
+// PTDPPaper is the stored PTD-P data with sources.
+type PTDPPaper struct {
+	Table41 struct {
+		Source string         `json:"source"`
+		Rows   []PTDPPaperRow `json:"rows"`
+	} `json:"table41"`
+	Interleaved struct {
+		Source string `json:"source"`
+	} `json:"interleaved"`
+	TensorVsPipeline struct {
+		Source string `json:"source"`
+		BestTP int    `json:"best_tp"`
+	} `json:"tensor_vs_pipeline"`
+}
+
+// LoadPTDPPaper reads testdata/ptdp_paper.json.
+func LoadPTDPPaper() (PTDPPaper, error) {
+	var p PTDPPaper
+	err := json.Unmarshal(ptdpPaperJSON, &p)
+	return p, err
+}
+
+// transformerCLIOutput is what `transformer --json` prints of the chosen configuration.
+type transformerCLIOutput struct {
+	TP             int     `json:"tp"`
+	PP             int     `json:"pp"`
+	Microbatch     int     `json:"microbatch"`
+	Interleave     int     `json:"interleave"`
+	TFLOPSPerGPU   float64 `json:"tflops_per_gpu"`
+	BubbleFraction float64 `json:"bubble_fraction"`
+	Fits           bool    `json:"fits"`
+	Memory         struct {
+		PerGPUPeakBytes float64 `json:"per_gpu_peak_bytes"`
+	} `json:"memory"`
+}
+
+// gptArgs is the transformer command for a GPT model of §4.5.1 (s = 2048, V = 51,200).
+func gptArgs(layers, hidden, heads, gpus, batch int) []string {
+	return []string{"transformer", "--layers", strconv.Itoa(layers), "--hidden", strconv.Itoa(hidden), "--heads", strconv.Itoa(heads),
+		"--gpus", strconv.Itoa(gpus), "--batch", strconv.Itoa(batch)}
+}
+
+// PTDPTableRow is our prediction for one Table 4.1 run.
+type PTDPTableRow struct {
+	Paper PTDPPaperRow
+	Args  []string
+	Out   transformerCLIOutput
+}
+
+// PTDPTableRows evaluates Table 4.1's runs with the paper's (t, p),
+// microbatch 1 and full recomputation; the interleaving is searched.
+func PTDPTableRows() ([]PTDPTableRow, error) {
+	paper, err := LoadPTDPPaper()
+	if err != nil {
+		return nil, err
+	}
+	var rows []PTDPTableRow
+	for _, p := range paper.Table41.Rows {
+		args := append(gptArgs(p.Layers, p.Hidden, p.Heads, p.GPUs, p.Batch), "--tp", strconv.Itoa(p.TP), "--pp", strconv.Itoa(p.PP),
+			"--microbatch", "1", "--recompute", "full")
+		r := PTDPTableRow{Paper: p, Args: args}
+		if err := runJSON(&r.Out, args...); err != nil {
+			return nil, err
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+// PTDPTableMarkdown is the Table 4.1 section.
+func PTDPTableMarkdown() (string, error) {
+	rows, err := PTDPTableRows()
+	if err != nil {
+		return "", err
+	}
+	var cmds []string
+	var tab [][]string
+	var ratios []float64
+	for _, r := range rows {
+		cmds = append(cmds, command(r.Args...))
+		ratio := r.Out.TFLOPSPerGPU / r.Paper.TFLOPS
+		ratios = append(ratios, ratio)
+		tab = append(tab, []string{r.Paper.Name, strconv.Itoa(r.Paper.GPUs), fmt.Sprintf("(%d, %d)", r.Paper.TP, r.Paper.PP),
+			strconv.Itoa(r.Paper.Batch), strconv.Itoa(r.Out.Interleave), fmt.Sprintf("%.0f", r.Paper.TFLOPS),
+			fmt.Sprintf("%.1f", r.Out.TFLOPSPerGPU), fmt.Sprintf("%+.1f %%", 100*(ratio-1)),
+			fmt.Sprintf("%.1f", r.Out.Memory.PerGPUPeakBytes/(1<<30))})
+	}
+	return codeBlock(cmds) + "\n" + table([]string{"model", "GPUs", "(t, p)", "batch", "v (searched)", "paper TFLOP/s/GPU",
+		"ours", "error", "memory GiB"}, tab) +
+		fmt.Sprintf("\nGeometric mean of ours / paper over the 10 rows: %.3f.\n", geomean(ratios)), nil
+}
+
+// PTDPSweepRow is one configuration of a figure sweep.
+type PTDPSweepRow struct {
+	Label string
+	Batch int
+	Args  []string
+	Out   transformerCLIOutput
+}
+
+// PTDPInterleavedRows evaluates GPT-3 175B on 96 GPUs, (t, p) = (8, 12),
+// with the interleaved schedule (v = 2) and without (v = 1), at batch sizes
+// 12 to 192 (Figure 4.12).
+func PTDPInterleavedRows() ([]PTDPSweepRow, error) {
+	var rows []PTDPSweepRow
+	for _, B := range []int{12, 24, 48, 96, 192} {
+		for _, v := range []int{1, 2} {
+			args := append(gptArgs(96, 12288, 96, 96, B), "--tp", "8", "--pp", "12", "--microbatch", "1", "--recompute", "full",
+				"--interleave", strconv.Itoa(v))
+			r := PTDPSweepRow{Label: map[int]string{1: "non-interleaved", 2: "interleaved (v = 2)"}[v], Batch: B, Args: args}
+			if err := runJSON(&r.Out, args...); err != nil {
+				return nil, err
+			}
+			rows = append(rows, r)
+		}
+	}
+	return rows, nil
+}
+
+// PTDPTensorPipelineRows evaluates GPT 162.2B on 64 GPUs at every (t, p)
+// with t·p = 64 (Figure 4.13), microbatch 1, full recomputation,
+// interleaving searched, tensor parallelism allowed across nodes.
+func PTDPTensorPipelineRows() ([]PTDPSweepRow, error) {
+	var rows []PTDPSweepRow
+	for _, B := range []int{32, 128} {
+		for _, t := range []int{2, 4, 8, 16, 32} {
+			args := append(gptArgs(32, 20480, 128, 64, B), "--tp", strconv.Itoa(t), "--pp", strconv.Itoa(64/t), "--microbatch", "1",
+				"--recompute", "full", "--allow-cross-node-tp")
+			r := PTDPSweepRow{Label: fmt.Sprintf("(%d, %d)", t, 64/t), Batch: B, Args: args}
+			if err := runJSON(&r.Out, args...); err != nil {
+				return nil, err
+			}
+			rows = append(rows, r)
+		}
+	}
+	return rows, nil
+}
+
+// PTDPFiguresMarkdown is the section of the §4.5 figure sweeps.
+func PTDPFiguresMarkdown() (string, error) {
+	il, err := PTDPInterleavedRows()
+	if err != nil {
+		return "", err
+	}
+	tp, err := PTDPTensorPipelineRows()
+	if err != nil {
+		return "", err
+	}
+	var cmds []string
+	var tab [][]string
+	for i := 0; i+1 < len(il); i += 2 {
+		cmds = append(cmds, command(il[i].Args...), command(il[i+1].Args...))
+		tab = append(tab, []string{strconv.Itoa(il[i].Batch), fmt.Sprintf("%.1f", il[i].Out.TFLOPSPerGPU),
+			fmt.Sprintf("%.1f", il[i+1].Out.TFLOPSPerGPU), fmt.Sprintf("%.3f", il[i+1].Out.TFLOPSPerGPU/il[i].Out.TFLOPSPerGPU)})
+	}
+	s := "Interleaved vs non-interleaved, GPT-3 175B on 96 A100s, (t, p) = (8, 12), b = 1 (Figure 4.12):\n\n" + codeBlock(cmds) + "\n" +
+		table([]string{"batch", "non-interleaved TFLOP/s/GPU", "interleaved (v = 2)", "interleaved / non-interleaved"}, tab)
+	cmds, tab = nil, nil
+	for _, r := range tp {
+		cmds = append(cmds, command(r.Args...))
+		tab = append(tab, []string{r.Label, strconv.Itoa(r.Batch), strconv.Itoa(r.Out.Interleave), fmt.Sprintf("%.1f", r.Out.TFLOPSPerGPU)})
+	}
+	s += "\nTensor vs pipeline parallelism, GPT 162.2B on 64 A100s (Figure 4.13):\n\n" + codeBlock(cmds) + "\n" +
+		table([]string{"(t, p)", "batch", "v (searched)", "TFLOP/s/GPU"}, tab)
+	return s, nil
+}
