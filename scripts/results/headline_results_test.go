@@ -79,7 +79,7 @@ func TestPTDPResults(t *testing.T) {
 		}
 	}
 	for B, r := range best {
-		if r.Out.TP != paper.TensorVsPipeline.BestTP {
+		if r.Out.Execution.TP != paper.TensorVsPipeline.BestTP {
 			t.Errorf("batch %d: best (t, p) %s, the paper t = %d", B, r.Label, paper.TensorVsPipeline.BestTP)
 		}
 	}

@@ -54,18 +54,39 @@ func LoadPTDPPaper() (PTDPPaper, error) {
 	return p, err
 }
 
-// transformerCLIOutput is what `transformer --json` prints of the chosen configuration.
+// transformerCLIOutput is the best candidate `transformer --json` prints
+// (the application layer's result, candidates fastest first).
 type transformerCLIOutput struct {
-	TP             int     `json:"tp"`
-	PP             int     `json:"pp"`
-	Microbatch     int     `json:"microbatch"`
-	Interleave     int     `json:"interleave"`
+	Execution struct {
+		TP             int `json:"tp"`
+		PP             int `json:"pp"`
+		MicrobatchSize int `json:"microbatch_size"`
+		Interleave     int `json:"interleave"`
+	} `json:"execution"`
 	TFLOPSPerGPU   float64 `json:"tflops_per_gpu"`
 	BubbleFraction float64 `json:"bubble_fraction"`
 	Fits           bool    `json:"fits"`
 	Memory         struct {
-		PerGPUPeakBytes float64 `json:"per_gpu_peak_bytes"`
+		PeakBytes float64 `json:"peak_bytes"`
 	} `json:"memory"`
+}
+
+// UnmarshalJSON reads the first candidate of the CLI's result; a result
+// without one, or one without a prediction, is an error, so a change of
+// the CLI's output cannot turn into a table of zeros.
+func (o *transformerCLIOutput) UnmarshalJSON(data []byte) error {
+	type candidate transformerCLIOutput // without this method
+	var r struct {
+		Candidates []candidate `json:"candidates"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return err
+	}
+	if len(r.Candidates) == 0 || !(r.Candidates[0].TFLOPSPerGPU > 0) || r.Candidates[0].Execution.TP < 1 {
+		return fmt.Errorf("transformer --json: no candidate with a prediction in %.200s", data)
+	}
+	*o = transformerCLIOutput(r.Candidates[0])
+	return nil
 }
 
 // gptArgs is the transformer command for a GPT model of §4.5.1 (s = 2048, V = 51,200).
@@ -115,9 +136,9 @@ func PTDPTableMarkdown() (string, error) {
 		ratio := r.Out.TFLOPSPerGPU / r.Paper.TFLOPS
 		ratios = append(ratios, ratio)
 		tab = append(tab, []string{r.Paper.Name, strconv.Itoa(r.Paper.GPUs), fmt.Sprintf("(%d, %d)", r.Paper.TP, r.Paper.PP),
-			strconv.Itoa(r.Paper.Batch), strconv.Itoa(r.Out.Interleave), fmt.Sprintf("%.0f", r.Paper.TFLOPS),
+			strconv.Itoa(r.Paper.Batch), strconv.Itoa(r.Out.Execution.Interleave), fmt.Sprintf("%.0f", r.Paper.TFLOPS),
 			fmt.Sprintf("%.1f", r.Out.TFLOPSPerGPU), fmt.Sprintf("%+.1f %%", 100*(ratio-1)),
-			fmt.Sprintf("%.1f", r.Out.Memory.PerGPUPeakBytes/(1<<30))})
+			fmt.Sprintf("%.1f", r.Out.Memory.PeakBytes/(1<<30))})
 	}
 	return codeBlock(cmds) + "\n" + table([]string{"model", "GPUs", "(t, p)", "batch", "v (searched)", "paper TFLOP/s/GPU",
 		"ours", "error", "memory GiB"}, tab) +
@@ -192,7 +213,7 @@ func PTDPFiguresMarkdown() (string, error) {
 	cmds, tab = nil, nil
 	for _, r := range tp {
 		cmds = append(cmds, command(r.Args...))
-		tab = append(tab, []string{r.Label, strconv.Itoa(r.Batch), strconv.Itoa(r.Out.Interleave), fmt.Sprintf("%.1f", r.Out.TFLOPSPerGPU)})
+		tab = append(tab, []string{r.Label, strconv.Itoa(r.Batch), strconv.Itoa(r.Out.Execution.Interleave), fmt.Sprintf("%.1f", r.Out.TFLOPSPerGPU)})
 	}
 	s += "\nTensor vs pipeline parallelism, GPT 162.2B on 64 A100s (Figure 4.13):\n\n" + codeBlock(cmds) + "\n" +
 		table([]string{"(t, p)", "batch", "v (searched)", "TFLOP/s/GPU"}, tab)
