@@ -25,8 +25,12 @@ func JobTypes() []string {
 	return out
 }
 
-// Policies lists Gavel's policy names.
-func Policies() []string { return gavel.PolicyNames() }
+// PolicyInfo is a Gavel policy's traits: names, objective, section,
+// heterogeneity-awareness, space sharing and baseline.
+type PolicyInfo = gavel.PolicyInfo
+
+// Policies lists Gavel's policies with their traits, sorted by name.
+func Policies() []PolicyInfo { return gavel.Policies() }
 
 // ClusterResult is a policy's allocation and what it gives each job.
 type ClusterResult struct {
@@ -64,7 +68,8 @@ type ClusterResult struct {
 	// (eq. 5.1), plus Σ_j UnconsolidatedX[m][j]·UnconsolidatedThroughputs[m][j]
 	// and its pairs' time at their co-located throughputs.
 	Effective []float64 `json:"effective_throughput"`
-	// Baseline[m] is the same under the heterogeneity-agnostic BaselinePolicy.
+	// Baseline[m] is the same under the heterogeneity-agnostic BaselinePolicy
+	// (gavel.PolicyInfo.Baseline: the policy's agnostic counterpart).
 	Baseline       []float64 `json:"baseline_throughput"`
 	Policy         string    `json:"policy"`
 	BaselinePolicy string    `json:"baseline_policy"`
@@ -100,7 +105,8 @@ func Allocate(ctx context.Context, in request.Cluster) (ClusterResult, error) {
 	if err != nil {
 		return ClusterResult{}, err
 	}
-	baseName := agnosticPolicy(in.Policy)
+	info, _ := gavel.LookupPolicy(in.Policy)
+	baseName := info.Baseline
 	base, err := gavel.PolicyByName(baseName)
 	if err != nil {
 		return ClusterResult{}, err
@@ -116,20 +122,6 @@ func Allocate(ctx context.Context, in request.Cluster) (ClusterResult, error) {
 		Effective: gavel.EffectiveThroughputs(inst, al), Baseline: gavel.EffectiveThroughputs(inst, bl),
 		Policy: in.Policy, BaselinePolicy: baseName,
 	}, nil
-}
-
-// agnosticPolicy is the heterogeneity-agnostic version of a policy (§5.3:
-// the "_perf" policies see per-type throughputs, their plain versions do not);
-// policies without one are compared with agnostic max-min fairness.
-func agnosticPolicy(name string) string {
-	if base, ok := strings.CutSuffix(name, "_perf"); ok {
-		for _, n := range gavel.PolicyNames() {
-			if n == base {
-				return base
-			}
-		}
-	}
-	return "max_min_fairness"
 }
 
 // instance builds a gavel.Instance from the Cluster page's inputs, with

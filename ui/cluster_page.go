@@ -36,8 +36,8 @@ func (v ClusterView) TimingText() string {
 	return fmt.Sprintf("allocated in %.1f ms", v.Millis)
 }
 
-func (c *ClusterPage) policies() []string { return app.Policies() }
-func (c *ClusterPage) jobTypes() []string { return app.JobTypes() }
+func (c *ClusterPage) policies() []app.PolicyInfo { return app.Policies() }
+func (c *ClusterPage) jobTypes() []string         { return app.JobTypes() }
 func (c *ClusterPage) workerTypes() []string {
 	return request.WorkerTypes(c.App.State.Cluster.Workload)
 }

@@ -10,10 +10,14 @@ import (
 )
 
 func init() {
-	registerPolicy("min_cost_perf", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+	registerPolicy(PolicyInfo{Name: "min_cost_perf", Title: "Minimum cost",
+		Section: "§6.4.2", Objective: "maximize Σ_m throughput(m, X)/cost(m, X)",
+		HeterogeneityAware: true, NeedsPrices: true}, staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
 		return minCost(ctx, inst, false)
 	}))
-	registerPolicy("min_cost_slo_perf", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+	registerPolicy(PolicyInfo{Name: "min_cost_slo_perf", Title: "Minimum cost with SLOs",
+		Section: "§6.4.3", Objective: "maximize Σ_m throughput(m, X)/cost(m, X) subject to num_steps_m/throughput(m, X) ≤ SLO_m",
+		HeterogeneityAware: true, NeedsSteps: true, NeedsPrices: true}, staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
 		return minCost(ctx, inst, true)
 	}))
 }

@@ -9,11 +9,15 @@ import (
 )
 
 func init() {
-	registerPolicy("finish_time_fairness", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+	registerPolicy(PolicyInfo{Name: "finish_time_fairness", Title: "Finish-time fairness (Themis), heterogeneity-agnostic",
+		Section: "§5.4.2, Table 5.1", Objective: "minimize max_m ρ(m, X) over every GPU seen as equal",
+		Baseline: "finish_time_fairness", NeedsSteps: true}, staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
 		al, _, err := finishTimeFairness(ctx, inst, true)
 		return al, err
 	}))
-	registerPolicy("finish_time_fairness_perf", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+	registerPolicy(PolicyInfo{Name: "finish_time_fairness_perf", Title: "Finish-time fairness (Themis), heterogeneity-aware",
+		Section: "§5.4.2, Table 5.1", Objective: "minimize max_m ρ(m, X) = (t_m + r_m/throughput(m, X))/(t_m + r_m/throughput(m, X^isolated))",
+		HeterogeneityAware: true, Baseline: "finish_time_fairness", NeedsSteps: true}, staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
 		al, _, err := finishTimeFairness(ctx, inst, false)
 		return al, err
 	}))
