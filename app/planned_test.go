@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"pipeplan/app/request"
+	"pipeplan/gpuprofiles"
 )
 
 // TestPlannedJobThroughputs checks that a planned job's row of T is the
@@ -37,7 +38,7 @@ func TestPlannedJobThroughputs(t *testing.T) {
 	precision := map[string]string{"v100": "fp16", "p100": "fp16", "k80": "fp32"}
 	for k, wt := range res.WorkerTypes {
 		req := p
-		req.GPU, req.Nodes, req.GPUsPerNode, req.Precision = gavelGPUs[wt], 1, job.Scale, precision[wt]
+		req.GPU, req.Nodes, req.GPUsPerNode, req.Precision = workerGPU(t, wt), 1, job.Scale, precision[wt]
 		direct, err := Plan(context.Background(), req)
 		got, src := res.Throughputs[m][k], res.Sources[m][k]
 		if err != nil || len(direct.Candidates) == 0 {
@@ -86,7 +87,7 @@ func TestPlannedJobUnconsolidated(t *testing.T) {
 		m := len(in.Jobs) - 1
 		for k, wt := range res.WorkerTypes {
 			req := p
-			req.GPU, req.Nodes, req.GPUsPerNode, req.Precision = gavelGPUs[wt], scale, 1, precision[wt]
+			req.GPU, req.Nodes, req.GPUsPerNode, req.Precision = workerGPU(t, wt), scale, 1, precision[wt]
 			direct, err := Plan(context.Background(), req)
 			got, src := res.UnconsolidatedThroughputs[m][k], res.UnconsolidatedSources[m][k]
 			where := fmt.Sprintf("on %d servers (25 GB/s per GPU between them)", scale)
@@ -196,4 +197,14 @@ func BenchmarkPlannedJob(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// workerGPU is the gpus.json id of worker type wt.
+func workerGPU(t *testing.T, wt string) string {
+	t.Helper()
+	id, err := gpuprofiles.WorkerTypeGPU(wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

@@ -6,6 +6,7 @@ import (
 
 	"pipeplan/app/request"
 	"pipeplan/core/gavel"
+	"pipeplan/gpuprofiles"
 )
 
 // SimulateTrace draws a synthetic trace of the Cluster page's size and
@@ -32,6 +33,10 @@ func SimulateTrace(ctx context.Context, in request.Cluster, progress func(done, 
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("cluster.gpus: %w", err)
 	}
+	prices, err := gpuprofiles.DefaultPriceList().ForWorkerTypes(spec.WorkerTypes)
+	if err != nil {
+		return nil, err
+	}
 	var jobs []gavel.Job
 	var table *gavel.ThroughputTable // nil: Gavel's
 	if in.TraceWorkload == request.TraceListedJobs {
@@ -46,7 +51,7 @@ func SimulateTrace(ctx context.Context, in request.Cluster, progress func(done, 
 		policy = yieldingPolicy{Policy: policy, yield: yield}
 	}
 	return gavel.Simulate(ctx, gavel.SimConfig{Cluster: spec, Policy: policy, Jobs: jobs, Throughputs: table, Progress: progress,
-		PlacementSensitive: in.PlacementSensitive, SpaceSharing: gavel.SpaceSharing(in.Policy)})
+		PlacementSensitive: in.PlacementSensitive, SpaceSharing: gavel.SpaceSharing(in.Policy), PricePerHour: prices})
 }
 
 // listedTrace draws a trace whose jobs are the page's listed jobs, each one

@@ -3,6 +3,8 @@ package request
 import (
 	"fmt"
 	"math"
+
+	"pipeplan/gpuprofiles"
 )
 
 // Workloads of the Cluster page: the 3-job example of dissertation §5.4.1
@@ -20,12 +22,14 @@ const (
 	TraceListedJobs    = "listed"
 )
 
-// WorkerTypes returns the GPU types of a workload, in the order of Cluster.GPUs.
+// WorkerTypes returns the GPU types of a workload, in the order of
+// Cluster.GPUs: the §5.4.1 example's one V100 and one K80, else Gavel's
+// worker types (gpuprofiles.GavelWorkerTypeNames).
 func WorkerTypes(workload string) []string {
 	if workload == WorkloadPaper {
 		return []string{"v100", "k80"}
 	}
-	return []string{"v100", "p100", "k80"}
+	return gpuprofiles.GavelWorkerTypeNames()
 }
 
 // Limits of the Cluster page's inputs.
