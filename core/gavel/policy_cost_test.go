@@ -53,20 +53,60 @@ func TestMakespanBudget(t *testing.T) {
 	}
 }
 
-// TestFinishTimeFairness checks rho on one GPU against closed forms: equal
-// shares give rho = 2; with 10 s elapsed for job 0 the optimum solves
-// (10 + 10/x)/20 = 1/(1-x), x = sqrt(2)-1, rho = 1/(2-sqrt(2)).
+// TestFinishTimeFairness checks rho on one GPU (10 steps/s) against closed
+// forms. With n = 2 jobs, X^isolated is half the GPU: 5 steps/s, so jobs of
+// 100 and 300 steps finish in isolation after D = 20 and 60 s. Equal
+// shares are the isolated allocation: rho = 1 (the LAS normalizer used
+// before gave 2). With 10 s elapsed for job 0, rho_0 = (10 + 10/x)/20 and
+// rho_1 = 30/(60(1-x)) meet at x^2 + x - 1 = 0: x = (sqrt(5)-1)/2, rho =
+// (3+sqrt(5))/4 (the old baseline gave x = sqrt(2)-1, rho = 1/(2-sqrt(2))).
 func TestFinishTimeFairness(t *testing.T) {
 	inst := identicalInstance([]float64{1, 1}, 1)
 	inst.Jobs[0].NumSteps, inst.Jobs[1].NumSteps = 100, 300
 	al := allocate(t, "finish_time_fairness_perf", inst)
-	if math.Abs(al.Objective-2) > 1e-6 {
-		t.Errorf("rho %v, want 2", al.Objective)
+	if math.Abs(al.Objective-1) > 1e-6 {
+		t.Errorf("rho %v, want 1", al.Objective)
 	}
 	inst.Jobs[0].ElapsedSeconds = 10
 	al = allocate(t, "finish_time_fairness_perf", inst)
-	if want := 1 / (2 - math.Sqrt2); math.Abs(al.Objective-want) > 1e-6 || math.Abs(al.X[0][0]-(math.Sqrt2-1)) > 1e-6 {
-		t.Errorf("rho %v X %v, want %v with x0 = sqrt(2)-1", al.Objective, al.X, want)
+	x0 := (math.Sqrt(5) - 1) / 2
+	if want := (3 + math.Sqrt(5)) / 4; math.Abs(al.Objective-want) > 1e-6 || math.Abs(al.X[0][0]-x0) > 1e-6 {
+		t.Errorf("rho %v X %v, want %v with x0 = %v", al.Objective, al.X, want, x0)
+	}
+}
+
+// TestFinishTimeFairnessIsolatedBaseline checks X^isolated (§5.4.2) on
+// hand-worked instances. The §5.4.1 example (1 V100, 1 K80; 3 jobs at
+// 40/10, 12/4, 100/50 steps/s) gives each job 1/3 of each GPU; nothing has
+// run yet, so rho_m = throughput(m, X^isolated)/throughput(m, X), and
+// minimizing the max is max-min fairness normalized by X^isolated = 2/3 of
+// X^equal (the LAS normalizer, whose optimum is 8/11): rho* = (2/3)/(8/11)
+// = 11/12, where the LAS baseline gave 11/8. Multi-GPU: 4 GPUs, job A of 1
+// GPU and B of 4, both 10 steps/s. X^isolated gives A 4/(2·1) = 2, capped
+// at all of its time (10 steps/s), and B 4/(2·4) = 1/2 (5 steps/s), so
+// rho_A = 1/x_A >= 1 and rho_B = 1/(2x_B); x_A = 1 leaves x_B = 3/4
+// (rho_B = 2/3): rho* = 1. The LAS baseline (10 steps/s for both) gave
+// 1.25 (x_A = x_B = 4/5), over-serving B by its scale factor.
+func TestFinishTimeFairnessIsolatedBaseline(t *testing.T) {
+	paper := &Instance{WorkerTypes: []string{"v100", "k80"}, NumWorkers: []int{1, 1},
+		Throughputs: [][]float64{{40, 10}, {12, 4}, {100, 50}}}
+	for m := range 3 {
+		paper.Jobs = append(paper.Jobs, Job{ID: m, ScaleFactor: 1, PriorityWeight: 1, NumSteps: 1000})
+	}
+	multi := &Instance{WorkerTypes: []string{"v100"}, NumWorkers: []int{4}, Throughputs: [][]float64{{10}, {10}},
+		Jobs: []Job{{ID: 0, ScaleFactor: 1, PriorityWeight: 1, NumSteps: 1000}, {ID: 1, ScaleFactor: 4, PriorityWeight: 1, NumSteps: 1000}}}
+	for _, c := range []struct {
+		name      string
+		inst      *Instance
+		want, old float64
+	}{{"§5.4.1 example", paper, 11.0 / 12, 11.0 / 8}, {"multi-GPU", multi, 1, 1.25}} {
+		al := allocate(t, "finish_time_fairness_perf", c.inst)
+		if math.Abs(al.Objective-c.want) > 1e-6 {
+			t.Errorf("%s: rho %v, want %v (the LAS baseline gave %v); X = %v", c.name, al.Objective, c.want, c.old, al.X)
+		}
+	}
+	if got := isolatedThroughput([]float64{40, 10}, []int{1, 1}, 1, 3); math.Abs(got-50.0/3) > 1e-12 {
+		t.Errorf("isolated throughput of job 0 of §5.4.1: %v, want 50/3", got)
 	}
 }
 
