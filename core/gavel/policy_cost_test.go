@@ -14,12 +14,49 @@ func twoTypeJob(steps float64) *Instance {
 		Throughputs: [][]float64{{10, 40}}}
 }
 
-// TestMinCostPicksCheapestThroughput: 10 steps/s per $1/h beats 40 per $8/h,
-// so the job runs on the K80 only: 0.1 jobs/s at $1/3600/s = 360 jobs/$.
+// TestMinCostPicksCheapestThroughput: 10 steps/s per $1/h (36,000 steps/$)
+// beats 40 per $8/h (18,000 steps/$), so the job runs on the K80 only.
 func TestMinCostPicksCheapestThroughput(t *testing.T) {
 	al := allocate(t, "min_cost_perf", twoTypeJob(100))
-	if math.Abs(al.X[0][0]-1) > 1e-6 || al.X[0][1] > 1e-6 || math.Abs(al.Objective-360) > 1e-6 {
-		t.Fatalf("X = %v objective %v, want [[1 0]] and 360 jobs/$", al.X, al.Objective)
+	if math.Abs(al.X[0][0]-1) > 1e-6 || al.X[0][1] > 1e-6 || math.Abs(al.Objective-36000) > 1e-6*36000 {
+		t.Fatalf("X = %v objective %v, want [[1 0]] and 36,000 steps/$", al.X, al.Objective)
+	}
+}
+
+// TestMinCostKeepsClusterBusy is §6.4.2's objective worked by hand: V100s at
+// $3/h, K80s at $1/h; jobs A (30, 20 steps/s on V100, K80), B (40, 10) and
+// C (12, 6) earn 10 and 20, 13.3 and 10, 4 and 6 steps/s per $/h. With 1
+// V100 and 2 K80s every job runs all the time where it earns most (A and C
+// on K80s, B on the V100): 39.3 × 3600 = 141,600 steps/$, every GPU busy.
+// With 1 K80 the K80 goes to A (it loses 10 on the V100, C only 2), the
+// V100 to B, and C waits: 33.3 × 3600 = 120,000 steps/$, both GPUs busy.
+// The ratio of sums maximized before ran only the best ratio and left
+// 255 of 256 jobs idle on the 256-job instance (issue 11, item 2).
+func TestMinCostKeepsClusterBusy(t *testing.T) {
+	for _, c := range []struct {
+		k80  int
+		want [][]float64
+		obj  float64
+	}{
+		{2, [][]float64{{0, 1}, {1, 0}, {0, 1}}, 141600},
+		{1, [][]float64{{0, 1}, {1, 0}, {0, 0}}, 120000},
+	} {
+		inst := &Instance{WorkerTypes: []string{"v100", "k80"}, NumWorkers: []int{1, c.k80}, PricePerHour: []float64{3, 1},
+			Throughputs: [][]float64{{30, 20}, {40, 10}, {12, 6}}}
+		for m := range 3 {
+			inst.Jobs = append(inst.Jobs, Job{ID: m, ScaleFactor: 1, PriorityWeight: 1})
+		}
+		al := allocate(t, "min_cost_perf", inst)
+		for m := range c.want {
+			for j := range c.want[m] {
+				if math.Abs(al.X[m][j]-c.want[m][j]) > 1e-6 {
+					t.Fatalf("%d K80s: X = %v, want %v", c.k80, al.X, c.want)
+				}
+			}
+		}
+		if math.Abs(al.Objective-c.obj) > 1e-6*c.obj {
+			t.Errorf("%d K80s: objective %v, want %v steps/$", c.k80, al.Objective, c.obj)
+		}
 	}
 }
 
