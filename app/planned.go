@@ -14,8 +14,9 @@ import (
 
 // PlannedJob returns a Cluster-page job for the Plan page's inputs p: its
 // label names the model, its throughputs come from the planner, and its
-// scale factor is the smallest of Gavel's (1, 2, 4, 8 GPUs) at which the
-// model fits on one of the worker types.
+// scale factor is the smallest power of two GPUs (up to
+// request.MaxClusterGPUs, spanning servers of p's size beyond one) at
+// which the model fits on one of the worker types.
 func PlannedJob(ctx context.Context, p request.Plan) (request.Job, error) {
 	m, err := modelFor(p)
 	if err != nil {
@@ -24,10 +25,16 @@ func PlannedJob(ctx context.Context, p request.Plan) (request.Job, error) {
 	snap := p
 	snap.Selected = 0
 	job := request.Job{Type: "planned: " + m.Name, Weight: 1, Planned: &snap}
-	for _, scale := range []int{1, 2, 4, 8} {
+	for scale := 1; scale <= request.MaxClusterGPUs; scale *= 2 {
+		if _, perr := request.PlannedServers(scale, snap.GPUsPerNode); perr != nil {
+			continue
+		}
 		job.Scale = scale
 		if _, _, err = plannedThroughputs(ctx, snap, scale, request.WorkerTypes(request.WorkloadJobTypes)); err == nil {
 			return job, nil
+		}
+		if ctx.Err() != nil {
+			return request.Job{}, ctx.Err()
 		}
 	}
 	return request.Job{}, fmt.Errorf("%s: %w", job.Type, err)
@@ -62,8 +69,11 @@ func PlannedThroughput(ctx context.Context, p request.Plan, scale int, types []s
 	if _, err := modelFor(p); err != nil {
 		return PlannedThroughputs{}, err
 	}
-	if scale < 1 || scale > request.MaxGPUsPerNode {
-		return PlannedThroughputs{}, fmt.Errorf("scale: must be in [1, %d] GPUs, got %d", request.MaxGPUsPerNode, scale)
+	if scale < 1 || scale > request.MaxClusterGPUs {
+		return PlannedThroughputs{}, fmt.Errorf("scale: must be in [1, %d] GPUs, got %d", request.MaxClusterGPUs, scale)
+	}
+	if _, err := request.PlannedServers(scale, p.GPUsPerNode); err != nil {
+		return PlannedThroughputs{}, fmt.Errorf("scale: %w", err)
 	}
 	if types == nil {
 		types = gpuprofiles.GavelWorkerTypeNames()
@@ -82,12 +92,18 @@ func PlannedThroughput(ctx context.Context, p request.Plan, scale int, types []s
 }
 
 // plannedThroughputs predicts a planned job's steps/s on each worker type:
-// the planner's best fitting candidate for the job's model on one node of
-// scale GPUs of that type, samples/s ÷ global batch (the planner side of
-// Gavel's throughput matrix T, DESIGN.md). A type where nothing fits gets 0
-// and its source says why; a job that fits on no type is an error.
+// the planner's best fitting candidate for the job's model on scale GPUs of
+// that type, consolidated (one server, or full servers of the Plan page's
+// size when scale exceeds one: request.PlannedServers), samples/s ÷ global
+// batch (the planner side of Gavel's throughput matrix T, DESIGN.md). A type
+// where nothing fits gets 0 and its source says why; a job that fits on no
+// type is an error.
 func plannedThroughputs(ctx context.Context, p request.Plan, scale int, types []string) ([]float64, []string, error) {
-	row, sources, err := plannedRow(ctx, p, scale, 1, types)
+	servers, err := request.PlannedServers(scale, p.GPUsPerNode)
+	if err != nil {
+		return nil, nil, err
+	}
+	row, sources, err := plannedRow(ctx, p, scale, servers, types)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"pipeplan/app"
+	"pipeplan/gpuprofiles"
 )
 
 func init() {
@@ -23,6 +24,7 @@ func runGavelThroughput(args []string, stdout io.Writer) error {
 	model := fs.String("model", "", "model preset id, overriding the plan's (see pipeplan's Plan page)")
 	scale := fs.Int("scale", 1, "the job's GPU count (scale factor)")
 	types := fs.String("worker-types", "", "comma-separated worker types: Gavel's (v100,p100,k80) or gpus.json ids (default Gavel's)")
+	priceList := fs.String("price-list", "", "add a steps-per-dollar column to the table at this price list's prices (gpuprofiles/cloud.json ids)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -49,15 +51,30 @@ func runGavelThroughput(args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("gavel throughput: %w", err)
 	}
+	perDollar := make([]string, len(res.WorkerTypes)) // steps per dollar, or why not
+	if *priceList != "" {
+		list, err := gpuprofiles.PriceListByID(*priceList)
+		if err != nil {
+			return fmt.Errorf("gavel throughput: --price-list: %w", err)
+		}
+		for j, wt := range res.WorkerTypes {
+			price, err := list.ForWorkerTypes([]string{wt})
+			if err != nil {
+				perDollar[j] = "no price"
+				continue
+			}
+			perDollar[j] = fmt.Sprintf("%.4g", res.StepsPerSecond[j]*3600/(price[0]*float64(res.ScaleFactor)))
+		}
+	}
 	if *asJSON {
 		return writeJSON(stdout, res)
 	}
 	tw := newTable(stdout)
-	fmt.Fprintln(tw, "worker type\tsteps/s\tsource")
+	fmt.Fprintln(tw, "worker type\tsteps/s\tsteps/$\tsource")
 	for j, wt := range res.WorkerTypes {
-		fmt.Fprintf(tw, "%s\t%.4g\t%s\n", wt, res.StepsPerSecond[j], res.Sources[j])
+		fmt.Fprintf(tw, "%s\t%.4g\t%s\t%s\n", wt, res.StepsPerSecond[j], perDollar[j], res.Sources[j])
 		if res.UnconsolidatedStepsPerSecond != nil {
-			fmt.Fprintf(tw, "%s (GPUs on separate servers)\t%.4g\t%s\n", wt, res.UnconsolidatedStepsPerSecond[j], res.UnconsolidatedSources[j])
+			fmt.Fprintf(tw, "%s (GPUs on separate servers)\t%.4g\t\t%s\n", wt, res.UnconsolidatedStepsPerSecond[j], res.UnconsolidatedSources[j])
 		}
 	}
 	return tw.Flush()

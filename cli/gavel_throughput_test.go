@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"pipeplan/app"
 	"pipeplan/app/request"
+	"pipeplan/gpuprofiles"
 )
 
 // TestGavelThroughputIsThePlannersPrediction runs "gavel throughput" on a
@@ -53,6 +55,20 @@ func TestGavelThroughputIsThePlannersPrediction(t *testing.T) {
 				t.Errorf("%s on %d servers: %v steps/s, the planner predicts %v", wt, placed.nodes, placed.got, want)
 			}
 		}
+	}
+	// Steps per dollar: steps/s × 3600 / (price of a GPU-hour × GPUs).
+	list, err := gpuprofiles.PriceListByID("specialty-clouds-2026")
+	if err != nil {
+		t.Fatal(err)
+	}
+	price := list.DollarsPerGPUHour["nvidia-h100-sxm5-80gb"]
+	out.Reset()
+	if err := Run([]string{"gavel", "throughput", "--plan", file, "--scale", "2", "--worker-types", "nvidia-h100-sxm5-80gb,v100", "--price-list", "specialty-clouds-2026"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(out.String(), "\n")
+	if want := fmt.Sprintf("%.4g", got.StepsPerSecond[1]*3600/(price*2)); len(rows) < 4 || !strings.Contains(rows[1], want) || !strings.Contains(rows[3], "no price") {
+		t.Errorf("steps per dollar: want %s for the H100 and no price for the V100, got\n%s", want, out.String())
 	}
 	if err := Run([]string{"gavel", "throughput", "--model", "no-such-model"}, &out); err == nil || !strings.Contains(err.Error(), `"no-such-model"`) {
 		t.Errorf("unknown model: error %v, want one naming it", err)

@@ -38,6 +38,15 @@ func (v ClusterView) TimingText() string {
 
 func (c *ClusterPage) policies() []app.PolicyInfo { return app.Policies() }
 func (c *ClusterPage) jobTypes() []string         { return app.JobTypes() }
+
+// maxScale is the largest scale factor of job j: Gavel measured its job
+// types on up to 8 GPUs; a planned job spans servers.
+func (c *ClusterPage) maxScale(j request.Job) int {
+	if j.Planned != nil {
+		return request.MaxClusterGPUs
+	}
+	return 8
+}
 func (c *ClusterPage) workerTypes() []string {
 	return request.WorkerTypes(c.App.State.Cluster.Workload)
 }

@@ -88,6 +88,38 @@ type Job struct {
 	Planned *Plan `json:"planned,omitempty"`
 }
 
+// validScale checks a job's scale factor: 1, 2, 4 or 8 GPUs for Gavel's
+// measured job types; any GPU count up to MaxClusterGPUs for a planned job,
+// spanning servers of its Plan page's size (PlannedServers).
+func (j Job) validScale(field string) error {
+	if j.Planned == nil {
+		if j.Scale != 1 && j.Scale != 2 && j.Scale != 4 && j.Scale != 8 {
+			return fmt.Errorf("%s: must be 1, 2, 4 or 8 (Gavel measured these), got %d", field, j.Scale)
+		}
+		return nil
+	}
+	if err := intIn(field, j.Scale, 1, MaxClusterGPUs); err != nil {
+		return err
+	}
+	if _, err := PlannedServers(j.Scale, j.Planned.GPUsPerNode); err != nil {
+		return fmt.Errorf("%s: %w", field, err)
+	}
+	return nil
+}
+
+// PlannedServers is how many servers a planned job of scale GPUs spans
+// with its GPUs consolidated: one when they fit in a server of perServer
+// GPUs, else scale/perServer full servers (scale must then be a multiple).
+func PlannedServers(scale, perServer int) (int, error) {
+	if scale <= perServer {
+		return 1, nil
+	}
+	if scale%perServer != 0 {
+		return 0, fmt.Errorf("%d GPUs do not fill servers of %d: use a multiple of %d", scale, perServer, perServer)
+	}
+	return scale / perServer, nil
+}
+
 // DefaultCluster is the §5.4.1 example under max-min fairness.
 func DefaultCluster() Cluster {
 	return Cluster{
@@ -130,8 +162,8 @@ func (c Cluster) Validate() error {
 		if j.Type == "" || len(j.Type) > 100 {
 			return fmt.Errorf("cluster.jobs[%d].type: must name a job type, got %q", i, j.Type)
 		}
-		if j.Scale != 1 && j.Scale != 2 && j.Scale != 4 && j.Scale != 8 {
-			return fmt.Errorf("cluster.jobs[%d].scale: must be 1, 2, 4 or 8, got %d", i, j.Scale)
+		if err := j.validScale(fmt.Sprintf("cluster.jobs[%d].scale", i)); err != nil {
+			return err
 		}
 		if math.IsNaN(j.Weight) || j.Weight <= 0 || j.Weight > MaxJobWeight {
 			return fmt.Errorf("cluster.jobs[%d].weight: must be in (0, %d], got %v", i, MaxJobWeight, j.Weight)
