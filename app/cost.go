@@ -70,8 +70,8 @@ func Cost(ctx context.Context, cl request.Cluster, in request.Cost) (CostResult,
 		return CostResult{}, err
 	}
 	jt := cl
-	jt.Workload = request.WorkloadJobTypes
-	if len(jt.GPUs) != len(request.WorkerTypes(jt.Workload)) {
+	jt.Workload, jt.WorkerTypes = request.WorkloadJobTypes, nil // the Cost page prices Gavel's types
+	if len(jt.GPUs) != len(request.WorkerTypes(jt.Workload)) || cl.WorkerTypes != nil {
 		jt.GPUs = []int{8, 8, 8}
 	}
 	inst, labels, sources, err := instance(ctx, jt)

@@ -16,8 +16,11 @@ import (
 // label names the model, its throughputs come from the planner, and its
 // scale factor is the smallest power of two GPUs (up to
 // request.MaxClusterGPUs, spanning servers of p's size beyond one) at
-// which the model fits on one of the worker types.
-func PlannedJob(ctx context.Context, p request.Plan) (request.Job, error) {
+// which the model fits on one of the worker types (nil: Gavel's).
+func PlannedJob(ctx context.Context, p request.Plan, types []string) (request.Job, error) {
+	if types == nil {
+		types = request.WorkerTypes(request.WorkloadJobTypes)
+	}
 	m, err := modelFor(p)
 	if err != nil {
 		return request.Job{}, err
@@ -30,7 +33,7 @@ func PlannedJob(ctx context.Context, p request.Plan) (request.Job, error) {
 			continue
 		}
 		job.Scale = scale
-		if _, _, err = plannedThroughputs(ctx, snap, scale, request.WorkerTypes(request.WorkloadJobTypes)); err == nil {
+		if _, _, err = plannedThroughputs(ctx, snap, scale, types); err == nil {
 			return job, nil
 		}
 		if ctx.Err() != nil {

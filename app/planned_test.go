@@ -17,7 +17,7 @@ import (
 func TestPlannedJobThroughputs(t *testing.T) {
 	p := request.Default().Plan
 	p.Model, p.GlobalBatch = "gpt-1.7b", 64
-	job, err := PlannedJob(context.Background(), p)
+	job, err := PlannedJob(context.Background(), p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestPlannedJobThroughputs(t *testing.T) {
 func TestPlannedJobUnconsolidated(t *testing.T) {
 	p := request.Default().Plan
 	p.Model, p.GlobalBatch = "gpt-1.7b", 64
-	job, err := PlannedJob(context.Background(), p)
+	job, err := PlannedJob(context.Background(), p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,11 +114,11 @@ func TestPlannedJobUnconsolidated(t *testing.T) {
 // TestPlannedJobFitsNowhere: GPT-3 175B on 8 small GPUs is an error that
 // names the job and each type's reason, not an all-zero row.
 func TestPlannedJobFitsNowhere(t *testing.T) {
-	_, err := PlannedJob(context.Background(), request.Default().Plan)
-	if err == nil || !strings.Contains(err.Error(), "planned: GPT-3 175B: fits on no GPU type with 8 GPUs") || !strings.Contains(err.Error(), "k80: ") {
+	_, err := PlannedJob(context.Background(), request.Default().Plan, nil)
+	if err == nil || !strings.Contains(err.Error(), "planned: GPT-3 175B: fits on no GPU type with 4096 GPUs") || !strings.Contains(err.Error(), "k80: ") {
 		t.Errorf("err = %v", err)
 	}
-	job, err := PlannedJob(context.Background(), request.Plan{Model: "gpt-1.7b"})
+	job, err := PlannedJob(context.Background(), request.Plan{Model: "gpt-1.7b"}, nil)
 	if err == nil {
 		t.Fatalf("invalid plan inputs: job %+v", job)
 	}
@@ -170,7 +170,7 @@ func TestPerJobStepsAndSLO(t *testing.T) {
 func TestPlannedProfileJobSaysTimesAreNotRescaled(t *testing.T) {
 	p := request.Default().Plan
 	p.Model = "pd-vgg16"
-	job, err := PlannedJob(context.Background(), p)
+	job, err := PlannedJob(context.Background(), p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func BenchmarkPlannedJob(b *testing.B) {
 	p := request.Default().Plan
 	p.Model, p.GlobalBatch = "gpt-1.7b", 64
 	for b.Loop() {
-		if _, err := PlannedJob(context.Background(), p); err != nil {
+		if _, err := PlannedJob(context.Background(), p, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

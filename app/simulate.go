@@ -29,7 +29,10 @@ func SimulateTrace(ctx context.Context, in request.Cluster, progress func(done, 
 	if err != nil {
 		return nil, fmt.Errorf("cluster.policy: %w", err)
 	}
-	spec := gavel.ClusterSpec{WorkerTypes: request.WorkerTypes(in.Workload), NumWorkers: in.GPUs}
+	if !in.GavelTypes() {
+		return nil, fmt.Errorf("cluster.worker_types: the simulator draws Gavel's measured job types, so it runs on Gavel's GPU types %v only, got %v", request.WorkerTypes(request.WorkloadJobTypes), in.Types())
+	}
+	spec := gavel.ClusterSpec{WorkerTypes: in.Types(), NumWorkers: in.GPUs}
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("cluster.gpus: %w", err)
 	}

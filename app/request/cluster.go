@@ -62,6 +62,11 @@ type Cluster struct {
 	// choose consolidated and unconsolidated time apart (§5.3.1). Omitted
 	// when false, so links made before it existed still decode.
 	PlacementSensitive bool `json:"placement_sensitive,omitempty"`
+	// WorkerTypes, set for the job-types workload, are its GPU types in
+	// the order of GPUs: Gavel's names (v100, p100, k80) or any gpus.json
+	// id (gpuprofiles.WorkerTypeGPU); omitted means Gavel's three, so links
+	// made before it existed still decode.
+	WorkerTypes []string `json:"worker_types,omitempty"`
 	// TraceWorkload is what the simulated trace's jobs are drawn from:
 	// TraceGavelJobTypes or TraceListedJobs. Omitted when Gavel's, so links
 	// made before it existed still decode.
@@ -86,6 +91,33 @@ type Job struct {
 	// its throughput on each GPU type is the planner's prediction, not a
 	// row of Gavel's measured table, and Type is only its label.
 	Planned *Plan `json:"planned,omitempty"`
+}
+
+// MaxWorkerTypes is the most GPU types a cluster may have.
+const MaxWorkerTypes = 8
+
+// Types returns the cluster's GPU types, in the order of GPUs.
+func (c Cluster) Types() []string {
+	if c.Workload == WorkloadJobTypes && len(c.WorkerTypes) > 0 {
+		return c.WorkerTypes
+	}
+	return WorkerTypes(c.Workload)
+}
+
+// GavelTypes reports whether the cluster's GPU types are all Gavel's, on
+// which its measured throughput table has every job type.
+func (c Cluster) GavelTypes() bool {
+	gavel := WorkerTypes(WorkloadJobTypes)
+	for _, wt := range c.Types() {
+		found := false
+		for _, g := range gavel {
+			found = found || g == wt
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // validScale checks a job's scale factor: 1, 2, 4 or 8 GPUs for Gavel's
@@ -142,8 +174,29 @@ func (c Cluster) Validate() error {
 	if c.Workload != WorkloadPaper && c.Workload != WorkloadJobTypes {
 		return fmt.Errorf("cluster.workload: must be %q or %q, got %q", WorkloadPaper, WorkloadJobTypes, c.Workload)
 	}
-	if want := len(WorkerTypes(c.Workload)); len(c.GPUs) != want {
-		return fmt.Errorf("cluster.gpus: must have %d counts (%v), got %d", want, WorkerTypes(c.Workload), len(c.GPUs))
+	if c.WorkerTypes != nil {
+		if c.Workload != WorkloadJobTypes {
+			return fmt.Errorf("cluster.worker_types: the %s workload has its own GPU types, got %v", c.Workload, c.WorkerTypes)
+		}
+		if len(c.WorkerTypes) == 0 || len(c.WorkerTypes) > MaxWorkerTypes {
+			return fmt.Errorf("cluster.worker_types: must list 1 to %d GPU types, got %d", MaxWorkerTypes, len(c.WorkerTypes))
+		}
+		seen := map[string]bool{}
+		for i, wt := range c.WorkerTypes {
+			if len(wt) > 64 {
+				return fmt.Errorf("cluster.worker_types[%d]: must name a GPU, got %d characters", i, len(wt))
+			}
+			if _, err := gpuprofiles.WorkerTypeGPU(wt); err != nil {
+				return fmt.Errorf("cluster.worker_types[%d]: %w", i, err)
+			}
+			if seen[wt] {
+				return fmt.Errorf("cluster.worker_types[%d]: %q is listed twice", i, wt)
+			}
+			seen[wt] = true
+		}
+	}
+	if want := len(c.Types()); len(c.GPUs) != want {
+		return fmt.Errorf("cluster.gpus: must have %d counts (%v), got %d", want, c.Types(), len(c.GPUs))
 	}
 	total := 0
 	for i, n := range c.GPUs {
