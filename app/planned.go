@@ -18,6 +18,9 @@ import (
 // request.MaxClusterGPUs, spanning servers of p's size beyond one) at
 // which the model fits on one of the worker types (nil: Gavel's).
 func PlannedJob(ctx context.Context, p request.Plan, types []string) (request.Job, error) {
+	if err := p.Validate(); err != nil {
+		return request.Job{}, err
+	}
 	if types == nil {
 		types = request.WorkerTypes(request.WorkloadJobTypes)
 	}

@@ -143,6 +143,9 @@ func (j Job) validScale(field string) error {
 // with its GPUs consolidated: one when they fit in a server of perServer
 // GPUs, else scale/perServer full servers (scale must then be a multiple).
 func PlannedServers(scale, perServer int) (int, error) {
+	if perServer < 1 {
+		return 0, fmt.Errorf("servers of %d GPUs: need at least 1", perServer)
+	}
 	if scale <= perServer {
 		return 1, nil
 	}
@@ -215,6 +218,11 @@ func (c Cluster) Validate() error {
 		if j.Type == "" || len(j.Type) > 100 {
 			return fmt.Errorf("cluster.jobs[%d].type: must name a job type, got %q", i, j.Type)
 		}
+		if j.Planned != nil {
+			if err := j.Planned.Validate(); err != nil {
+				return fmt.Errorf("cluster.jobs[%d].planned: %w", i, err)
+			}
+		}
 		if err := j.validScale(fmt.Sprintf("cluster.jobs[%d].scale", i)); err != nil {
 			return err
 		}
@@ -226,11 +234,6 @@ func (c Cluster) Validate() error {
 		}
 		if math.IsNaN(j.SLOHours) || j.SLOHours < 0 || j.SLOHours > MaxSLOHours {
 			return fmt.Errorf("cluster.jobs[%d].slo_hours: must be in [0, %g], got %v", i, float64(MaxSLOHours), j.SLOHours)
-		}
-		if j.Planned != nil {
-			if err := j.Planned.Validate(); err != nil {
-				return fmt.Errorf("cluster.jobs[%d].planned: %w", i, err)
-			}
 		}
 	}
 	if err := intIn("cluster.trace_jobs", c.TraceJobs, 1, MaxTraceJobs); err != nil {
