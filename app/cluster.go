@@ -9,6 +9,7 @@ import (
 
 	"pipeplan/app/request"
 	"pipeplan/core/gavel"
+	"pipeplan/gpuprofiles"
 )
 
 // paperThroughputs are the steps/s of the three jobs of dissertation §5.4.1
@@ -24,8 +25,21 @@ func JobTypes() []string {
 	return out
 }
 
-// Policies lists Gavel's policy names.
-func Policies() []string { return gavel.PolicyNames() }
+// GPUIDs lists the gpus.json ids, each usable as a worker type.
+func GPUIDs() []string {
+	var ids []string
+	for _, g := range gpuprofiles.All() {
+		ids = append(ids, g.ID)
+	}
+	return ids
+}
+
+// PolicyInfo is a Gavel policy's traits: names, objective, section,
+// heterogeneity-awareness, space sharing and baseline.
+type PolicyInfo = gavel.PolicyInfo
+
+// Policies lists Gavel's policies with their traits, sorted by name.
+func Policies() []PolicyInfo { return gavel.Policies() }
 
 // ClusterResult is a policy's allocation and what it gives each job.
 type ClusterResult struct {
@@ -63,7 +77,8 @@ type ClusterResult struct {
 	// (eq. 5.1), plus Σ_j UnconsolidatedX[m][j]·UnconsolidatedThroughputs[m][j]
 	// and its pairs' time at their co-located throughputs.
 	Effective []float64 `json:"effective_throughput"`
-	// Baseline[m] is the same under the heterogeneity-agnostic BaselinePolicy.
+	// Baseline[m] is the same under the heterogeneity-agnostic BaselinePolicy
+	// (gavel.PolicyInfo.Baseline: the policy's agnostic counterpart).
 	Baseline       []float64 `json:"baseline_throughput"`
 	Policy         string    `json:"policy"`
 	BaselinePolicy string    `json:"baseline_policy"`
@@ -99,7 +114,8 @@ func Allocate(ctx context.Context, in request.Cluster) (ClusterResult, error) {
 	if err != nil {
 		return ClusterResult{}, err
 	}
-	baseName := agnosticPolicy(in.Policy)
+	info, _ := gavel.LookupPolicy(in.Policy)
+	baseName := info.Baseline
 	base, err := gavel.PolicyByName(baseName)
 	if err != nil {
 		return ClusterResult{}, err
@@ -117,24 +133,10 @@ func Allocate(ctx context.Context, in request.Cluster) (ClusterResult, error) {
 	}, nil
 }
 
-// agnosticPolicy is the heterogeneity-agnostic version of a policy (§5.3:
-// the "_perf" policies see per-type throughputs, their plain versions do not);
-// policies without one are compared with agnostic max-min fairness.
-func agnosticPolicy(name string) string {
-	if base, ok := strings.CutSuffix(name, "_perf"); ok {
-		for _, n := range gavel.PolicyNames() {
-			if n == base {
-				return base
-			}
-		}
-	}
-	return "max_min_fairness"
-}
-
 // instance builds a gavel.Instance from the Cluster page's inputs, with
 // where each throughput came from.
 func instance(ctx context.Context, in request.Cluster) (*gavel.Instance, []string, [][]string, error) {
-	types := request.WorkerTypes(in.Workload)
+	types := in.Types()
 	inst := &gavel.Instance{Name: in.Workload, WorkerTypes: types, NumWorkers: in.GPUs}
 	var sources [][]string
 	if in.Workload == request.WorkloadPaper {
@@ -160,12 +162,20 @@ func instance(ctx context.Context, in request.Cluster) (*gavel.Instance, []strin
 			}
 		} else {
 			row, src = make([]float64, len(types)), make([]string, len(types))
+			measured := table.WorkerTypes()
 			for k, wt := range types {
+				if !slices.Contains(measured, wt) {
+					src[k] = fmt.Sprintf("Gavel measured %s only on %s: add the job from the Plan page for a prediction on %s", j.Type, strings.Join(measured, ", "), wt)
+					continue
+				}
 				v, err := table.Isolated(wt, gavel.JobKey{Model: j.Type, ScaleFactor: j.Scale})
 				if err != nil {
 					return nil, nil, nil, fmt.Errorf("cluster.jobs[%d]: %w", m, err)
 				}
 				row[k], src[k] = v, fmt.Sprintf("Gavel's measured throughput of %s ×%d on %s (Table 5.2 job table)", j.Type, j.Scale, wt)
+			}
+			if !slices.ContainsFunc(row, func(v float64) bool { return v > 0 }) {
+				return nil, nil, nil, fmt.Errorf("cluster.jobs[%d] (%s): Gavel measured it only on %s, none of this cluster's GPU types %v; add it from the Plan page instead", m, j.Type, strings.Join(measured, ", "), types)
 			}
 		}
 		inst.Jobs = append(inst.Jobs, gavel.Job{ID: m, JobType: j.Type, ScaleFactor: j.Scale, PriorityWeight: j.Weight,
@@ -205,6 +215,10 @@ func unconsolidated(ctx context.Context, in request.Cluster, inst *gavel.Instanc
 		}
 		key := gavel.JobKey{Model: job.JobType, ScaleFactor: job.ScaleFactor}
 		for k, wt := range types {
+			if !slices.Contains(table.WorkerTypes(), wt) {
+				sources[m][k] = "Gavel measured nothing on " + wt
+				continue
+			}
 			v, err := table.Placed(wt, key, false)
 			if err != nil {
 				return nil, nil, fmt.Errorf("cluster.jobs[%d]: %w", m, err)
@@ -234,7 +248,17 @@ func offerPairs(in request.Cluster, inst *gavel.Instance) ([]string, error) {
 		}
 		return why, nil
 	}
-	measured := &gavel.Instance{WorkerTypes: inst.WorkerTypes, NumWorkers: inst.NumWorkers}
+	// Pairs share GPUs of the types Gavel measured co-located (cols).
+	table := gavel.DefaultThroughputs()
+	measured := &gavel.Instance{}
+	var cols []int
+	for k, wt := range inst.WorkerTypes {
+		if slices.Contains(table.WorkerTypes(), wt) {
+			cols = append(cols, k)
+			measured.WorkerTypes = append(measured.WorkerTypes, wt)
+			measured.NumWorkers = append(measured.NumWorkers, inst.NumWorkers[k])
+		}
+	}
 	var index []int // index[i] is inst's index of measured.Jobs[i]
 	for m, j := range in.Jobs {
 		if j.Planned != nil {
@@ -243,15 +267,25 @@ func offerPairs(in request.Cluster, inst *gavel.Instance) ([]string, error) {
 		}
 		index = append(index, m)
 		measured.Jobs = append(measured.Jobs, inst.Jobs[m])
-		measured.Throughputs = append(measured.Throughputs, inst.Throughputs[m])
+		row := make([]float64, len(cols))
+		for c, k := range cols {
+			row[c] = inst.Throughputs[m][k]
+		}
+		measured.Throughputs = append(measured.Throughputs, row)
 	}
-	if err := gavel.PairsFromTable(measured, gavel.DefaultThroughputs()); err != nil {
-		return nil, fmt.Errorf("cluster.jobs: space sharing among jobs %v: %w", index, err)
+	if len(cols) > 0 {
+		if err := gavel.PairsFromTable(measured, table); err != nil {
+			return nil, fmt.Errorf("cluster.jobs: space sharing among jobs %v: %w", index, err)
+		}
 	}
 	partners := make([][]string, len(inst.Jobs))
 	for _, p := range measured.Pairs {
 		a, b := index[p.A], index[p.B]
-		inst.Pairs = append(inst.Pairs, gavel.Pair{A: a, B: b, Throughputs: p.Throughputs})
+		tput := make([][2]float64, len(inst.WorkerTypes))
+		for c, k := range cols {
+			tput[k] = p.Throughputs[c]
+		}
+		inst.Pairs = append(inst.Pairs, gavel.Pair{A: a, B: b, Throughputs: tput})
 		partners[a] = append(partners[a], strconv.Itoa(b))
 		partners[b] = append(partners[b], strconv.Itoa(a))
 	}

@@ -237,7 +237,7 @@ func BenchmarkAllocatePlacement(b *testing.B) {
 func TestAllocateSpaceSharing(t *testing.T) {
 	p := request.Default().Plan
 	p.Model, p.GlobalBatch = "bert-large", 64
-	planned, err := PlannedJob(context.Background(), p)
+	planned, err := PlannedJob(context.Background(), p, nil)
 	if err != nil || planned.Scale != 1 {
 		t.Fatalf("planned BERT-Large: scale %d, err %v; the test needs a single-GPU planned job", planned.Scale, err)
 	}

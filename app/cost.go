@@ -5,23 +5,31 @@ import (
 
 	"pipeplan/app/request"
 	"pipeplan/core/gavel"
+	"pipeplan/gpuprofiles"
 )
 
-// PricePreset is a sourced list of GPU-hour prices.
+// PricePreset is a sourced list of GPU-hour prices for the Cost page's
+// worker types.
 type PricePreset struct {
 	ID, Name string
-	// Source says where the prices come from.
-	Source string
+	// Source says where the prices come from; Date when they held.
+	Source, Date string
 	// Prices are dollars per GPU-hour, in request.WorkerTypes(WorkloadJobTypes) order.
 	Prices []float64
 }
 
-// PricePresets lists the price lists of the Cost page.
+// PricePresets lists the price lists of gpuprofiles that price every one
+// of the Cost page's worker types.
 func PricePresets() []PricePreset {
-	return []PricePreset{
-		{"gcp-on-demand", "GCP on-demand (2020)", "GCP on-demand prices of Gavel's cost policies (dissertation §5.4.2, Table 6.1)", request.DefaultCost().Prices},
-		{"gcp-preemptible", "GCP preemptible (2020)", "GCP preemptible GPU price list, 2020: fixed price, preempted within 24 hours (dissertation §6.2)", []float64{0.74, 0.43, 0.135}},
+	var out []PricePreset
+	for _, l := range gpuprofiles.PriceLists() {
+		prices, err := l.ForWorkerTypes(request.WorkerTypes(request.WorkloadJobTypes))
+		if err != nil {
+			continue // a list without these GPUs
+		}
+		out = append(out, PricePreset{ID: l.ID, Name: l.Name, Source: l.Source, Date: l.Date, Prices: prices})
 	}
+	return out
 }
 
 // CostRow compares the GPU types for one job (Table 6.1's columns).
@@ -62,8 +70,8 @@ func Cost(ctx context.Context, cl request.Cluster, in request.Cost) (CostResult,
 		return CostResult{}, err
 	}
 	jt := cl
-	jt.Workload = request.WorkloadJobTypes
-	if len(jt.GPUs) != len(request.WorkerTypes(jt.Workload)) {
+	jt.Workload, jt.WorkerTypes = request.WorkloadJobTypes, nil // the Cost page prices Gavel's types
+	if len(jt.GPUs) != len(request.WorkerTypes(jt.Workload)) || cl.WorkerTypes != nil {
 		jt.GPUs = []int{8, 8, 8}
 	}
 	inst, labels, sources, err := instance(ctx, jt)

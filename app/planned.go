@@ -12,20 +12,18 @@ import (
 	"pipeplan/app/request"
 )
 
-// gavelGPUs maps Gavel's worker types to the gpuprofiles entries of the
-// GPUs its cluster used (dissertation §5.7: AWS p3 V100-SXM2 16 GB, GCP
-// P100 PCIe 16 GB, AWS p2 K80, one GK210 die per GPU).
-var gavelGPUs = map[string]string{
-	"v100": "nvidia-v100-sxm2-16gb",
-	"p100": "nvidia-p100-pcie-16gb",
-	"k80":  "nvidia-k80-gk210-die",
-}
-
 // PlannedJob returns a Cluster-page job for the Plan page's inputs p: its
 // label names the model, its throughputs come from the planner, and its
-// scale factor is the smallest of Gavel's (1, 2, 4, 8 GPUs) at which the
-// model fits on one of the worker types.
-func PlannedJob(ctx context.Context, p request.Plan) (request.Job, error) {
+// scale factor is the smallest power of two GPUs (up to
+// request.MaxClusterGPUs, spanning servers of p's size beyond one) at
+// which the model fits on one of the worker types (nil: Gavel's).
+func PlannedJob(ctx context.Context, p request.Plan, types []string) (request.Job, error) {
+	if err := p.Validate(); err != nil {
+		return request.Job{}, err
+	}
+	if types == nil {
+		types = request.WorkerTypes(request.WorkloadJobTypes)
+	}
 	m, err := modelFor(p)
 	if err != nil {
 		return request.Job{}, err
@@ -33,22 +31,85 @@ func PlannedJob(ctx context.Context, p request.Plan) (request.Job, error) {
 	snap := p
 	snap.Selected = 0
 	job := request.Job{Type: "planned: " + m.Name, Weight: 1, Planned: &snap}
-	for _, scale := range []int{1, 2, 4, 8} {
+	for scale := 1; scale <= request.MaxClusterGPUs; scale *= 2 {
+		if _, perr := request.PlannedServers(scale, snap.GPUsPerNode); perr != nil {
+			continue
+		}
 		job.Scale = scale
-		if _, _, err = plannedThroughputs(ctx, snap, scale, request.WorkerTypes(request.WorkloadJobTypes)); err == nil {
+		if _, _, err = plannedThroughputs(ctx, snap, scale, types); err == nil {
 			return job, nil
+		}
+		if ctx.Err() != nil {
+			return request.Job{}, ctx.Err()
 		}
 	}
 	return request.Job{}, fmt.Errorf("%s: %w", job.Type, err)
 }
 
+// PlannedThroughputs is a planned job's row of Gavel's throughput matrix T
+// (the planner side of it, DESIGN.md): its steps/s on each worker type, and
+// with its GPUs on separate servers (§5.3.1), each with where it came from.
+type PlannedThroughputs struct {
+	// WorkerTypes label the columns (Gavel's names or gpus.json ids).
+	WorkerTypes []string `json:"worker_types"`
+	// ScaleFactor is the job's GPU count.
+	ScaleFactor int `json:"scale_factor"`
+	// StepsPerSecond[j] is the job's throughput on worker type j with its
+	// GPUs on one server; 0 where it does not fit, Sources[j] says why.
+	StepsPerSecond []float64 `json:"steps_per_second"`
+	Sources        []string  `json:"sources"`
+	// UnconsolidatedStepsPerSecond[j], set for multi-GPU jobs, is the
+	// throughput with one GPU per server; UnconsolidatedSources says how.
+	UnconsolidatedStepsPerSecond []float64 `json:"unconsolidated_steps_per_second,omitempty"`
+	UnconsolidatedSources        []string  `json:"unconsolidated_sources,omitempty"`
+}
+
+// PlannedThroughput predicts a planned job's throughputs on the worker
+// types (nil: Gavel's, gpuprofiles.GavelWorkerTypeNames) from the Plan
+// page's inputs p at scale GPUs; p's own GPU, nodes and selection are
+// ignored. It fails when the job fits on no type.
+func PlannedThroughput(ctx context.Context, p request.Plan, scale int, types []string) (PlannedThroughputs, error) {
+	if err := p.Validate(); err != nil {
+		return PlannedThroughputs{}, err
+	}
+	if _, err := modelFor(p); err != nil {
+		return PlannedThroughputs{}, err
+	}
+	if scale < 1 || scale > request.MaxClusterGPUs {
+		return PlannedThroughputs{}, fmt.Errorf("scale: must be in [1, %d] GPUs, got %d", request.MaxClusterGPUs, scale)
+	}
+	if _, err := request.PlannedServers(scale, p.GPUsPerNode); err != nil {
+		return PlannedThroughputs{}, fmt.Errorf("scale: %w", err)
+	}
+	if types == nil {
+		types = gpuprofiles.GavelWorkerTypeNames()
+	}
+	out := PlannedThroughputs{WorkerTypes: types, ScaleFactor: scale}
+	var err error
+	if out.StepsPerSecond, out.Sources, err = plannedThroughputs(ctx, p, scale, types); err != nil {
+		return PlannedThroughputs{}, err
+	}
+	if scale > 1 {
+		if out.UnconsolidatedStepsPerSecond, out.UnconsolidatedSources, err = plannedUnconsolidated(ctx, p, scale, types); err != nil {
+			return PlannedThroughputs{}, err
+		}
+	}
+	return out, nil
+}
+
 // plannedThroughputs predicts a planned job's steps/s on each worker type:
-// the planner's best fitting candidate for the job's model on one node of
-// scale GPUs of that type, samples/s ÷ global batch (the planner side of
-// Gavel's throughput matrix T, DESIGN.md). A type where nothing fits gets 0
-// and its source says why; a job that fits on no type is an error.
+// the planner's best fitting candidate for the job's model on scale GPUs of
+// that type, consolidated (one server, or full servers of the Plan page's
+// size when scale exceeds one: request.PlannedServers), samples/s ÷ global
+// batch (the planner side of Gavel's throughput matrix T, DESIGN.md). A type
+// where nothing fits gets 0 and its source says why; a job that fits on no
+// type is an error.
 func plannedThroughputs(ctx context.Context, p request.Plan, scale int, types []string) ([]float64, []string, error) {
-	row, sources, err := plannedRow(ctx, p, scale, 1, types)
+	servers, err := request.PlannedServers(scale, p.GPUsPerNode)
+	if err != nil {
+		return nil, nil, err
+	}
+	row, sources, err := plannedRow(ctx, p, scale, servers, types)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -84,11 +145,10 @@ func plannedUnconsolidated(ctx context.Context, p request.Plan, scale int, types
 func plannedRow(ctx context.Context, p request.Plan, scale, nodes int, types []string) ([]float64, []string, error) {
 	row := make([]float64, len(types))
 	sources := make([]string, len(types))
-	var err error
 	for k, wt := range types {
-		id, ok := gavelGPUs[wt]
-		if !ok {
-			return nil, nil, fmt.Errorf("worker type %q has no GPU profile", wt)
+		id, err := gpuprofiles.WorkerTypeGPU(wt)
+		if err != nil {
+			return nil, nil, err
 		}
 		req := p
 		req.GPU, req.Nodes, req.GPUsPerNode, req.Selected = id, nodes, scale/nodes, 0

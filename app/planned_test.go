@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"pipeplan/app/request"
+	"pipeplan/gpuprofiles"
 )
 
 // TestPlannedJobThroughputs checks that a planned job's row of T is the
@@ -16,7 +17,7 @@ import (
 func TestPlannedJobThroughputs(t *testing.T) {
 	p := request.Default().Plan
 	p.Model, p.GlobalBatch = "gpt-1.7b", 64
-	job, err := PlannedJob(context.Background(), p)
+	job, err := PlannedJob(context.Background(), p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func TestPlannedJobThroughputs(t *testing.T) {
 	precision := map[string]string{"v100": "fp16", "p100": "fp16", "k80": "fp32"}
 	for k, wt := range res.WorkerTypes {
 		req := p
-		req.GPU, req.Nodes, req.GPUsPerNode, req.Precision = gavelGPUs[wt], 1, job.Scale, precision[wt]
+		req.GPU, req.Nodes, req.GPUsPerNode, req.Precision = workerGPU(t, wt), 1, job.Scale, precision[wt]
 		direct, err := Plan(context.Background(), req)
 		got, src := res.Throughputs[m][k], res.Sources[m][k]
 		if err != nil || len(direct.Candidates) == 0 {
@@ -69,7 +70,7 @@ func TestPlannedJobThroughputs(t *testing.T) {
 func TestPlannedJobUnconsolidated(t *testing.T) {
 	p := request.Default().Plan
 	p.Model, p.GlobalBatch = "gpt-1.7b", 64
-	job, err := PlannedJob(context.Background(), p)
+	job, err := PlannedJob(context.Background(), p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestPlannedJobUnconsolidated(t *testing.T) {
 		m := len(in.Jobs) - 1
 		for k, wt := range res.WorkerTypes {
 			req := p
-			req.GPU, req.Nodes, req.GPUsPerNode, req.Precision = gavelGPUs[wt], scale, 1, precision[wt]
+			req.GPU, req.Nodes, req.GPUsPerNode, req.Precision = workerGPU(t, wt), scale, 1, precision[wt]
 			direct, err := Plan(context.Background(), req)
 			got, src := res.UnconsolidatedThroughputs[m][k], res.UnconsolidatedSources[m][k]
 			where := fmt.Sprintf("on %d servers (25 GB/s per GPU between them)", scale)
@@ -113,11 +114,11 @@ func TestPlannedJobUnconsolidated(t *testing.T) {
 // TestPlannedJobFitsNowhere: GPT-3 175B on 8 small GPUs is an error that
 // names the job and each type's reason, not an all-zero row.
 func TestPlannedJobFitsNowhere(t *testing.T) {
-	_, err := PlannedJob(context.Background(), request.Default().Plan)
-	if err == nil || !strings.Contains(err.Error(), "planned: GPT-3 175B: fits on no GPU type with 8 GPUs") || !strings.Contains(err.Error(), "k80: ") {
+	_, err := PlannedJob(context.Background(), request.Default().Plan, nil)
+	if err == nil || !strings.Contains(err.Error(), "planned: GPT-3 175B: fits on no GPU type with 4096 GPUs") || !strings.Contains(err.Error(), "k80: ") {
 		t.Errorf("err = %v", err)
 	}
-	job, err := PlannedJob(context.Background(), request.Plan{Model: "gpt-1.7b"})
+	job, err := PlannedJob(context.Background(), request.Plan{Model: "gpt-1.7b"}, nil)
 	if err == nil {
 		t.Fatalf("invalid plan inputs: job %+v", job)
 	}
@@ -169,7 +170,7 @@ func TestPerJobStepsAndSLO(t *testing.T) {
 func TestPlannedProfileJobSaysTimesAreNotRescaled(t *testing.T) {
 	p := request.Default().Plan
 	p.Model = "pd-vgg16"
-	job, err := PlannedJob(context.Background(), p)
+	job, err := PlannedJob(context.Background(), p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,8 +193,18 @@ func BenchmarkPlannedJob(b *testing.B) {
 	p := request.Default().Plan
 	p.Model, p.GlobalBatch = "gpt-1.7b", 64
 	for b.Loop() {
-		if _, err := PlannedJob(context.Background(), p); err != nil {
+		if _, err := PlannedJob(context.Background(), p, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// workerGPU is the gpus.json id of worker type wt.
+func workerGPU(t *testing.T, wt string) string {
+	t.Helper()
+	id, err := gpuprofiles.WorkerTypeGPU(wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

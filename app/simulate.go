@@ -6,6 +6,7 @@ import (
 
 	"pipeplan/app/request"
 	"pipeplan/core/gavel"
+	"pipeplan/gpuprofiles"
 )
 
 // SimulateTrace draws a synthetic trace of the Cluster page's size and
@@ -28,9 +29,16 @@ func SimulateTrace(ctx context.Context, in request.Cluster, progress func(done, 
 	if err != nil {
 		return nil, fmt.Errorf("cluster.policy: %w", err)
 	}
-	spec := gavel.ClusterSpec{WorkerTypes: request.WorkerTypes(in.Workload), NumWorkers: in.GPUs}
+	if !in.GavelTypes() {
+		return nil, fmt.Errorf("cluster.worker_types: the simulator draws Gavel's measured job types, so it runs on Gavel's GPU types %v only, got %v", request.WorkerTypes(request.WorkloadJobTypes), in.Types())
+	}
+	spec := gavel.ClusterSpec{WorkerTypes: in.Types(), NumWorkers: in.GPUs}
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("cluster.gpus: %w", err)
+	}
+	prices, err := gpuprofiles.DefaultPriceList().ForWorkerTypes(spec.WorkerTypes)
+	if err != nil {
+		return nil, err
 	}
 	var jobs []gavel.Job
 	var table *gavel.ThroughputTable // nil: Gavel's
@@ -46,7 +54,7 @@ func SimulateTrace(ctx context.Context, in request.Cluster, progress func(done, 
 		policy = yieldingPolicy{Policy: policy, yield: yield}
 	}
 	return gavel.Simulate(ctx, gavel.SimConfig{Cluster: spec, Policy: policy, Jobs: jobs, Throughputs: table, Progress: progress,
-		PlacementSensitive: in.PlacementSensitive, SpaceSharing: gavel.SpaceSharing(in.Policy)})
+		PlacementSensitive: in.PlacementSensitive, SpaceSharing: gavel.SpaceSharing(in.Policy), PricePerHour: prices})
 }
 
 // listedTrace draws a trace whose jobs are the page's listed jobs, each one

@@ -16,7 +16,7 @@ func listedCluster(t testing.TB) request.Cluster {
 	t.Helper()
 	p := request.Default().Plan
 	p.Model, p.GlobalBatch = "gpt-1.7b", 64
-	planned, err := PlannedJob(context.Background(), p)
+	planned, err := PlannedJob(context.Background(), p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

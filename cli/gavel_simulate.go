@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"pipeplan/core/gavel"
+	"pipeplan/gpuprofiles"
 )
 
 func init() {
@@ -34,7 +35,9 @@ type gavelSimulateOutput struct {
 
 func runGavelSimulate(args []string, stdout io.Writer) error {
 	fs := newFlagSet("gavel simulate")
-	cluster := fs.String("cluster", "36:36:36", "GPU counts K80:P100:V100")
+	types := simulateWorkerTypes()
+	cluster := fs.String("cluster", "36:36:36", "GPU counts "+strings.ToUpper(strings.Join(types, ":")))
+	priceList := fs.String("price-list", gpuprofiles.DefaultPriceList().ID, "price list of the cost metric and cost policies (gpuprofiles/cloud.json)")
 	perServer := fs.Int("gpus-per-server", gavel.DefaultGPUsPerServer, "GPUs per server (placement packs multi-GPU jobs on servers)")
 	policyName := fs.String("policy", "", "policy name, e.g. max_min_fairness_perf (required)")
 	numJobs := fs.Int("jobs", 100, "number of jobs to generate")
@@ -63,9 +66,17 @@ func runGavelSimulate(args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("gavel simulate: --policy: %w", err)
 	}
-	spec, err := gavel.ParseClusterSpec(*cluster, []string{"k80", "p100", "v100"})
+	spec, err := gavel.ParseClusterSpec(*cluster, types)
 	if err != nil {
 		return fmt.Errorf("gavel simulate: --cluster: %w", err)
+	}
+	list, err := gpuprofiles.PriceListByID(*priceList)
+	if err != nil {
+		return fmt.Errorf("gavel simulate: --price-list: %w", err)
+	}
+	prices, err := list.ForWorkerTypes(types)
+	if err != nil {
+		return fmt.Errorf("gavel simulate: --price-list: %w", err)
 	}
 	spec.GPUsPerServer = []int{*perServer, *perServer, *perServer}
 	from, to, err := parseWindow(*window)
@@ -102,6 +113,7 @@ func runGavelSimulate(args []string, stdout io.Writer) error {
 		SpaceSharing:       *spaceSharing || gavel.SpaceSharing(*policyName),
 		PlacementSensitive: *placement,
 		WindowFrom:         from, WindowTo: to,
+		PricePerHour: prices,
 	}
 	if *progress {
 		cfg.Progress = func(done, total int) { fmt.Fprintf(os.Stderr, "\rsimulate: %d/%d window jobs completed", done, total) }
@@ -119,6 +131,14 @@ func runGavelSimulate(args []string, stdout io.Writer) error {
 		return writeJSON(stdout, out)
 	}
 	return printSimulation(stdout, out)
+}
+
+// simulateWorkerTypes is the order of --cluster's counts: Gavel's worker
+// types slowest first, K80:P100:V100 (gpuprofiles lists them fastest first).
+func simulateWorkerTypes() []string {
+	types := gpuprofiles.GavelWorkerTypeNames()
+	slices.Reverse(types)
+	return types
 }
 
 // selectJobTypes returns the job table's types named in the comma-separated
@@ -176,7 +196,7 @@ func printSimulation(w io.Writer, o gavelSimulateOutput) error {
 	r := o.SimResult
 	rows := [][2]string{
 		{"policy", r.Policy},
-		{"cluster (K80:P100:V100)", o.Cluster},
+		{"cluster (" + strings.ToUpper(strings.Join(simulateWorkerTypes(), ":")) + ")", o.Cluster},
 		{"jobs in trace / completed", fmt.Sprintf("%d / %d", o.NumJobs, r.JobsCompleted)},
 		{"window jobs", strconv.Itoa(r.WindowJobs)},
 		{"average JCT", fmt.Sprintf("%.2f h", r.AvgJCTSeconds/3600)},

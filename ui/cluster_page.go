@@ -3,7 +3,9 @@ package ui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/vugu/vugu"
 
@@ -36,10 +38,19 @@ func (v ClusterView) TimingText() string {
 	return fmt.Sprintf("allocated in %.1f ms", v.Millis)
 }
 
-func (c *ClusterPage) policies() []string { return app.Policies() }
-func (c *ClusterPage) jobTypes() []string { return app.JobTypes() }
+func (c *ClusterPage) policies() []app.PolicyInfo { return app.Policies() }
+func (c *ClusterPage) jobTypes() []string         { return app.JobTypes() }
+
+// maxScale is the largest scale factor of job j: Gavel measured its job
+// types on up to 8 GPUs; a planned job spans servers.
+func (c *ClusterPage) maxScale(j request.Job) int {
+	if j.Planned != nil {
+		return request.MaxClusterGPUs
+	}
+	return 8
+}
 func (c *ClusterPage) workerTypes() []string {
-	return request.WorkerTypes(c.App.State.Cluster.Workload)
+	return c.App.State.Cluster.Types()
 }
 
 // id names the element of row i, e.g. "job-type-3".
@@ -154,13 +165,45 @@ func (a *App) setCluster(field string, change func(c *request.Cluster) error) {
 // SetClusterWorkload switches between the paper example and the job list.
 func (a *App) SetClusterWorkload(w string) {
 	a.setCluster("workload", func(c *request.Cluster) error {
-		c.Workload = w
+		c.Workload, c.WorkerTypes = w, nil
 		c.GPUs = make([]int, len(request.WorkerTypes(w)))
 		for i := range c.GPUs {
 			c.GPUs[i] = 1
 			if w == request.WorkloadJobTypes {
 				c.GPUs[i] = 8 // room for jobs of scale factor 8
 			}
+		}
+		return nil
+	})
+}
+
+// workerTypesText is the cluster's GPU types as the text input shows them.
+func (c *ClusterPage) workerTypesText() string { return strings.Join(c.workerTypes(), ", ") }
+
+// gpuIDs lists the GPUs a worker type may name, for the input's tooltip.
+func (c *ClusterPage) gpuIDs() string { return strings.Join(app.GPUIDs(), ", ") }
+
+// SetClusterWorkerTypes sets the job-types cluster's GPU types from a
+// comma-separated list of Gavel's names or gpus.json ids; a type kept
+// keeps its GPU count, a new one gets 8.
+func (a *App) SetClusterWorkerTypes(value string) {
+	a.setCluster("worker_types", func(c *request.Cluster) error {
+		var types []string
+		for _, f := range strings.Split(value, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				types = append(types, f)
+			}
+		}
+		old, counts := c.Types(), make([]int, len(types))
+		for i, wt := range types {
+			counts[i] = 8
+			if k := slices.Index(old, wt); k >= 0 {
+				counts[i] = c.GPUs[k]
+			}
+		}
+		c.WorkerTypes, c.GPUs = types, counts
+		if slices.Equal(types, request.WorkerTypes(request.WorkloadJobTypes)) {
+			c.WorkerTypes = nil // Gavel's: the default, left out of links
 		}
 		return nil
 	})
@@ -217,7 +260,7 @@ func (a *App) AddJob() {
 // throughput on each GPU type is the planner's prediction.
 func (a *App) AddPlannedJob() {
 	a.setCluster("jobs", func(c *request.Cluster) error {
-		job, err := app.PlannedJob(context.Background(), a.State.Plan)
+		job, err := app.PlannedJob(context.Background(), a.State.Plan, c.Types())
 		c.Jobs = append(c.Jobs, job)
 		return err
 	})

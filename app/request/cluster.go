@@ -3,6 +3,8 @@ package request
 import (
 	"fmt"
 	"math"
+
+	"pipeplan/gpuprofiles"
 )
 
 // Workloads of the Cluster page: the 3-job example of dissertation §5.4.1
@@ -20,12 +22,14 @@ const (
 	TraceListedJobs    = "listed"
 )
 
-// WorkerTypes returns the GPU types of a workload, in the order of Cluster.GPUs.
+// WorkerTypes returns the GPU types of a workload, in the order of
+// Cluster.GPUs: the §5.4.1 example's one V100 and one K80, else Gavel's
+// worker types (gpuprofiles.GavelWorkerTypeNames).
 func WorkerTypes(workload string) []string {
 	if workload == WorkloadPaper {
 		return []string{"v100", "k80"}
 	}
-	return []string{"v100", "p100", "k80"}
+	return gpuprofiles.GavelWorkerTypeNames()
 }
 
 // Limits of the Cluster page's inputs.
@@ -58,6 +62,11 @@ type Cluster struct {
 	// choose consolidated and unconsolidated time apart (§5.3.1). Omitted
 	// when false, so links made before it existed still decode.
 	PlacementSensitive bool `json:"placement_sensitive,omitempty"`
+	// WorkerTypes, set for the job-types workload, are its GPU types in
+	// the order of GPUs: Gavel's names (v100, p100, k80) or any gpus.json
+	// id (gpuprofiles.WorkerTypeGPU); omitted means Gavel's three, so links
+	// made before it existed still decode.
+	WorkerTypes []string `json:"worker_types,omitempty"`
 	// TraceWorkload is what the simulated trace's jobs are drawn from:
 	// TraceGavelJobTypes or TraceListedJobs. Omitted when Gavel's, so links
 	// made before it existed still decode.
@@ -84,6 +93,68 @@ type Job struct {
 	Planned *Plan `json:"planned,omitempty"`
 }
 
+// MaxWorkerTypes is the most GPU types a cluster may have.
+const MaxWorkerTypes = 8
+
+// Types returns the cluster's GPU types, in the order of GPUs.
+func (c Cluster) Types() []string {
+	if c.Workload == WorkloadJobTypes && len(c.WorkerTypes) > 0 {
+		return c.WorkerTypes
+	}
+	return WorkerTypes(c.Workload)
+}
+
+// GavelTypes reports whether the cluster's GPU types are all Gavel's, on
+// which its measured throughput table has every job type.
+func (c Cluster) GavelTypes() bool {
+	gavel := WorkerTypes(WorkloadJobTypes)
+	for _, wt := range c.Types() {
+		found := false
+		for _, g := range gavel {
+			found = found || g == wt
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// validScale checks a job's scale factor: 1, 2, 4 or 8 GPUs for Gavel's
+// measured job types; any GPU count up to MaxClusterGPUs for a planned job,
+// spanning servers of its Plan page's size (PlannedServers).
+func (j Job) validScale(field string) error {
+	if j.Planned == nil {
+		if j.Scale != 1 && j.Scale != 2 && j.Scale != 4 && j.Scale != 8 {
+			return fmt.Errorf("%s: must be 1, 2, 4 or 8 (Gavel measured these), got %d", field, j.Scale)
+		}
+		return nil
+	}
+	if err := intIn(field, j.Scale, 1, MaxClusterGPUs); err != nil {
+		return err
+	}
+	if _, err := PlannedServers(j.Scale, j.Planned.GPUsPerNode); err != nil {
+		return fmt.Errorf("%s: %w", field, err)
+	}
+	return nil
+}
+
+// PlannedServers is how many servers a planned job of scale GPUs spans
+// with its GPUs consolidated: one when they fit in a server of perServer
+// GPUs, else scale/perServer full servers (scale must then be a multiple).
+func PlannedServers(scale, perServer int) (int, error) {
+	if perServer < 1 {
+		return 0, fmt.Errorf("servers of %d GPUs: need at least 1", perServer)
+	}
+	if scale <= perServer {
+		return 1, nil
+	}
+	if scale%perServer != 0 {
+		return 0, fmt.Errorf("%d GPUs do not fill servers of %d: use a multiple of %d", scale, perServer, perServer)
+	}
+	return scale / perServer, nil
+}
+
 // DefaultCluster is the §5.4.1 example under max-min fairness.
 func DefaultCluster() Cluster {
 	return Cluster{
@@ -106,8 +177,30 @@ func (c Cluster) Validate() error {
 	if c.Workload != WorkloadPaper && c.Workload != WorkloadJobTypes {
 		return fieldErr("cluster.workload", "must be %q or %q, got %q", WorkloadPaper, WorkloadJobTypes, c.Workload)
 	}
-	if want := len(WorkerTypes(c.Workload)); len(c.GPUs) != want {
-		return fieldErr("cluster.gpus", "must have %d counts (%v), got %d", want, WorkerTypes(c.Workload), len(c.GPUs))
+	if c.WorkerTypes != nil {
+		if c.Workload != WorkloadJobTypes {
+			return fieldErr("cluster.worker_types", "the %s workload has its own GPU types, got %v", c.Workload, c.WorkerTypes)
+		}
+		if len(c.WorkerTypes) == 0 || len(c.WorkerTypes) > MaxWorkerTypes {
+			return fieldErr("cluster.worker_types", "must list 1 to %d GPU types, got %d", MaxWorkerTypes, len(c.WorkerTypes))
+		}
+		seen := map[string]bool{}
+		for i, wt := range c.WorkerTypes {
+			field := fmt.Sprintf("cluster.worker_types[%d]", i)
+			if len(wt) > 64 {
+				return fieldErr(field, "must name a GPU, got %d characters", len(wt))
+			}
+			if _, err := gpuprofiles.WorkerTypeGPU(wt); err != nil {
+				return fieldErr(field, "%v", err)
+			}
+			if seen[wt] {
+				return fieldErr(field, "%q is listed twice", wt)
+			}
+			seen[wt] = true
+		}
+	}
+	if want := len(c.Types()); len(c.GPUs) != want {
+		return fieldErr("cluster.gpus", "must have %d counts (%v), got %d", want, c.Types(), len(c.GPUs))
 	}
 	total := 0
 	for i, n := range c.GPUs {
@@ -126,8 +219,13 @@ func (c Cluster) Validate() error {
 		if j.Type == "" || len(j.Type) > 100 {
 			return fieldErr(fmt.Sprintf("cluster.jobs[%d].type", i), "must name a job type, got %q", j.Type)
 		}
-		if j.Scale != 1 && j.Scale != 2 && j.Scale != 4 && j.Scale != 8 {
-			return fieldErr(fmt.Sprintf("cluster.jobs[%d].scale", i), "must be 1, 2, 4 or 8, got %d", j.Scale)
+		if j.Planned != nil {
+			if err := j.Planned.Validate(); err != nil {
+				return nest(fmt.Sprintf("cluster.jobs[%d].planned", i), err)
+			}
+		}
+		if err := j.validScale(fmt.Sprintf("cluster.jobs[%d].scale", i)); err != nil {
+			return err
 		}
 		if math.IsNaN(j.Weight) || j.Weight <= 0 || j.Weight > MaxJobWeight {
 			return fieldErr(fmt.Sprintf("cluster.jobs[%d].weight", i), "must be in (0, %d], got %v", MaxJobWeight, j.Weight)
@@ -137,11 +235,6 @@ func (c Cluster) Validate() error {
 		}
 		if math.IsNaN(j.SLOHours) || j.SLOHours < 0 || j.SLOHours > MaxSLOHours {
 			return fieldErr(fmt.Sprintf("cluster.jobs[%d].slo_hours", i), "must be in [0, %g], got %v", float64(MaxSLOHours), j.SLOHours)
-		}
-		if j.Planned != nil {
-			if err := j.Planned.Validate(); err != nil {
-				return nest(fmt.Sprintf("cluster.jobs[%d].planned", i), err)
-			}
 		}
 	}
 	if err := intIn("cluster.trace_jobs", c.TraceJobs, 1, MaxTraceJobs); err != nil {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"pipeplan/core/gavel"
+	"pipeplan/gpuprofiles"
 )
 
 // Cost holds the Cost page's inputs. The jobs and GPU counts are the
@@ -27,14 +27,16 @@ const (
 	MaxHours        = 100000
 )
 
-// DefaultCost is Gavel's GCP on-demand prices, 10 V100-hours of work per job and a
-// 24-hour deadline.
+// DefaultCost is the default price list of gpuprofiles (Gavel's GCP
+// on-demand prices), 10 V100-hours of work per job and a 24-hour deadline.
 func DefaultCost() Cost {
-	var prices []float64
-	for _, wt := range WorkerTypes(WorkloadJobTypes) {
-		prices = append(prices, gavel.DefaultPricePerHour(wt))
+	list := gpuprofiles.DefaultPriceList()
+	prices, err := list.ForWorkerTypes(WorkerTypes(WorkloadJobTypes))
+	if err != nil {
+		// gpuprofiles' tests check the default list prices Gavel's types.
+		panic("request: default price list: " + err.Error())
 	}
-	return Cost{Preset: "gcp-on-demand", Prices: prices, WorkHours: 10, DeadlineHours: 24}
+	return Cost{Preset: list.ID, Prices: prices, WorkHours: 10, DeadlineHours: 24}
 }
 
 // Validate checks the Cost page's inputs; errors name the field and value.

@@ -25,7 +25,8 @@ type ClusterSpec struct {
 }
 
 // ParseClusterSpec parses "36:36:36" as GPU counts for workerTypes, in order
-// (Gavel's cluster_spec), with DefaultGPUsPerServer GPUs per server.
+// (Gavel's cluster_spec), with DefaultGPUsPerServer GPUs per server; a
+// type may have 0 GPUs as long as the cluster has one (ClusterSpec.Validate).
 func ParseClusterSpec(s string, workerTypes []string) (ClusterSpec, error) {
 	parts := strings.Split(s, ":")
 	if len(parts) != len(workerTypes) {

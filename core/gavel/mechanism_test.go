@@ -3,6 +3,7 @@ package gavel
 import (
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -224,6 +225,9 @@ func TestParseClusterSpec(t *testing.T) {
 	if err != nil || spec.TotalWorkers() != 108 {
 		t.Fatalf("spec %+v, err %v", spec, err)
 	}
+	if spec, err := ParseClusterSpec("0:8:8", []string{"k80", "p100", "v100"}); err != nil || spec.TotalWorkers() != 16 {
+		t.Errorf("a cluster without K80s: spec %+v, err %v", spec, err)
+	}
 	for _, s := range []string{"36:36", "36:x:36", "0:0:0", "36:-1:36", "36:2000000:36"} {
 		if _, err := ParseClusterSpec(s, []string{"k80", "p100", "v100"}); err == nil {
 			t.Errorf("ParseClusterSpec(%q): want error", s)
@@ -231,19 +235,33 @@ func TestParseClusterSpec(t *testing.T) {
 	}
 }
 
+// FuzzParseClusterSpec checks ClusterSpec.Validate's rule on whatever
+// ParseClusterSpec accepts: every count in [0, MaxWorkersPerType] (a type
+// may have no GPUs, e.g. a cluster without K80s), at least one GPU in all,
+// and the counts are the integers of the text in order.
 func FuzzParseClusterSpec(f *testing.F) {
 	f.Add("36:36:36")
 	f.Add("1:0:-1")
 	f.Add("::")
+	f.Add("00:00:01") // once rejected by this test though the rule allows it (issue 11, item 6)
 	f.Fuzz(func(t *testing.T, s string) {
 		spec, err := ParseClusterSpec(s, []string{"k80", "p100", "v100"})
 		if err != nil {
 			return
 		}
+		parts := strings.Split(s, ":")
+		total := 0
 		for j, n := range spec.NumWorkers {
-			if n < 1 {
+			if n < 0 || n > MaxWorkersPerType {
 				t.Fatalf("accepted %q with %d workers of type %d", s, n, j)
 			}
+			if v, err := strconv.Atoi(strings.TrimSpace(parts[j])); err != nil || v != n {
+				t.Fatalf("%q: type %d has %d workers, the text says %q", s, j, n, parts[j])
+			}
+			total += n
+		}
+		if total < 1 {
+			t.Fatalf("accepted %q: a cluster without GPUs", s)
 		}
 	})
 }

@@ -11,12 +11,8 @@ import (
 // heterogeneity-aware (an agnostic policy sees every GPU, and so every
 // placement, as equal).
 func placementSensitive(name string, inst *Instance) bool {
-	return inst.UnconsolidatedThroughputs != nil && !heterogeneityAgnostic[name]
+	return inst.UnconsolidatedThroughputs != nil && registry[name].info.HeterogeneityAware
 }
-
-// heterogeneityAgnostic names the policies that ignore throughput
-// differences between worker types (Table 5.1's baselines).
-var heterogeneityAgnostic = map[string]bool{"max_min_fairness": true, "fifo": true, "finish_time_fairness": true}
 
 // withPlacements models placement sensitivity as §5.3.1 describes: every
 // worker type w gets a second column, w+"_unconsolidated", with the

@@ -113,15 +113,21 @@ func TestPlacementNeverWorse(t *testing.T) {
 // no placements, so they return no unconsolidated allocation.
 func TestPlacementAgnosticPoliciesIgnoreIt(t *testing.T) {
 	inst := randomPlacementInstance(rand.New(rand.NewPCG(1, 1)), 6, 0.5, 1.5)
-	for name := range heterogeneityAgnostic {
+	for _, info := range Policies() {
+		if info.HeterogeneityAware {
+			continue
+		}
+		name := info.Name
 		if al := allocate(t, name, inst); al.UnconsolidatedX != nil {
 			t.Errorf("%s: unconsolidated allocation %v, want none", name, al.UnconsolidatedX)
 		}
 	}
-	for _, name := range PolicyNames() {
-		if heterogeneityAgnostic[name] || strings.HasSuffix(name, "_packed") || strings.HasPrefix(name, "min_cost") || name == "min_makespan_budget_perf" {
+	for _, info := range Policies() {
+		// Space sharing and prices need more than this instance holds.
+		if !info.HeterogeneityAware || info.SpaceSharing || info.NeedsPrices {
 			continue
 		}
+		name := info.Name
 		if al := allocate(t, name, inst); len(al.UnconsolidatedX) != len(inst.Jobs) {
 			t.Errorf("%s: %d unconsolidated rows, want %d", name, len(al.UnconsolidatedX), len(inst.Jobs))
 		}
@@ -189,7 +195,7 @@ func TestZeroWorkerType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Simulate(context.Background(), SimConfig{Cluster: cluster, Policy: p, Jobs: jobs})
+	res, err := Simulate(context.Background(), SimConfig{Cluster: cluster, Policy: p, Jobs: jobs, PricePerHour: []float64{1, 1, 1}})
 	if err != nil || res.JobsCompleted != 20 || res.CostDollars <= 0 {
 		t.Fatalf("simulation on 0:8:8: %v, %+v", err, res)
 	}

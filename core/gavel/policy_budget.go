@@ -9,7 +9,9 @@ import (
 )
 
 func init() {
-	registerPolicy("min_makespan_budget_perf", func(o policyOptions) (func(context.Context, *Instance) (*Allocation, error), error) {
+	registerPolicy(PolicyInfo{Name: "min_makespan_budget_perf", Title: "Minimum makespan within a budget",
+		Section: "§6.4.3", Objective: "minimize max_m num_steps_m/throughput(m, X) subject to the cost of the whole run ≤ budget B",
+		HeterogeneityAware: true, NeedsSteps: true, NeedsPrices: true}, func(o policyOptions) (func(context.Context, *Instance) (*Allocation, error), error) {
 		if !(o.budgetDollars > 0) || math.IsInf(o.budgetDollars, 0) {
 			return nil, fmt.Errorf("budget: must be > 0 dollars, got %g (use WithBudget)", o.budgetDollars)
 		}

@@ -4,16 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 
 	"pipeplan/core/lp"
 )
 
 func init() {
-	registerPolicy("min_cost_perf", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+	registerPolicy(PolicyInfo{Name: "min_cost_perf", Title: "Minimum cost (most steps per dollar)",
+		Section: "§6.4.2", Objective: "maximize Σ_m Σ_j X_mj·T_mj/c_j: each job's time earns its steps per dollar on that type",
+		HeterogeneityAware: true, NeedsPrices: true}, staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
 		return minCost(ctx, inst, false)
 	}))
-	registerPolicy("min_cost_slo_perf", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+	registerPolicy(PolicyInfo{Name: "min_cost_slo_perf", Title: "Minimum cost with SLOs",
+		Section: "§6.4.3", Objective: "maximize Σ_m Σ_j X_mj·T_mj/c_j subject to throughput(m, X) ≥ steps left/(SLO_m − elapsed)",
+		HeterogeneityAware: true, NeedsSteps: true, NeedsPrices: true}, staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
 		return minCost(ctx, inst, true)
 	}))
 }
@@ -74,49 +77,42 @@ func sloNeeds(inst *Instance, r []float64) ([]float64, error) {
 	return need, nil
 }
 
-// minCost maximizes the total normalized throughput per dollar,
-// (sum_m throughput(m,X)/num_steps_m) / cost(X) (§6.4.2, the
-// linear-fractional program with job terms summed), optionally subject to
-// the SLO constraints throughput(m,X) >= num_steps_m/SLO_m (§6.4.3). The
-// Charnes-Cooper transformation Y = sX, cost(Y) = 1 makes it one LP. The
-// ratio is scale-free, so X is then scaled up until a job or worker type
-// saturates. The objective is in completed jobs per dollar. When the SLOs
-// cannot all be met the error wraps ErrSLOsUnmet; the simulator then drops
-// SLO constraints with RelaxSLOs and solves again (best effort: those jobs
-// still count as SLO violations when they finish late).
+// minCost solves §6.4.2's Maximize_X sum_m throughput(m,X)/cost(m,X) in
+// the linear form of Gavel's ThroughputNormalizedByCostSumWithPerf: every
+// job's time on worker type j earns its steps per dollar there,
+// sum_m sum_j T_mj/c_j X_mj, so the cheapest steps come first and every
+// GPU that still earns some goes to a job that has time left (the cluster
+// stays busy). With slo, jobs must also meet throughput(m,X) >=
+// steps_left_m/(SLO_m - elapsed_m) (§6.4.3); when the SLOs cannot all be
+// met the error wraps ErrSLOsUnmet, and the simulator then drops SLO
+// constraints with RelaxSLOs and solves again (best effort: those jobs
+// still count as SLO violations when they finish late). The objective is
+// the LP's, in steps per dollar.
 func minCost(ctx context.Context, inst *Instance, slo bool) (*Allocation, error) {
-	r, err := remainingSteps(inst)
-	if err != nil {
-		return nil, err
+	if inst.PricePerHour == nil {
+		return nil, fmt.Errorf("instance.price_per_hour: required by cost policies")
 	}
 	a := newAllocLP(inst, inst.Throughputs, false)
-	s := a.addVar(0)
-	// Time and capacity rows become  ... - s*rhs <= 0.
-	for _, row := range append(append([]int(nil), a.timeRows...), a.capRows...) {
-		rw := &a.prob.Rows[row]
-		rw.Index, rw.Value = append(rw.Index, s), append(rw.Value, -rw.RHS)
-		rw.RHS = 0
-	}
-	idx, val, err := costTerms(a)
-	if err != nil {
-		return nil, err
-	}
-	a.addRow(idx, val, lp.EQ, 1)
-	for m := range inst.Jobs {
-		idx, val := a.throughput(m, 1/r[m])
-		for k, v := range idx {
-			a.prob.Objective[v] += val[k]
+	for m, vars := range a.x {
+		for j, v := range vars {
+			if v >= 0 {
+				a.prob.Objective[v] += inst.Throughputs[m][j] * secondsPerHour / inst.PricePerHour[j]
+			}
 		}
 	}
 	if slo {
+		r, err := remainingSteps(inst)
+		if err != nil {
+			return nil, err
+		}
 		need, err := sloNeeds(inst, r)
 		if err != nil {
 			return nil, err
 		}
 		for m, nd := range need {
 			if nd > 0 {
-				idx, val := a.throughput(m, 1)
-				a.addRow(append(idx, s), append(val, -nd), lp.GE, 0)
+				idx, val := a.throughput(m, 1/nd)
+				a.addRow(idx, val, lp.GE, 1)
 			}
 		}
 	}
@@ -127,46 +123,11 @@ func minCost(ctx context.Context, inst *Instance, slo bool) (*Allocation, error)
 		}
 		return nil, err
 	}
-	if sol[s] <= 0 {
-		return nil, fmt.Errorf("degenerate cost LP (scale %g)", sol[s])
+	al := a.allocation(sol, 1)
+	for k, c := range a.prob.Objective {
+		al.Objective += c * sol[k]
 	}
-	al := a.allocation(sol, sol[s])
-	saturate(inst, al)
-	for m, eff := range effectiveThroughputs(inst, inst.Throughputs, al) {
-		al.Objective += eff / r[m]
-	}
-	al.Objective /= costOf(inst, al)
 	return al, nil
-}
-
-// saturate scales X up by the largest factor that keeps every job's time
-// <= 1 and every worker type within capacity.
-func saturate(inst *Instance, al *Allocation) {
-	f := math.Inf(1)
-	used := make([]float64, len(inst.WorkerTypes))
-	for m, row := range al.X {
-		tm := 0.0
-		for j, x := range row {
-			tm += x
-			used[inst.capacityType(j)] += x * float64(inst.Jobs[m].ScaleFactor)
-		}
-		if tm > 0 {
-			f = min(f, 1/tm)
-		}
-	}
-	for j, u := range used {
-		if u > 0 {
-			f = min(f, float64(inst.NumWorkers[j])/u)
-		}
-	}
-	if math.IsInf(f, 1) {
-		return
-	}
-	for _, row := range al.X {
-		for j := range row {
-			row[j] = min(1, row[j]*f)
-		}
-	}
 }
 
 // costOf returns cost(X) in dollars per second.

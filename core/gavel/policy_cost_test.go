@@ -14,12 +14,49 @@ func twoTypeJob(steps float64) *Instance {
 		Throughputs: [][]float64{{10, 40}}}
 }
 
-// TestMinCostPicksCheapestThroughput: 10 steps/s per $1/h beats 40 per $8/h,
-// so the job runs on the K80 only: 0.1 jobs/s at $1/3600/s = 360 jobs/$.
+// TestMinCostPicksCheapestThroughput: 10 steps/s per $1/h (36,000 steps/$)
+// beats 40 per $8/h (18,000 steps/$), so the job runs on the K80 only.
 func TestMinCostPicksCheapestThroughput(t *testing.T) {
 	al := allocate(t, "min_cost_perf", twoTypeJob(100))
-	if math.Abs(al.X[0][0]-1) > 1e-6 || al.X[0][1] > 1e-6 || math.Abs(al.Objective-360) > 1e-6 {
-		t.Fatalf("X = %v objective %v, want [[1 0]] and 360 jobs/$", al.X, al.Objective)
+	if math.Abs(al.X[0][0]-1) > 1e-6 || al.X[0][1] > 1e-6 || math.Abs(al.Objective-36000) > 1e-6*36000 {
+		t.Fatalf("X = %v objective %v, want [[1 0]] and 36,000 steps/$", al.X, al.Objective)
+	}
+}
+
+// TestMinCostKeepsClusterBusy is §6.4.2's objective worked by hand: V100s at
+// $3/h, K80s at $1/h; jobs A (30, 20 steps/s on V100, K80), B (40, 10) and
+// C (12, 6) earn 10 and 20, 13.3 and 10, 4 and 6 steps/s per $/h. With 1
+// V100 and 2 K80s every job runs all the time where it earns most (A and C
+// on K80s, B on the V100): 39.3 × 3600 = 141,600 steps/$, every GPU busy.
+// With 1 K80 the K80 goes to A (it loses 10 on the V100, C only 2), the
+// V100 to B, and C waits: 33.3 × 3600 = 120,000 steps/$, both GPUs busy.
+// The ratio of sums maximized before ran only the best ratio and left
+// 255 of 256 jobs idle on the 256-job instance (issue 11, item 2).
+func TestMinCostKeepsClusterBusy(t *testing.T) {
+	for _, c := range []struct {
+		k80  int
+		want [][]float64
+		obj  float64
+	}{
+		{2, [][]float64{{0, 1}, {1, 0}, {0, 1}}, 141600},
+		{1, [][]float64{{0, 1}, {1, 0}, {0, 0}}, 120000},
+	} {
+		inst := &Instance{WorkerTypes: []string{"v100", "k80"}, NumWorkers: []int{1, c.k80}, PricePerHour: []float64{3, 1},
+			Throughputs: [][]float64{{30, 20}, {40, 10}, {12, 6}}}
+		for m := range 3 {
+			inst.Jobs = append(inst.Jobs, Job{ID: m, ScaleFactor: 1, PriorityWeight: 1})
+		}
+		al := allocate(t, "min_cost_perf", inst)
+		for m := range c.want {
+			for j := range c.want[m] {
+				if math.Abs(al.X[m][j]-c.want[m][j]) > 1e-6 {
+					t.Fatalf("%d K80s: X = %v, want %v", c.k80, al.X, c.want)
+				}
+			}
+		}
+		if math.Abs(al.Objective-c.obj) > 1e-6*c.obj {
+			t.Errorf("%d K80s: objective %v, want %v steps/$", c.k80, al.Objective, c.obj)
+		}
 	}
 }
 
@@ -53,20 +90,60 @@ func TestMakespanBudget(t *testing.T) {
 	}
 }
 
-// TestFinishTimeFairness checks rho on one GPU against closed forms: equal
-// shares give rho = 2; with 10 s elapsed for job 0 the optimum solves
-// (10 + 10/x)/20 = 1/(1-x), x = sqrt(2)-1, rho = 1/(2-sqrt(2)).
+// TestFinishTimeFairness checks rho on one GPU (10 steps/s) against closed
+// forms. With n = 2 jobs, X^isolated is half the GPU: 5 steps/s, so jobs of
+// 100 and 300 steps finish in isolation after D = 20 and 60 s. Equal
+// shares are the isolated allocation: rho = 1 (the LAS normalizer used
+// before gave 2). With 10 s elapsed for job 0, rho_0 = (10 + 10/x)/20 and
+// rho_1 = 30/(60(1-x)) meet at x^2 + x - 1 = 0: x = (sqrt(5)-1)/2, rho =
+// (3+sqrt(5))/4 (the old baseline gave x = sqrt(2)-1, rho = 1/(2-sqrt(2))).
 func TestFinishTimeFairness(t *testing.T) {
 	inst := identicalInstance([]float64{1, 1}, 1)
 	inst.Jobs[0].NumSteps, inst.Jobs[1].NumSteps = 100, 300
 	al := allocate(t, "finish_time_fairness_perf", inst)
-	if math.Abs(al.Objective-2) > 1e-6 {
-		t.Errorf("rho %v, want 2", al.Objective)
+	if math.Abs(al.Objective-1) > 1e-6 {
+		t.Errorf("rho %v, want 1", al.Objective)
 	}
 	inst.Jobs[0].ElapsedSeconds = 10
 	al = allocate(t, "finish_time_fairness_perf", inst)
-	if want := 1 / (2 - math.Sqrt2); math.Abs(al.Objective-want) > 1e-6 || math.Abs(al.X[0][0]-(math.Sqrt2-1)) > 1e-6 {
-		t.Errorf("rho %v X %v, want %v with x0 = sqrt(2)-1", al.Objective, al.X, want)
+	x0 := (math.Sqrt(5) - 1) / 2
+	if want := (3 + math.Sqrt(5)) / 4; math.Abs(al.Objective-want) > 1e-6 || math.Abs(al.X[0][0]-x0) > 1e-6 {
+		t.Errorf("rho %v X %v, want %v with x0 = %v", al.Objective, al.X, want, x0)
+	}
+}
+
+// TestFinishTimeFairnessIsolatedBaseline checks X^isolated (§5.4.2) on
+// hand-worked instances. The §5.4.1 example (1 V100, 1 K80; 3 jobs at
+// 40/10, 12/4, 100/50 steps/s) gives each job 1/3 of each GPU; nothing has
+// run yet, so rho_m = throughput(m, X^isolated)/throughput(m, X), and
+// minimizing the max is max-min fairness normalized by X^isolated = 2/3 of
+// X^equal (the LAS normalizer, whose optimum is 8/11): rho* = (2/3)/(8/11)
+// = 11/12, where the LAS baseline gave 11/8. Multi-GPU: 4 GPUs, job A of 1
+// GPU and B of 4, both 10 steps/s. X^isolated gives A 4/(2·1) = 2, capped
+// at all of its time (10 steps/s), and B 4/(2·4) = 1/2 (5 steps/s), so
+// rho_A = 1/x_A >= 1 and rho_B = 1/(2x_B); x_A = 1 leaves x_B = 3/4
+// (rho_B = 2/3): rho* = 1. The LAS baseline (10 steps/s for both) gave
+// 1.25 (x_A = x_B = 4/5), over-serving B by its scale factor.
+func TestFinishTimeFairnessIsolatedBaseline(t *testing.T) {
+	paper := &Instance{WorkerTypes: []string{"v100", "k80"}, NumWorkers: []int{1, 1},
+		Throughputs: [][]float64{{40, 10}, {12, 4}, {100, 50}}}
+	for m := range 3 {
+		paper.Jobs = append(paper.Jobs, Job{ID: m, ScaleFactor: 1, PriorityWeight: 1, NumSteps: 1000})
+	}
+	multi := &Instance{WorkerTypes: []string{"v100"}, NumWorkers: []int{4}, Throughputs: [][]float64{{10}, {10}},
+		Jobs: []Job{{ID: 0, ScaleFactor: 1, PriorityWeight: 1, NumSteps: 1000}, {ID: 1, ScaleFactor: 4, PriorityWeight: 1, NumSteps: 1000}}}
+	for _, c := range []struct {
+		name      string
+		inst      *Instance
+		want, old float64
+	}{{"§5.4.1 example", paper, 11.0 / 12, 11.0 / 8}, {"multi-GPU", multi, 1, 1.25}} {
+		al := allocate(t, "finish_time_fairness_perf", c.inst)
+		if math.Abs(al.Objective-c.want) > 1e-6 {
+			t.Errorf("%s: rho %v, want %v (the LAS baseline gave %v); X = %v", c.name, al.Objective, c.want, c.old, al.X)
+		}
+	}
+	if got := isolatedThroughput([]float64{40, 10}, []int{1, 1}, 1, 3); math.Abs(got-50.0/3) > 1e-12 {
+		t.Errorf("isolated throughput of job 0 of §5.4.1: %v, want 50/3", got)
 	}
 }
 

@@ -3,13 +3,19 @@ package gavel
 import "context"
 
 func init() {
-	registerPolicy("max_min_fairness", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+	registerPolicy(PolicyInfo{Name: "max_min_fairness", Title: "Max-min fairness (LAS), heterogeneity-agnostic",
+		Section:   "§5.4.1, Table 5.1",
+		Objective: "maximize min_m w_m·(time share of job m) over every GPU seen as equal (least attained service)"}, staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
 		return maxMinFairness(ctx, inst, agnosticThroughputs(inst), false, true)
 	}))
-	registerPolicy("max_min_fairness_perf", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+	registerPolicy(PolicyInfo{Name: "max_min_fairness_perf", Title: "Max-min fairness (LAS), heterogeneity-aware",
+		Section: "§5.4.1, Table 5.1", Objective: "maximize min_m w_m·throughput(m, X)/throughput(m, X^equal)",
+		HeterogeneityAware: true}, staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
 		return maxMinFairness(ctx, inst, inst.Throughputs, false, false)
 	}))
-	registerPolicy("max_min_fairness_packed", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+	registerPolicy(PolicyInfo{Name: "max_min_fairness_packed", Title: "Max-min fairness (LAS) with space sharing",
+		Section: "§5.4.1, §5.3.1", Objective: "maximize min_m w_m·throughput(m, X)/throughput(m, X^equal), co-located pairs counted",
+		HeterogeneityAware: true, SpaceSharing: true}, staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
 		return maxMinFairness(ctx, inst, inst.Throughputs, true, false)
 	}))
 }

@@ -9,11 +9,15 @@ import (
 )
 
 func init() {
-	registerPolicy("finish_time_fairness", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+	registerPolicy(PolicyInfo{Name: "finish_time_fairness", Title: "Finish-time fairness (Themis), heterogeneity-agnostic",
+		Section: "§5.4.2, Table 5.1", Objective: "minimize max_m ρ(m, X) over every GPU seen as equal",
+		Baseline: "finish_time_fairness", NeedsSteps: true}, staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
 		al, _, err := finishTimeFairness(ctx, inst, true)
 		return al, err
 	}))
-	registerPolicy("finish_time_fairness_perf", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+	registerPolicy(PolicyInfo{Name: "finish_time_fairness_perf", Title: "Finish-time fairness (Themis), heterogeneity-aware",
+		Section: "§5.4.2, Table 5.1", Objective: "minimize max_m ρ(m, X) = (t_m + r_m/throughput(m, X))/(t_m + r_m/throughput(m, X^isolated))",
+		HeterogeneityAware: true, Baseline: "finish_time_fairness", NeedsSteps: true}, staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
 		al, _, err := finishTimeFairness(ctx, inst, false)
 		return al, err
 	}))
@@ -37,12 +41,34 @@ const (
 	ftfStartRetries = 4
 )
 
+// isolatedThroughput is throughput(m, X^isolated) of finish-time fairness
+// (§5.4.2, Themis; Gavel's isolated allocation, §5.4.1): job m with 1/n of
+// the cluster to itself, n users sharing it. On each worker type j it runs
+// the time fraction x_j = N_j/(n·s_m) (1/n of the type's N_j GPUs, s_m of
+// them at a time), the fractions scaled down to sum to 1 where they exceed
+// it. t[j] is the job's throughput on type j. The policy and the
+// simulator's finish-time fairness metric both use it.
+func isolatedThroughput(t []float64, numWorkers []int, scale int, n float64) float64 {
+	total, tput := 0.0, 0.0
+	for j, workers := range numWorkers {
+		x := float64(workers) / (n * float64(scale))
+		total += x
+		tput += x * t[j]
+	}
+	if total > 1 {
+		tput /= total
+	}
+	return tput
+}
+
 // ftfProblem holds, for finish-time fairness (§5.4.2, Themis), each job's
-// rho(m, X) = c_m + r_m/(D_m throughput(m,X)): r_m the steps left, D_m =
-// t_m + r_m/throughput(m,X^isolated) the isolated finish time (t_m the
-// elapsed time) and c_m = t_m/D_m the part of it already elapsed. rho(m,X)
-// <= p iff throughput(m,X) >= need_m(p) = r_m/(D_m(p-c_m)), a convex
-// decreasing function of p.
+// rho(m, X) = (t_m + r_m/throughput(m,X)) / (t^isolated_m +
+// r_m/throughput(m,X^isolated)) = c_m + r_m/(D_m throughput(m,X)): r_m the
+// steps left, t_m the time elapsed, t^isolated_m the time the steps done
+// so far would have taken at the isolated throughput, D_m the denominator
+// (the isolated finish time) and c_m = t_m/D_m. rho(m,X) <= p iff
+// throughput(m,X) >= need_m(p) = r_m/(D_m(p-c_m)), a convex decreasing
+// function of p.
 type ftfProblem struct {
 	inst     *Instance
 	t        [][]float64 // throughputs the policy sees
@@ -51,25 +77,40 @@ type ftfProblem struct {
 	agnostic bool
 }
 
-// newFTFProblem precomputes r, D, c and the fastest throughputs; the
-// agnostic variant sees every worker type as equally fast (throughput 1, r_m
-// in seconds at the job's equal-share speed).
+// newFTFProblem precomputes r, D, c and the fastest throughputs, with n =
+// the instance's job count in X^isolated; the agnostic variant sees every
+// worker type as equally fast (throughput 1, steps counted in seconds at
+// the job's equal-share speed).
 func newFTFProblem(inst *Instance, agnostic bool) (*ftfProblem, error) {
 	r, err := remainingSteps(inst)
 	if err != nil {
 		return nil, err
 	}
+	n := len(inst.Jobs)
+	done := make([]float64, n) // steps done so far
+	for m, job := range inst.Jobs {
+		done[m] = max(0, job.NumSteps-r[m])
+	}
 	f := &ftfProblem{inst: inst, t: inst.Throughputs, r: r, agnostic: agnostic}
 	if agnostic {
 		f.t = agnosticThroughputs(inst)
 		for m := range r {
-			r[m] /= equalThroughput(inst, inst.Throughputs, m)
+			eq := equalThroughput(inst, inst.Throughputs, m)
+			r[m] /= eq
+			done[m] /= eq
 		}
 	}
-	n := len(inst.Jobs)
+	// X^isolated splits the GPUs themselves: the unconsolidated columns of
+	// a placement-sensitive instance share theirs with the consolidated ones.
+	owned := make([]int, len(inst.NumWorkers))
+	for j, workers := range inst.NumWorkers {
+		if inst.capacityType(j) == j {
+			owned[j] = workers
+		}
+	}
 	f.d, f.c, f.fast = make([]float64, n), make([]float64, n), make([]float64, n)
 	for m, job := range inst.Jobs {
-		f.d[m] = job.ElapsedSeconds + r[m]/equalThroughput(inst, f.t, m)
+		f.d[m] = (done[m] + r[m]) / isolatedThroughput(f.t[m], owned, job.ScaleFactor, float64(n))
 		f.c[m] = job.ElapsedSeconds / f.d[m]
 		f.fast[m] = fastest(inst, f.t, m)
 	}

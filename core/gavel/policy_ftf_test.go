@@ -72,6 +72,9 @@ func TestFinishTimeFairnessScaledBound(t *testing.T) {
 		}
 		lo := f.lowerBound()
 		for _, p := range []float64{lo + 0.5*(want-lo), want * 1.01, 2 * want} {
+			if math.Abs(p-want) <= bisectRelTol*want {
+				continue // within the reference's own tolerance: either answer is right
+			}
 			_, q, err := f.scaledAt(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)

@@ -8,10 +8,14 @@ import (
 )
 
 func init() {
-	registerPolicy("min_total_duration_perf", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+	registerPolicy(PolicyInfo{Name: "min_total_duration_perf", Title: "Minimum makespan",
+		Section: "§5.4.2, Table 5.1", Objective: "minimize max_m num_steps_m/throughput(m, X)",
+		HeterogeneityAware: true, NeedsSteps: true}, staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
 		return minMakespan(ctx, inst, false)
 	}))
-	registerPolicy("min_total_duration_packed", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+	registerPolicy(PolicyInfo{Name: "min_total_duration_packed", Title: "Minimum makespan with space sharing",
+		Section: "§5.4.2, §5.3.1", Objective: "minimize max_m num_steps_m/throughput(m, X), co-located pairs counted",
+		HeterogeneityAware: true, SpaceSharing: true, NeedsSteps: true}, staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
 		return minMakespan(ctx, inst, true)
 	}))
 }

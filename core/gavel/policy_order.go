@@ -8,13 +8,19 @@ import (
 )
 
 func init() {
-	registerPolicy("fifo", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+	registerPolicy(PolicyInfo{Name: "fifo", Title: "FIFO, heterogeneity-agnostic",
+		Section: "§5.4.2, Table 5.1", Objective: "jobs in arrival order, each on any free GPU (every GPU seen as equal)",
+		Baseline: "fifo"}, staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
 		return fifo(ctx, inst, agnosticThroughputs(inst), true)
 	}))
-	registerPolicy("fifo_perf", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+	registerPolicy(PolicyInfo{Name: "fifo_perf", Title: "FIFO, heterogeneity-aware",
+		Section: "§5.4.2, Table 5.1", Objective: "jobs in arrival order, each on its fastest available worker type",
+		HeterogeneityAware: true, Baseline: "fifo"}, staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
 		return fifo(ctx, inst, inst.Throughputs, false)
 	}))
-	registerPolicy("shortest_job_first_perf", staticPolicy(shortestJobFirst))
+	registerPolicy(PolicyInfo{Name: "shortest_job_first_perf", Title: "Shortest job first",
+		Section: "§5.4.2, Table 5.1", Objective: "the job with the fewest steps left first, at its fastest throughput; the next jobs fill what is left",
+		HeterogeneityAware: true, NeedsSteps: true}, staticPolicy(shortestJobFirst))
 }
 
 // fastest returns throughput(m, X^fastest): job m's best t[m][j] over the

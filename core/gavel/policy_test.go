@@ -218,3 +218,33 @@ func FuzzAllocate(f *testing.F) {
 		}
 	})
 }
+
+// TestPolicyRegistry checks the traits every policy registers: a title
+// and section, a baseline that is a registered heterogeneity-agnostic
+// policy, and agnostic policies that are their own baseline and never
+// share space.
+func TestPolicyRegistry(t *testing.T) {
+	for _, info := range Policies() {
+		if info.Title == "" || info.Section == "" || info.Objective == "" {
+			t.Errorf("%s: title %q, section %q, objective %q: all required", info.Name, info.Title, info.Section, info.Objective)
+		}
+		base, ok := LookupPolicy(info.Baseline)
+		switch {
+		case !ok:
+			t.Errorf("%s: baseline %q is not a policy", info.Name, info.Baseline)
+		case base.HeterogeneityAware:
+			t.Errorf("%s: baseline %q is heterogeneity-aware", info.Name, info.Baseline)
+		case !info.HeterogeneityAware && info.Baseline != info.Name:
+			t.Errorf("%s: agnostic, but its baseline is %q", info.Name, info.Baseline)
+		}
+		if !info.HeterogeneityAware && info.SpaceSharing {
+			t.Errorf("%s: agnostic policies see no co-located pairs", info.Name)
+		}
+	}
+	if got := SpaceSharing("max_min_fairness_packed"); !got {
+		t.Errorf("SpaceSharing(max_min_fairness_packed) = false")
+	}
+	if got := SpaceSharing("no_such_policy"); got {
+		t.Errorf("SpaceSharing(no_such_policy) = true")
+	}
+}

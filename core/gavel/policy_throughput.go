@@ -3,10 +3,14 @@ package gavel
 import "context"
 
 func init() {
-	registerPolicy("max_sum_throughput_perf", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+	registerPolicy(PolicyInfo{Name: "max_sum_throughput_perf", Title: "Maximum total throughput",
+		Section: "§6.4.1", Objective: "maximize Σ_m throughput(m, X)",
+		HeterogeneityAware: true}, staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
 		return maxSumThroughput(ctx, inst, false)
 	}))
-	registerPolicy("max_sum_throughput_packed", staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
+	registerPolicy(PolicyInfo{Name: "max_sum_throughput_packed", Title: "Maximum total throughput with space sharing",
+		Section: "§6.4.1, §5.3.1", Objective: "maximize Σ_m throughput(m, X), co-located pairs counted",
+		HeterogeneityAware: true, SpaceSharing: true}, staticPolicy(func(ctx context.Context, inst *Instance) (*Allocation, error) {
 		return maxSumThroughput(ctx, inst, true)
 	}))
 }

@@ -9,7 +9,9 @@ import (
 )
 
 func init() {
-	registerPolicy("max_min_fairness_water_filling_perf", func(o policyOptions) (func(context.Context, *Instance) (*Allocation, error), error) {
+	registerPolicy(PolicyInfo{Name: "max_min_fairness_water_filling_perf", Title: "Hierarchical max-min fairness (water filling)",
+		Section: "§5.4.3", Objective: "entities share by weight, jobs within an entity by fairness or FIFO; repeated max-min LPs until every job is bottlenecked",
+		HeterogeneityAware: true}, func(o policyOptions) (func(context.Context, *Instance) (*Allocation, error), error) {
 		for e, p := range o.entityPolicies {
 			if p != "fairness" && p != "fifo" {
 				return nil, fmt.Errorf("entity %q: policy must be \"fairness\" or \"fifo\", got %q", e, p)

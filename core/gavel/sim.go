@@ -34,27 +34,13 @@ type SimConfig struct {
 	// the simulation stops when they have all completed. WindowTo = 0 means
 	// every job.
 	WindowFrom, WindowTo int
-	// PricePerHour is the price of a GPU-hour per worker type; nil means
-	// DefaultPricePerHour.
+	// PricePerHour is the price of a GPU-hour per worker type (the
+	// caller's price list, e.g. gpuprofiles'); nil means none: the cost is
+	// reported as 0 and the cost policies cannot run.
 	PricePerHour []float64
 	// Progress, if set, is called with the number of window jobs completed
 	// and the window size whenever jobs complete.
 	Progress func(done, total int)
-}
-
-// DefaultPricePerHour returns the GCP on-demand price of one GPU-hour of
-// workerType in dollars (2020: K80 0.45, P100 1.46, V100 2.48), the kind of
-// prices Gavel's cost policies use (§5.4.2, ch. 6); 0 for other types.
-func DefaultPricePerHour(workerType string) float64 {
-	switch workerType {
-	case "k80":
-		return 0.45
-	case "p100":
-		return 1.46
-	case "v100":
-		return 2.48
-	}
-	return 0
 }
 
 // JobOutcome is one completed job.

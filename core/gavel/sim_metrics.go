@@ -63,24 +63,13 @@ func (s *simulation) outcome(j *simJob) JobOutcome {
 	}
 }
 
-// isolatedThroughput is j's throughput under X^isolated, 1/n of the cluster
-// (§5.4.2, finish-time fairness): 1/n of every worker type's GPUs, as a time
-// fraction W_j/(n·sf) per type, scaled down if the fractions exceed 1; n is
-// the mean number of active jobs while j was in the cluster (at least 1).
+// isolatedThroughput is j's throughput(m, X^isolated) (isolatedThroughput)
+// with n the mean number of active jobs while j was in the cluster (at
+// least 1).
 func (s *simulation) isolatedThroughput(j *simJob) float64 {
 	n := 1.0
 	if life := j.finish - j.admitted; life > 0 {
 		n = math.Max(1, (j.activeSecondsAtFinish-j.activeSecondsAtAdmit)/life)
 	}
-	sf := float64(j.job.ScaleFactor)
-	total, tput := 0.0, 0.0
-	for w, workers := range s.cfg.Cluster.NumWorkers {
-		x := float64(workers) / (n * sf)
-		total += x
-		tput += x * j.tput[w]
-	}
-	if total > 1 {
-		tput /= total
-	}
-	return tput
+	return isolatedThroughput(j.tput, s.cfg.Cluster.NumWorkers, j.job.ScaleFactor, n)
 }

@@ -18,7 +18,8 @@ func TestSimulateSLOFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	cluster := ClusterSpec{WorkerTypes: []string{"k80", "p100", "v100"}, NumWorkers: []int{1, 1, 1}}
-	res, err := Simulate(context.Background(), SimConfig{Cluster: cluster, Policy: p, Jobs: jobs})
+	// Gavel's GCP on-demand prices of 2020 (gpuprofiles/cloud.json).
+	res, err := Simulate(context.Background(), SimConfig{Cluster: cluster, Policy: p, Jobs: jobs, PricePerHour: []float64{0.45, 1.46, 2.48}})
 	if err != nil {
 		t.Fatal(err)
 	}

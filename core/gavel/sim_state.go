@@ -248,16 +248,12 @@ func (s *simulation) instancePrices() []float64 {
 	return prices
 }
 
-// prices returns the configured or default price per worker type.
+// prices returns the configured price per worker type, 0s when none is.
 func (s *simulation) prices() []float64 {
 	if s.cfg.PricePerHour != nil {
 		return s.cfg.PricePerHour
 	}
-	out := make([]float64, len(s.cfg.Cluster.WorkerTypes))
-	for j, wt := range s.cfg.Cluster.WorkerTypes {
-		out[j] = DefaultPricePerHour(wt)
-	}
-	return out
+	return make([]float64, len(s.cfg.Cluster.WorkerTypes))
 }
 
 // combinations turns the current allocation into the mechanism's input (the

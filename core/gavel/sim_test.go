@@ -56,7 +56,8 @@ func TestSimulateSingleJobExact(t *testing.T) {
 	tput, _ := DefaultThroughputs().Isolated("v100", k)
 	const steps = 100000.0
 	job := Job{ID: 0, JobType: k.Model, ScaleFactor: 1, PriorityWeight: 1, NumSteps: steps, ArrivalSeconds: 50}
-	res, err := Simulate(context.Background(), SimConfig{Cluster: testCluster, Policy: fixedPolicy{[]float64{0, 0, 1}}, Jobs: []Job{job}})
+	prices := []float64{0.5, 1, 2} // dollars per GPU-hour of k80, p100, v100
+	res, err := Simulate(context.Background(), SimConfig{Cluster: testCluster, Policy: fixedPolicy{[]float64{0, 0, 1}}, Jobs: []Job{job}, PricePerHour: prices})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestSimulateSingleJobExact(t *testing.T) {
 			t.Fatalf("utilization over time [%d] = %+v, want 1/12 throughout", i, u)
 		}
 	}
-	if want := res.MakespanSeconds / 3600 * DefaultPricePerHour("v100"); math.Abs(res.CostDollars-want) > 1e-9 {
+	if want := res.MakespanSeconds / 3600 * prices[2]; math.Abs(res.CostDollars-want) > 1e-9 {
 		t.Fatalf("cost %v, want %v", res.CostDollars, want)
 	}
 }

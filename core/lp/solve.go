@@ -3,6 +3,7 @@ package lp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 )
 
@@ -79,6 +80,20 @@ func Solve(ctx context.Context, p *Problem, opt Options) (*Result, error) {
 	)
 	if method == InteriorPoint {
 		st, z, iters, err = interiorPoint(ctx, s)
+		if err != nil && ctx.Err() == nil {
+			// A stall is often bad scaling: solve the equilibrated problem.
+			scaled, colScale := equilibrate(s)
+			var more int
+			if st, z, more, err = interiorPoint(ctx, scaled); err == nil && z != nil {
+				for j := range z {
+					z[j] *= colScale[j]
+				}
+				if r := primalResidual(s, z); r > scaledAcceptTol {
+					err = fmt.Errorf("lp: interior point on the equilibrated problem: relative infeasibility %.2g once unscaled", r)
+				}
+			}
+			iters += more
+		}
 		if err != nil && ctx.Err() == nil && opt.Method == Auto && size <= autoFallbackLimit {
 			method = Simplex
 		}
