@@ -111,19 +111,28 @@ func loadAllocateInstance(instanceFile, pairsFile, prices string, packed bool) (
 		}
 	}
 	if prices != "" {
-		inst.PricePerHour = nil
-		for i, s := range strings.Split(prices, ",") {
-			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-			if err != nil {
-				return nil, fmt.Errorf("--prices[%d]: %w", i, err)
-			}
-			inst.PricePerHour = append(inst.PricePerHour, v)
+		if inst.PricePerHour, err = parsePrices(prices); err != nil {
+			return nil, err
 		}
 		if err := inst.Validate(); err != nil {
 			return nil, fmt.Errorf("--prices: %w", err)
 		}
 	}
 	return inst, nil
+}
+
+// parsePrices parses --prices, a comma-separated list of numbers (dollars
+// per GPU-hour; the instance's validation checks their range).
+func parsePrices(list string) ([]float64, error) {
+	var out []float64
+	for i, s := range strings.Split(list, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return nil, fmt.Errorf("--prices[%d]: want a number of dollars per GPU-hour, got %q", i, s)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // writeAllocationTable prints one row per job: its time fraction per worker
