@@ -116,7 +116,7 @@ func FuzzSetJob(f *testing.F) {
 	for _, c := range [][2]string{
 		{"type", "A3C"}, {"type", ""}, {"type", strings.Repeat("x", 101)}, {"scale", "8"}, {"scale", "3"},
 		{"weight", "0.5"}, {"weight", "0"}, {"weight", "NaN"}, {"weight", "101"}, {"steps", ""}, {"steps", "1e13"},
-		{"steps", "-1"}, {"slo", "24"}, {"slo", "Inf"}, {"bogus", "1"},
+		{"steps", "-1"}, {"slo", "24"}, {"slo", "Inf"}, {"bogus", "1"}, {"type", "\xbd"},
 	} {
 		f.Add(uint8(0), c[0], c[1])
 	}
@@ -178,7 +178,7 @@ func FuzzSetCost(f *testing.F) {
 // FuzzSetChoice covers the setters of a choice among names: the tab, the
 // cluster's workload, policy and trace workload.
 func FuzzSetChoice(f *testing.F) {
-	for i, v := range []string{"cost", "job-types", "max_min_fairness_perf", "listed", "nonesuch", "", strings.Repeat("p", 65), "paper-3job"} {
+	for i, v := range []string{"cost", "job-types", "max_min_fairness_perf", "listed", "nonesuch", "", strings.Repeat("p", 65), "paper-3job", "\xbd", "\xbd\xbd"} {
 		f.Add(uint8(i), v)
 	}
 	f.Fuzz(func(t *testing.T, which uint8, value string) {

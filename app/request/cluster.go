@@ -3,6 +3,7 @@ package request
 import (
 	"fmt"
 	"math"
+	"unicode/utf8"
 )
 
 // Workloads of the Cluster page: the 3-job example of dissertation §5.4.1
@@ -123,7 +124,7 @@ func (c Cluster) Validate() error {
 		return fmt.Errorf("cluster.jobs: at most %d jobs, got %d", MaxJobs, len(c.Jobs))
 	}
 	for i, j := range c.Jobs {
-		if j.Type == "" || len(j.Type) > 100 {
+		if j.Type == "" || len(j.Type) > 100 || !utf8.ValidString(j.Type) {
 			return fmt.Errorf("cluster.jobs[%d].type: must name a job type, got %q", i, j.Type)
 		}
 		if j.Scale != 1 && j.Scale != 2 && j.Scale != 4 && j.Scale != 8 {
@@ -153,7 +154,7 @@ func (c Cluster) Validate() error {
 	if c.TraceWorkload != TraceGavelJobTypes && c.TraceWorkload != TraceListedJobs {
 		return fmt.Errorf("cluster.trace_workload: must be %q (Gavel's job types) or %q, got %q", TraceGavelJobTypes, TraceListedJobs, c.TraceWorkload)
 	}
-	if c.Policy == "" || len(c.Policy) > 64 {
+	if c.Policy == "" || len(c.Policy) > 64 || !utf8.ValidString(c.Policy) {
 		return fmt.Errorf("cluster.policy: must name a policy, got %q", c.Policy)
 	}
 	return nil
