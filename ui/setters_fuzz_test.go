@@ -37,7 +37,7 @@ func checkSetter(t *testing.T, a *App, b *fakeBrowser, before request.State, fie
 		if !shown {
 			t.Fatalf("error %q shows none of %q", a.Err, values)
 		}
-		if len(a.Err) > 1000+4*len(strings.Join(values, "")) {
+		if len(a.Err) > 1000+4*len(field+strings.Join(values, "")) {
 			t.Fatalf("error of %d bytes", len(a.Err))
 		}
 		if !reflect.DeepEqual(a.State, before) {
