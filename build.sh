@@ -65,7 +65,8 @@ fuzz_all() {
 		echo "fuzz: skipped (PIPEPLAN_FUZZTIME=$fuzztime)" >&2
 		return 0
 	fi
-	local targets failed=() pkg target
+	local targets failed=() pkg target corpus before log
+	log=$(mktemp)
 	# "go test -list" prints each package's matching names, then its "ok" line.
 	targets=$(go test -list '^Fuzz' ./... | awk '/^Fuzz/ { names[n++] = $1; next }
 		/^ok/ { for (i = 0; i < n; i++) print $2, names[i]; n = 0 }')
@@ -73,10 +74,21 @@ fuzz_all() {
 	while read -r pkg target; do
 		[ -n "$target" ] || continue
 		echo "fuzz: $pkg $target" >&2
-		if ! go test -run '^$' -fuzz "^$target\$" -fuzztime "$fuzztime" -fuzzminimizetime 10s "$pkg"; then
-			failed+=("$pkg $target")
+		corpus="$(go list -f '{{.Dir}}' "$pkg")/testdata/fuzz/$target"
+		before=$(ls "$corpus" 2>/dev/null || true)
+		if go test -run '^$' -fuzz "^$target\$" -fuzztime "$fuzztime" -fuzzminimizetime 10s "$pkg" 2>&1 | tee "$log"; then
+			continue
 		fi
+		# Go 1.26's fuzz coordinator can fail a target with a bare "context
+		# deadline exceeded" as -fuzztime ends (golang/go#75804, fixed in 1.27):
+		# no crasher written, nothing to reproduce. Anything else fails.
+		if [ "$(ls "$corpus" 2>/dev/null || true)" = "$before" ] && grep -qx '    context deadline exceeded' "$log"; then
+			echo "fuzz: $pkg $target: end-of-fuzztime race of the Go fuzz coordinator (golang/go#75804), no crasher: ignored" >&2
+			continue
+		fi
+		failed+=("$pkg $target")
 	done <<<"$targets"
+	rm -f "$log"
 	if [ ${#failed[@]} -gt 0 ]; then
 		echo "fuzz: crashers (see testdata/fuzz/ in the package) in:" >&2
 		printf '  %s\n' "${failed[@]}" >&2
