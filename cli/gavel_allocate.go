@@ -65,12 +65,9 @@ func runGavelAllocate(args []string, stdout io.Writer) error {
 		}
 	}
 	if *prices != "" {
-		for i, s := range strings.Split(*prices, ",") {
-			v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-			if err != nil {
-				return fmt.Errorf("gavel allocate: --prices[%d]: %w", i, err)
-			}
-			req.PricesPerHour = append(req.PricesPerHour, v)
+		var err error
+		if req.PricesPerHour, err = parsePrices(*prices); err != nil {
+			return fmt.Errorf("gavel allocate: %w", err)
 		}
 	}
 	start := time.Now()
@@ -86,6 +83,20 @@ func runGavelAllocate(args []string, stdout io.Writer) error {
 		return writeJSON(stdout, al)
 	}
 	return writeAllocationTable(stdout, al, time.Since(start))
+}
+
+// parsePrices parses --prices, a comma-separated list of numbers (dollars
+// per GPU-hour; the instance's validation checks their range).
+func parsePrices(list string) ([]float64, error) {
+	var out []float64
+	for i, s := range strings.Split(list, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return nil, fmt.Errorf("--prices[%d]: want a number of dollars per GPU-hour, got %q", i, s)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // writeAllocationTable prints one row per job: its time fraction per worker

@@ -168,7 +168,7 @@ func parseDurationsDays(list string) ([]float64, error) {
 	var out []float64
 	for _, f := range strings.Split(list, ",") {
 		d, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil || !(d > 0) || math.IsInf(d, 0) {
+		if err != nil || !(d > 0) || math.IsInf(d*86400, 0) {
 			return nil, fmt.Errorf("gavel simulate: --durations-days: want positive numbers, got %q", f)
 		}
 		out = append(out, d*86400)

@@ -91,16 +91,24 @@ func newTails(log io.Writer) *tails {
 	return &tails{log: log, ranks: map[int][]string{}, exits: map[int]int{}, lastRank: -1}
 }
 
+// maxLineBytes bounds a line kept: a longer one is cut into lines of this
+// size, so output without newlines cannot grow the buffer without bound.
+const maxLineBytes = 64 << 10
+
 // Write splits p into lines.
 func (t *tails) Write(p []byte) (int, error) {
 	t.partial = append(t.partial, p...)
 	for {
-		i := bytes.IndexByte(t.partial, '\n')
-		if i < 0 {
+		switch i := bytes.IndexByte(t.partial, '\n'); {
+		case i >= 0 && i <= maxLineBytes:
+			t.line(string(t.partial[:i]))
+			t.partial = t.partial[i+1:]
+		case len(t.partial) > maxLineBytes:
+			t.line(string(t.partial[:maxLineBytes]))
+			t.partial = t.partial[maxLineBytes:]
+		default:
 			return len(p), nil
 		}
-		t.line(string(t.partial[:i]))
-		t.partial = t.partial[i+1:]
 	}
 }
 
@@ -113,10 +121,11 @@ func (t *tails) flush() {
 
 func (t *tails) line(s string) {
 	if m := rankPrefix.FindStringSubmatch(s); m != nil {
-		r, _ := strconv.Atoi(m[1])
-		t.ranks[r] = keepLast(append(t.ranks[r], s), tailLines)
-		fmt.Fprintln(t.log, s)
-		return
+		if r, err := strconv.Atoi(m[1]); err == nil { // not a rank when out of range
+			t.ranks[r] = keepLast(append(t.ranks[r], s), tailLines)
+			fmt.Fprintln(t.log, s)
+			return
+		}
 	}
 	if m := summaryRank.FindStringSubmatch(s); m != nil {
 		t.lastRank, _ = strconv.Atoi(m[1])

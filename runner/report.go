@@ -139,7 +139,9 @@ func (r *Report) checkReference(ref []float64) error {
 		if !(ref[i] > 0) || math.IsInf(ref[i], 0) {
 			return fmt.Errorf("reference.losses[%d]: must be a finite number > 0, got %v", i, ref[i])
 		}
-		diff = max(diff, math.Abs(l-ref[i])/ref[i])
+		// A tiny reference can overflow the quotient; the largest float
+		// keeps the report encodable as JSON.
+		diff = max(diff, min(math.Abs(l-ref[i])/ref[i], math.MaxFloat64))
 	}
 	r.ReferenceLosses, r.MaxLossRelDiff = ref, &diff
 	return nil

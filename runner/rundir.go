@@ -43,6 +43,18 @@ type probe struct {
 	CUDADeviceCount int    `json:"cuda_device_count"`
 }
 
+// parseProbe decodes worker.py --probe's output.
+func parseProbe(out []byte) (probe, error) {
+	var pr probe
+	if err := json.Unmarshal(out, &pr); err != nil {
+		return probe{}, fmt.Errorf("probe of the CUDA devices: %w (output %q)", err, keepLastBytes(out, 2000))
+	}
+	if pr.CUDADeviceCount < 0 {
+		return probe{}, fmt.Errorf("probe of the CUDA devices: cuda_device_count: must be >= 0, got %d", pr.CUDADeviceCount)
+	}
+	return pr, nil
+}
+
 // checkLimits checks, before any python starts, that a CPU run's rank
 // processes are within --max-procs.
 func checkLimits(c *runConfig, o options) error {
@@ -66,9 +78,9 @@ func checkDevices(ctx context.Context, python, dir string, c *runConfig, o optio
 	if err != nil {
 		return fmt.Errorf("probe of the CUDA devices (%s worker.py --probe): %w", python, err)
 	}
-	var pr probe
-	if err := json.Unmarshal(out, &pr); err != nil {
-		return fmt.Errorf("probe of the CUDA devices: %w (output %q)", err, out)
+	pr, err := parseProbe(out)
+	if err != nil {
+		return err
 	}
 	if need <= pr.CUDADeviceCount {
 		return nil
@@ -99,13 +111,7 @@ func checkAgainstReference(ctx context.Context, python, dir string, c *runConfig
 	if err != nil {
 		return fmt.Errorf("reference run: %w", err)
 	}
-	var ref struct {
-		Losses []float64 `json:"losses"`
-	}
-	if err := json.Unmarshal(data, &ref); err != nil {
-		return fmt.Errorf("reference.json: %w", err)
-	}
-	if err := rep.checkReference(ref.Losses); err != nil {
+	if err := parseReference(data, rep); err != nil {
 		return err
 	}
 	tol := cpuLossTolerance
@@ -116,6 +122,21 @@ func checkAgainstReference(ctx context.Context, python, dir string, c *runConfig
 		return fmt.Errorf("%w: max relative difference %.3g > %g", errMismatch, *rep.MaxLossRelDiff, tol)
 	}
 	return nil
+}
+
+// parseReference decodes worker.py --reference's reference.json and
+// compares its losses with the report's.
+func parseReference(data []byte, rep *Report) error {
+	if len(data) > maxResultBytes {
+		return fmt.Errorf("reference.json: %d bytes is over the %d-byte limit", len(data), maxResultBytes)
+	}
+	var ref struct {
+		Losses []float64 `json:"losses"`
+	}
+	if err := json.Unmarshal(data, &ref); err != nil {
+		return fmt.Errorf("reference.json: %w", err)
+	}
+	return rep.checkReference(ref.Losses)
 }
 
 func keepLastBytes(b []byte, n int) []byte {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -181,20 +182,43 @@ func staticName(urlPath string) (string, bool) {
 	return name, true
 }
 
-// acceptsEncoding reports whether an Accept-Encoding header value allows enc
-// (listed by name or "*", and not with q=0).
+// acceptsEncoding reports whether an Accept-Encoding header value allows enc:
+// its own entry decides, else a "*" entry, and a weight of q=0 refuses
+// (RFC 9110 §12.5.3). The first entry for a coding counts.
 func acceptsEncoding(header, enc string) bool {
+	star := -1.0 // the weight of "*"; -1 when not listed
 	for _, part := range strings.Split(header, ",") {
 		token, params, _ := strings.Cut(part, ";")
 		token = strings.TrimSpace(token)
-		if !strings.EqualFold(token, enc) && token != "*" {
+		switch {
+		case strings.EqualFold(token, enc):
+			return qValue(params) > 0
+		case token == "*" && star < 0:
+			star = qValue(params)
+		}
+	}
+	return star > 0
+}
+
+// qValue is the weight among an Accept-Encoding entry's parameters
+// ("q=0.5"; RFC 9110 §12.4.2): 1 when absent or malformed.
+func qValue(params string) float64 {
+	for _, p := range strings.Split(params, ";") {
+		name, v, ok := strings.Cut(p, "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(name), "q") {
 			continue
 		}
-		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
-		if q == "q=0" || q == "q=0.0" || q == "q=0.00" || q == "q=0.000" {
-			return false
+		v = strings.TrimSpace(v)
+		// qvalue = ("0" ["." 0*3DIGIT]) / ("1" ["." 0*3("0")])
+		intPart, frac, _ := strings.Cut(v, ".")
+		if (intPart != "0" && intPart != "1") || len(frac) > 3 || strings.Trim(frac, "0123456789") != "" {
+			return 1
 		}
-		return true
+		q, err := strconv.ParseFloat(intPart+"."+frac+"0", 64)
+		if err != nil || q > 1 {
+			return 1
+		}
+		return q
 	}
-	return false
+	return 1
 }

@@ -184,6 +184,10 @@ func TestAcceptsEncoding(t *testing.T) {
 		{"identity", "gzip", false},
 		{"", "gzip", false},
 		{"xgzip", "gzip", false},
+		// A coding listed by name decides over "*", wherever it stands.
+		{"*;q=0, gzip", "gzip", true},
+		{"*, br;q=0", "br", false},
+		{"br;Q=0.000", "br", false},
 	} {
 		if got := acceptsEncoding(c.header, c.enc); got != c.want {
 			t.Errorf("acceptsEncoding(%q, %q) = %v, want %v", c.header, c.enc, got, c.want)

@@ -92,9 +92,16 @@ func (a *App) LoadFragment(fragment string) {
 	a.recompute()
 }
 
-// SetTab opens one of the pages.
+// SetTab opens one of the pages; an unknown one is shown as an error and
+// changes nothing.
 func (a *App) SetTab(id string) {
-	a.State.Tab = id
+	next := a.State
+	next.Tab = id
+	if err := next.Validate(); err != nil {
+		a.Err = err.Error()
+		return
+	}
+	a.State = next
 	a.changed()
 }
 

@@ -3,6 +3,7 @@ package request
 import (
 	"fmt"
 	"math"
+	"unicode/utf8"
 
 	"pipeplan/gpuprofiles"
 )
@@ -216,7 +217,7 @@ func (c Cluster) Validate() error {
 		return fieldErr("cluster.jobs", "at most %d jobs, got %d", MaxJobs, len(c.Jobs))
 	}
 	for i, j := range c.Jobs {
-		if j.Type == "" || len(j.Type) > 100 {
+		if j.Type == "" || len(j.Type) > 100 || !utf8.ValidString(j.Type) {
 			return fieldErr(fmt.Sprintf("cluster.jobs[%d].type", i), "must name a job type, got %q", j.Type)
 		}
 		if j.Planned != nil {
@@ -246,7 +247,7 @@ func (c Cluster) Validate() error {
 	if c.TraceWorkload != TraceGavelJobTypes && c.TraceWorkload != TraceListedJobs {
 		return fieldErr("cluster.trace_workload", "must be %q (Gavel's job types) or %q, got %q", TraceGavelJobTypes, TraceListedJobs, c.TraceWorkload)
 	}
-	if c.Policy == "" || len(c.Policy) > 64 {
+	if c.Policy == "" || len(c.Policy) > 64 || !utf8.ValidString(c.Policy) {
 		return fieldErr("cluster.policy", "must name a policy, got %q", c.Policy)
 	}
 	return nil

@@ -3,6 +3,7 @@ package request
 import (
 	"fmt"
 	"math"
+	"unicode/utf8"
 
 	"pipeplan/gpuprofiles"
 )
@@ -41,7 +42,7 @@ func DefaultCost() Cost {
 
 // Validate checks the Cost page's inputs; errors name the field and value.
 func (c Cost) Validate() error {
-	if c.Preset == "" || len(c.Preset) > 32 {
+	if c.Preset == "" || len(c.Preset) > 32 || !utf8.ValidString(c.Preset) {
 		return fieldErr("cost.preset", "must name a price list, got %q", c.Preset)
 	}
 	if want := len(WorkerTypes(WorkloadJobTypes)); len(c.Prices) != want {

@@ -10,6 +10,7 @@ package request
 import (
 	"fmt"
 	"slices"
+	"unicode/utf8"
 
 	"pipeplan/core/plan"
 )
@@ -186,10 +187,10 @@ func (s State) Validate() error {
 
 // Validate checks the Plan page's inputs; errors name the field and value.
 func (p Plan) Validate() error {
-	if p.Model == "" {
+	if p.Model == "" || !utf8.ValidString(p.Model) {
 		return fieldErr("plan.model", "must name a model preset, got %q", p.Model)
 	}
-	if p.GPU == "" {
+	if p.GPU == "" || !utf8.ValidString(p.GPU) {
 		return fieldErr("plan.gpu", "must name a GPU profile, got %q", p.GPU)
 	}
 	if err := intIn("plan.nodes", p.Nodes, 1, MaxNodes); err != nil {
