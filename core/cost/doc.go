@@ -13,7 +13,11 @@
 // ranks at its own efficiency; flash attention skips the causal mask's
 // upper blocks and stores no s×s scores; ring attention's K/V exchange is
 // exposed only where it exceeds the attention compute; expert all-to-alls
-// are not overlapped; with Overlap.GradReduce / ParamGather the gradient
+// are not overlapped, and hierarchical where the ep group spans servers
+// (the copies for the own server over its fabric while the others cross
+// the network); an MoE layer also pays its router (a bf16 h×E GEMM and its
+// softmax/top-k) and the token permutation and unpermutation, memory-bound
+// at the achievable HBM bandwidth; with Overlap.GradReduce / ParamGather the gradient
 // reduce-scatter (all-gather) is exposed only where the last microbatch's
 // backward (first forward) cannot hide it, and at least one 40M-parameter
 // bucket. TFLOP/s is reported twice: TFLOPSPerGPU counts executed FLOPs
