@@ -26,13 +26,18 @@ type GPUOption struct {
 	// (its peer fabric, else its host link); Fabric names it.
 	PeerBandwidthBytesPerSec float64 `json:"peer_bandwidth_bytes_per_sec"`
 	Fabric                   string  `json:"fabric,omitempty"`
+	// NetworkBandwidthBytesPerSec is the per-GPU bandwidth between nodes a
+	// plan uses when the request gives 0 (the reference server's NICs,
+	// gpuprofiles/network.json; 0 if unknown: hw's default then).
+	NetworkBandwidthBytesPerSec float64 `json:"network_bandwidth_bytes_per_sec,omitempty"`
 }
 
 // GPUs lists the embedded GPU profiles.
 func GPUs() []GPUOption {
 	var out []GPUOption
 	for _, g := range gpuprofiles.All() {
-		o := GPUOption{ID: g.ID, Name: g.Name, MemoryBytes: g.MemoryBytes, PeerBandwidthBytesPerSec: g.PeerBandwidthBytesPerSec()}
+		o := GPUOption{ID: g.ID, Name: g.Name, MemoryBytes: g.MemoryBytes, PeerBandwidthBytesPerSec: g.PeerBandwidthBytesPerSec(),
+			NetworkBandwidthBytesPerSec: g.NetworkBandwidthBytesPerSec}
 		switch {
 		case g.IntraNode != nil && g.IntraNode.BandwidthBytesPerSec > 0:
 			o.Fabric = g.IntraNode.Type

@@ -94,9 +94,20 @@ func Models() []ModelPreset {
 	return append(allPresets(), ModelPreset{ID: customID, Name: "Custom transformer…"})
 }
 
-// modelFor returns the request's model: a preset, or the custom
-// transformer, with the request's sequence length and precision applied.
+// modelFor returns the request's model: a preset, the custom transformer or
+// a Hugging Face config.json, with the request's sequence length and
+// precision applied.
 func modelFor(in request.Plan) (ModelPreset, error) {
+	if in.Model == request.HFModel {
+		tr, err := model.ParseHFConfig([]byte(in.HFConfig))
+		if err != nil {
+			return ModelPreset{}, &request.FieldError{Field: "plan.hf_config", Msg: err.Error()}
+		}
+		if tr.Name == "" {
+			tr.Name = fmt.Sprintf("Hugging Face config l=%d h=%d a=%d", tr.Layers, tr.Hidden, tr.Heads)
+		}
+		return withTraining(ModelPreset{ID: request.HFModel, Name: tr.Name, Transformer: &tr}, in)
+	}
 	if in.Model == customID {
 		c := in.Custom
 		tr := gpt(c.Name, c.Layers, c.Hidden, c.Heads)

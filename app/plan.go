@@ -41,12 +41,18 @@ type Candidate struct {
 	TokensPerSecond float64 `json:"tokens_per_second,omitempty"`
 	// TFLOPSPerGPU is the achieved TFLOP/s per GPU (eq. 4.2 FLOPs / time).
 	TFLOPSPerGPU float64 `json:"tflops_per_gpu"`
+	// ModelTFLOPSPerGPU counts model FLOPs only (no recomputation), the
+	// figure published tables use (PTD-P only).
+	ModelTFLOPSPerGPU float64 `json:"model_tflops_per_gpu,omitempty"`
 	// MFU is the model FLOPs utilization.
 	MFU float64 `json:"mfu"`
 	// BubbleFraction is the pipeline bubble (p−1)/(v·m) (§4.2.2).
 	BubbleFraction float64 `json:"bubble_fraction"`
 	// Memory is the most loaded GPU's memory.
 	Memory cost.Memory `json:"memory"`
+	// Breakdown splits IterationSeconds into compute, exposed communication
+	// of each kind, bubble and optimizer (PTD-P only).
+	Breakdown *cost.TimeBreakdown `json:"breakdown,omitempty"`
 	// Fits reports whether Memory fits the GPU.
 	Fits bool `json:"fits"`
 	// Reason says why it does not fit ("" when it fits).
@@ -69,6 +75,9 @@ type Result struct {
 	GPUs int `json:"gpus"`
 	// CapacityBytes is one GPU's memory.
 	CapacityBytes float64 `json:"capacity_bytes"`
+	// InterNodeBytesPerSec is the per-GPU bandwidth between nodes the plan
+	// used: the request's, or the GPU's own network figure when it gave 0.
+	InterNodeBytesPerSec float64 `json:"inter_node_bytes_per_sec"`
 	// Candidates are the best fitting configurations, fastest first.
 	Candidates []Candidate `json:"candidates"`
 	// Infeasible are the smallest configurations that do not fit.
@@ -135,7 +144,8 @@ func PlanProgress(ctx context.Context, in request.Plan, progress func(float64)) 
 }
 
 // clusterFor builds the request's cluster: nodes of GPUs talking over the
-// GPU's own fabric inside a node and the given network between nodes.
+// GPU's own fabric inside a node and the given network between nodes (0:
+// the GPU's own network figure, hw.NewCluster).
 func clusterFor(in request.Plan) (hw.Cluster, error) {
 	gpu, err := gpuprofiles.ByID(in.GPU)
 	if err != nil {
@@ -151,10 +161,19 @@ func clusterFor(in request.Plan) (hw.Cluster, error) {
 func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan) (Result, error) {
 	tr := *m.Transformer
 	res := Result{Model: m.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes,
-		Transformer: &tr, Params: tr.Params(), Mode: "search"}
+		InterNodeBytesPerSec: c.Levels[len(c.Levels)-1].BandwidthBytesPerSec,
+		Transformer:          &tr, Params: tr.Params(), Mode: "search"}
+	flash := in.FlashAttention
+	if flash && c.GPU.PeakFLOPS[hw.PrecisionBF16] == 0 {
+		// FlashAttention-2 (what Megatron-Core and Transformer Engine run)
+		// needs an Ampere or newer GPU, the ones with bf16 tensor cores.
+		flash = false
+		res.Note = fmt.Sprintf("Flash attention is off: it needs an Ampere or newer GPU (bf16 tensor cores), and the %s has none.", c.GPU.Name)
+	}
 	opt := partition.PTDPOptions{Fixed: plan.Execution{GlobalBatch: in.GlobalBatch, ScatterGather: true,
 		Optimizer: in.Optimizer, ZeRO: in.ZeRO, Recompute: model.Recompute(in.Recompute),
-		TP: in.TP, PP: in.PP, MicrobatchSize: in.Microbatch, Interleave: in.Interleave, SequenceParallel: in.SequenceParallel},
+		TP: in.TP, PP: in.PP, CP: in.CP, EP: in.EP, MicrobatchSize: in.Microbatch, Interleave: in.Interleave,
+		SequenceParallel: in.SequenceParallel, FlashAttention: flash},
 		AllowCrossNodeTP: in.AllowCrossNodeTP}
 	var found partition.PTDPResult
 	var err error
@@ -202,14 +221,15 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan)
 }
 
 // evaluatePTDP predicts the one configuration opt.Fixed gives every degree
-// of (d is what remains of the GPUs), as a result with a single candidate,
-// fitting or not (then with the error saying why).
+// of (cp and ep left 0 are 1; d is what remains of the GPUs), as a result
+// with a single candidate, fitting or not (then with the error saying why).
 func evaluatePTDP(tr model.Transformer, c hw.Cluster, opt partition.PTDPOptions) (partition.PTDPResult, error) {
 	cfg := opt.Fixed
-	if c.GPUs()%(cfg.TP*cfg.PP) != 0 {
-		return partition.PTDPResult{}, &request.FieldError{Field: "plan.pp", Msg: fmt.Sprintf("tp·pp must divide the %d GPUs, got %d·%d", c.GPUs(), cfg.TP, cfg.PP)}
+	cfg.CP, cfg.EP = max(cfg.CP, 1), max(cfg.EP, 1)
+	if c.GPUs()%(cfg.TP*cfg.PP*cfg.CP) != 0 {
+		return partition.PTDPResult{}, &request.FieldError{Field: "plan.pp", Msg: fmt.Sprintf("tp·pp·cp must divide the %d GPUs, got %d·%d·%d", c.GPUs(), cfg.TP, cfg.PP, cfg.CP)}
 	}
-	cfg.DP = c.GPUs() / (cfg.TP * cfg.PP)
+	cfg.DP = c.GPUs() / (cfg.TP * cfg.PP * cfg.CP)
 	cand, err := partition.EvaluatePTDP(tr, c, cfg, opt.Cost)
 	if err != nil {
 		return partition.PTDPResult{}, err
@@ -224,10 +244,11 @@ func evaluatePTDP(tr model.Transformer, c hw.Cluster, opt partition.PTDPOptions)
 // defaults filled in (the schedule and recomputation it was predicted with).
 func fromPTDP(c partition.PTDPCandidate) Candidate {
 	p := c.Prediction
+	breakdown := p.Time
 	return Candidate{
 		Planner: "ptdp", Execution: cost.WithDefaults(c.Config), FLOPsPerIteration: p.FLOPsPerIteration,
 		IterationSeconds: p.IterationSeconds, SamplesPerSecond: p.SamplesPerSec, TokensPerSecond: p.TokensPerSec,
-		TFLOPSPerGPU: p.TFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
-		Memory: p.Memory, Fits: c.Fits, Reason: c.Reason,
+		TFLOPSPerGPU: p.TFLOPSPerGPU, ModelTFLOPSPerGPU: p.ModelTFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
+		Memory: p.Memory, Breakdown: &breakdown, Fits: c.Fits, Reason: c.Reason,
 	}
 }

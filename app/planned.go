@@ -161,7 +161,11 @@ func plannedRow(ctx context.Context, p request.Plan, scale, nodes int, types []s
 		}
 		spread := ""
 		if nodes > 1 {
-			spread = fmt.Sprintf(" on %d servers (%g GB/s per GPU between them)", nodes, p.InterNodeGBps)
+			bw := p.InterNodeGBps
+			if c, err := clusterFor(req); err == nil { // 0: the GPU's own network figure
+				bw = c.Levels[len(c.Levels)-1].BandwidthBytesPerSec / 1e9
+			}
+			spread = fmt.Sprintf(" on %d servers (%g GB/s per GPU between them)", nodes, bw)
 		}
 		res, err := Plan(ctx, req)
 		switch {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"pipeplan/app"
 	"pipeplan/app/request"
@@ -20,57 +21,72 @@ func init() {
 }
 
 // transformerFlags maps the request fields (request.Plan) to the flags that
-// set them, for error messages.
+// set them, for error messages (plan.model is --model's only when given:
+// the custom transformer's dimension errors name it too).
 var transformerFlags = map[string]string{
+	"plan.hf_config":   "hf-config",
 	"plan.custom.name": "name", "plan.custom.layers": "layers", "plan.custom.hidden": "hidden", "plan.custom.heads": "heads",
 	"plan.custom.vocab": "vocab", "plan.custom.ffn": "ffn", "plan.seq": "seq", "plan.precision": "precision",
 	"plan.gpu": "gpu", "plan.nodes": "gpus", "plan.gpus_per_node": "gpus-per-node",
 	"plan.inter_node_gbps": "inter-node-bandwidth", "plan.global_batch": "batch", "plan.tp": "tp", "plan.pp": "pp",
+	"plan.cp": "cp", "plan.ep": "ep", "plan.flash_attention": "flash-attention",
 	"plan.microbatch": "microbatch", "plan.interleave": "interleave", "plan.recompute": "recompute",
 	"plan.optimizer": "optimizer", "plan.zero": "zero", "plan.top": "top",
 }
 
 // transformerDefaults explains each defaulted flag, printed with the table.
 var transformerDefaults = map[string]string{
-	"seq":                  "seq 2048 (dissertation §4.5.1)",
+	"seq":                  "seq %d",
 	"vocab":                "vocab 51200 (dissertation §4.5.1)",
 	"precision":            "precision bf16",
 	"gpu":                  "gpu %s",
 	"gpus-per-node":        "gpus-per-node %d (DGX-class server)",
-	"inter-node-bandwidth": "inter-node-bandwidth %.4g bytes/s per GPU (one 200 Gb/s NIC per GPU)",
+	"inter-node-bandwidth": "inter-node-bandwidth %.4g GB/s per GPU (the GPU's own network, gpuprofiles/network.json)",
 	"optimizer":            "optimizer: mixed-precision Adam",
 	"zero":                 "no ZeRO",
+	"flash-attention":      "flash attention on",
 }
 
-// runTransformer turns the flags into a request.Plan for the custom
-// transformer, plans it with app.Plan (the page's and the API's planner)
-// and prints the result: app.Result as JSON, or a table.
+// dimensionFlags are the custom transformer's flags, which --model and
+// --hf-config replace.
+var dimensionFlags = []string{"name", "layers", "hidden", "heads", "vocab", "ffn"}
+
+// runTransformer turns the flags into a request.Plan (a preset, a Hugging
+// Face config or the custom transformer), plans it with app.Plan (the
+// page's and the API's planner) and prints the result: app.Result as JSON,
+// or a table.
 func runTransformer(args []string, stdout io.Writer) error {
 	d := request.Default().Plan
 	fs := newFlagSet("transformer")
+	preset := fs.String("model", "", "model preset id (see GET /api/v1/models, e.g. llama3-405b, qwen3-30b-a3b, gpt3-175b) instead of the dimension flags")
+	hfConfig := fs.String("hf-config", "", "a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2/3, Qwen3-MoE, DeepSeek-V3) instead of the dimension flags")
 	name := fs.String("name", "", "model name carried by an exported plan (default: the dimensions, e.g. \"transformer l=96 h=12288 a=96\")")
-	layers := fs.Int("layers", 0, "number of transformer layers l (required)")
-	hidden := fs.Int("hidden", 0, "hidden size h (required)")
-	heads := fs.Int("heads", 0, "attention heads a (required)")
-	seq := fs.Int("seq", 0, "sequence length s (0: 2048)")
+	layers := fs.Int("layers", 0, "number of transformer layers l (required without --model or --hf-config)")
+	hidden := fs.Int("hidden", 0, "hidden size h (required without --model or --hf-config)")
+	heads := fs.Int("heads", 0, "attention heads a (required without --model or --hf-config)")
+	seq := fs.Int("seq", 0, "sequence length s (0: the preset's, 2048 for --layers/--hidden/--heads, max_position_embeddings for --hf-config)")
 	vocab := fs.Int("vocab", 0, "vocabulary size V (0: 51200)")
 	ffn := fs.Int("ffn", 0, "feed-forward size (0: 4 × hidden)")
-	precision := fs.String("precision", d.Precision, "training precision: fp32, fp16, bf16 or fp8 (empty: bf16)")
+	precision := fs.String("precision", d.Precision, "training precision: fp32, fp16, bf16 or fp8 (Transformer Engine FP8 GEMMs; empty: bf16)")
 	gpuID := fs.String("gpu", d.GPU, "GPU id (see pipeplan gpus)")
 	gpus := fs.Int("gpus", 0, "number of GPUs n (required)")
 	perNode := fs.Int("gpus-per-node", d.GPUsPerNode, "GPUs per node (NVLink inside a node)")
-	interBW := fs.Float64("inter-node-bandwidth", d.InterNodeGBps*1e9, "bandwidth between nodes per GPU and direction, bytes/s")
+	interBW := fs.Float64("inter-node-bandwidth", d.InterNodeGBps*1e9, "bandwidth between nodes per GPU and direction, bytes/s (0: the GPU's own network figure)")
 	batch := fs.Int("batch", 0, "global batch size B, in sequences (required)")
 	tp := fs.Int("tp", d.TP, "tensor-parallel size t (omit to search)")
 	pp := fs.Int("pp", d.PP, "pipeline-parallel size p (omit to search)")
+	cp := fs.Int("cp", d.CP, "context-parallel size (omit to search; 1 when every other degree is given)")
+	ep := fs.Int("ep", d.EP, "expert-parallel size of MoE layers (omit to search; 1 when every other degree is given)")
 	micro := fs.Int("microbatch", d.Microbatch, "microbatch size b (omit to search)")
 	interleave := fs.Int("interleave", d.Interleave, "model chunks per GPU v (omit to search)")
 	recompute := fs.String("recompute", d.Recompute, "activation recomputation: none, selective or full (omit to search)")
 	optimizer := fs.String("optimizer", d.Optimizer, "optimizer: mixed-adam, mixed-adam-fp32-grads, adam or sgd (empty: mixed-adam)")
-	zero := fs.Int("zero", d.ZeRO, "ZeRO stage over the data-parallel replicas, 0-3")
+	zero := fs.Int("zero", d.ZeRO, "ZeRO stage over the data-parallel replicas, 0-3 (1: Megatron-LM's distributed optimizer, 3: FSDP)")
+	flash := fs.Bool("flash-attention", d.FlashAttention, "fused attention: no s×s scores stored, masked blocks skipped (false reproduces 2021 runs)")
 	seqPar := fs.Bool("sequence-parallel", d.SequenceParallel, "shard layer-norm and dropout activations over the tensor-parallel GPUs")
 	crossNode := fs.Bool("allow-cross-node-tp", d.AllowCrossNodeTP, "let the search put tensor parallelism across nodes")
 	top := fs.Int("top", d.Shown(), "number of candidates to list")
+	breakdown := fs.Bool("breakdown", false, "print the chosen configuration's step-time breakdown")
 	exportPlan := fs.String("export-plan", "", "write the chosen configuration as a core/plan JSON file")
 	asJSON := fs.Bool("json", false, "print JSON (the same as POST /api/v1/plan) instead of a table")
 	if err := fs.Parse(args); err != nil {
@@ -81,7 +97,34 @@ func runTransformer(args []string, stdout io.Writer) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for _, name := range []string{"layers", "hidden", "heads", "gpus", "batch"} {
+	in := d
+	in.Model, in.Planner = "custom", "ptdp"
+	switch {
+	case set["model"] && set["hf-config"]:
+		return fmt.Errorf("--model and --hf-config: give one, got both (%q and %q)", *preset, *hfConfig)
+	case set["model"] || set["hf-config"]:
+		for _, f := range dimensionFlags {
+			if set[f] {
+				return fmt.Errorf("--%s: the model comes from --model or --hf-config; give dimensions only without them", f)
+			}
+		}
+		in.Model = *preset
+		if set["hf-config"] {
+			data, err := readLimited(*hfConfig, request.MaxHFConfigBytes)
+			if err != nil {
+				return fmt.Errorf("--hf-config: %w", err)
+			}
+			in.Model, in.HFConfig = request.HFModel, string(data)
+		}
+	default:
+		for _, f := range []string{"layers", "hidden", "heads"} {
+			if !set[f] {
+				return fmt.Errorf("--%s: required (or give --model or --hf-config)", f)
+			}
+		}
+		in.Custom = request.CustomModel{Name: *name, Layers: *layers, Hidden: *hidden, Heads: *heads, Vocab: *vocab, FFN: *ffn}
+	}
+	for _, name := range []string{"gpus", "batch"} {
 		if !set[name] {
 			return fmt.Errorf("--%s: required", name)
 		}
@@ -96,21 +139,25 @@ func runTransformer(args []string, stdout io.Writer) error {
 	if *gpus%*perNode != 0 {
 		return fmt.Errorf("--gpus: must be a multiple of --gpus-per-node %d, got %d", *perNode, *gpus)
 	}
-	in := d
-	in.Model, in.Planner = "custom", "ptdp"
-	in.Custom = request.CustomModel{Name: *name, Layers: *layers, Hidden: *hidden, Heads: *heads, Vocab: *vocab, FFN: *ffn}
-	in.Seq, in.Precision, in.Optimizer, in.ZeRO = *seq, *precision, *optimizer, *zero
+	in.Seq, in.Precision, in.Optimizer, in.ZeRO, in.FlashAttention = *seq, *precision, *optimizer, *zero, *flash
 	in.GPU, in.Nodes, in.GPUsPerNode, in.InterNodeGBps = *gpuID, *gpus / *perNode, *perNode, *interBW/1e9
-	in.GlobalBatch, in.TP, in.PP, in.Microbatch, in.Interleave, in.Recompute = *batch, *tp, *pp, *micro, *interleave, *recompute
+	in.GlobalBatch, in.TP, in.PP, in.CP, in.EP = *batch, *tp, *pp, *cp, *ep
+	in.Microbatch, in.Interleave, in.Recompute = *micro, *interleave, *recompute
 	in.SequenceParallel, in.AllowCrossNodeTP, in.Top = *seqPar, *crossNode, *top
 	res, err := app.Plan(context.Background(), in)
 	if err != nil {
+		if set["model"] {
+			err = flagError(err, map[string]string{"plan.model": "model"})
+		}
 		return flagError(err, transformerFlags)
 	}
 	if *asJSON {
 		err = writeJSON(stdout, res)
 	} else {
 		err = printTransformer(stdout, in, res, set)
+		if err == nil && *breakdown {
+			err = printBreakdown(stdout, res)
+		}
 	}
 	if err != nil {
 		return err
@@ -131,6 +178,23 @@ func runTransformer(args []string, stdout io.Writer) error {
 	return nil
 }
 
+// readLimited reads the file at path, refusing one over limit bytes.
+func readLimited(path string, limit int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > limit {
+		return nil, fmt.Errorf("%s is over the limit of %d bytes", path, limit)
+	}
+	return data, nil
+}
+
 // flagError names the flag that set a request field a validation error
 // names (flags maps fields to flags), e.g. "--tp (plan.tp): must be in
 // [0, 65536], got -1"; other errors pass through.
@@ -147,10 +211,10 @@ func flagError(err error, flags map[string]string) error {
 // printTransformer prints the result as text: the inputs and defaults, then a table.
 func printTransformer(w io.Writer, in request.Plan, res app.Result, set map[string]bool) error {
 	tr := res.Transformer
-	fmt.Fprintf(w, "model: l=%d h=%d a=%d s=%d V=%d %s, %.1f billion parameters (eq. 4.3)",
-		tr.Layers, tr.Hidden, tr.Heads, tr.Seq, tr.Vocab, tr.TrainingPrecision(), res.Params/1e9)
-	if set["name"] {
-		fmt.Fprintf(w, ", named %q", res.Model)
+	fmt.Fprintf(w, "model: %s: l=%d h=%d a=%d s=%d V=%d %s, %.1f billion parameters (eq. 4.3)",
+		res.Model, tr.Layers, tr.Hidden, tr.Heads, tr.Seq, tr.Vocab, tr.TrainingPrecision(), res.Params/1e9)
+	if tr.MoE != nil {
+		fmt.Fprintf(w, ", %.1f billion active (%d experts, top-%d)", tr.ActiveParams()/1e9, tr.MoE.Experts, tr.MoE.TopK)
 	}
 	fmt.Fprintln(w)
 	intra := 0.0
@@ -160,19 +224,24 @@ func printTransformer(w io.Writer, in request.Plan, res app.Result, set map[stri
 		}
 	}
 	fmt.Fprintf(w, "cluster: %d × %s (%d nodes × %d), %.0f GiB each; %.4g GB/s in a node, %.4g GB/s per GPU between nodes\n",
-		res.GPUs, res.GPU, in.Nodes, in.GPUsPerNode, res.CapacityBytes/(1<<30), intra/1e9, in.InterNodeGBps)
+		res.GPUs, res.GPU, in.Nodes, in.GPUsPerNode, res.CapacityBytes/(1<<30), intra/1e9, res.InterNodeBytesPerSec/1e9)
 	fmt.Fprintf(w, "global batch %d; defaults: ", in.GlobalBatch)
 	sep := ""
-	for _, f := range []string{"seq", "vocab", "precision", "gpu", "gpus-per-node", "inter-node-bandwidth", "optimizer", "zero"} {
+	for _, f := range []string{"seq", "vocab", "precision", "gpu", "gpus-per-node", "inter-node-bandwidth", "optimizer", "zero", "flash-attention"} {
+		if f == "vocab" && in.Model != "custom" {
+			continue
+		}
 		if !set[f] {
 			msg := transformerDefaults[f]
 			switch f {
+			case "seq":
+				msg = fmt.Sprintf(msg, tr.Seq)
 			case "gpu":
 				msg = fmt.Sprintf(msg, in.GPU)
 			case "gpus-per-node":
 				msg = fmt.Sprintf(msg, in.GPUsPerNode)
 			case "inter-node-bandwidth":
-				msg = fmt.Sprintf(msg, in.InterNodeGBps*1e9)
+				msg = fmt.Sprintf(msg, res.InterNodeBytesPerSec/1e9)
 			}
 			fmt.Fprint(w, sep, msg)
 			sep = "; "
@@ -197,16 +266,32 @@ func printTransformer(w io.Writer, in request.Plan, res app.Result, set map[stri
 // printTransformerConfigs prints configurations as an aligned table.
 func printTransformerConfigs(w io.Writer, cs []app.Candidate) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "TP\tPP\tDP\tMICROBATCH\tINTERLEAVE\tRECOMPUTE\tITERATION s\tTFLOP/s/GPU\tMFU\tBUBBLE\tPEAK GiB\tWEIGHTS+OPT GiB\tACTIVATIONS GiB\tNOTE")
+	fmt.Fprintln(tw, "TP\tPP\tCP\tEP\tDP\tMICROBATCH\tINTERLEAVE\tRECOMPUTE\tITERATION s\tTFLOP/s/GPU\tMODEL TFLOP/s\tMFU\tBUBBLE\tPEAK GiB\tWEIGHTS+OPT GiB\tACTIVATIONS GiB\tNOTE")
 	for _, c := range cs {
 		note := "fits"
 		if !c.Fits {
 			note = c.Reason
 		}
 		m, e := c.Memory, c.Execution
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%s\t%.4g\t%.1f\t%.3f\t%.3f\t%.1f\t%.1f\t%.1f\t%s\n",
-			e.TP, e.PP, e.DP, e.MicrobatchSize, e.Interleave, e.Recompute, c.IterationSeconds, c.TFLOPSPerGPU,
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%.4g\t%.1f\t%.1f\t%.3f\t%.3f\t%.1f\t%.1f\t%.1f\t%s\n",
+			e.TP, e.PP, e.CP, e.EP, e.DP, e.MicrobatchSize, e.Interleave, e.Recompute, c.IterationSeconds, c.TFLOPSPerGPU, c.ModelTFLOPSPerGPU,
 			c.MFU, c.BubbleFraction, m.PeakBytes/(1<<30), (m.WeightBytes+m.GradientBytes+m.OptimizerBytes)/(1<<30), m.ActivationBytes/(1<<30), note)
+	}
+	return tw.Flush()
+}
+
+// printBreakdown prints the selected candidate's step time split into its
+// parts (cost.TimeBreakdown.Parts), with each part's share.
+func printBreakdown(w io.Writer, res app.Result) error {
+	if len(res.Candidates) == 0 || res.Candidates[res.Selected].Breakdown == nil {
+		return nil
+	}
+	c := res.Candidates[res.Selected]
+	fmt.Fprintf(w, "step time of the chosen configuration, %.4g s:\n", c.IterationSeconds)
+	tw := newTable(w)
+	fmt.Fprintln(tw, "PART\tSECONDS\tSHARE")
+	for _, p := range c.Breakdown.Parts() {
+		fmt.Fprintf(tw, "%s\t%.4g\t%.1f %%\n", p.Name, p.Seconds, 100*p.Seconds/c.IterationSeconds)
 	}
 	return tw.Flush()
 }

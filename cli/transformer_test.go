@@ -129,7 +129,7 @@ func TestTransformerSearch(t *testing.T) {
 	if err := Run(append(gpt3Args, "--tp", "8", "--recompute", "full"), &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"174.6", "inter-node-bandwidth 2.5e+10 bytes/s per GPU (one 200 Gb/s NIC per GPU)", "TFLOP/s/GPU", "fits"} {
+	for _, want := range []string{"174.6", "inter-node-bandwidth 25 GB/s per GPU (the GPU's own network, gpuprofiles/network.json)", "TFLOP/s/GPU", "fits"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
@@ -142,9 +142,9 @@ func TestTransformerBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"--gpus", "0"}, "--gpus: must be >= 1, got 0"},
-		{[]string{"--tp", "5", "--pp", "1", "--microbatch", "1", "--interleave", "1", "--recompute", "none"}, "tp·pp must divide the 1536 GPUs"},
+		{[]string{"--tp", "5", "--pp", "1", "--microbatch", "1", "--interleave", "1", "--recompute", "none"}, "tp·pp·cp must divide the 1536 GPUs, got 5·1·1"},
 		{[]string{"--gpus", "1920", "--tp", "5"}, "tp: must divide the 96 attention heads, got 5"},
-		{[]string{"--inter-node-bandwidth", "NaN"}, "--inter-node-bandwidth (plan.inter_node_gbps): must be in [0.001, 10000] GB/s, got NaN"},
+		{[]string{"--inter-node-bandwidth", "NaN"}, "--inter-node-bandwidth (plan.inter_node_gbps): must be 0 (the GPU's own network) or in [0.001, 10000] GB/s, got NaN"},
 		{[]string{"--tp", "-2"}, "--tp (plan.tp): must be in [0, 65536], got -2"},
 		{[]string{"--gpus", "80000"}, "--gpus (plan.nodes): must be in [1, 4096], got 10000"},
 		{[]string{"--hidden", "-1"}, "--hidden (plan.custom.hidden): must be in [1, 131072], got -1"},
@@ -153,6 +153,9 @@ func TestTransformerBadInput(t *testing.T) {
 		{[]string{"--gpu", "nvidia-nonexistent"}, "--gpu (plan.gpu):"},
 		{[]string{"--gpus", "12"}, "--gpus: must be a multiple of --gpus-per-node 8, got 12"},
 		{[]string{"--gpus", "8", "--tp", "8"}, "does not fit: the smallest configuration"},
+		{[]string{"--model", "llama3-8b"}, "--layers: the model comes from --model or --hf-config"},
+		{[]string{"--cp", "-1"}, "--cp (plan.cp): must be in [0, 65536], got -1"},
+		{[]string{"--ep", "2", "--tp", "8", "--pp", "12", "--microbatch", "1", "--interleave", "1", "--recompute", "full"}, "execution.ep: expert parallelism needs a mixture-of-experts model, got 2"},
 	} {
 		var out bytes.Buffer
 		err := Run(append(append([]string{}, gpt3Args...), tc.args...), &out)
@@ -163,5 +166,66 @@ func TestTransformerBadInput(t *testing.T) {
 	var out bytes.Buffer
 	if err := Run([]string{"transformer", "--layers", "2"}, &out); err == nil || !strings.Contains(err.Error(), "--hidden: required") {
 		t.Errorf("missing flags: got %v", err)
+	}
+}
+
+// llmArgs plan Llama 3 8B from its preset on 64 H100s.
+var llmArgs = []string{"transformer", "--model", "llama3-8b", "--gpu", "nvidia-h100-sxm5-80gb", "--gpus", "64", "--batch", "128", "--seq", "8192"}
+
+func TestTransformerPresetAndHFConfig(t *testing.T) {
+	eval := []string{"--tp", "2", "--pp", "1", "--cp", "2", "--microbatch", "1", "--interleave", "1", "--recompute", "none", "--zero", "1"}
+	preset := transformerJSON(t, append(llmArgs, eval...)...)
+	ex := first(t, preset)["execution"].(map[string]any)
+	if preset["mode"] != "evaluate" || ex["cp"] != 2.0 || ex["dp"] != 16.0 || ex["zero"] != 1.0 || ex["flash_attention"] != true {
+		t.Errorf("preset evaluation: mode %v, execution %v", preset["mode"], ex)
+	}
+	// Llama 3 8B has 8.03 billion parameters (Meta's model card).
+	if p := preset["params"].(float64); math.Abs(p-8.03e9) > 0.01e9 {
+		t.Errorf("params = %.4g, want 8.03e9", p)
+	}
+	// The same model from its Hugging Face config gives the same answer.
+	hfArgs := []string{"transformer", "--hf-config", "../modelprofiles/llm/llama3-8b.json", "--gpu", "nvidia-h100-sxm5-80gb", "--gpus", "64", "--batch", "128", "--seq", "8192"}
+	hf := transformerJSON(t, append(hfArgs, eval...)...)
+	if a, b := first(t, hf)["iteration_seconds"], first(t, preset)["iteration_seconds"]; a != b {
+		t.Errorf("--hf-config predicts %v s, --model %v s", a, b)
+	}
+	// Without flash attention the s×s scores are stored: more memory.
+	noFlash := transformerJSON(t, append(append(llmArgs, eval...), "--flash-attention=false")...)
+	act := func(v map[string]any) float64 {
+		return first(t, v)["memory"].(map[string]any)["activation_bytes"].(float64)
+	}
+	if act(noFlash) <= act(preset) {
+		t.Errorf("activations without flash attention %v <= with %v", act(noFlash), act(preset))
+	}
+	var out bytes.Buffer
+	if err := Run(append(llmArgs, "--model", "llama9"), &out); err == nil || !strings.Contains(err.Error(), `--model (plan.model): unknown preset "llama9"`) {
+		t.Errorf("unknown --model: %v", err)
+	}
+	if err := Run(append(llmArgs, "--hf-config", "nonexistent.json"), &out); err == nil || !strings.Contains(err.Error(), "--model and --hf-config: give one") {
+		t.Errorf("--model with --hf-config: %v", err)
+	}
+	if err := Run(append(hfArgs[:2], "nonexistent.json", "--gpus", "8", "--batch", "8"), &out); err == nil || !strings.Contains(err.Error(), "--hf-config: open nonexistent.json") {
+		t.Errorf("missing --hf-config file: %v", err)
+	}
+}
+
+func TestTransformerBreakdown(t *testing.T) {
+	var out bytes.Buffer
+	if err := Run(append(llmArgs, "--top", "1", "--breakdown"), &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Llama 3.1 8B", "step time of the chosen configuration", "compute", "exposed TP comm", "exposed DP comm", "pipeline bubble", "optimizer", "%"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--breakdown output lacks %q:\n%s", want, out.String())
+		}
+	}
+	// The parts sum to the step time (JSON: breakdown in seconds).
+	c := first(t, transformerJSON(t, append(llmArgs, "--top", "1")...))
+	sum := 0.0
+	for _, v := range c["breakdown"].(map[string]any) {
+		sum += v.(float64)
+	}
+	if it := c["iteration_seconds"].(float64); math.Abs(sum-it) > 1e-9*it {
+		t.Errorf("breakdown sums to %v s, iteration %v s", sum, it)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"pipeplan/app"
 	"pipeplan/app/request"
+	"pipeplan/core/hw"
 )
 
 // PlanPage is the Plan page: model, cluster and training inputs on the left,
@@ -117,6 +118,23 @@ func (c *PlanPage) intraNodeText() string {
 				return "Intra-node bandwidth: unknown for this GPU."
 			}
 			return fmt.Sprintf("Intra-node bandwidth: %.0f GB/s per GPU (%s, from the GPU profile); memory %s.", g.PeerBandwidthBytesPerSec/1e9, g.Fabric, gib(g.MemoryBytes))
+		}
+	}
+	return ""
+}
+
+// interNodeText states the network between nodes the plan assumes: the
+// input's figure, or with 0 the GPU's own (gpuprofiles/network.json).
+func (c *PlanPage) interNodeText() string {
+	if bw := c.App.State.Plan.InterNodeGBps; bw > 0 {
+		return fmt.Sprintf("Between nodes: %.4g GB/s per GPU, as given.", bw)
+	}
+	for _, g := range app.GPUs() {
+		if g.ID == c.App.State.Plan.GPU {
+			if g.NetworkBandwidthBytesPerSec == 0 {
+				return fmt.Sprintf("Between nodes: %.4g GB/s per GPU (no network figure for this GPU: the default).", hw.DefaultInterNodeBandwidthBytesPerSec/1e9)
+			}
+			return fmt.Sprintf("Between nodes: %.4g GB/s per GPU (%.0f Gb/s, the GPU's reference server network, gpuprofiles).", g.NetworkBandwidthBytesPerSec/1e9, g.NetworkBandwidthBytesPerSec*8/1e9)
 		}
 	}
 	return ""

@@ -20,6 +20,12 @@ func TestDecodePlan(t *testing.T) {
 		{`null`, "", "JSON object"},
 		{`{"inter_node_gbps":5e-324}`, "plan.inter_node_gbps", "got 5e-324"},
 		{`{"tp":-1}`, "plan.tp", "got -1"},
+		{`{"cp":-2}`, "plan.cp", "got -2"},
+		{`{"ep":70000}`, "plan.ep", "got 70000"},
+		{`{"flash_attention":"yes"}`, "plan.flash_attention", "must be a JSON bool"},
+		{`{"model":"hf"}`, "plan.hf_config", `got 0 bytes for model "hf"`},
+		{`{"hf_config":"{}"}`, "plan.hf_config", `got 2 bytes for model "gpt3-175b"`},
+		{`{"model":"hf","hf_config":"` + strings.Repeat("x", MaxHFConfigBytes+1) + `"}`, "plan.hf_config", "got 32769"},
 		{`{"top":-1}`, "plan.top", "got -1"},
 		{`{"custom":{"name":"` + strings.Repeat("x", 300) + `"}}`, "plan.custom.name", "got 300"},
 		{`{"` + strings.Repeat("x", 5000) + `":1}`, "", "…"},
@@ -88,4 +94,25 @@ func FuzzDecodeAllocate(f *testing.F) {
 			t.Fatalf("accepted an invalid request: %v", err)
 		}
 	})
+}
+
+// TestPlanLLMFields checks the LLM fields' defaults and round trip: flash
+// attention on and the GPU's own network (0) by default; flash attention
+// off, cp, ep and a Hugging Face config survive a shared link.
+func TestPlanLLMFields(t *testing.T) {
+	d := Default().Plan
+	if !d.FlashAttention || d.InterNodeGBps != 0 || d.CP != 0 || d.EP != 0 || d.Validate() != nil {
+		t.Fatalf("defaults: %+v", d)
+	}
+	s := Default()
+	s.Plan.FlashAttention, s.Plan.CP, s.Plan.EP = false, 2, 8
+	s.Plan.Model, s.Plan.HFConfig = HFModel, `{"model_type": "llama"}`
+	frag, err := Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(frag)
+	if err != nil || got.Plan != s.Plan {
+		t.Errorf("round trip: %+v, %v; want %+v", got.Plan, err, s.Plan)
+	}
 }

@@ -33,15 +33,22 @@ type State struct {
 // Plan holds the inputs of the Plan page: the model (application), the
 // cluster (system) and the training options (execution), kept apart.
 type Plan struct {
-	// Model is a model preset id (see app.Models).
+	// Model is a model preset id (see app.Models), "custom" (Custom's
+	// dimensions) or "hf" (the Hugging Face config.json in HFConfig).
 	Model string `json:"model"`
+	// HFConfig is the text of a Hugging Face config.json, read when Model
+	// is "hf" (model.ParseHFConfig; the sequence length is Seq, or the
+	// config's max_position_embeddings).
+	HFConfig string `json:"hf_config,omitempty"`
 	// GPU is a gpuprofiles id.
 	GPU string `json:"gpu"`
 	// Nodes is the number of servers.
 	Nodes int `json:"nodes"`
 	// GPUsPerNode is the number of GPUs in each server.
 	GPUsPerNode int `json:"gpus_per_node"`
-	// InterNodeGBps is the per-GPU network bandwidth between nodes, in GB/s (10^9 bytes/s).
+	// InterNodeGBps is the per-GPU network bandwidth between nodes, in GB/s
+	// (10^9 bytes/s); 0 means the GPU's own figure (gpuprofiles'
+	// network.json: its reference server's NICs).
 	InterNodeGBps float64 `json:"inter_node_gbps"`
 	// GlobalBatch is the number of samples per optimizer step.
 	GlobalBatch int `json:"global_batch"`
@@ -65,11 +72,20 @@ type Plan struct {
 	// pipeline-parallel sizes, microbatch size and model chunks per GPU
 	// (0 = searched). With every one of them and Recompute given, the one
 	// configuration is evaluated instead of searched (its layers may then
-	// split unevenly and t may span nodes).
+	// split unevenly and t may span nodes; CP and EP left 0 are then 1).
 	TP         int `json:"tp,omitempty"`
 	PP         int `json:"pp,omitempty"`
 	Microbatch int `json:"microbatch,omitempty"`
 	Interleave int `json:"interleave,omitempty"`
+	// CP and EP fix the context-parallel (sequence split) and
+	// expert-parallel (MoE models) degrees (0 = searched).
+	CP int `json:"cp,omitempty"`
+	EP int `json:"ep,omitempty"`
+	// FlashAttention runs the attention core fused (no s×s scores stored,
+	// the causal mask's upper blocks skipped); on by default, off
+	// reproduces the dissertation's 2021 runs. The planner turns it off,
+	// with a note, on GPUs older than Ampere (no bf16 tensor cores).
+	FlashAttention bool `json:"flash_attention"`
 	// SequenceParallel shards layer-norm and dropout activations over the
 	// tensor-parallel GPUs.
 	SequenceParallel bool `json:"sequence_parallel,omitempty"`
@@ -99,7 +115,7 @@ func (p Plan) Evaluates() bool {
 // FixesPTDP reports whether p fixes any choice only the PTD-P planner
 // takes (a degree, sequence parallelism, cross-node tensor parallelism).
 func (p Plan) FixesPTDP() bool {
-	return p.TP > 0 || p.PP > 0 || p.Microbatch > 0 || p.Interleave > 0 || p.SequenceParallel || p.AllowCrossNodeTP
+	return p.TP > 0 || p.PP > 0 || p.Microbatch > 0 || p.Interleave > 0 || p.CP > 0 || p.EP > 0 || p.SequenceParallel || p.AllowCrossNodeTP
 }
 
 // CustomModel is a GPT-style transformer given by its dimensions; the
@@ -124,6 +140,10 @@ var (
 	Recomputes = []string{"", "none", "selective", "full"}
 )
 
+// HFModel is the Plan's model id for a model given by its Hugging Face
+// config.json (Plan.HFConfig).
+const HFModel = "hf"
+
 // Planners are the planner choices of the Plan page; "best" runs all that apply.
 var Planners = []string{"best", "ptdp", "2bw", "pipedream", "madpipe"}
 
@@ -143,6 +163,9 @@ const (
 	MaxFFN         = 1 << 20
 	MaxNameBytes   = 200
 	MaxTop         = 100
+	// MaxHFConfigBytes bounds an inline Hugging Face config.json (real
+	// ones are 1–3 KB).
+	MaxHFConfigBytes = 32 << 10
 	// DefaultTop is how many candidates a result lists by default.
 	DefaultTop = 15
 	// MinGBps is the slowest network the planners accept (1 MB/s per GPU):
@@ -151,19 +174,20 @@ const (
 )
 
 // Default is the state of a fresh page: GPT-3 175B on 1024 A100s (128 nodes
-// of 8), the configuration of the dissertation's Table 4.1 / Figure 4.1 row.
+// of 8), the configuration of the dissertation's Table 4.1 / Figure 4.1 row,
+// with flash attention and the GPU's own network bandwidth between nodes.
 func Default() State {
 	return State{
 		Tab: "plan",
 		Plan: Plan{
-			Model:         "gpt3-175b",
-			GPU:           "nvidia-a100-sxm4-80gb",
-			Nodes:         128,
-			GPUsPerNode:   8,
-			InterNodeGBps: 25,
-			GlobalBatch:   1536,
-			Planner:       "best",
-			Custom:        CustomModel{Layers: 32, Hidden: 4096, Heads: 32},
+			Model:          "gpt3-175b",
+			GPU:            "nvidia-a100-sxm4-80gb",
+			Nodes:          128,
+			GPUsPerNode:    8,
+			GlobalBatch:    1536,
+			Planner:        "best",
+			Custom:         CustomModel{Layers: 32, Hidden: 4096, Heads: 32},
+			FlashAttention: true,
 		},
 		Cluster: DefaultCluster(),
 		Cost:    DefaultCost(),
@@ -202,8 +226,14 @@ func (p Plan) Validate() error {
 	if err := intIn("plan.global_batch", p.GlobalBatch, 1, MaxGlobalBatch); err != nil {
 		return err
 	}
-	if !(p.InterNodeGBps >= MinGBps && p.InterNodeGBps <= MaxGBps) {
-		return fieldErr("plan.inter_node_gbps", "must be in [%g, %d] GB/s, got %v", MinGBps, MaxGBps, p.InterNodeGBps)
+	if p.InterNodeGBps != 0 && !(p.InterNodeGBps >= MinGBps && p.InterNodeGBps <= MaxGBps) {
+		return fieldErr("plan.inter_node_gbps", "must be 0 (the GPU's own network) or in [%g, %d] GB/s, got %v", MinGBps, MaxGBps, p.InterNodeGBps)
+	}
+	if (p.Model == HFModel) != (p.HFConfig != "") {
+		return fieldErr("plan.hf_config", "must be given exactly when plan.model is %q, got %d bytes for model %q", HFModel, len(p.HFConfig), p.Model)
+	}
+	if len(p.HFConfig) > MaxHFConfigBytes {
+		return fieldErr("plan.hf_config", "must be at most %d bytes, got %d", MaxHFConfigBytes, len(p.HFConfig))
 	}
 	if !slices.Contains(Planners, p.Planner) {
 		return fieldErr("plan.planner", "must be one of %v, got %q", Planners, p.Planner)
@@ -220,6 +250,7 @@ func (p Plan) Validate() error {
 		{"plan.custom.ffn", p.Custom.FFN, 0, MaxFFN}, {"plan.seq", p.Seq, 0, MaxSeq}, {"plan.zero", p.ZeRO, 0, 3},
 		{"plan.tp", p.TP, 0, MaxNodes * MaxGPUsPerNode}, {"plan.pp", p.PP, 0, MaxLayers},
 		{"plan.microbatch", p.Microbatch, 0, MaxGlobalBatch}, {"plan.interleave", p.Interleave, 0, MaxLayers},
+		{"plan.cp", p.CP, 0, MaxNodes * MaxGPUsPerNode}, {"plan.ep", p.EP, 0, MaxNodes * MaxGPUsPerNode},
 		{"plan.top", p.Top, 0, MaxTop},
 	} {
 		if err := intIn(f.name, f.v, f.lo, f.hi); err != nil {

@@ -192,18 +192,34 @@ func (c Comm) validate() error {
 	return nil
 }
 
+// ChunkLayers splits l layers into the given number of model chunks
+// (pipeline stages times interleaved chunks, in model order) as evenly as
+// possible, the chunks that get one layer fewer taken from both ends, the
+// first chunk first: the first and last chunks also hold the embedding and
+// the output layer, and the first stage stashes the most microbatches
+// (Megatron-LM's --decoder-first/last-pipeline-num-layers; the Llama 3
+// paper §3.3.2 gives the first and last of 16 stages one layer fewer for
+// 126 layers). It returns the layers of each chunk.
+func ChunkLayers(l, chunks int) []int {
+	n := (l + chunks - 1) / chunks
+	short := chunks*n - l
+	out := make([]int, chunks)
+	for k := range out {
+		out[k] = n
+		if k < (short+1)/2 || chunks-1-k < short/2 {
+			out[k]--
+		}
+	}
+	return out
+}
+
 // layerIndices returns the layers device i of the pipeline holds, in
-// order: its v chunks k = i + c·p of the split layersOn describes.
+// order: its v chunks k = i + c·p of the split ChunkLayers gives.
 func (e *evaluator) layerIndices(i int) []int {
-	p, v, l := e.cfg.PP, e.cfg.Interleave, e.tr.Layers
-	chunks := p * v
+	p := e.cfg.PP
 	var idx []int
 	first := 0
-	for k := 0; k < chunks; k++ {
-		n := l / chunks
-		if k < l%chunks {
-			n++
-		}
+	for k, n := range ChunkLayers(e.tr.Layers, p*e.cfg.Interleave) {
 		if k%p == i {
 			for j := first; j < first+n; j++ {
 				idx = append(idx, j)
@@ -212,17 +228,4 @@ func (e *evaluator) layerIndices(i int) []int {
 		first += n
 	}
 	return idx
-}
-
-// layersOn returns the number of layers device i of the pipeline holds: its
-// v chunks of an even split of the l layers into p·v chunks (chunk k runs on
-// device k mod p; the remainder r = l mod pv goes to the first chunks, of
-// which device i holds those k = i + c·p < r).
-func (e *evaluator) layersOn(i int) int {
-	p, v, l := e.cfg.PP, e.cfg.Interleave, e.tr.Layers
-	n := v * (l / (p * v))
-	if r := l % (p * v); i < r {
-		n += min(v, (r-i+p-1)/p)
-	}
-	return n
 }

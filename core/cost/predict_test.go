@@ -2,6 +2,7 @@ package cost
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -217,33 +218,37 @@ func FuzzPredict(f *testing.F) {
 	})
 }
 
-// TestLayersOnBruteForce checks the closed-form layer split against dealing
-// the l layers into p·v chunks one by one.
-func TestLayersOnBruteForce(t *testing.T) {
-	for l := 1; l <= 40; l++ {
-		for p := 1; p <= 8; p++ {
-			for v := 1; v <= 4 && p*v <= l; v++ {
-				e := &evaluator{tr: model.Transformer{Layers: l}, cfg: plan.Execution{PP: p, Interleave: v}}
-				want := make([]int, p)
-				chunks := p * v
-				for k := 0; k < chunks; k++ {
-					size := l / chunks
-					if k < l%chunks {
-						size++
-					}
-					want[k%p] += size
-				}
-				total := 0
-				for i := 0; i < p; i++ {
-					total += e.layersOn(i)
-					if got := e.layersOn(i); got != want[i] {
-						t.Errorf("l=%d p=%d v=%d device %d: %d layers, dealing gives %d", l, p, v, i, got, want[i])
-					}
-				}
-				if total != l {
-					t.Errorf("l=%d p=%d v=%d: devices hold %d layers", l, p, v, total)
-				}
+// TestChunkLayers: the chunks hold every layer, differ by at most one, and
+// the shorter ones sit at both ends, the first first; 126 Llama 3 layers
+// on 16 stages give the first and last 7 and the others 8 (Llama 3 paper
+// §3.3.2).
+func TestChunkLayers(t *testing.T) {
+	for l := 1; l <= 60; l++ {
+		for chunks := 1; chunks <= l && chunks <= 32; chunks++ {
+			got := ChunkLayers(l, chunks)
+			total, lo, hi := 0, l, 0
+			for _, n := range got {
+				total += n
+				lo, hi = min(lo, n), max(hi, n)
+			}
+			if total != l || hi-lo > 1 || lo < 1 {
+				t.Fatalf("l=%d, %d chunks: %v", l, chunks, got)
+			}
+			// Shorter chunks form a prefix and a suffix, the prefix at least as long.
+			pre, suf := 0, 0
+			for pre < chunks && got[pre] == lo && lo < hi {
+				pre++
+			}
+			for suf < chunks && got[chunks-1-suf] == lo && lo < hi {
+				suf++
+			}
+			if short := chunks*hi - l; lo < hi && (pre+suf != short || pre < suf || pre > suf+1) {
+				t.Errorf("l=%d, %d chunks: %v, want the %d shorter ones at both ends", l, chunks, got, short)
 			}
 		}
+	}
+	want := []int{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7}
+	if got := ChunkLayers(126, 16); !slices.Equal(got, want) {
+		t.Errorf("Llama 3 405B on 16 stages: %v, want %v", got, want)
 	}
 }

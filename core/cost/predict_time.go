@@ -89,6 +89,12 @@ func (e *evaluator) layerSeconds(i int) layerTime {
 	lt.cp = e.cpSeconds(core, bwdCore)
 	if e.tr.IsMoELayer(i) {
 		lt.ep = e.epSeconds()
+		fwd, total := e.moeLocalSeconds()
+		lt.compute += total
+		if e.cfg.Recompute == model.RecomputeFull {
+			lt.compute += fwd
+		}
+		lt.fwd += fwd
 	}
 	return lt
 }
@@ -116,19 +122,60 @@ func (e *evaluator) cpSeconds(core, bwdCore float64) float64 {
 	return fwd + bwd
 }
 
+// epTokens returns the tokens one GPU routes per MoE layer and
+// microbatch: its b·s/cp tokens, split over t (Megatron-Core runs MoE
+// layers on the sequence-parallel shard; etp = 1).
+func (e *evaluator) epTokens() float64 {
+	return float64(e.cfg.MicrobatchSize) * float64(e.tr.Seq) / float64(e.cfg.CP*e.cfg.TP)
+}
+
 // epSeconds returns one MoE layer's all-to-all time per microbatch: a
 // dispatch and a combine forward and again backward, each moving a GPU's
-// topk routed copies of its b·s/cp tokens (h values, split over t with
-// sequence parallelism), (ep−1)/ep of them to other ranks.
+// topk routed copies of its tokens (h values each), (ep−1)/ep of them to
+// other ranks. When the ep group spans servers the exchange is
+// hierarchical as NCCL runs it: the copies for the ranks in the same
+// server go over its fabric while those for other servers go over the
+// network, at the same time, so the slower of the two sets the time.
 func (e *evaluator) epSeconds() float64 {
 	ep := e.cfg.EP
 	if ep == 1 {
 		return 0
 	}
-	tokens := float64(e.cfg.MicrobatchSize) * float64(e.tr.Seq) / float64(e.cfg.CP)
-	bytes := float64(e.tr.MoE.TopK) * tokens * float64(e.tr.Hidden) * e.w / float64(e.cfg.TP)
-	one := float64(ep-1)/float64(ep)*bytes/(e.epBW*e.comm.BandwidthEfficiency) + float64(ep-1)*e.comm.LatencySeconds
-	return 4 * one
+	bytes := float64(e.tr.MoE.TopK) * e.epTokens() * float64(e.tr.Hidden) * e.w
+	local := ep // ep ranks in one server (those of the innermost level)
+	if e.c.GroupLevel(ep, e.etp) > 0 {
+		local = max(1, min(ep, e.c.Levels[0].Workers/e.etp))
+	}
+	eff := e.comm.BandwidthEfficiency
+	intra := float64(local-1) / float64(ep) * bytes / (e.intraBW * eff)
+	inter := 0.0
+	if local < ep {
+		inter = float64(ep-local) / float64(ep) * bytes / (e.epBW * eff)
+	}
+	return 4 * (math.Max(intra, inter) + float64(ep-1)*e.comm.LatencySeconds)
+}
+
+// moeLocalSeconds returns one MoE layer's work per microbatch besides the
+// expert GEMMs and the all-to-all, forward and backward (Megatron-Core's
+// MoE layer: router, token permutation, unpermutation):
+//   - the router's h×E GEMM on every token, in bf16 (Transformer Engine
+//     does not run it in FP8), with its input and weight gradients, and
+//     its softmax and top-k over E fp32 logits (read and written once
+//     forward, twice backward);
+//   - the permutation, memory-bound at the achievable HBM bandwidth: each
+//     token (h values) is read and written as its topk copies before the
+//     dispatch, the copies read and combined into one after the combine,
+//     and again for the gradients backward.
+//
+// It returns the forward part and the total.
+func (e *evaluator) moeLocalSeconds() (fwd, total float64) {
+	tok, h := e.epTokens(), float64(e.tr.Hidden)
+	E, k := float64(e.tr.MoE.Experts), float64(e.tr.MoE.TopK)
+	router := e.wideCurve.Seconds(2*tok*h*E, e.wide)
+	softmax := 2 * tok * E * 4 / e.memBW
+	permute := 2 * (1 + k) * tok * h * e.w / e.memBW // permute and unpermute
+	fwd = router + softmax + permute
+	return fwd, fwd + 2*router + 2*softmax + permute*2
 }
 
 // tpAllReduceSeconds returns the time of one tensor-parallel all-reduce of a

@@ -117,19 +117,22 @@ func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution)
 //     25.11 and 26.02, tp4 pp8 vp5) come out −12 %, Llama 3 405B BF16
 //     (Llama 3 paper) −10 %, where only full recomputation fits our memory
 //     model while the paper reports none;
-//   - MoE: 25 % — Qwen3 235B-A22B FP8 comes out −18 % and −20 %;
+//   - MoE: 20 % — Qwen3 235B-A22B FP8 comes out −5 % and −8 % (−18 % and
+//     −20 % before the router, permutation and hierarchical all-to-all
+//     were modelled);
 //   - runs at s > 16K are only reported: there the attention core dominates
 //     the FLOP count, and whether the source counts it causal (half) or
 //     full, as Megatron-LM's formula does, is not stated, which alone moves
 //     the figure by about 40 % at 128K;
 //   - Qwen3 30B-A3B (3.3B active, 128 experts of width 768) is only
-//     reported: the model predicts 3.3–3.6× the published throughput; at
-//     this size the MoE layer's token permutation, router and grouped-GEMM
-//     overheads, which the model does not have, dominate, and the same
-//     table's 25.09 release printed twice the throughput (241) for it.
+//     reported: the model predicts 3.1–3.3× the published throughput even
+//     with the router, the permutation and per-expert GEMM sizes costed;
+//     what is left at this size (host launch overhead of many small
+//     kernels, load imbalance) is not modelled, and the same table's 25.09
+//     release printed twice the throughput (241) for it.
 const (
 	denseBound = 0.13
-	moeBound   = 0.25
+	moeBound   = 0.20
 )
 
 // notAsserted names the runs only reported, with the reason above.
@@ -149,6 +152,11 @@ func TestPublishedRuns(t *testing.T) {
 		rel := pr.ModelTFLOPSPerGPU/r.PublishedTFLOPS - 1
 		t.Logf("%-36s (%s) v=%d %-9s: predicted %.0f model TFLOP/s, published %.0f: %+.1f%%; peak %.1f GiB",
 			r.ID, r.Set, ex.Interleave, ex.Recompute, pr.ModelTFLOPSPerGPU, r.PublishedTFLOPS, 100*rel, pr.Memory.PeakBytes/(1<<30))
+		for _, part := range pr.Time.Parts() {
+			if part.Seconds > 0 {
+				t.Logf("    %-16s %6.1f %%", part.Name, 100*part.Seconds/pr.IterationSeconds)
+			}
+		}
 		bound := denseBound
 		if r.EP > 1 || r.Model == "qwen3-235b-a22b" || r.Model == "qwen3-30b-a3b" {
 			bound = moeBound

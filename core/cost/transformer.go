@@ -232,3 +232,28 @@ func WithDefaults(ex plan.Execution) plan.Execution {
 	}
 	return ex
 }
+
+// TimePart is one named part of a TimeBreakdown.
+type TimePart struct {
+	// Name says what the part is, e.g. "exposed TP comm".
+	Name string `json:"name"`
+	// Seconds is its time per step.
+	Seconds float64 `json:"seconds"`
+}
+
+// Parts lists the breakdown's parts in a fixed order (compute first, then
+// exposed communication, bubble and optimizer), zero parts included, for
+// the CLI's --breakdown and the Plan page's bar.
+func (b TimeBreakdown) Parts() []TimePart {
+	return []TimePart{
+		{"compute", b.ComputeSeconds},
+		{"exposed TP comm", b.TensorParallelSeconds},
+		{"exposed DP comm", b.DataParallelSeconds},
+		{"exposed CP comm", b.ContextParallelSeconds},
+		{"EP all-to-all", b.ExpertParallelSeconds},
+		{"ZeRO-3 gathers", b.ZeRO3GatherSeconds},
+		{"pipeline bubble", b.BubbleSeconds},
+		{"pipeline p2p", b.PipelineP2PSeconds},
+		{"optimizer", b.OptimizerSeconds},
+	}
+}

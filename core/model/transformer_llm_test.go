@@ -127,3 +127,21 @@ func FuzzParseHFConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestLlama405BLayerStash recounts, tensor by tensor, what Megatron-Core
+// with Transformer Engine stashes for one Llama 3 405B layer (bf16, RMSNorm
+// fused into the following GEMM, flash attention, sequence parallelism over
+// t = 8, no dropout), per token: both norm inputs and outputs, sharded by
+// t with sequence parallelism (4·2h); Q, K, V after RoPE and the attention
+// output, which is also the projection's input (2·(2q + 2kv)), split by t;
+// the flash-attention log-sum-exp (4 bytes per head); the SwiGLU's two FC1
+// outputs of size f and FC2's input (3·2f), split by t.
+func TestLlama405BLayerStash(t *testing.T) {
+	tr := Transformer{Layers: 126, Hidden: 16384, Heads: 128, KVHeads: 8, FFN: 53248, GatedFFN: true, Seq: 8192, Vocab: 128256, NoDropout: true, Norm: NormRMS}
+	h, q, kv, f, a, tp := 16384.0, 16384.0, 1024.0, 53248.0, 128.0, 8.0
+	want := 8192 * (4*2*h/tp + 2*(2*q+2*kv)/tp + 4*a/tp + 3*2*f/tp)
+	got := tr.LayerActivationBytesAt(1, 0, ActivationOptions{TP: 8, SequenceParallel: true, FlashAttention: true, Recompute: RecomputeNone})
+	if math.Abs(got-want) > 1e-9*want {
+		t.Errorf("one layer stashes %.4g bytes, the tensor list gives %.4g", got, want)
+	}
+}

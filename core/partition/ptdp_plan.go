@@ -45,8 +45,8 @@ func (pl ptdpPlanner) Plan(ctx context.Context, p Problem, progress Progress) ([
 
 // ptdpCandidate is configuration cfg of transformer tr on cluster c with
 // its prediction pr: p·v model chunks in model order (chunk k on pipeline
-// device k mod p, layers split evenly with the remainder on the first
-// chunks, as cost.Predict assumes), the schedule (1F1B, interleaved when
+// device k mod p, layers split by cost.ChunkLayers, as cost.Predict
+// assumes), the schedule (1F1B, interleaved when
 // v > 1, unless cfg names one), and the predictions, with every stage's
 // peak memory when pr has them. The bubble fraction is the idle share of
 // the step, bubble time over iteration time.
@@ -55,11 +55,7 @@ func ptdpCandidate(tr model.Transformer, c hw.Cluster, cfg plan.Execution, pr co
 	chunks := ex.PP * ex.Interleave
 	stages := make([]plan.Stage, chunks)
 	first := 0
-	for k := range stages {
-		n := tr.Layers / chunks
-		if k < tr.Layers%chunks {
-			n++
-		}
+	for k, n := range cost.ChunkLayers(tr.Layers, chunks) {
 		stages[k] = plan.Stage{FirstLayer: first, LastLayer: first + n - 1, Replicas: 1}
 		first += n
 	}
