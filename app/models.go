@@ -145,13 +145,17 @@ func withTraining(m ModelPreset, in request.Plan) (ModelPreset, error) {
 	return m, nil
 }
 
-// modelByID returns a preset or an error listing the known ids.
+// modelByID returns a preset (or any embedded PipeDream profile, see
+// embeddedProfile) or an error listing the known ids.
 func modelByID(id string) (ModelPreset, error) {
 	all := allPresets()
 	for _, m := range all {
 		if m.ID == id {
 			return m, nil
 		}
+	}
+	if m, ok := embeddedProfile(id); ok {
+		return m, nil
 	}
 	ids := make([]string, len(all))
 	for i, m := range all {

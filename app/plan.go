@@ -101,6 +101,9 @@ type Result struct {
 	// MadPipe is the MadPipe planner's answer (stages on GPUs, period,
 	// memory per GPU); nil for the other planners.
 	MadPipe *MadPipeView `json:"madpipe,omitempty"`
+	// PipeDream is the selected candidate's PipeDream partition (stage
+	// replicas, NOAM, the data-parallel baseline); nil for other planners.
+	PipeDream *partition.PipeDreamResult `json:"pipedream,omitempty"`
 	// NoExport says why a result with candidates has no exportable Plan.
 	NoExport string `json:"no_export,omitempty"`
 }
@@ -135,6 +138,9 @@ func PlanProgress(ctx context.Context, in request.Plan, progress func(float64)) 
 		res.Candidates = res.Candidates[:min(len(res.Candidates), in.Shown())]
 		return res, err
 	}
+	if f := in.ProfileOnly(); f != "" {
+		return Result{}, &request.FieldError{Field: f, Msg: fmt.Sprintf("applies to the layer-profile planners (PipeDream, 2BW, MadPipe); %s is a transformer spec, planned by PTD-P", m.Name)}
+	}
 	switch in.Planner {
 	case "best", "ptdp":
 	default:
@@ -143,13 +149,17 @@ func PlanProgress(ctx context.Context, in request.Plan, progress func(float64)) 
 	return planPTDP(ctx, m, c, in)
 }
 
-// clusterFor builds the request's cluster: nodes of GPUs talking over the
-// GPU's own fabric inside a node and the given network between nodes (0:
-// the GPU's own network figure, hw.NewCluster).
+// clusterFor builds the request's cluster: its explicit levels, else nodes
+// of GPUs talking over the GPU's own fabric inside a node and the given
+// network between nodes (0: the GPU's own network figure, hw.NewCluster).
 func clusterFor(in request.Plan) (hw.Cluster, error) {
 	gpu, err := gpuprofiles.ByID(in.GPU)
 	if err != nil {
 		return hw.Cluster{}, &request.FieldError{Field: "plan.gpu", Msg: err.Error()}
+	}
+	if len(in.Levels) > 0 {
+		c := hw.Cluster{GPU: gpu, Levels: in.Levels}
+		return c, c.Validate()
 	}
 	return hw.NewCluster(gpu, in.GPUsPerNode, in.Nodes, in.InterNodeGBps*1e9)
 }

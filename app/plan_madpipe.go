@@ -16,6 +16,12 @@ type MadPipeView struct {
 	GPUMemoryBytes []float64 `json:"gpu_memory_bytes"`
 	// PeriodSeconds is the 1F1B* schedule's period: the time per minibatch.
 	PeriodSeconds float64 `json:"period_seconds"`
+	// AllocationPeriodSeconds is the load of the busiest GPU or link of the
+	// allocation (its period without memory limits), and
+	// TargetPeriodSeconds the target period T̂ at which MadPipe-DP
+	// estimated memory (Algorithm 1).
+	AllocationPeriodSeconds float64 `json:"allocation_period_seconds"`
+	TargetPeriodSeconds     float64 `json:"target_period_seconds"`
 	// BandwidthBytesPerSec is the link MadPipe assumes between every pair of GPUs.
 	BandwidthBytesPerSec float64 `json:"bandwidth_bytes_per_sec"`
 }
@@ -37,9 +43,10 @@ func planMadPipe(ctx context.Context, problem partition.Problem, res Result, pro
 		return res, nil
 	}
 	c := cands[0]
-	view := &MadPipeView{Stages: c.MadPipe.Stages, PeriodSeconds: c.MadPipe.PeriodSeconds,
-		BandwidthBytesPerSec: problem.System.PairBandwidthBytesPerSec()}
-	for _, p := range c.MadPipe.Processors {
+	r := c.MadPipe
+	view := &MadPipeView{Stages: r.Stages, PeriodSeconds: r.PeriodSeconds, AllocationPeriodSeconds: r.AllocationPeriodSeconds,
+		TargetPeriodSeconds: r.TargetPeriodSeconds, BandwidthBytesPerSec: problem.System.PairBandwidthBytesPerSec()}
+	for _, p := range r.Processors {
 		view.GPUMemoryBytes = append(view.GPUMemoryBytes, p.MemoryBytes)
 	}
 	res.Candidates = []Candidate{fromCandidate(c, problem.System.MemoryBytes)}

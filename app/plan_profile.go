@@ -25,21 +25,90 @@ type profileDetail struct {
 	timelineCaption string
 }
 
-// planProfile plans an embedded PipeDream profile (its layers as a chain)
-// with PipeDream's hierarchical DP with stage replication (dissertation
-// §2.4.1) and PipeDream-2BW's planner (§3.3.2, Algorithm 1), or the one the
-// request names, the GPU's memory as the limit; candidates are ranked by
-// predicted throughput.
+// planProfile plans an embedded PipeDream profile: PipeDream's
+// hierarchical DP with stage replication (dissertation §2.4.1) over its
+// graph's antichain states, PipeDream-2BW's planner (§3.3.2, Algorithm 1)
+// and MadPipe over its layers as a chain, or the one the request names;
+// candidates are ranked by predicted throughput.
 func planProfile(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan, progress func(float64)) (Result, error) {
 	g, err := modelprofiles.Graph(m.Profile)
 	if err != nil {
 		return Result{}, err
 	}
-	prof := g.Chain()
-	prof.Name, prof.MicrobatchSize = m.Name, g.MicrobatchSize
-	res, err := planChain(ctx, prof, c, in, progress)
+	var states *model.States
+	if in.Planner == "best" || in.Planner == plan.PlannerPipeDream {
+		if states, err = g.States(); err != nil {
+			return Result{}, &request.FieldError{Field: "plan.model", Msg: fmt.Sprintf("%s: PipeDream partitions a graph's antichain states: %v", m.ID, err)}
+		}
+	}
+	prof := presetChain(m, g)
+	res, err := planChain(ctx, prof, states, c, in, progress)
 	res.Note = fmt.Sprintf("%s's layer times were measured on a V100 at minibatch %d; they are not rescaled to the %s.", m.Name, prof.MicrobatchSize, c.GPU.Name)
 	return res, err
+}
+
+// presetChain is preset m's profile graph g as a layer chain named as the
+// preset, at its profiled minibatch size.
+func presetChain(m ModelPreset, g *model.Graph) model.Profile {
+	prof := g.Chain()
+	prof.Name, prof.MicrobatchSize = m.Name, g.MicrobatchSize
+	return prof
+}
+
+// profilePresetPrefix starts the model id of every embedded PipeDream
+// profile: "pd-" + its modelprofiles name.
+const profilePresetPrefix = "pd-"
+
+// ProfilePresets are the presets of every embedded PipeDream profile, with
+// model id "pd-" + its modelprofiles name; the Plan page offers some of them
+// (Models), a request may name any.
+func ProfilePresets() []ModelPreset {
+	var out []ModelPreset
+	for _, in := range modelprofiles.List() {
+		out = append(out, ModelPreset{ID: profilePresetPrefix + in.Name, Name: in.Description, Profile: in.Name})
+	}
+	return out
+}
+
+// embeddedProfile is the preset of any embedded PipeDream profile by id.
+func embeddedProfile(id string) (ModelPreset, bool) {
+	for _, m := range ProfilePresets() {
+		if m.ID == id {
+			return m, true
+		}
+	}
+	return ModelPreset{}, false
+}
+
+// ProfilePresetID is the model id of the embedded PipeDream profile name
+// (a modelprofiles name, e.g. "vgg16"), or an error listing them.
+func ProfilePresetID(name string) (string, error) {
+	if _, ok := embeddedProfile(profilePresetPrefix + name); ok {
+		return profilePresetPrefix + name, nil
+	}
+	var names []string
+	for _, m := range ProfilePresets() {
+		names = append(names, m.Profile)
+	}
+	return "", &request.FieldError{Field: "plan.model", Msg: fmt.Sprintf("%q is not an embedded PipeDream profile (have %s)", name, strings.Join(names, ", "))}
+}
+
+// PresetProfile is the layer chain of the model preset id, an embedded
+// PipeDream profile, as the profile planners see it (its name, profiled
+// minibatch size and layers).
+func PresetProfile(id string) (model.Profile, error) {
+	m, err := modelByID(id)
+	if err != nil {
+		return model.Profile{}, err
+	}
+	if m.Profile == "" {
+		return model.Profile{}, &request.FieldError{Field: "plan.model", Msg: fmt.Sprintf("%s is a transformer spec, not a measured per-layer profile", m.Name)}
+	}
+	g, err := modelprofiles.Graph(m.Profile)
+	if err != nil {
+		return model.Profile{}, err
+	}
+	return presetChain(m, g), nil
 }
 
 // PlanProfile plans a layer profile the user uploaded (see
@@ -54,7 +123,7 @@ func PlanProfile(ctx context.Context, prof model.Profile, in request.Plan, progr
 	if err != nil {
 		return Result{}, err
 	}
-	return planChain(ctx, prof, c, in, progress)
+	return planChain(ctx, prof, nil, c, in, progress)
 }
 
 // profilePlanners are the planners "best" ranks on a layer chain, with the
@@ -70,15 +139,20 @@ var profilePlanners = []struct{ name, label string }{
 // or an /api request ask for tens of minutes. The default cluster fits.
 const MaxProfileGPUs = 1024
 
-// planChain plans a layer chain with the profile planners: PipeDream and
-// 2BW ("best" ranks both), or MadPipe alone (it takes up to seconds).
-func planChain(ctx context.Context, prof model.Profile, c hw.Cluster, in request.Plan, progress func(float64)) (Result, error) {
-	if n := in.Nodes * in.GPUsPerNode; n > MaxProfileGPUs {
+// planChain plans a layer chain (and the states of its graph, if not nil,
+// which PipeDream partitions instead) with the profile planners: PipeDream
+// and 2BW ("best" ranks both), or MadPipe alone (it takes up to seconds).
+// The stages must fit in the request's memory limit, by default the GPU's.
+func planChain(ctx context.Context, prof model.Profile, states *model.States, c hw.Cluster, in request.Plan, progress func(float64)) (Result, error) {
+	if n := c.GPUs(); n > MaxProfileGPUs {
 		return Result{}, fmt.Errorf("plan.nodes: the layer-profile planners (PipeDream, 2BW, MadPipe) take at most %d GPUs, got %d nodes × %d GPUs = %d",
-			MaxProfileGPUs, in.Nodes, in.GPUsPerNode, n)
+			MaxProfileGPUs, n/c.GPUsPerNode(), c.GPUsPerNode(), n)
 	}
 	res := Result{Model: prof.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes}
-	problem := partition.Problem{Profile: &prof, System: partition.SystemOf(c), Fixed: plan.Execution{GlobalBatch: in.GlobalBatch}}
+	system := partition.SystemOf(c)
+	system.MemoryBytes = in.MemoryLimit(c.GPU.MemoryBytes)
+	problem := partition.Problem{Profile: &prof, States: states, System: system, Fixed: plan.Execution{GlobalBatch: in.GlobalBatch},
+		Straight: in.Straight, CostModel: partition.CostModel(in.CostModel)}
 	switch in.Planner {
 	case "best", plan.PlannerPipeDream, plan.PlannerTwoBW:
 	case plan.PlannerMadPipe:
@@ -122,6 +196,7 @@ func planChain(ctx context.Context, prof model.Profile, c hw.Cluster, in request
 		return Result{}, err
 	}
 	res.Plan, res.StageMemory, res.TimelineSVG, res.TimelineCaption = d.plan, d.stageMemory, d.timelineSVG, d.timelineCaption
+	res.PipeDream = cands[res.Selected].PipeDream
 	return res, nil
 }
 

@@ -111,11 +111,16 @@ func TestPlannedJobUnconsolidated(t *testing.T) {
 	}
 }
 
-// TestPlannedJobFitsNowhere: GPT-3 175B on 8 small GPUs is an error that
-// names the job and each type's reason, not an all-zero row.
+// TestPlannedJobFitsNowhere: a model that fits no Gavel GPU at any scale
+// (one layer of h = 65,536: 51.5 billion parameters that only tensor
+// parallelism inside a server can split, over 100 GB per GPU at t = 8) is
+// an error that names the job and each type's reason, not an all-zero row;
+// so is GPT-3 175B on 8 GPUs of each type.
 func TestPlannedJobFitsNowhere(t *testing.T) {
-	_, err := PlannedJob(context.Background(), request.Default().Plan, nil)
-	if err == nil || !strings.Contains(err.Error(), "planned: GPT-3 175B: fits on no GPU type with 4096 GPUs") || !strings.Contains(err.Error(), "k80: ") {
+	giant := request.Default().Plan
+	giant.Model, giant.Custom = "custom", request.CustomModel{Name: "giant", Layers: 1, Hidden: 65536, Heads: 512}
+	_, err := PlannedJob(context.Background(), giant, nil)
+	if err == nil || !strings.Contains(err.Error(), "planned: giant: fits on no GPU type with 4096 GPUs") || !strings.Contains(err.Error(), "k80: ") {
 		t.Errorf("err = %v", err)
 	}
 	job, err := PlannedJob(context.Background(), request.Plan{Model: "gpt-1.7b"}, nil)

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"reflect"
@@ -17,8 +18,7 @@ import (
 // JS API in each one's own form.
 type oneAnswerCase struct {
 	name string
-	// cli is the CLI's arguments (without --json); nil when the CLI has no
-	// command for this input.
+	// cli is the CLI's arguments (without --json).
 	cli []string
 	// path and body are the API request.
 	path, body string
@@ -30,8 +30,7 @@ type oneAnswerCase struct {
 // server's API (POST /api/v1/..., httptest) and the page's JS API
 // (pipeplan.plan / pipeplan.allocate in headless Chromium), and requires the
 // same JSON from all three after decoding: the same fields, floats bit for
-// bit. The PipeDream-profile case has no CLI form here: cli/partition*.go
-// does not go through the application layer yet.
+// bit.
 func TestOneAnswer(t *testing.T) {
 	paper := "../core/gavel/testdata/instances/paper_example_3job.json"
 	sim64 := "../core/gavel/testdata/instances/sim_k80-36_p100-36_v100-36_N64_seed0.json"
@@ -50,7 +49,14 @@ func TestOneAnswer(t *testing.T) {
 	gpt3 := `{"model": "custom", "custom": {"layers": 96, "hidden": 12288, "heads": 96}, "nodes": 128, "gpus_per_node": 8, "global_batch": 1536, "planner": "ptdp"%s}`
 	gpt3Eval := `, "tp": 8, "pp": 16, "microbatch": 1, "interleave": 2, "recompute": "full"`
 	small := `{"model": "custom", "custom": {"name": "small", "layers": 8, "hidden": 1024, "heads": 16, "vocab": 32000, "ffn": 2048}, "seq": 1024, "precision": "fp16", "gpu": "nvidia-v100-sxm2-16gb", "nodes": 2, "gpus_per_node": 4, "inter_node_gbps": 12.5, "global_batch": 64, "planner": "ptdp", "zero": 1, "sequence_parallel": true, "top": 4}`
-	profile := `{"model": "pd-vgg16", "gpu": "nvidia-v100-sxm2-16gb", "nodes": 1, "gpus_per_node": 4, "global_batch": 256, "planner": "pipedream"}`
+	// The layer-profile planners on VGG-16's PipeDream profile over an
+	// explicit topology, as `partition --level-sizes ... --level-bandwidths ...`.
+	profile := `{"model": "pd-%s", "gpu": "nvidia-v100-sxm2-16gb", "levels": [%s], "global_batch": %d, "planner": "%s"%s}`
+	vggLevels := `{"workers": 4, "bandwidth_bytes_per_sec": 16e9}, {"workers": 2, "bandwidth_bytes_per_sec": 1.25e9}`
+	vgg := []string{"partition", "--model", "vgg16", "--level-sizes", "4,2", "--level-bandwidths", "16e9,1.25e9"}
+	profileCase := func(name string, body string, args ...string) oneAnswerCase {
+		return oneAnswerCase{name, append(append([]string{}, vgg...), args...), "/api/v1/plan", body, ""}
+	}
 	allocPaper := `{"instance": ` + read(paper) + `, "policy": "max_min_fairness_perf"}`
 	allocPacked := `{"instance": ` + read(sim64) + `, "pairs": ` + read(pairs64) + `, "policy": "max_sum_throughput_packed"}`
 	cases := []oneAnswerCase{
@@ -66,7 +72,18 @@ func TestOneAnswer(t *testing.T) {
 				"--seq", "1024", "--precision", "fp16", "--gpu", "nvidia-v100-sxm2-16gb", "--gpus", "8", "--gpus-per-node", "4",
 				"--inter-node-bandwidth", "12.5e9", "--batch", "64", "--zero", "1", "--sequence-parallel", "--top", "4"},
 			"/api/v1/plan", small, ""},
-		{"VGG-16's PipeDream profile on 4 V100s", nil, "/api/v1/plan", profile, ""},
+		profileCase("VGG-16's PipeDream profile on 2×4 V100s, PipeDream's cost model, no memory limit",
+			fmt.Sprintf(profile, "vgg16", vggLevels, 1024, "pipedream", `, "cost_model": "pipedream", "memory_bytes": -1`),
+			"--batch", "1024", "--cost-model", "pipedream"),
+		profileCase("VGG-16's PipeDream profile on 2×4 V100s, straight, in 8 GB",
+			fmt.Sprintf(profile, "vgg16", vggLevels, 1024, "pipedream", `, "straight": true, "memory_bytes": 8e9`),
+			"--batch", "1024", "--straight", "--memory-bytes", "8e9"),
+		profileCase("VGG-16's PipeDream profile, 2BW planner",
+			fmt.Sprintf(profile, "vgg16", vggLevels, 1024, "2bw", `, "memory_bytes": 16e9`),
+			"--algorithm", "2bw", "--batch", "1024", "--memory-bytes", "16e9"),
+		profileCase("VGG-16's PipeDream profile, MadPipe",
+			fmt.Sprintf(profile, "vgg16", vggLevels, 1024, "madpipe", `, "memory_bytes": 12e9`),
+			"--algorithm", "madpipe", "--batch", "1024", "--memory-bytes", "12e9"),
 		{"Gavel §5.4.1 example, max-min fairness",
 			[]string{"gavel", "allocate", "--instance", paper, "--policy", "max_min_fairness_perf"},
 			"/api/v1/gavel/allocate", allocPaper, `pipeplan.allocate(` + jsString(read(paper)) + `, "max_min_fairness_perf")`},
@@ -97,13 +114,11 @@ func TestOneAnswer(t *testing.T) {
 			}
 			answers["API"] = decode(t, "API", fromAPI.Bytes())
 			answers["JS API"] = decode(t, "JS API", []byte(page.Eval(t, c.js)))
-			if c.cli != nil {
-				var out bytes.Buffer
-				if err := cli.Run(append(c.cli, "--json"), &out); err != nil {
-					t.Fatalf("CLI: %v", err)
-				}
-				answers["CLI"] = decode(t, "CLI", out.Bytes())
+			var out bytes.Buffer
+			if err := cli.Run(append(c.cli, "--json"), &out); err != nil {
+				t.Fatalf("CLI: %v", err)
 			}
+			answers["CLI"] = decode(t, "CLI", out.Bytes())
 			if m, ok := answers["API"].(map[string]any); !ok || (m["candidates"] == nil && m["allocation"] == nil) {
 				t.Fatalf("API answer is not a plan or an allocation: %.300s", fromAPI.String())
 			}

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -61,8 +62,8 @@ func TestAppBadInputKeepsState(t *testing.T) {
 	a.Start()
 	before := a.State.Plan
 	a.SetPlanInput("nodes", "-3")
-	if !strings.Contains(a.Err, "plan.nodes") || a.State.Plan != before {
-		t.Errorf("bad nodes: err %q, state changed %v", a.Err, a.State.Plan != before)
+	if changed := !reflect.DeepEqual(a.State.Plan, before); !strings.Contains(a.Err, "plan.nodes") || changed {
+		t.Errorf("bad nodes: err %q, state changed %v", a.Err, changed)
 	}
 }
 

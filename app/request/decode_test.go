@@ -2,6 +2,7 @@ package request
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -112,7 +113,7 @@ func TestPlanLLMFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := Decode(frag)
-	if err != nil || got.Plan != s.Plan {
+	if err != nil || !reflect.DeepEqual(got.Plan, s.Plan) {
 		t.Errorf("round trip: %+v, %v; want %+v", got.Plan, err, s.Plan)
 	}
 }

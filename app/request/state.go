@@ -95,6 +95,8 @@ type Plan struct {
 	// Top is how many fitting candidates the result lists, fastest first
 	// (0 = DefaultTop, so plans saved before it existed stay valid).
 	Top int `json:"top,omitempty"`
+	// ProfileOptions are the inputs only the layer-profile planners read.
+	ProfileOptions
 }
 
 // Shown is how many fitting candidates a result lists: Top, or DefaultTop.
@@ -268,7 +270,7 @@ func (p Plan) Validate() error {
 			return fieldErr(f.name, "must be one of %q, got %q", f.list, f.v)
 		}
 	}
-	return nil
+	return p.ProfileOptions.validate(p.Planner)
 }
 
 // DecodePlan decodes and validates a JSON Plan (the body of POST

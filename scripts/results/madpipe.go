@@ -87,9 +87,12 @@ type MadPipeRow struct {
 	SequentialSeconds float64
 }
 
-// madpipeCLIOutput is what `partition --algorithm madpipe --json` prints.
+// madpipeCLIOutput is what `partition --algorithm madpipe --json` (the
+// application layer's result) prints of MadPipe's schedule.
 type madpipeCLIOutput struct {
-	BottleneckSeconds float64 `json:"bottleneck_seconds"`
+	MadPipe struct {
+		PeriodSeconds float64 `json:"period_seconds"`
+	} `json:"madpipe"`
 }
 
 var (
@@ -114,7 +117,7 @@ func madPipeRows() ([]MadPipeRow, error) {
 		var out madpipeCLIOutput
 		r.MadPipeSeconds = math.Inf(1)
 		if err := runJSON(&out, r.Args...); err == nil {
-			r.MadPipeSeconds = out.BottleneckSeconds
+			r.MadPipeSeconds = out.MadPipe.PeriodSeconds
 		} else if !strings.Contains(err.Error(), "no periodic schedule") {
 			return nil, err
 		}

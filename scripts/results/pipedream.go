@@ -49,13 +49,16 @@ var pipedreamClusterBandwidths = map[string][2]string{
 	"B": {"150e9", "3.125e9"},
 }
 
-// pipedreamCLIOutput is what `partition --json` prints for PipeDream.
+// pipedreamCLIOutput is what `partition --json` (the application layer's
+// result) prints of PipeDream's partition.
 type pipedreamCLIOutput struct {
-	Stages []struct {
-		Replicas int `json:"replicas"`
-	} `json:"stages"`
-	BottleneckSeconds   float64 `json:"bottleneck_seconds"`
-	DataParallelSeconds float64 `json:"data_parallel_seconds"`
+	PipeDream struct {
+		Stages []struct {
+			Replicas int `json:"replicas"`
+		} `json:"stages"`
+		BottleneckSeconds   float64 `json:"bottleneck_seconds"`
+		DataParallelSeconds float64 `json:"data_parallel_seconds"`
+	} `json:"pipedream"`
 }
 
 // PipeDreamRow is one configuration our optimizer picks for a paper row.
@@ -129,12 +132,16 @@ func pipeDreamRows() ([]PipeDreamRow, error) {
 				return nil, err
 			}
 			var reps []int
-			for _, s := range out.Stages {
+			pd := out.PipeDream
+			if len(pd.Stages) == 0 {
+				return nil, fmt.Errorf("pipeplan %s: no PipeDream partition in the output", strings.Join(r.Args, " "))
+			}
+			for _, s := range pd.Stages {
 				reps = append(reps, s.Replicas)
 			}
 			r.Replica[cm] = reps
 			r.Config[cm] = configString(reps)
-			r.Speedup[cm] = out.DataParallelSeconds / out.BottleneckSeconds
+			r.Speedup[cm] = pd.DataParallelSeconds / pd.BottleneckSeconds
 		}
 		rows = append(rows, r)
 	}
