@@ -5,6 +5,7 @@
 #   ./build.sh serve    build, then serve the playground on http://127.0.0.1:8080
 #   ./build.sh test     build, then check style (gofmt, go vet), run the whole test suite, then
 #                       fuzz every FuzzXxx target briefly (a crasher fails the step; CI runs it)
+#   ./build.sh worker [DIR]  build the Cloudflare Worker (/api/v1) into DIR (default worker/build)
 #
 # Environment:
 #   PIPEPLAN_FUZZTIME   fuzzing time per target for "test" (go test -fuzztime; default 5s);
@@ -42,6 +43,32 @@ build() {
 			if command -v brotli >/dev/null; then brotli -q 11 -c "$f" >"$f.br$tmp" && mv "$f.br$tmp" "$f.br"; fi
 		done
 	fi
+}
+
+# workerMaxGzipBytes is Workers' free-plan limit on a worker's compressed size.
+workerMaxGzipBytes=3000000
+
+# build_worker writes the Worker into $1: app.wasm (./worker for js/wasm)
+# and the JavaScript shim of syumai/workers (worker.mjs, runtime.mjs,
+# wasm_exec.js). It refuses a worker over the free plan's size.
+build_worker() {
+	local out="${1:-worker/build}"
+	local tmp
+	tmp="$(dirname "$out")/.$(basename "$out").$$.tmp"
+	echo "build: $out/ (Cloudflare Worker)" >&2
+	go tool workers-assets-gen -mode=go -o "$tmp"
+	GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o "$tmp/app.wasm" ./worker
+	local size gz
+	size=$(wc -c <"$tmp/app.wasm")
+	gz=$(cat "$tmp"/* | gzip -9 | wc -c)
+	echo "build: worker app.wasm $size bytes, $gz bytes gzipped with its shim (limit $workerMaxGzipBytes)" >&2
+	if [ "$gz" -gt "$workerMaxGzipBytes" ]; then
+		rm -rf "$tmp"
+		echo "build: the worker is over Workers' free-plan limit of $workerMaxGzipBytes bytes compressed" >&2
+		return 1
+	fi
+	rm -rf "$out"
+	mv "$tmp" "$out"
 }
 
 check_style() {
@@ -111,8 +138,11 @@ test)
 	go test -count=1 ./...
 	fuzz_all
 	;;
+worker)
+	build_worker "${2:-}"
+	;;
 *)
-	echo "usage: ./build.sh [serve|test]" >&2
+	echo "usage: ./build.sh [serve|test|worker [DIR]]" >&2
 	exit 2
 	;;
 esac

@@ -15,8 +15,12 @@ require (
 
 require (
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/syumai/workers v0.33.0 // indirect
 	github.com/vugu/html v0.0.0-20190914200101-c62dc20b8289 // indirect
 	github.com/vugu/xxhash v0.0.0-20191111030615-ed24d0179019 // indirect
 )
 
-tool github.com/vugu/vugu/cmd/vugugen
+tool (
+	github.com/syumai/workers/cmd/workers-assets-gen
+	github.com/vugu/vugu/cmd/vugugen
+)

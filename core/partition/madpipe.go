@@ -109,8 +109,12 @@ func MadPipe(ctx context.Context, prof model.Profile, workers int, bandwidthByte
 		{contiguous: true}, // 1F1B* on one stage per GPU: exact memory
 	}
 	total := (len(passes) + 1) * madIterations
+	// No stage is empty, so an allocation uses at most one normal GPU per
+	// layer and the special one: more GPUs only grow the DP's tables
+	// (layers × GPUs), and the answer is the same with this many.
+	usable := min(workers, c.layers+1)
 	for pass, d := range passes {
-		d.c, d.workers, d.memory, d.vSteps, d.memCells = c, workers, memoryBytes, madVSteps, madMemCells
+		d.c, d.workers, d.memory, d.vSteps, d.memCells = c, usable, memoryBytes, madVSteps, madMemCells
 		start := lo
 		if pass > 0 {
 			// Each pass only makes the DP fail more: start where the
@@ -283,8 +287,10 @@ func madResult(c *madChain, pl madPlaced, pat *madPattern, mem []float64, act []
 // as soon as the memory allows it.
 func madDoesNotFit(c *madChain, workers int, memoryBytes float64) error {
 	L := c.layers
-	// need[p][l]: least max memory over splits of layers 0..l-1 into p stages.
-	need := make([][]float64, workers+1)
+	// need[p][l]: least max memory over splits of layers 0..l-1 into p
+	// stages, of which there are at most L.
+	stages := min(workers, L)
+	need := make([][]float64, stages+1)
 	for p := range need {
 		need[p] = make([]float64, L+1)
 		for l := range need[p] {
@@ -292,7 +298,7 @@ func madDoesNotFit(c *madChain, workers int, memoryBytes float64) error {
 		}
 	}
 	need[0][0] = 0
-	for p := 1; p <= workers; p++ {
+	for p := 1; p <= stages; p++ {
 		for l := 1; l <= L; l++ {
 			for k := 0; k < l; k++ {
 				need[p][l] = math.Min(need[p][l], math.Max(need[p-1][k], c.memory(k, l-1, 1)))
@@ -300,7 +306,7 @@ func madDoesNotFit(c *madChain, workers int, memoryBytes float64) error {
 		}
 	}
 	best := math.Inf(1)
-	for p := 1; p <= workers; p++ {
+	for p := 1; p <= stages; p++ {
 		best = math.Min(best, need[p][L])
 	}
 	return fmt.Errorf("memory_bytes: MadPipe finds no allocation on %d GPUs of %.0f bytes; the best contiguous split keeping one activation per stage needs %.0f bytes per GPU", workers, memoryBytes, best)

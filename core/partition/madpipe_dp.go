@@ -2,6 +2,7 @@ package partition
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sort"
 )
@@ -44,6 +45,11 @@ type madDP struct {
 	// memory), 0 for a conservative estimate.
 	specialOffset int
 }
+
+// madMaxLabels bounds the labels one DP call holds (about 110 MiB), so
+// that the largest request a user can make (thousands of GPUs, a profile of
+// hundreds of layers) fails with a reason instead of taking gigabytes.
+const madMaxLabels = 1 << 21
 
 // madLabel is a (t_P, m_P, V) point reached by allocating a suffix of the
 // chain, with the stage that led to it, for rebuilding the allocation.
@@ -135,6 +141,9 @@ func (d *madDP) feasible(ctx context.Context, x float64) ([]madStage, error) {
 		}
 		madDropBeaten(fronts[e], arena, pruneV)
 		for p := 0; p <= normal; p++ {
+			if len(arena) > madMaxLabels {
+				return nil, fmt.Errorf("workers: MadPipe's search over %d layers on up to %d GPUs needs over %d labels, its memory budget: ask for fewer GPUs", L, d.workers, madMaxLabels)
+			}
 			for _, b := range fronts[e][p] {
 				minLoad, minMem, minV := math.Inf(1), math.Inf(1), math.Inf(1)
 				for _, id := range b.labels {
