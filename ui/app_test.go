@@ -20,8 +20,10 @@ func (f *fakeBrowser) PageURL() string                              { return "ht
 func (f *fakeBrowser) CopyText(s string) error                      { f.copied = s; return nil }
 func (f *fakeBrowser) NowMillis() float64                           { return 0 }
 func (f *fakeBrowser) ReadFile(string, func(string, []byte, error)) {}
-func (f *fakeBrowser) Yield()                                       {}
-func (f *fakeBrowser) Focus(id string)                              { f.focused = id }
+func (f *fakeBrowser) StartWorker([]byte, func(float64, float64), func([]byte)) (func(), bool) {
+	return nil, false
+}
+func (f *fakeBrowser) Focus(id string) { f.focused = id }
 func (f *fakeBrowser) Download(name, _ string, data []byte) error {
 	if f.downloads == nil {
 		f.downloads = map[string][]byte{}
