@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -64,9 +65,19 @@ var profilePlanners = []struct{ name, label string }{
 	{plan.PlannerTwoBW, "2BW"},
 }
 
+// MaxProfileGPUs bounds the cluster the layer-profile planners take: their
+// work grows with the GPUs (PipeDream's DP on ResNet-101 over 1,024 GPUs
+// takes seconds), and request.MaxNodes × MaxGPUsPerNode would make a link
+// or an /api request ask for tens of minutes. The default cluster fits.
+const MaxProfileGPUs = 1024
+
 // planChain plans a layer chain with the profile planners: PipeDream and
 // 2BW ("best" ranks both), or MadPipe alone (it takes up to seconds).
 func planChain(ctx context.Context, prof model.Profile, c hw.Cluster, in request.Plan, progress func(float64)) (Result, error) {
+	if n := in.Nodes * in.GPUsPerNode; n > MaxProfileGPUs {
+		return Result{}, fmt.Errorf("plan.nodes: the layer-profile planners (PipeDream, 2BW, MadPipe) take at most %d GPUs, got %d nodes × %d GPUs = %d",
+			MaxProfileGPUs, in.Nodes, in.GPUsPerNode, n)
+	}
 	res := Result{Model: prof.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes}
 	problem := partition.Problem{Profile: &prof, System: partition.SystemOf(c), Fixed: plan.Execution{GlobalBatch: in.GlobalBatch}}
 	switch in.Planner {
@@ -78,15 +89,26 @@ func planChain(ctx context.Context, prof model.Profile, c hw.Cluster, in request
 	}
 	var cands []partition.Candidate
 	var problems []string
+	var planners []string
 	for _, pp := range profilePlanners {
-		if in.Planner != "best" && in.Planner != pp.name {
+		if in.Planner == "best" || in.Planner == pp.name {
+			planners = append(planners, pp.name)
+		}
+	}
+	for _, pp := range profilePlanners {
+		i := slices.Index(planners, pp.name)
+		if i < 0 {
 			continue
 		}
 		pl, err := partition.Lookup(pp.name)
 		if err != nil {
 			return Result{}, err
 		}
-		found, err := pl.Plan(ctx, problem, nil)
+		var share func(float64) // this planner's share of the progress
+		if progress != nil {
+			share = func(f float64) { progress((float64(i) + f) / float64(len(planners))) }
+		}
+		found, err := pl.Plan(ctx, problem, fraction(share))
 		if err != nil {
 			problems = append(problems, pp.label+": "+err.Error())
 		}
