@@ -30,18 +30,29 @@ type Candidate struct {
 	PP         int `json:"pp"`
 	DP         int `json:"dp"`
 	Interleave int `json:"interleave"`
+	// StageReplicas are PipeDream's replicas of each stage (§2.4.1), nil
+	// for the planners whose replication is DP.
+	StageReplicas []int `json:"stage_replicas,omitempty"`
+	// GlobalBatch is the samples per step the row's times are for: the
+	// page's global batch, the same in every row.
+	GlobalBatch int `json:"global_batch"`
 	// Microbatch is the microbatch size b; Microbatches is m per pipeline and step.
 	Microbatch   int `json:"microbatch"`
 	Microbatches int `json:"microbatches"`
 	// Schedule and Recompute name the pipeline schedule and recomputation.
 	Schedule  string `json:"schedule"`
 	Recompute string `json:"recompute"`
-	// IterationSeconds is the predicted time of one step (eq. 4.4 per step).
+	// IterationSeconds is the predicted time of one step of GlobalBatch
+	// samples (eq. 4.4 per step).
 	IterationSeconds float64 `json:"iteration_seconds"`
 	// SamplesPerSecond is the predicted throughput.
 	SamplesPerSecond float64 `json:"samples_per_second"`
-	// TFLOPSPerGPU is the achieved TFLOP/s per GPU (eq. 4.2 FLOPs / time).
+	// TFLOPSPerGPU is the hardware TFLOP/s per GPU: the FLOPs executed,
+	// recomputation included (eq. 4.2), over time.
 	TFLOPSPerGPU float64 `json:"tflops_per_gpu"`
+	// ModelTFLOPSPerGPU is the model TFLOP/s per GPU: the model's FLOPs,
+	// without recomputation, over time (the basis of MFU); 0 when unknown.
+	ModelTFLOPSPerGPU float64 `json:"model_tflops_per_gpu,omitempty"`
 	// MFU is the model FLOPs utilization.
 	MFU float64 `json:"mfu"`
 	// BubbleFraction is the pipeline bubble (p−1)/(v·m) (§4.2.2).
@@ -187,8 +198,8 @@ func fromPTDP(c partition.PTDPCandidate) Candidate {
 		Microbatch: cfg.MicrobatchSize, Microbatches: p.Microbatches,
 		Schedule: scheduleKind(cfg), Recompute: recomputeName(cfg.Recompute), config: cfg,
 		IterationSeconds: p.IterationSeconds, SamplesPerSecond: p.SamplesPerSec,
-		TFLOPSPerGPU: p.TFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
-		Memory: p.Memory, Fits: c.Fits, Reason: c.Reason,
+		TFLOPSPerGPU: p.TFLOPSPerGPU, ModelTFLOPSPerGPU: p.ModelTFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
+		Memory: p.Memory, Fits: c.Fits, Reason: c.Reason, GlobalBatch: cfg.GlobalBatch,
 	}
 }
 

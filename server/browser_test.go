@@ -446,6 +446,49 @@ func TestBrowser(t *testing.T) {
 		tb.screenshot(t, "plan-pipedream-vgg16")
 		tb.checkPageErrors(t)
 	})
+	t.Run("EveryRowAtThePagesBatch", func(t *testing.T) {
+		// PipeDream and 2BW rows answer the same question: one step of the
+		// page's global batch (step time × samples/s = B), replication shown
+		// alike in the row and the summary, one bubble (an idle share,
+		// under 100 %), model and hardware TFLOP/s apart.
+		for _, c := range []struct {
+			name  string
+			state request.State
+		}{
+			{"vgg16", planState(func(p *request.Plan) { p.Model, p.Nodes, p.GPUsPerNode, p.GlobalBatch = "pd-vgg16", 2, 8, 3840 })},
+			{"gpt3", request.Default()},
+		} {
+			tb := b.openState(t, c.state)
+			tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("cancel-plan") === null`)
+			rows := eval[[][]string](t, tb, `[...document.querySelectorAll("#candidates tbody tr")].map(r => [...r.cells].map(c => c.textContent))`)
+			heads := eval[[]string](t, tb, `[...document.querySelectorAll("#candidates thead th")].map(c => c.textContent)`)
+			col := func(name string) int {
+				for i, h := range heads {
+					if h == name {
+						return i
+					}
+				}
+				t.Fatalf("%s: no column %q in %q", c.name, name, heads)
+				return -1
+			}
+			step, rate, bubble, d := col("step time"), col("samples/s"), col("bubble"), col("d")
+			col("model TFLOP/s/GPU")
+			col("hardware TFLOP/s/GPU")
+			for _, r := range rows {
+				if got := parseSeconds(t, r[step]) * parseNumber(t, r[rate]); got < 0.97*float64(c.state.Plan.GlobalBatch) || got > 1.03*float64(c.state.Plan.GlobalBatch) {
+					t.Errorf("%s row %v: step time × samples/s = %.0f, want the global batch %d", c.name, r, got, c.state.Plan.GlobalBatch)
+				}
+				if v := parseNumber(t, strings.TrimSuffix(r[bubble], " %")); v >= 100 {
+					t.Errorf("%s row %v: bubble %s is not an idle share", c.name, r, r[bubble])
+				}
+			}
+			summary := tb.text(t, "#plan-summary")
+			if len(rows) == 0 || !strings.Contains(summary, fmt.Sprintf("B=%d", c.state.Plan.GlobalBatch)) || !strings.Contains(summary, "d="+rows[0][d]+",") {
+				t.Errorf("%s: summary %q does not state the first row's d and the page's batch", c.name, short(summary))
+			}
+			tb.checkPageErrors(t)
+		}
+	})
 	t.Run("MadPipeInAWorker", func(t *testing.T) {
 		tb := b.openState(t, request.Default())
 		tb.setSelect(t, "nodes", "1")
@@ -815,4 +858,29 @@ func TestBrowser(t *testing.T) {
 		tb.screenshot(t, "keyboard-focus")
 		tb.checkPageErrors(t)
 	})
+}
+
+// parseSeconds reads a duration as the page formats it (2.31 s, 12.5 ms, 433 µs).
+func parseSeconds(t *testing.T, s string) float64 {
+	t.Helper()
+	for _, u := range []struct {
+		suffix string
+		scale  float64
+	}{{" µs", 1e-6}, {" ms", 1e-3}, {" s", 1}} {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			return parseNumber(t, v) * u.scale
+		}
+	}
+	t.Fatalf("not a duration: %q", s)
+	return 0
+}
+
+// parseNumber reads a number as the page formats it (1,234.5 or 1234.5).
+func parseNumber(t *testing.T, s string) float64 {
+	t.Helper()
+	var v float64
+	if _, err := fmt.Sscanf(strings.ReplaceAll(s, ",", ""), "%g", &v); err != nil {
+		t.Fatalf("not a number: %q", s)
+	}
+	return v
 }
