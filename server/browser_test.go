@@ -489,6 +489,45 @@ func TestBrowser(t *testing.T) {
 			tb.checkPageErrors(t)
 		}
 	})
+	t.Run("FirstScreenCompareAndRunCost", func(t *testing.T) {
+		// The first screen says what the page is for, with examples and the
+		// sources it cites; a pinned candidate is compared with the selected
+		// one; the whole run is priced; the candidate table is one Tab stop
+		// (arrow keys inside) and downloads as CSV.
+		tb := b.openState(t, request.Default())
+		if intro := tb.text(t, "#intro"); !strings.Contains(intro, "How do I split this model") || eval[int](t, tb, `document.querySelectorAll("#intro a[href^='#v1.']").length`) < 2 {
+			t.Errorf("intro = %q, want the page's question and example links", short(intro))
+		}
+		if n := eval[int](t, tb, `document.querySelectorAll("#sources a[href^='https://']").length`); n < 5 {
+			t.Errorf("%d linked sources", n)
+		}
+		run := tb.text(t, "#run-cost")
+		if !strings.Contains(run, "300 B tokens") || !strings.Contains(run, "days") || !strings.Contains(run, "enter a price") {
+			t.Errorf("run cost = %q", short(run))
+		}
+		tb.setSelect(t, "price-per-gpu-hour", "2.5")
+		tb.waitFor(t, `document.getElementById("run-cost").textContent.includes("$")`)
+		tb.click(t, "#pin-candidate")
+		tb.click(t, "#candidates tbody tr:nth-child(2)")
+		tb.waitFor(t, `document.getElementById("compare") !== null && document.querySelector("#candidates tbody tr:nth-child(2)").classList.contains("selected")`)
+		cols := eval[[]string](t, tb, `[...document.querySelectorAll("#compare thead th")].map(e => e.textContent)`)
+		if len(cols) != 3 || !strings.HasPrefix(cols[1], "pinned: GPT-3 175B") || !strings.HasPrefix(cols[2], "selected: ") {
+			t.Errorf("compare columns = %q", cols)
+		}
+		if n := eval[int](t, tb, `[...document.querySelectorAll("#candidates tbody tr")].filter(r => r.tabIndex === 0).length`); n != 1 {
+			t.Errorf("%d candidate rows are Tab stops, want 1", n)
+		}
+		tb.do(t, "focus the selected row", chromedp.Focus(chromedp.CSS("#candidates tbody tr.selected")))
+		tb.do(t, "ArrowDown", chromedp.KeyEvent(kb.ArrowDown))
+		tb.waitFor(t, `document.querySelector("#candidates tbody tr:nth-child(3)").classList.contains("selected") && document.activeElement.id === "cand-row-2"`)
+		tb.screenshot(t, "plan-compare")
+		tb.click(t, "#tab-cluster")
+		tb.waitFor(t, `document.querySelector(".cluster-page") !== null`)
+		if eval[bool](t, tb, `document.getElementById("export-plan") !== null`) {
+			t.Errorf("Export plan shows on the Cluster page")
+		}
+		tb.checkPageErrors(t)
+	})
 	t.Run("MadPipeInAWorker", func(t *testing.T) {
 		tb := b.openState(t, request.Default())
 		tb.setSelect(t, "nodes", "1")

@@ -67,6 +67,7 @@ type App struct {
 	started  bool   // results are computed only after Start
 	env      vugu.EventEnv
 	uploaded *model.Profile // the uploaded layer profile, if any
+	pinned   *pinned        // the candidate kept for comparison, if any
 	planRun  int            // counts re-plans; a worker's answer to an older one is dropped
 	simRun   int            // counts simulations, likewise
 }

@@ -190,15 +190,21 @@ func (a *App) SetPlanInput(field, value string) {
 	case "inter_node_gbps":
 		p.InterNodeGBps, err = strconv.ParseFloat(value, 64)
 	default:
-		err = fmt.Errorf("unknown input")
+		a.Err = fmt.Sprintf("plan.%s: not an input of the Plan page", field)
+		return
+	}
+	if err != nil { // a parse error: say what the field takes
+		what := "a whole number"
+		if field == "inter_node_gbps" {
+			what = "a number"
+		}
+		a.Err = fmt.Sprintf("plan.%s: must be %s, got %q", field, what, value)
+		return
 	}
 	next := a.State
 	next.Plan = p
-	if err == nil {
-		err = next.Validate()
-	}
-	if err != nil {
-		a.Err = fmt.Sprintf("plan.%s: %q is not a valid value (%v)", field, value, err)
+	if err := next.Validate(); err != nil {
+		a.Err = err.Error()
 		return
 	}
 	a.State = next

@@ -47,6 +47,8 @@ type tableRow struct {
 	Index    int
 	Class    string
 	Selected bool
+	// TabIndex is "0" for the one row the Tab key reaches, "-1" for the rest.
+	TabIndex string
 	Cells    []string
 }
 
@@ -62,9 +64,9 @@ func (c *PlanPage) rows() []tableRow {
 	r := c.App.Plan.Result
 	out := make([]tableRow, len(r.Candidates))
 	for i, cand := range r.Candidates {
-		row := tableRow{Index: i, Class: "candidate", Selected: i == r.Selected}
+		row := tableRow{Index: i, Class: "candidate", Selected: i == r.Selected, TabIndex: "-1"}
 		if row.Selected {
-			row.Class = "candidate selected"
+			row.Class, row.TabIndex = "candidate selected", "0"
 		}
 		row.Cells = []string{
 			strconv.Itoa(i + 1), strconv.Itoa(cand.TP), strconv.Itoa(cand.PP), dataParallel(cand),
@@ -177,12 +179,28 @@ func (c *PlanPage) stageRows() []tableRow {
 	return out
 }
 
-// keySelect selects candidate i from the keyboard (Enter or Space on its row).
+// keySelect selects candidates from the keyboard: Enter or Space selects
+// row i, the arrow keys, Home and End move the selection (the table is one
+// Tab stop).
 func (c *PlanPage) keySelect(event vugu.DOMEvent, i int) {
-	if k := event.PropString("key"); k == "Enter" || k == " " {
-		event.PreventDefault()
-		c.App.SelectCandidate(i)
+	n := len(c.App.Plan.Result.Candidates)
+	next := i
+	switch event.PropString("key") {
+	case "Enter", " ":
+	case "ArrowDown":
+		next = min(i+1, n-1)
+	case "ArrowUp":
+		next = max(i-1, 0)
+	case "Home":
+		next = 0
+	case "End":
+		next = n - 1
+	default:
+		return
 	}
+	event.PreventDefault()
+	c.App.SelectCandidate(next)
+	c.App.browser.Focus("cand-row-" + strconv.Itoa(next))
 }
 
 // SelectCandidate shows the candidate of rank i in detail.

@@ -58,7 +58,19 @@ type Plan struct {
 	ZeRO int `json:"zero"`
 	// Recompute fixes activation recomputation ("" = searched), one of Recomputes.
 	Recompute string `json:"recompute"`
+	// TrainAmount is what the whole run trains on, for its cost: tokens
+	// for a transformer, samples for a layer profile (0 = the page's default).
+	TrainAmount float64 `json:"train_amount,omitempty"`
+	// PricePerGPUHour prices a GPU-hour in dollars for the run's cost (0 =
+	// the GPU's sourced price, if there is one).
+	PricePerGPUHour float64 `json:"price_per_gpu_hour,omitempty"`
 }
+
+// Limits of the run-cost inputs.
+const (
+	MaxTrainAmount     = 1e18
+	MaxPricePerGPUHour = 1e4
+)
 
 // CustomModel is a GPT-style transformer given by its dimensions.
 type CustomModel struct {
@@ -161,6 +173,14 @@ func (p Plan) Validate() error {
 	} {
 		if err := intIn(f.name, f.v, f.lo, f.hi); err != nil {
 			return err
+		}
+	}
+	for _, f := range []struct {
+		name   string
+		v, max float64
+	}{{"plan.train_amount", p.TrainAmount, MaxTrainAmount}, {"plan.price_per_gpu_hour", p.PricePerGPUHour, MaxPricePerGPUHour}} {
+		if !(f.v >= 0 && f.v <= f.max) {
+			return fmt.Errorf("%s: must be a number in [0, %g], got %v", f.name, f.max, f.v)
 		}
 	}
 	for _, f := range []struct {
