@@ -28,21 +28,34 @@ type Candidate struct {
 	// Execution is how it runs: the degrees, the microbatch size b and
 	// global batch B (m = B/(d·b) microbatches per pipeline and step), the
 	// schedule and the recomputation. PipeDream's per-stage replicas are in
-	// the plan's stages (dp 1).
+	// StageReplicas (dp 1).
 	Execution plan.Execution `json:"execution"`
+	// StageReplicas are PipeDream's replicas of each stage (§2.4.1), nil
+	// for the planners whose replication is DP.
+	StageReplicas []int `json:"stage_replicas,omitempty"`
+	// Microbatches is the number of microbatches the schedule runs per
+	// pipeline: Execution's m, except PipeDream's inputs in flight (NOAM,
+	// §2.3.2).
+	Microbatches int `json:"microbatches"`
+	// GlobalBatch is the samples per step the row's times are for: the
+	// page's global batch, the same in every row (PipeDream updates its
+	// weights after each minibatch, so its row differs from its Execution).
+	GlobalBatch int `json:"global_batch"`
 	// FLOPsPerIteration counts the FLOPs of one step, recomputation
 	// included (eq. 4.2; PTD-P only).
 	FLOPsPerIteration float64 `json:"flops_per_iteration,omitempty"`
-	// IterationSeconds is the predicted time of one step (eq. 4.4 per step).
+	// IterationSeconds is the predicted time of one step of GlobalBatch
+	// samples (eq. 4.4 per step).
 	IterationSeconds float64 `json:"iteration_seconds"`
 	// SamplesPerSecond is the predicted throughput.
 	SamplesPerSecond float64 `json:"samples_per_second"`
 	// TokensPerSecond is SamplesPerSecond × sequence length (PTD-P only).
 	TokensPerSecond float64 `json:"tokens_per_second,omitempty"`
-	// TFLOPSPerGPU is the achieved TFLOP/s per GPU (eq. 4.2 FLOPs / time).
+	// TFLOPSPerGPU is the hardware TFLOP/s per GPU: the FLOPs executed,
+	// recomputation included (eq. 4.2), over time.
 	TFLOPSPerGPU float64 `json:"tflops_per_gpu"`
-	// ModelTFLOPSPerGPU counts model FLOPs only (no recomputation), the
-	// figure published tables use (PTD-P only).
+	// ModelTFLOPSPerGPU is the model TFLOP/s per GPU: the model's FLOPs,
+	// without recomputation, over time (the basis of MFU); 0 when unknown.
 	ModelTFLOPSPerGPU float64 `json:"model_tflops_per_gpu,omitempty"`
 	// MFU is the model FLOPs utilization.
 	MFU float64 `json:"mfu"`
@@ -257,6 +270,7 @@ func fromPTDP(c partition.PTDPCandidate) Candidate {
 	breakdown := p.Time
 	return Candidate{
 		Planner: "ptdp", Execution: cost.WithDefaults(c.Config), FLOPsPerIteration: p.FLOPsPerIteration,
+		Microbatches: p.Microbatches, GlobalBatch: c.Config.GlobalBatch,
 		IterationSeconds: p.IterationSeconds, SamplesPerSecond: p.SamplesPerSec, TokensPerSecond: p.TokensPerSec,
 		TFLOPSPerGPU: p.TFLOPSPerGPU, ModelTFLOPSPerGPU: p.ModelTFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
 		Memory: p.Memory, Breakdown: &breakdown, Fits: c.Fits, Reason: c.Reason,

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 
 	"pipeplan/core/partition"
 	"pipeplan/core/plan"
@@ -26,10 +27,21 @@ type MadPipeView struct {
 	BandwidthBytesPerSec float64 `json:"bandwidth_bytes_per_sec"`
 }
 
+// MaxMadPipeLayerGPUs bounds MadPipe's problem, layers × GPUs: its DP's
+// work and memory grow faster than either (ResNet-101's 346 layers take
+// seconds and ~100 MB on 16 GPUs, minutes and gigabytes on 128), so a link
+// or an /api request could otherwise ask for more than a tab can give.
+const MaxMadPipeLayerGPUs = 5600
+
 // planMadPipe runs MadPipe (madpipe-2020, Algorithm 1: binary search on the
 // period over MadPipe-DP, then 1F1B* scheduling) on the problem's chain
 // over all of its GPUs, pairwise at the slowest link they cross.
 func planMadPipe(ctx context.Context, problem partition.Problem, res Result, progress func(float64)) (Result, error) {
+	layers, gpus := len(problem.Profile.Layers), problem.System.GPUs()
+	if layers*gpus > MaxMadPipeLayerGPUs {
+		return Result{}, fmt.Errorf("plan.nodes: MadPipe takes at most %d layers × GPUs, got %d layers × %d GPUs = %d: plan %s on at most %d GPUs with MadPipe, or choose PipeDream or 2BW",
+			MaxMadPipeLayerGPUs, layers, gpus, layers*gpus, problem.Profile.Name, MaxMadPipeLayerGPUs/layers)
+	}
 	pl, err := partition.Lookup(plan.PlannerMadPipe)
 	if err != nil {
 		return Result{}, err

@@ -81,3 +81,17 @@ func BenchmarkPlanMadPipeResNet50(b *testing.B) {
 		}
 	}
 }
+
+// TestPlanMadPipeBounded: a MadPipe request over MaxMadPipeLayerGPUs (the
+// shared link of the issue: ResNet-101 on 4096 × 16 GPUs, and 128 GPUs) is
+// refused at once, naming the field, the product and what would plan.
+func TestPlanMadPipeBounded(t *testing.T) {
+	for _, c := range []struct{ nodes, perNode int }{{8, 16}, {64, 16}} {
+		in := request.Default().Plan
+		in.Model, in.Nodes, in.GPUsPerNode, in.Planner = "pd-resnet101", c.nodes, c.perNode, "madpipe"
+		_, err := Plan(context.Background(), in)
+		if err == nil || !strings.HasPrefix(err.Error(), "plan.nodes: MadPipe takes at most 5600 layers × GPUs") || !strings.Contains(err.Error(), "on at most 16 GPUs") {
+			t.Errorf("%d × %d GPUs: err = %v", c.nodes, c.perNode, err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -162,15 +163,26 @@ func planChain(ctx context.Context, prof model.Profile, states *model.States, c 
 	}
 	var cands []partition.Candidate
 	var problems []string
+	var planners []string
 	for _, pp := range profilePlanners {
-		if in.Planner != "best" && in.Planner != pp.name {
+		if in.Planner == "best" || in.Planner == pp.name {
+			planners = append(planners, pp.name)
+		}
+	}
+	for _, pp := range profilePlanners {
+		i := slices.Index(planners, pp.name)
+		if i < 0 {
 			continue
 		}
 		pl, err := partition.Lookup(pp.name)
 		if err != nil {
 			return Result{}, err
 		}
-		found, err := pl.Plan(ctx, problem, nil)
+		var share func(float64) // this planner's share of the progress
+		if progress != nil {
+			share = func(f float64) { progress((float64(i) + f) / float64(len(planners))) }
+		}
+		found, err := pl.Plan(ctx, problem, fraction(share))
 		if err != nil {
 			problems = append(problems, pp.label+": "+err.Error())
 		}
@@ -186,10 +198,29 @@ func planChain(ctx context.Context, prof model.Profile, states *model.States, c 
 	sort.SliceStable(cands, func(a, b int) bool {
 		return cands[a].Predictions.SamplesPerSecond > cands[b].Predictions.SamplesPerSecond
 	})
-	res.Feasible, res.Evaluated = len(cands), len(cands)
-	for _, cand := range cands[:min(len(cands), MaxShownCandidates)] {
-		res.Candidates = append(res.Candidates, fromCandidate(cand, c.GPU.MemoryBytes))
+	res.Evaluated = len(cands)
+	var shown []partition.Candidate // the candidates listed, in rank order
+	for _, cand := range cands {
+		row := fromCandidate(cand, c.GPU.MemoryBytes)
+		if why := overBatch(cand, in.GlobalBatch); why != "" {
+			row.Fits, row.Reason = false, why
+			if len(res.Infeasible) < MaxShownInfeasible {
+				res.Infeasible = append(res.Infeasible, row)
+			}
+			continue
+		}
+		atBatch(&row, in.GlobalBatch)
+		res.Feasible++
+		if len(shown) < MaxShownCandidates {
+			shown = append(shown, cand)
+			res.Candidates = append(res.Candidates, row)
+		}
 	}
+	if len(shown) == 0 {
+		res.Problem = "no planner's configuration runs the global batch of " + fmt.Sprint(in.GlobalBatch) + " samples: " + res.Infeasible[0].Reason
+		return res, nil
+	}
+	cands = shown
 	res.Selected = min(max(in.Selected, 0), len(res.Candidates)-1)
 	d, err := profileDetails(ctx, cands[res.Selected], c.GPU.MemoryBytes)
 	if err != nil {
@@ -200,6 +231,34 @@ func planChain(ctx context.Context, prof model.Profile, states *model.States, c 
 	return res, nil
 }
 
+// overBatch says why a PipeDream candidate cannot run a step of the global
+// batch: each replica of a stage takes its own minibatch and the replicas
+// update the weights together (§2.4.1), so a step is at least minibatch ×
+// the most replicas of a stage. "" when it can, and for other planners.
+func overBatch(c partition.Candidate, globalBatch int) string {
+	if c.PipeDream == nil {
+		return ""
+	}
+	most := 1
+	for _, s := range c.PipeDream.Stages {
+		most = max(most, s.Replicas)
+	}
+	if n := c.Execution.MicrobatchSize * most; n > globalBatch {
+		return fmt.Sprintf("needs a global batch of at least %d (%d replicas of a stage × minibatch %d); the page asks %d", n, most, c.Execution.MicrobatchSize, globalBatch)
+	}
+	return ""
+}
+
+// atBatch states a row at the page's global batch: PipeDream's pipeline
+// never flushes, so its step is the time to take globalBatch samples at
+// its throughput; the other planners already plan that batch.
+func atBatch(row *Candidate, globalBatch int) {
+	row.GlobalBatch = globalBatch
+	if row.Planner == plan.PlannerPipeDream && row.SamplesPerSecond > 0 {
+		row.IterationSeconds = float64(globalBatch) / row.SamplesPerSecond
+	}
+}
+
 // fromCandidate is a planner's candidate as the candidates table shows it.
 func fromCandidate(c partition.Candidate, capacity float64) Candidate {
 	e, p := c.Execution, c.Predictions
@@ -208,7 +267,21 @@ func fromCandidate(c partition.Candidate, capacity float64) Candidate {
 		IterationSeconds: p.IterationSeconds, SamplesPerSecond: p.SamplesPerSecond,
 		TFLOPSPerGPU: p.TFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
 		Memory: cost.Memory{PeakBytes: p.PeakBytesPerGPU, CapacityBytes: capacity}, Fits: c.Fits, Reason: c.Reason,
+		StageReplicas: stageReplicas(c), GlobalBatch: e.GlobalBatch,
 	}
+}
+
+// stageReplicas lists a PipeDream partition's replicas per stage; nil for
+// the other planners.
+func stageReplicas(c partition.Candidate) []int {
+	if c.PipeDream == nil {
+		return nil
+	}
+	out := make([]int, len(c.PipeDream.Stages))
+	for i, s := range c.PipeDream.Stages {
+		out[i] = s.Replicas
+	}
+	return out
 }
 
 // profileDetails is the run plan, the per-stage memory (PipeDream's, as its

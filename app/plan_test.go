@@ -2,10 +2,12 @@ package app
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
 	"pipeplan/app/request"
+	"pipeplan/core/plan"
 )
 
 func TestPlanDefaultGPT3(t *testing.T) {
@@ -81,6 +83,7 @@ func TestPlanPipeDreamVGG16(t *testing.T) {
 	in := request.Default().Plan
 	in.Model, in.GPU, in.Nodes, in.GPUsPerNode, in.InterNodeGBps = "pd-vgg16", "nvidia-v100-sxm2-32gb", 16, 1, 1.25
 	in.Planner = "pipedream"
+	in.GlobalBatch = 1920 // 15 replicas × minibatch 128: one minibatch per replica
 	res, err := Plan(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +97,41 @@ func TestPlanPipeDreamVGG16(t *testing.T) {
 	}
 	if res.TimelineSVG == "" || len(res.StageMemory) != len(st) {
 		t.Errorf("timeline %d bytes, %d stage memories", len(res.TimelineSVG), len(res.StageMemory))
+	}
+}
+
+// TestPlanProfileRowsAtThePagesBatch: every row is for the page's global
+// batch; PipeDream's step is that batch at its throughput, and a partition
+// whose replicas take more samples than the batch is ruled out, saying why.
+func TestPlanProfileRowsAtThePagesBatch(t *testing.T) {
+	in := request.Default().Plan
+	in.Model, in.GPU, in.Nodes, in.GPUsPerNode, in.InterNodeGBps = "pd-vgg16", "nvidia-v100-sxm2-32gb", 16, 1, 1.25
+	for _, batch := range []int{1536, 3840} {
+		in.GlobalBatch = batch
+		res, err := Plan(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sawPipeDream := false
+		for _, c := range res.Candidates {
+			if c.GlobalBatch != batch {
+				t.Errorf("B=%d: %s row is for batch %d", batch, c.Planner, c.GlobalBatch)
+			}
+			if got := float64(batch) / c.SamplesPerSecond; math.Abs(got-c.IterationSeconds) > 1e-9*got {
+				t.Errorf("B=%d: %s row: step %g s, but batch / samples/s = %g s", batch, c.Planner, c.IterationSeconds, got)
+			}
+			sawPipeDream = sawPipeDream || c.Planner == plan.PlannerPipeDream
+		}
+		ruledOut := false
+		for _, c := range res.Infeasible {
+			ruledOut = ruledOut || (c.Planner == plan.PlannerPipeDream && strings.Contains(c.Reason, "needs a global batch of at least 1920"))
+		}
+		if batch == 1536 && (sawPipeDream || !ruledOut) {
+			t.Errorf("B=1536: PipeDream's 15-1 (1920 samples per update) ranked %v, ruled out %v", sawPipeDream, ruledOut)
+		}
+		if batch == 3840 && !sawPipeDream {
+			t.Errorf("B=3840: no PipeDream row")
+		}
 	}
 }
 

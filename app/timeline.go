@@ -62,7 +62,7 @@ func drawUniform(ctx context.Context, kind schedule.Kind, pp, v, m int, perMBSec
 	}
 	caption := fmt.Sprintf("%s schedule, %d stages, every stage at %s, %.1f ms (forward:backward 1:2)", kind, pp, what, perMBSeconds*1e3)
 	if drawn < m {
-		caption += fmt.Sprintf("; first %d of %d microbatches drawn", drawn, m)
+		caption += fmt.Sprintf("; first %d of %d microbatches drawn, so the drawing's idle share is larger than the step's", drawn, m)
 	}
 	return string(schedule.RenderSVG(tl, schedule.SVGOptions{WidthPx: 900})), caption, nil
 }

@@ -20,6 +20,7 @@ func TestUploadedGraphPlansLikeThePreset(t *testing.T) {
 	}
 	in := request.Default().Plan
 	in.GPU, in.Nodes, in.GPUsPerNode, in.InterNodeGBps, in.Planner = "nvidia-v100-sxm2-32gb", 16, 1, 1.25, "pipedream"
+	in.GlobalBatch = 1920 // 15-1: one minibatch of 128 per replica
 	up, err := PlanProfile(context.Background(), prof, in, nil)
 	if err != nil {
 		t.Fatal(err)

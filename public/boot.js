@@ -1,6 +1,11 @@
-// boot.js starts the playground: it fetches app.wasm (served as
+// boot.js starts the playground: it compiles app.wasm (served as
 // application/wasm, so it compiles while it downloads) and runs it with Go's
 // wasm_exec.js. A failure is shown on the page, never a blank screen.
+//
+// It also defines window.pipeplanWorkers, the page's Web Worker pool: long
+// jobs (layer-profile plans, trace simulations) run in worker.js, which runs
+// the same compiled module, so the page never freezes and a job is
+// cancelled at once by terminating its worker.
 "use strict";
 (function () {
 	const mount = document.getElementById("vugu_mount_point");
@@ -11,8 +16,60 @@
 		p.textContent = "pipeplan failed to load: " + err + ". If you run it from a checkout, build it with ./build.sh.";
 		mount.replaceChildren(p);
 	}
+	let module = null; // the compiled app.wasm, shared with the workers
+	let idle = null; // a started worker waiting for a job
+	// quiet handles the errors of a worker no job listens to (a spare, or one
+	// terminated while it loaded): they are recorded, not thrown at the page,
+	// and a failed spare is never given a job.
+	function quiet(e) {
+		e.preventDefault();
+		this.failed = e.message || "unknown error";
+	}
+	function spawn() {
+		const w = new Worker("worker.js");
+		w.onerror = quiet;
+		w.postMessage({module: module});
+		return w;
+	}
+	window.pipeplanWorkers = {
+		// run starts job (a JSON string) in a worker; onProgress(done, total)
+		// reports its progress and onDone(answerJSON) its answer. It returns
+		// stop, which terminates the worker at once (onDone is then not called).
+		run(job, onProgress, onDone) {
+			const w = idle && !idle.failed ? idle : spawn();
+			idle = null;
+			let finished = false;
+			const detach = () => { finished = true; w.onmessage = null; w.onerror = quiet; };
+			w.onmessage = (e) => {
+				const m = e.data;
+				if (finished) return;
+				if (m.type === "progress") {
+					onProgress(m.done, m.total);
+				} else if (m.type === "answer") {
+					detach();
+					if (idle === null) idle = w; else w.terminate();
+					onDone(m.answer);
+				}
+			};
+			w.onerror = (e) => {
+				e.preventDefault();
+				if (finished) return;
+				detach();
+				w.terminate();
+				onDone(JSON.stringify({error: "the background worker failed: " + (e.message || "unknown error")}));
+			};
+			w.postMessage({job: job});
+			return () => {
+				if (finished) return;
+				detach();
+				w.terminate();
+				if (idle === null) idle = spawn(); // the next job starts warm
+			};
+		},
+	};
 	const go = new Go();
-	WebAssembly.instantiateStreaming(fetch("app.wasm"), go.importObject)
-		.then((result) => go.run(result.instance))
+	WebAssembly.compileStreaming(fetch("app.wasm"))
+		.then((m) => { module = m; return WebAssembly.instantiate(m, go.importObject); })
+		.then((instance) => go.run(instance))
 		.catch(fail);
 })();

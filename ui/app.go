@@ -30,9 +30,12 @@ type Browser interface {
 	ReadFile(inputID string, done func(name string, data []byte, err error))
 	// Focus moves the keyboard focus to the element with the given id.
 	Focus(id string)
-	// Yield blocks the calling goroutine until the page has run its event
-	// loop once (handled input, repainted): long work calls it now and then.
-	Yield()
+	// StartWorker runs job (a Job as JSON) in a Web Worker running this
+	// same program, calling progress with (done, total) as it moves and
+	// done with the JobAnswer as JSON. Both are called from the page's
+	// event loop and must not block. stop ends the worker at once (done
+	// is then never called); ok is false when no worker could be started.
+	StartWorker(job []byte, progress func(done, total float64), done func(answer []byte)) (stop func(), ok bool)
 }
 
 // App is the playground's model shared by all components: the UI state
@@ -64,7 +67,9 @@ type App struct {
 	started  bool   // results are computed only after Start
 	env      vugu.EventEnv
 	uploaded *model.Profile // the uploaded layer profile, if any
-	planRun  int            // counts re-plans; a background plan of an older one is dropped
+	pinned   *pinned        // the candidate kept for comparison, if any
+	planRun  int            // counts re-plans; a worker's answer to an older one is dropped
+	simRun   int            // counts simulations, likewise
 }
 
 // NewApp makes the UI from a URL fragment; a bad fragment shows its error

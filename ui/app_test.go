@@ -21,8 +21,10 @@ func (f *fakeBrowser) PageURL() string                              { return "ht
 func (f *fakeBrowser) CopyText(s string) error                      { f.copied = s; return nil }
 func (f *fakeBrowser) NowMillis() float64                           { return 0 }
 func (f *fakeBrowser) ReadFile(string, func(string, []byte, error)) {}
-func (f *fakeBrowser) Yield()                                       {}
-func (f *fakeBrowser) Focus(id string)                              { f.focused = id }
+func (f *fakeBrowser) StartWorker([]byte, func(float64, float64), func([]byte)) (func(), bool) {
+	return nil, false
+}
+func (f *fakeBrowser) Focus(id string) { f.focused = id }
 func (f *fakeBrowser) Download(name, _ string, data []byte) error {
 	if f.downloads == nil {
 		f.downloads = map[string][]byte{}
@@ -77,11 +79,18 @@ func TestAppExport(t *testing.T) {
 	}
 }
 
-// TestAddPlannedJobThatFitsNowhere: GPT-3 175B fits no 8 small GPUs; the
-// error is shown and the job list is unchanged.
+// TestAddPlannedJobThatFitsNowhere: one transformer layer of h = 65,536
+// (51.5 billion parameters only tensor parallelism inside a server can
+// split) fits no Gavel GPU at any scale; the error is shown and the job
+// list is unchanged.
 func TestAddPlannedJobThatFitsNowhere(t *testing.T) {
 	a := NewApp(&fakeBrowser{}, "")
 	a.Start()
+	for _, in := range [][2]string{{"model", "custom"}, {"custom_layers", "1"}, {"custom_hidden", "65536"}, {"custom_heads", "512"}} {
+		if a.SetPlanInput(in[0], in[1]); a.Err != "" {
+			t.Fatalf("%s = %s: %s", in[0], in[1], a.Err)
+		}
+	}
 	a.SetClusterWorkload(request.WorkloadJobTypes)
 	before := len(a.State.Cluster.Jobs)
 	a.AddPlannedJob()

@@ -47,6 +47,13 @@ func (c *PlanPage) madPipeMemoryRows() []tableRow {
 	return out
 }
 
+// showExport reports whether the header offers Export plan: on the Plan
+// page, once it has a result (a MadPipe one says why it cannot be exported).
+func (c *Root) showExport() bool {
+	r := c.App.Plan.Result
+	return c.App.State.Tab == "plan" && (r.Plan != nil || r.NoExport != "")
+}
+
 // exportTitle explains the Export button, or why the plan cannot be exported.
 func (c *Root) exportTitle() string {
 	if why := c.App.Plan.Result.NoExport; why != "" {

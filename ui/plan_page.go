@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync"
-	"time"
 
 	"pipeplan/app"
 	"pipeplan/app/request"
@@ -156,7 +154,7 @@ type PlanView struct {
 	Running  bool
 	Progress float64
 
-	cancel context.CancelFunc
+	stop func() // stops the worker running the plan
 }
 
 // TimingText reports how long the last plan took, or that it is pending.
@@ -210,15 +208,21 @@ func (a *App) SetPlanInput(field, value string) {
 	case "inter_node_gbps":
 		p.InterNodeGBps, err = strconv.ParseFloat(value, 64)
 	default:
-		err = fmt.Errorf("unknown input")
+		a.Err = fmt.Sprintf("plan.%s: not an input of the Plan page", field)
+		return
+	}
+	if err != nil { // a parse error: say what the field takes
+		what := "a whole number"
+		if field == "inter_node_gbps" {
+			what = "a number"
+		}
+		a.Err = fmt.Sprintf("plan.%s: must be %s, got %q", field, what, value)
+		return
 	}
 	next := a.State
 	next.Plan = p
-	if err == nil {
-		err = next.Validate()
-	}
-	if err != nil {
-		a.Err = fmt.Sprintf("plan.%s: %q is not a valid value (%v)", field, value, err)
+	if err := next.Validate(); err != nil {
+		a.Err = err.Error()
 		return
 	}
 	a.State = next
@@ -226,17 +230,39 @@ func (a *App) SetPlanInput(field, value string) {
 }
 
 // replan runs the planner on the current inputs: at once for transformer
-// specs (PTD-P's search takes milliseconds), in the background for layer
+// specs (PTD-P's search takes milliseconds), in a Web Worker for layer
 // profiles, whose planners (MadPipe; PipeDream and 2BW on hundreds of
-// GPUs) can take seconds.
+// GPUs) can take seconds. The last result stays on screen until the new
+// one arrives; a newer input or Cancel stops the worker at once.
 func (a *App) replan() {
-	if a.Plan.cancel != nil {
-		a.Plan.cancel()
-	}
+	a.stopPlan()
 	a.planRun++
-	if a.env != nil && !(&PlanPage{App: a}).isTransformer() {
-		a.replanInBackground()
-		return
+	if !(&PlanPage{App: a}).isTransformer() {
+		job := Job{Kind: JobPlan, Plan: &a.State.Plan}
+		if a.State.Plan.Model == app.UploadedID && a.uploaded != nil {
+			job.Profile = a.uploaded
+		}
+		run, start := a.planRun, a.browser.NowMillis()
+		stop, ok := a.startJob(job, func(done, total float64) {
+			if a.planRun == run && a.Plan.Running {
+				a.Plan.Progress = done / total
+			}
+		}, func(ans JobAnswer) {
+			if a.planRun != run {
+				return // superseded by a newer input
+			}
+			a.Plan = PlanView{Millis: a.browser.NowMillis() - start}
+			switch {
+			case ans.Err != "":
+				a.Plan.Err = ans.Err
+			case ans.Plan != nil:
+				a.Plan.Result = *ans.Plan
+			}
+		})
+		if ok {
+			a.Plan = PlanView{Result: a.Plan.Result, Running: true, stop: stop}
+			return
+		}
 	}
 	start := a.browser.NowMillis()
 	res, err := a.plan(context.Background(), nil)
@@ -255,74 +281,20 @@ func (a *App) plan(ctx context.Context, progress func(float64)) (app.Result, err
 	return app.PlanProgress(ctx, a.State.Plan, progress)
 }
 
-// replanInBackground plans in a goroutine that yields to the page's event
-// loop every yieldEvery (as the simulation does), showing progress; a newer
-// input or Cancel abandons it.
-func (a *App) replanInBackground() {
-	ctx, cancel := context.WithCancel(context.Background())
-	run, env := a.planRun, a.env
-	a.Plan = PlanView{Result: a.Plan.Result, Running: true, cancel: cancel} // the last result stays until the new one
-	start := a.browser.NowMillis()
-	go func() {
-		defer cancel()
-		last, done := time.Now(), 0.0
-		var ticking sync.Mutex // PipeDream's DP polls ctx.Err from several goroutines
-		tick := func() {
-			if !ticking.TryLock() {
-				return
-			}
-			defer ticking.Unlock()
-			if time.Since(last) < yieldEvery {
-				return
-			}
-			env.Lock()
-			if a.planRun == run {
-				a.Plan.Progress = done
-			}
-			env.UnlockRender()
-			a.browser.Yield()
-			last = time.Now()
-		}
-		a.browser.Yield() // show the running state first
-		res, err := a.plan(yieldingContext{ctx, tick}, func(f float64) {
-			ticking.Lock()
-			done = f
-			ticking.Unlock()
-			tick()
-		})
-		env.Lock()
-		defer env.UnlockRender()
-		if a.planRun != run {
-			return // superseded by a newer input
-		}
-		a.Plan = PlanView{Result: res, Millis: a.browser.NowMillis() - start}
-		if err != nil {
-			a.Plan.Err = err.Error()
-			if ctx.Err() != nil {
-				a.Plan.Err = "planning cancelled: change an input to plan again"
-			}
-		}
-	}()
-}
-
-// yieldingContext is a context whose Err, which the core's long loops poll
-// to notice cancellation, also runs tick: the page gets its event loop
-// between progress reports that can be seconds apart, and the core stays
-// free of browser concerns.
-type yieldingContext struct {
-	context.Context
-	tick func()
-}
-
-// Err runs tick, then reports the context's error.
-func (c yieldingContext) Err() error {
-	c.tick()
-	return c.Context.Err()
-}
-
-// CancelPlan stops a background plan.
-func (a *App) CancelPlan() {
-	if a.Plan.cancel != nil {
-		a.Plan.cancel()
+// stopPlan ends a plan running in the worker, if any.
+func (a *App) stopPlan() {
+	if a.Plan.stop != nil {
+		a.Plan.stop()
+		a.Plan.stop = nil
 	}
+}
+
+// CancelPlan stops a plan running in the worker; the page says so at once.
+func (a *App) CancelPlan() {
+	if !a.Plan.Running {
+		return
+	}
+	a.stopPlan()
+	a.planRun++ // an answer already on its way is dropped
+	a.Plan = PlanView{Result: a.Plan.Result, Err: "planning cancelled: change an input to plan again"}
 }

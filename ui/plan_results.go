@@ -7,36 +7,39 @@ import (
 
 	"github.com/vugu/vugu"
 
-	"pipeplan/core/plan"
+	"pipeplan/app"
 )
 
 // column is a table header with a tooltip saying how the value is computed.
 type column struct{ Name, Title string }
 
-// candidateHeaders are the ranked candidates table's columns.
+// candidateHeaders are the ranked candidates table's columns. Every row
+// answers the same question: one step of the page's global batch.
 var candidateHeaders = []column{
-	{"#", "rank by predicted step time"},
+	{"#", "rank by predicted throughput at the page's global batch"},
 	{"t", "tensor-parallel size (§4.2.3)"},
 	{"p", "pipeline-parallel size (§4.2.2)"},
-	{"d", "data-parallel size; t·p·d = GPUs"},
+	{"d", "data-parallel size, t·p·d = GPUs; PipeDream replicates each stage instead (§2.4.1): its replicas per stage, e.g. 15-1"},
 	{"b", "microbatch size (§4.3.3)"},
 	{"v", "model chunks per GPU, interleaved schedule (§4.2.2)"},
-	{"m", "microbatches per pipeline and step, m = B/(d·b)"},
+	{"m", "microbatches per pipeline and step, m = B/(d·b); PipeDream: inputs in flight (NOAM, §2.3.2)"},
 	{"schedule", "pipeline schedule"},
 	{"recompute", "activation recomputation (Korthikanti et al. 2022)"},
-	{"step time", "predicted seconds per step: m·t_max + bubble + data-parallel all-reduce + optimizer (§4.2)"},
+	{"step time", "predicted seconds per step of the global batch B: m·t_max + bubble + data-parallel all-reduce + optimizer (§4.2); PipeDream never flushes: B / its throughput"},
 	{"samples/s", "global batch / step time"},
-	{"TFLOP/s/GPU", "eq. 4.2 FLOPs per step / (GPUs × step time), recomputation included"},
-	{"MFU", "model FLOPs utilization: eq. 4.2 FLOPs without recomputation / (GPUs × step time × peak FLOP/s)"},
+	{"model TFLOP/s/GPU", "model FLOPs per step (eq. 4.2 without recomputation) / (GPUs × step time): the basis of MFU"},
+	{"hardware TFLOP/s/GPU", "FLOPs executed per step (eq. 4.2, recomputation included) / (GPUs × step time)"},
+	{"MFU", "model FLOPs utilization: model TFLOP/s / the GPU's peak TFLOP/s"},
 	{"memory", "peak memory of the most loaded GPU + reserve, against its capacity"},
-	{"bubble", "pipeline bubble fraction (p−1)/(v·m) (§4.2.2)"},
+	{"bubble", "idle share of the step in pipeline fill and drain: f/(1+f), with the paper's bubble fraction f = (p−1)/(v·m) of the ideal time (§4.2.2)"},
 }
 
 // infeasibleHeaders are the columns of the configurations that do not fit.
 var infeasibleHeaders = []column{
-	{"t", "tensor-parallel size"}, {"p", "pipeline-parallel size"}, {"d", "data-parallel size"},
+	{"planner", "the planner that proposed it"},
+	{"t", "tensor-parallel size"}, {"p", "pipeline-parallel size"}, {"d", "data-parallel size, or PipeDream's replicas per stage"},
 	{"b", "microbatch size"}, {"v", "model chunks per GPU"}, {"recompute", "activation recomputation"},
-	{"why infeasible", "peak memory + reserve against the GPU's capacity"},
+	{"why ruled out", "peak memory + reserve against the GPU's capacity, or a global batch the configuration cannot run"},
 }
 
 // tableRow is one rendered table row.
@@ -44,6 +47,8 @@ type tableRow struct {
 	Index    int
 	Class    string
 	Selected bool
+	// TabIndex is "0" for the one row the Tab key reaches, "-1" for the rest.
+	TabIndex string
 	Cells    []string
 }
 
@@ -59,17 +64,18 @@ func (c *PlanPage) rows() []tableRow {
 	r := c.App.Plan.Result
 	out := make([]tableRow, len(r.Candidates))
 	for i, cand := range r.Candidates {
-		row := tableRow{Index: i, Class: "candidate", Selected: i == r.Selected}
+		row := tableRow{Index: i, Class: "candidate", Selected: i == r.Selected, TabIndex: "-1"}
 		if row.Selected {
-			row.Class = "candidate selected"
+			row.Class, row.TabIndex = "candidate selected", "0"
 		}
 		row.Cells = []string{
-			strconv.Itoa(i + 1), strconv.Itoa(cand.Execution.TP), strconv.Itoa(cand.Execution.PP), strconv.Itoa(cand.Execution.DP),
-			strconv.Itoa(cand.Execution.MicrobatchSize), strconv.Itoa(cand.Execution.Interleave), strconv.Itoa(cand.Execution.Microbatches()),
+			strconv.Itoa(i + 1), strconv.Itoa(cand.Execution.TP), strconv.Itoa(cand.Execution.PP), dataParallel(cand),
+			strconv.Itoa(cand.Execution.MicrobatchSize), strconv.Itoa(cand.Execution.Interleave), strconv.Itoa(cand.Microbatches),
 			string(cand.Execution.Schedule), string(cand.Execution.Recompute),
-			secs(cand.IterationSeconds), num(cand.SamplesPerSecond), orDash(cand.TFLOPSPerGPU, num), orDash(cand.MFU, pct),
+			secs(cand.IterationSeconds), num(cand.SamplesPerSecond),
+			orDash(cand.ModelTFLOPSPerGPU, num), orDash(cand.TFLOPSPerGPU, num), orDash(cand.MFU, pct),
 			gib(cand.Memory.PeakBytes+cand.Memory.ReserveBytes) + " / " + gib(cand.Memory.CapacityBytes),
-			pct(cand.BubbleFraction),
+			pct(idleShare(cand.BubbleFraction)),
 		}
 		out[i] = row
 	}
@@ -79,8 +85,11 @@ func (c *PlanPage) rows() []tableRow {
 func (c *PlanPage) infeasibleRows() []tableRow {
 	var out []tableRow
 	for i, cand := range c.App.Plan.Result.Infeasible {
+		if cand.Fits && cand.Reason == "" {
+			continue // only what is ruled out, and why
+		}
 		out = append(out, tableRow{Index: i, Cells: []string{
-			strconv.Itoa(cand.Execution.TP), strconv.Itoa(cand.Execution.PP), strconv.Itoa(cand.Execution.DP), strconv.Itoa(cand.Execution.MicrobatchSize),
+			cand.Planner, strconv.Itoa(cand.Execution.TP), strconv.Itoa(cand.Execution.PP), dataParallel(cand), strconv.Itoa(cand.Execution.MicrobatchSize),
 			strconv.Itoa(cand.Execution.Interleave), string(cand.Execution.Recompute), cand.Reason,
 		}})
 	}
@@ -94,37 +103,41 @@ func (c *PlanPage) summary() []kv {
 	pr := p.Predictions
 	out := []kv{
 		{"model", fmt.Sprintf("%s on %d × %s", r.Model, r.GPUs, r.GPU), "the application and the system"},
-		{"degrees", fmt.Sprintf("t=%d × p=%d × d=%d, v=%d%s", p.Execution.TP, p.Execution.PP, p.Execution.DP, p.Execution.Interleave, replicas(p.Stages)), "tensor × pipeline × data parallelism (§4.2); PipeDream replicates stages instead (§2.4.1)"},
-		{"microbatching", fmt.Sprintf("b=%d, m=%d, B=%d", p.Execution.MicrobatchSize, p.Execution.Microbatches(), p.Execution.GlobalBatch), "m = B/(d·b) microbatches per pipeline (§4.3.3)"},
+		{"degrees", fmt.Sprintf("t=%d × p=%d × d=%s, v=%d", cand.Execution.TP, cand.Execution.PP, dataParallel(cand), cand.Execution.Interleave), "tensor × pipeline × data parallelism (§4.2); PipeDream replicates each stage instead (§2.4.1): d lists its replicas per stage"},
+		{"microbatching", fmt.Sprintf("b=%d, m=%d, B=%d", cand.Execution.MicrobatchSize, cand.Microbatches, cand.GlobalBatch), "m = B/(d·b) microbatches per pipeline (§4.3.3); PipeDream: inputs in flight (NOAM, §2.3.2)"},
 		{"schedule", string(p.Execution.Schedule) + ", recompute " + string(p.Execution.Recompute), "pipeline schedule and activation recomputation"},
-		{"step time", secs(pr.IterationSeconds), "m·t_max + (p−1)/v·t_stage bubble + data-parallel all-reduce + optimizer (§4.2)"},
-		{"throughput", num(pr.SamplesPerSecond) + " samples/s", "batch / step time (PipeDream: minibatch / slowest stage's time, §2.4.1)"},
+		{"step time", secs(cand.IterationSeconds), "one step of the global batch B: m·t_max + (p−1)/v·t_stage bubble + data-parallel all-reduce + optimizer (§4.2); PipeDream never flushes: B / its throughput"},
+		{"throughput", num(cand.SamplesPerSecond) + " samples/s", "B / step time"},
+		{"bubble", pct(idleShare(cand.BubbleFraction)), fmt.Sprintf("idle share of the step in pipeline fill and drain, f/(1+f), from the paper's bubble fraction f = (p−1)/(v·m) = %s of the ideal time (§4.2.2)", pct(cand.BubbleFraction))},
 	}
 	if pr.TokensPerSecond > 0 {
 		out = append(out,
 			kv{"tokens", num(pr.TokensPerSecond) + " tokens/s", "samples/s × sequence length"},
-			kv{"per GPU", fmt.Sprintf("%s TFLOP/s, MFU %s", num(pr.TFLOPSPerGPU), pct(pr.MFU)), "eq. 4.2 FLOPs / (n × step time); MFU without recomputation against peak"},
-			kv{"bubble", pct(cand.BubbleFraction), "(p−1)/(v·m) (§4.2.2)"})
+			kv{"per GPU", fmt.Sprintf("model %s TFLOP/s, hardware %s TFLOP/s, MFU %s", orDash(cand.ModelTFLOPSPerGPU, num), num(cand.TFLOPSPerGPU), pct(cand.MFU)),
+				"model: eq. 4.2 FLOPs without recomputation / (n × step time), the basis of MFU; hardware: the FLOPs executed, recomputation included; MFU: model TFLOP/s / peak"})
 	}
 	out = append(out, kv{"peak memory", gib(pr.PeakBytesPerGPU) + " + " + gib(cand.Memory.ReserveBytes) + " reserve of " + gib(r.CapacityBytes),
 		"most loaded GPU: weights + gradients + optimizer + activations + buffers, plus the reserve for CUDA context, NCCL and fragmentation"})
 	return out
 }
 
-// replicas describes replicated stages in PipeDream's notation, e.g.
-// "; stage replicas 15-1", or "" when no stage is replicated.
-func replicas(stages []plan.Stage) string {
-	parts := make([]string, len(stages))
-	replicated := false
-	for i, s := range stages {
-		parts[i] = strconv.Itoa(s.Replicas)
-		replicated = replicated || s.Replicas > 1
+// dataParallel is a candidate's replication as the row and the summary
+// both show it: d, or PipeDream's replicas per stage in its notation (15-1).
+func dataParallel(c app.Candidate) string {
+	if len(c.StageReplicas) == 0 {
+		return strconv.Itoa(c.Execution.DP)
 	}
-	if !replicated {
-		return ""
+	parts := make([]string, len(c.StageReplicas))
+	for i, r := range c.StageReplicas {
+		parts[i] = strconv.Itoa(r)
 	}
-	return "; stage replicas " + strings.Join(parts, "-")
+	return strings.Join(parts, "-")
 }
+
+// idleShare is the share of a step spent idle in the pipeline's fill and
+// drain, from the paper's bubble fraction f (bubble time over ideal time,
+// §4.2.2): f/(1+f). It stays below 100 % where f does not.
+func idleShare(f float64) float64 { return f / (1 + f) }
 
 // legendEntry is one memory-bar legend entry.
 type legendEntry struct{ Name, Title string }
@@ -166,12 +179,28 @@ func (c *PlanPage) stageRows() []tableRow {
 	return out
 }
 
-// keySelect selects candidate i from the keyboard (Enter or Space on its row).
+// keySelect selects candidates from the keyboard: Enter or Space selects
+// row i, the arrow keys, Home and End move the selection (the table is one
+// Tab stop).
 func (c *PlanPage) keySelect(event vugu.DOMEvent, i int) {
-	if k := event.PropString("key"); k == "Enter" || k == " " {
-		event.PreventDefault()
-		c.App.SelectCandidate(i)
+	n := len(c.App.Plan.Result.Candidates)
+	next := i
+	switch event.PropString("key") {
+	case "Enter", " ":
+	case "ArrowDown":
+		next = min(i+1, n-1)
+	case "ArrowUp":
+		next = max(i-1, 0)
+	case "Home":
+		next = 0
+	case "End":
+		next = n - 1
+	default:
+		return
 	}
+	event.PreventDefault()
+	c.App.SelectCandidate(next)
+	c.App.browser.Focus("cand-row-" + strconv.Itoa(next))
 }
 
 // SelectCandidate shows the candidate of rank i in detail.

@@ -85,7 +85,14 @@ func FuzzSetPlanInput(f *testing.F) {
 		a, b := setterApp()
 		before := a.State
 		a.SetPlanInput(field, value)
-		checkSetter(t, a, b, before, "plan."+field, strconv.Quote(value))
+		// The error names the request's field (custom_hidden is
+		// plan.custom.hidden) and shows the value, or, for a field the
+		// page does not have, names that field.
+		shown := numberShown(value)
+		if strings.Contains(a.Err, "not an input") {
+			shown = []string{field}
+		}
+		checkSetter(t, a, b, before, "plan."+strings.Replace(field, "custom_", "custom.", 1), shown...)
 		if a.Err != "" {
 			return
 		}

@@ -2,22 +2,14 @@ package ui
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/vugu/vugu"
 
-	"pipeplan/app"
 	"pipeplan/core/gavel"
 )
-
-// yieldEvery is how long a simulation runs before it lets the browser
-// handle events and repaint: WebAssembly shares the page's one thread, so
-// long work proceeds in slices and the page never freezes.
-const yieldEvery = 40 * time.Millisecond
 
 // SimView is the state of the Cluster page's trace simulation.
 type SimView struct {
@@ -29,7 +21,7 @@ type SimView struct {
 	// Err says why the last simulation stopped early.
 	Err string
 
-	cancel context.CancelFunc
+	stop func() // stops the worker running the simulation
 }
 
 // ProgressText describes the running simulation.
@@ -37,55 +29,47 @@ func (v SimView) ProgressText() string {
 	return fmt.Sprintf("simulating: %d of %d jobs completed", v.Done, v.Total)
 }
 
-// UseEventEnv lets background work (simulations) update the page: it
-// takes env's lock to change the model and asks for a render when done.
+// UseEventEnv lets work in the Web Worker update the page: it takes
+// env's lock to change the model and asks for a render when done.
 func (a *App) UseEventEnv(env vugu.EventEnv) { a.env = env }
 
-// StartSimulation simulates a trace on the Cluster page's inputs in the
-// background, reporting progress; CancelSimulation stops it.
+// StartSimulation simulates a trace on the Cluster page's inputs in a Web
+// Worker, reporting progress; CancelSimulation stops it at once.
 func (a *App) StartSimulation() {
-	if a.Sim.Running || a.env == nil {
+	if a.Sim.Running {
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	in := a.State.Cluster
-	a.Sim = SimView{Running: true, Total: in.TraceJobs, cancel: cancel}
-	env := a.env
-	go func() {
-		last := time.Now()
-		done, total := 0, in.TraceJobs
-		yield := func() {
-			if time.Since(last) < yieldEvery {
-				return
-			}
-			env.Lock()
-			a.Sim.Done, a.Sim.Total = done, total
-			env.UnlockRender()
-			a.browser.Yield()
-			last = time.Now()
+	a.simRun++
+	run := a.simRun
+	stop, ok := a.startJob(Job{Kind: JobSimulate, Cluster: &in}, func(done, total float64) {
+		if a.simRun == run && a.Sim.Running {
+			a.Sim.Done, a.Sim.Total = int(done), int(total)
 		}
-		a.browser.Yield() // show the running state first
-		res, err := app.SimulateTrace(ctx, in, func(d, t int) {
-			done, total = d, t
-			yield()
-		}, yield)
-		env.Lock()
-		defer env.UnlockRender()
-		cancel()
-		a.Sim.Running, a.Sim.cancel = false, nil
-		if err != nil {
-			a.Sim.Err = err.Error()
+	}, func(ans JobAnswer) {
+		if a.simRun != run {
 			return
 		}
-		a.Sim.Result = res
-	}()
+		a.Sim = SimView{Result: ans.Sim, Err: ans.Err}
+		if ans.Sim == nil && ans.Err == "" {
+			a.Sim.Err = "the simulation returned no result"
+		}
+	})
+	if !ok {
+		a.Sim.Err = "simulation needs a Web Worker, which this page could not start"
+		return
+	}
+	a.Sim = SimView{Running: true, Total: in.TraceJobs, stop: stop}
 }
 
-// CancelSimulation stops a running simulation.
+// CancelSimulation stops a running simulation; the page says so at once.
 func (a *App) CancelSimulation() {
-	if a.Sim.cancel != nil {
-		a.Sim.cancel()
+	if !a.Sim.Running {
+		return
 	}
+	a.Sim.stop()
+	a.simRun++ // an answer already on its way is dropped
+	a.Sim = SimView{Err: "simulation cancelled"}
 }
 
 // traceMixShown is how many job types traceMix names.

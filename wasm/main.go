@@ -1,8 +1,9 @@
 //go:build js && wasm
 
-// Command wasm is the playground's WebAssembly entry: it mounts the vugu UI
-// on #vugu_mount_point, keeps it in sync with the URL fragment and exposes a
-// small JS API (window.pipeplan) through safejs.
+// Command wasm is the playground's WebAssembly entry: in the page it mounts
+// the vugu UI on #vugu_mount_point, keeps it in sync with the URL fragment
+// and exposes a small JS API (window.pipeplan) through safejs; in a Web
+// Worker (public/worker.js) the same program runs the page's long jobs.
 package main
 
 import (
@@ -17,6 +18,13 @@ import (
 )
 
 func main() {
+	if doc, err := safejs.Global().Get("document"); err == nil && doc.IsUndefined() {
+		if err := runWorker(); err != nil {
+			fmt.Fprintln(os.Stderr, "pipeplan worker:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "pipeplan:", err)
 		showFatal(err)

@@ -146,27 +146,48 @@ func (p *page) NowMillis() float64 {
 	return f
 }
 
-// Yield waits for a zero-delay JavaScript timer: a goroutine blocked on it
-// leaves Go idle, so the runtime hands the thread back to the browser, which
-// handles input and repaints before the timer resumes the goroutine. (A
-// time.Sleep does not: its Go timer can expire while other goroutines
-// render, and the runtime never goes idle.)
-func (p *page) Yield() {
-	done := make(chan struct{})
-	var fn safejs.Func
-	fn, err := safejs.FuncOf(func(safejs.Value, []safejs.Value) any {
-		fn.Release()
-		close(done)
+// StartWorker runs a job in a Web Worker through window.pipeplanWorkers
+// (boot.js), which keeps one worker warm and replaces a stopped one.
+func (p *page) StartWorker(job []byte, progress func(done, total float64), done func(answer []byte)) (func(), bool) {
+	pool, err := p.win.Get("pipeplanWorkers")
+	if err != nil || pool.IsUndefined() {
+		return nil, false
+	}
+	var onProgress, onDone safejs.Func
+	release := func() { onProgress.Release(); onDone.Release() }
+	onProgress, err = safejs.FuncOf(func(_ safejs.Value, args []safejs.Value) any {
+		if len(args) == 2 {
+			d, _ := args[0].Float()
+			t, _ := args[1].Float()
+			progress(d, t)
+		}
 		return nil
 	})
 	if err != nil {
-		return
+		return nil, false
 	}
-	if _, err := p.win.Call("setTimeout", fn.Value(), 0); err != nil {
-		fn.Release()
-		return
+	onDone, err = safejs.FuncOf(func(_ safejs.Value, args []safejs.Value) any {
+		release()
+		var answer string
+		if len(args) == 1 {
+			answer, _ = args[0].String()
+		}
+		done([]byte(answer))
+		return nil
+	})
+	if err != nil {
+		onProgress.Release()
+		return nil, false
 	}
-	<-done
+	stopFn, err := pool.Call("run", string(job), onProgress.Value(), onDone.Value())
+	if err != nil {
+		release()
+		return nil, false
+	}
+	return func() {
+		stopFn.Invoke()
+		release()
+	}, true
 }
 
 // onHashChange restores the state when the fragment changes (back/forward,

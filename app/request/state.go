@@ -97,7 +97,19 @@ type Plan struct {
 	Top int `json:"top,omitempty"`
 	// ProfileOptions are the inputs only the layer-profile planners read.
 	ProfileOptions
+	// TrainAmount is what the whole run trains on, for its cost: tokens
+	// for a transformer, samples for a layer profile (0 = the page's default).
+	TrainAmount float64 `json:"train_amount,omitempty"`
+	// PricePerGPUHour prices a GPU-hour in dollars for the run's cost (0 =
+	// the GPU's sourced price, if there is one).
+	PricePerGPUHour float64 `json:"price_per_gpu_hour,omitempty"`
 }
+
+// Limits of the run-cost inputs.
+const (
+	MaxTrainAmount     = 1e18
+	MaxPricePerGPUHour = 1e4
+)
 
 // Shown is how many fitting candidates a result lists: Top, or DefaultTop.
 func (p Plan) Shown() int {
@@ -261,6 +273,14 @@ func (p Plan) Validate() error {
 	}
 	if len(p.Custom.Name) > MaxNameBytes {
 		return fieldErr("plan.custom.name", "must be at most %d bytes, got %d", MaxNameBytes, len(p.Custom.Name))
+	}
+	for _, f := range []struct {
+		name   string
+		v, max float64
+	}{{"plan.train_amount", p.TrainAmount, MaxTrainAmount}, {"plan.price_per_gpu_hour", p.PricePerGPUHour, MaxPricePerGPUHour}} {
+		if !(f.v >= 0 && f.v <= f.max) {
+			return fmt.Errorf("%s: must be a number in [0, %g], got %v", f.name, f.max, f.v)
+		}
 	}
 	for _, f := range []struct {
 		name, v string
