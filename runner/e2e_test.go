@@ -67,6 +67,7 @@ func checkTrained(t *testing.T, r *Report, ranks int) {
 // transformer plan through real torchrun with gloo on 4 CPU processes.
 func TestEndToEndPipelineMatchesReference(t *testing.T) {
 	torchPython(t)
+	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
 	r := runE2E(t, "testdata/tiny-transformer.json")
 	checkTrained(t, r, 4)
 	if r.SamplesPerStep != 16 || r.Comparable || !strings.Contains(r.Note, "the run used the CPU, not the plan's 4 × A100") {
@@ -77,6 +78,7 @@ func TestEndToEndPipelineMatchesReference(t *testing.T) {
 // TestEndToEndScaleDownProfile runs a layer-profile GPipe plan scaled down.
 func TestEndToEndScaleDownProfile(t *testing.T) {
 	torchPython(t)
+	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
 	r := runE2E(t, "--scale-down", "testdata/tiny-profile.json")
 	checkTrained(t, r, 2)
 	if r.Comparable {
@@ -117,6 +119,7 @@ func TestEndToEndWorkerFailure(t *testing.T) {
 // and cross-entropy, against the unsplit model with torch's cross-entropy.
 func TestEndToEndTensorParallel(t *testing.T) {
 	torchPython(t)
+	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
 	r := runE2E(t, "testdata/tiny-llama-tp2.json")
 	checkTrained(t, r, 4)
 	for _, k := range r.PerRank {
@@ -131,6 +134,7 @@ func TestEndToEndTensorParallel(t *testing.T) {
 // 0's first chunk and rank 1's last.
 func TestEndToEndInterleaved(t *testing.T) {
 	torchPython(t)
+	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
 	r := runE2E(t, "testdata/tiny-interleaved.json")
 	checkTrained(t, r, 2)
 	if r.Schedule != "interleaved" {
@@ -143,6 +147,7 @@ func TestEndToEndInterleaved(t *testing.T) {
 // step (W), the tensor-parallel all-reduces in both.
 func TestEndToEndZeroBubble(t *testing.T) {
 	torchPython(t)
+	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
 	r := runE2E(t, "--schedule", "zb-h1", "testdata/tiny-llama-tp2.json")
 	checkTrained(t, r, 4)
 	if r.Schedule != "zb-h1" || r.Comparable {
