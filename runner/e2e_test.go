@@ -67,6 +67,7 @@ func checkTrained(t *testing.T, r *Report, ranks int) {
 // transformer plan through real torchrun with gloo on 4 CPU processes.
 func TestEndToEndPipelineMatchesReference(t *testing.T) {
 	torchPython(t)
+	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
 	r := runE2E(t, "testdata/tiny-transformer.json")
 	checkTrained(t, r, 4)
 	if r.SamplesPerStep != 16 || r.Comparable || !strings.Contains(r.Note, "the run used the CPU, not the plan's 4 × A100") {
@@ -77,6 +78,7 @@ func TestEndToEndPipelineMatchesReference(t *testing.T) {
 // TestEndToEndScaleDownProfile runs a layer-profile GPipe plan scaled down.
 func TestEndToEndScaleDownProfile(t *testing.T) {
 	torchPython(t)
+	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
 	r := runE2E(t, "--scale-down", "testdata/tiny-profile.json")
 	checkTrained(t, r, 2)
 	if r.Comparable {
@@ -92,7 +94,7 @@ func TestEndToEndWorkerFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Actions[1][0] = "1I0"
+	c.Actions[1][0] = "1X0"
 	dir := t.TempDir()
 	c.OutDir = dir
 	if err := writeRunDir(dir, c); err != nil {
@@ -105,7 +107,50 @@ func TestEndToEndWorkerFailure(t *testing.T) {
 		t.Fatal("a worker with a bad action list succeeded")
 	}
 	if msg := err.Error(); !strings.Contains(msg, "rank 1 exited with code 1; its last stderr lines:") ||
-		!strings.Contains(msg, `[rank 1] ValueError: action '1I0': the runner executes only F, B and OPT_STEP`) {
+		!strings.Contains(msg, `[rank 1] ValueError: action '1X0': the runner executes only F, B, I, W and OPT_STEP`) {
 		t.Errorf("error does not show rank 1's failure:\n%s", msg)
+	}
+}
+
+// TestEndToEndTensorParallel runs a Llama-style plan (grouped-query
+// attention, SwiGLU, RMSNorm, rotary positions, untied embeddings, a
+// vocabulary of 101 padded to 102) with tp 2 × pp 2 under 1F1B on 4 CPU
+// processes: column/row-parallel blocks, a vocabulary-parallel embedding
+// and cross-entropy, against the unsplit model with torch's cross-entropy.
+func TestEndToEndTensorParallel(t *testing.T) {
+	torchPython(t)
+	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
+	r := runE2E(t, "testdata/tiny-llama-tp2.json")
+	checkTrained(t, r, 4)
+	for _, k := range r.PerRank {
+		if k.TPRank != k.Rank%2 || k.Stage != k.Rank/2 {
+			t.Errorf("rank %d: stage %d tp rank %d, want stage %d tp rank %d", k.Rank, k.Stage, k.TPRank, k.Rank/2, k.Rank%2)
+		}
+	}
+}
+
+// TestEndToEndInterleaved runs 4 one-layer chunks on 2 ranks (v = 2) under
+// Megatron-LM's interleaved schedule, the tied embedding split between rank
+// 0's first chunk and rank 1's last.
+func TestEndToEndInterleaved(t *testing.T) {
+	torchPython(t)
+	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
+	r := runE2E(t, "testdata/tiny-interleaved.json")
+	checkTrained(t, r, 2)
+	if r.Schedule != "interleaved" {
+		t.Errorf("schedule %q, want interleaved", r.Schedule)
+	}
+}
+
+// TestEndToEndZeroBubble runs the tp 2 × pp 2 plan under ZB-H1: each
+// backward split into an input-gradient step (I) and a later weight-gradient
+// step (W), the tensor-parallel all-reduces in both.
+func TestEndToEndZeroBubble(t *testing.T) {
+	torchPython(t)
+	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
+	r := runE2E(t, "--schedule", "zb-h1", "testdata/tiny-llama-tp2.json")
+	checkTrained(t, r, 4)
+	if r.Schedule != "zb-h1" || r.Comparable {
+		t.Errorf("schedule %q comparable %v, want zb-h1 and not comparable (the plan is 1f1b)", r.Schedule, r.Comparable)
 	}
 }

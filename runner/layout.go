@@ -5,34 +5,56 @@ import (
 	"slices"
 	"strings"
 
+	"pipeplan/core/model"
 	"pipeplan/core/plan"
 	"pipeplan/core/schedule"
 )
 
 // supportedKinds are the schedule kinds the worker executes: synchronous
-// schedules with a flush, whose action lists hold only F, B and OPT_STEP.
-var supportedKinds = []schedule.Kind{schedule.GPipe, schedule.OneFOneB}
+// schedules with a flush, whose action lists hold F, B, I, W and OPT_STEP
+// (interleaved ones with several chunks per device).
+var supportedKinds = []schedule.Kind{schedule.GPipe, schedule.OneFOneB, schedule.Interleaved, schedule.ZBH1}
 
-// rankInfo is what one torchrun rank runs: a stage's layers on one replica.
+// rankInfo is what one torchrun rank runs: one tensor-parallel shard of a
+// pipeline position's chunks on one replica.
 type rankInfo struct {
-	Rank       int `json:"rank"`
-	Stage      int `json:"stage"`
-	Replica    int `json:"replica"`
-	FirstLayer int `json:"first_layer"`
-	LastLayer  int `json:"last_layer"`
+	Rank    int `json:"rank"`
+	Stage   int `json:"stage"`
+	Replica int `json:"replica"`
+	// TPRank is the rank's place in its tensor-parallel group.
+	TPRank int `json:"tp_rank"`
+	// Chunks are the first and last layers of each model chunk the rank
+	// holds: chunk c is virtual stage Stage + c·stages.
+	Chunks [][2]int `json:"chunks"`
 }
 
-// workerModel is the model the worker builds (see worker.py make_layer).
+// workerModel is the model the worker builds (see worker.py Chunk).
 type workerModel struct {
-	// Kind is "transformer" (torch TransformerEncoderLayer blocks) or
-	// "profile" (synthetic Linear bottleneck layers).
-	Kind   string `json:"kind"`
-	Layers int    `json:"layers"`
-	Seed   int    `json:"seed"`
-	Hidden int    `json:"hidden,omitempty"`
-	Heads  int    `json:"heads,omitempty"`
-	Seq    int    `json:"seq,omitempty"`
-	FFN    int    `json:"ffn,omitempty"`
+	// Kind is "transformer" (GPT decoder blocks between a token embedding
+	// and a vocabulary projection with cross-entropy) or "profile"
+	// (synthetic Linear bottleneck layers with an MSE loss).
+	Kind    string `json:"kind"`
+	Layers  int    `json:"layers"`
+	Seed    int    `json:"seed"`
+	Hidden  int    `json:"hidden,omitempty"`
+	Heads   int    `json:"heads,omitempty"`
+	KVHeads int    `json:"kv_heads,omitempty"`
+	HeadDim int    `json:"head_dim,omitempty"`
+	Seq     int    `json:"seq,omitempty"`
+	FFN     int    `json:"ffn,omitempty"`
+	// Vocab is the vocabulary the synthetic tokens are drawn from;
+	// PaddedVocab is it rounded up to a multiple of tp (as Megatron-LM pads),
+	// the rows of the embedding and output weights.
+	Vocab       int `json:"vocab,omitempty"`
+	PaddedVocab int `json:"padded_vocab,omitempty"`
+	// Gated makes the MLP SwiGLU; Norm is "layernorm" or "rmsnorm"; Bias is
+	// "all", "none" or "qkv"; Position is "learned" or "rope"; Tied shares
+	// the embedding with the output layer.
+	Gated    bool   `json:"gated"`
+	Norm     string `json:"norm,omitempty"`
+	Bias     string `json:"bias,omitempty"`
+	Position string `json:"position,omitempty"`
+	Tied     bool   `json:"tied"`
 	// Width is the activation width of a profile model's layers.
 	Width int `json:"width,omitempty"`
 	// Bottleneck is each profile layer's inner width, chosen so that the
@@ -45,17 +67,22 @@ type runConfig struct {
 	Device  string `json:"device"`
 	Backend string `json:"backend"`
 	// Schedule is the schedule kind run: the plan's, or --schedule's.
-	Schedule       string      `json:"schedule"`
-	Model          workerModel `json:"model"`
-	Stages         int         `json:"stages"`
-	Replicas       int         `json:"replicas"`
-	Microbatches   int         `json:"microbatches"`
-	MicrobatchSize int         `json:"microbatch_size"`
-	Steps          int         `json:"steps"`
-	Warmup         int         `json:"warmup"`
-	LR             float64     `json:"lr"`
-	Ranks          []rankInfo  `json:"ranks"`
-	// Actions is each stage's action list for one step, in compact form ("0F1").
+	Schedule string      `json:"schedule"`
+	Model    workerModel `json:"model"`
+	// Stages is the number of pipeline positions (devices of one pipeline).
+	Stages int `json:"stages"`
+	// Chunks is the number of model chunks per position (interleave v).
+	Chunks int `json:"chunks"`
+	// TP is the tensor-parallel degree run.
+	TP             int        `json:"tp"`
+	Replicas       int        `json:"replicas"`
+	Microbatches   int        `json:"microbatches"`
+	MicrobatchSize int        `json:"microbatch_size"`
+	Steps          int        `json:"steps"`
+	Warmup         int        `json:"warmup"`
+	LR             float64    `json:"lr"`
+	Ranks          []rankInfo `json:"ranks"`
+	// Actions is each position's action list for one step, in compact form ("0F1").
 	Actions [][]string `json:"actions"`
 	OutDir  string     `json:"out_dir"`
 	// ScaledDown records that --scale-down shrank the plan.
@@ -72,6 +99,8 @@ const (
 	scaleHidden         = 64
 	scaleHeads          = 4
 	scaleSeq            = 16
+	scaleVocab          = 128
+	scaleTP             = 2
 	scaleMicrobatches   = 8
 	scaleMicrobatchSize = 2
 	scaleProfileWidth   = 64
@@ -81,37 +110,52 @@ const (
 	fp32Bytes           = 4
 )
 
-// newRunConfig maps a plan onto ranks (rank = replica·stages + stage) and
-// the worker's model; with o.scaleDown it keeps the stages but runs one
-// replica of each with fewer layers and smaller dimensions.
+// newRunConfig maps a plan onto ranks (rank = (replica·stages + stage)·tp +
+// tp rank) and the worker's model; with o.scaleDown it keeps the stages but
+// runs one replica of each, tp at most 2, with fewer layers and smaller
+// dimensions.
 func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 	kind := p.Execution.Schedule
+	where := "execution.schedule"
 	if o.schedule != "" {
-		kind = schedule.Kind(o.schedule)
+		kind, where = schedule.Kind(o.schedule), "--schedule"
 	}
 	if !supported(kind) {
-		where := "execution.schedule"
-		if o.schedule != "" {
-			where = "--schedule"
-		}
 		return nil, fmt.Errorf("%s: %q is not supported by the runner yet (supported: %s; --schedule runs the plan's stages with one of them)", where, kind, supportedList())
+	}
+	info, err := kind.Info()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	scaleDown := o.scaleDown
 	replicas, err := replicaWidth(p, scaleDown)
 	if err != nil {
 		return nil, err
 	}
-	stages := len(p.Stages)
+	// An interleaved plan's stages are its pp·v chunks in model order; other
+	// kinds run every stage of the plan on its own position.
+	stages, chunks := len(p.Stages), 1
+	if info.Chunked && p.Execution.Interleave > 1 {
+		chunks = p.Execution.Interleave
+		if stages != p.Execution.PP*chunks {
+			return nil, fmt.Errorf("stages: %s with pp %d × interleave %d needs %d model chunks, got %d", kind, p.Execution.PP, chunks, p.Execution.PP*chunks, stages)
+		}
+		stages = p.Execution.PP
+	}
+	tp := max(1, p.Execution.TP)
+	if scaleDown {
+		tp = min(tp, scaleTP)
+	}
 	c := &runConfig{
-		Device: o.device, Backend: "gloo", Schedule: string(kind), Stages: stages, Replicas: replicas,
-		Microbatches: p.Execution.Microbatches(), MicrobatchSize: p.Execution.MicrobatchSize,
+		Device: o.device, Backend: "gloo", Schedule: string(kind), Stages: stages, Chunks: chunks, TP: tp,
+		Replicas: replicas, Microbatches: p.Execution.Microbatches(), MicrobatchSize: p.Execution.MicrobatchSize,
 		Steps: o.steps, Warmup: o.warmup, LR: 0.05, ScaledDown: scaleDown,
 		Comparable: !scaleDown && kind == p.Execution.Schedule,
 	}
 	if o.device == "cuda" {
 		c.Backend = "nccl"
 	}
-	ranges := make([][2]int, stages)
+	ranges := make([][2]int, len(p.Stages))
 	for s, st := range p.Stages {
 		ranges[s] = [2]int{st.FirstLayer, st.LastLayer}
 	}
@@ -120,15 +164,21 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 		c.MicrobatchSize = min(c.MicrobatchSize, scaleMicrobatchSize)
 		ranges = shrinkStages(ranges, scaleLayersPerStage)
 	}
-	if c.Model, err = newWorkerModel(p, ranges, scaleDown); err != nil {
+	if c.Model, err = newWorkerModel(p, ranges, tp, scaleDown); err != nil {
 		return nil, err
 	}
 	for r := range replicas {
-		for s, lr := range ranges {
-			c.Ranks = append(c.Ranks, rankInfo{Rank: r*stages + s, Stage: s, Replica: r, FirstLayer: lr[0], LastLayer: lr[1]})
+		for s := range stages {
+			var own [][2]int
+			for k := range chunks {
+				own = append(own, ranges[s+k*stages])
+			}
+			for t := range tp {
+				c.Ranks = append(c.Ranks, rankInfo{Rank: (r*stages+s)*tp + t, Stage: s, Replica: r, TPRank: t, Chunks: own})
+			}
 		}
 	}
-	sched, err := schedule.Generate(kind, schedule.Options{Stages: stages, Microbatches: c.Microbatches})
+	sched, err := schedule.Generate(kind, schedule.Options{Stages: stages, Microbatches: c.Microbatches, Chunks: chunks})
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
@@ -161,16 +211,16 @@ func supportedList() string {
 // replicaWidth is the number of parallel pipelines the runner starts: the
 // plan's dp times its (equal) stage replicas, or 1 when scaling down.
 func replicaWidth(p *plan.Plan, scaleDown bool) (int, error) {
-	if scaleDown {
-		return 1, nil
-	}
 	for _, d := range []struct {
 		field, what string
 		v           int
-	}{{"tp", "tensor", p.Execution.TP}, {"cp", "context", p.Execution.CP}, {"ep", "expert", p.Execution.EP}} {
+	}{{"cp", "context", p.Execution.CP}, {"ep", "expert", p.Execution.EP}} {
 		if d.v > 1 {
-			return 0, fmt.Errorf("execution.%s: %s parallelism (%d) is not supported by the runner yet; use --scale-down for a functional run with %s 1", d.field, d.what, d.v, d.field)
+			return 0, fmt.Errorf("execution.%s: %s parallelism (%d) is not supported by the runner yet", d.field, d.what, d.v)
 		}
+	}
+	if scaleDown {
+		return 1, nil
 	}
 	r := p.Stages[0].Replicas
 	for i, s := range p.Stages {
@@ -195,27 +245,14 @@ func shrinkStages(ranges [][2]int, perStage int) [][2]int {
 }
 
 // newWorkerModel describes the model to build: the plan's transformer
-// dimensions, or Linear layers matching the profile's parameter bytes.
-func newWorkerModel(p *plan.Plan, ranges [][2]int, scaleDown bool) (workerModel, error) {
+// sharded tp ways, or Linear layers matching the profile's parameter bytes.
+func newWorkerModel(p *plan.Plan, ranges [][2]int, tp int, scaleDown bool) (workerModel, error) {
 	m := workerModel{Layers: ranges[len(ranges)-1][1] + 1, Seed: 1}
 	if t := p.Model.Transformer; t != nil {
-		m.Kind, m.Hidden, m.Heads, m.Seq, m.FFN = "transformer", t.Hidden, t.Heads, t.Seq, t.FFN
-		if m.FFN == 0 {
-			m.FFN = 4 * m.Hidden
-		}
-		if scaleDown {
-			m.Heads = max(1, min(m.Heads, scaleHeads))
-			m.Hidden = max(m.Heads, min(m.Hidden, scaleHidden)/m.Heads*m.Heads)
-			m.Seq = max(1, min(m.Seq, scaleSeq))
-			m.FFN = max(1, min(m.FFN, 4*m.Hidden))
-		}
-		switch {
-		case m.Hidden < 1 || m.Heads < 1 || m.Hidden%m.Heads != 0:
-			return m, fmt.Errorf("model.transformer: hidden (%d) must be a positive multiple of heads (%d)", m.Hidden, m.Heads)
-		case m.Seq < 1:
-			return m, fmt.Errorf("model.transformer.seq: must be >= 1, got %d", m.Seq)
-		}
-		return m, nil
+		return transformerModel(m, t, tp, scaleDown)
+	}
+	if tp > 1 {
+		return m, fmt.Errorf("execution.tp: tensor parallelism (%d) needs a transformer model; a layer-profile plan has no layers to split", tp)
 	}
 	m.Kind, m.Width = "profile", profileWidth
 	if scaleDown {
@@ -236,5 +273,72 @@ func newWorkerModel(p *plan.Plan, ranges [][2]int, scaleDown bool) (workerModel,
 			m.Bottleneck = append(m.Bottleneck, max(1, int(bytes/(2*fp32Bytes*float64(m.Width)))))
 		}
 	}
+	return m, nil
+}
+
+// transformerModel fills m with t's dimensions and architecture, shrunk
+// under scaleDown, and checks that tp divides what it splits.
+func transformerModel(m workerModel, t *model.Transformer, tp int, scaleDown bool) (workerModel, error) {
+	switch {
+	case t.MoE != nil:
+		return m, fmt.Errorf("model.transformer.moe: mixture-of-experts layers are not run by the runner yet")
+	case t.MLA != nil:
+		return m, fmt.Errorf("model.transformer.mla: multi-head latent attention is not run by the runner yet")
+	}
+	m.Kind, m.Hidden, m.Heads, m.KVHeads, m.HeadDim = "transformer", t.Hidden, t.Heads, t.KVHeads, t.HeadDim
+	m.Seq, m.FFN, m.Vocab, m.Gated, m.Tied = t.Seq, t.FFN, t.Vocab, t.GatedFFN, !t.UntiedEmbeddings
+	m.Norm, m.Bias, m.Position = "layernorm", "all", "learned"
+	if t.Norm == model.NormRMS {
+		m.Norm = "rmsnorm"
+	}
+	if t.Bias == model.BiasNone || t.Bias == model.BiasQKV {
+		m.Bias = t.Bias
+	}
+	if t.PositionEmbedding == model.PositionNone {
+		m.Position = "rope"
+	}
+	if m.FFN == 0 {
+		m.FFN = 4 * m.Hidden
+	}
+	if m.KVHeads == 0 {
+		m.KVHeads = m.Heads
+	}
+	if scaleDown {
+		gqa := m.KVHeads < m.Heads
+		m.Heads = max(1, min(m.Heads, scaleHeads))
+		m.Hidden = max(m.Heads, min(m.Hidden, scaleHidden)/m.Heads*m.Heads)
+		m.HeadDim, m.KVHeads = 0, m.Heads
+		if gqa && m.Heads%2 == 0 {
+			m.KVHeads = max(tp, m.Heads/2)
+		}
+		m.Seq = max(1, min(m.Seq, scaleSeq))
+		m.FFN = max(tp, min(m.FFN, 4*m.Hidden)/tp*tp)
+		m.Vocab = max(1, min(m.Vocab, scaleVocab))
+	}
+	if m.HeadDim == 0 {
+		if m.Hidden < 1 || m.Heads < 1 || m.Hidden%m.Heads != 0 {
+			return m, fmt.Errorf("model.transformer: hidden (%d) must be a positive multiple of heads (%d)", m.Hidden, m.Heads)
+		}
+		m.HeadDim = m.Hidden / m.Heads
+	}
+	for _, c := range []struct {
+		field string
+		v     int
+	}{{"heads", m.Heads}, {"kv_heads", m.KVHeads}, {"ffn", m.FFN}} {
+		if c.v < 1 || c.v%tp != 0 {
+			return m, fmt.Errorf("model.transformer.%s: %d must be a positive multiple of execution.tp (%d), which splits it", c.field, c.v, tp)
+		}
+	}
+	switch {
+	case m.Heads%m.KVHeads != 0:
+		return m, fmt.Errorf("model.transformer.kv_heads: %d must divide heads (%d)", m.KVHeads, m.Heads)
+	case m.Position == "rope" && m.HeadDim%2 != 0:
+		return m, fmt.Errorf("model.transformer.head_dim: rotary position embedding needs an even head size, got %d", m.HeadDim)
+	case m.Seq < 1:
+		return m, fmt.Errorf("model.transformer.seq: must be >= 1, got %d", m.Seq)
+	case m.Vocab < 1:
+		return m, fmt.Errorf("model.transformer.vocab: must be >= 1, got %d", m.Vocab)
+	}
+	m.PaddedVocab = (m.Vocab + tp - 1) / tp * tp
 	return m, nil
 }

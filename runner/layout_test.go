@@ -42,20 +42,21 @@ func TestRankMapping(t *testing.T) {
 		if r.Rank != i {
 			t.Errorf("ranks[%d].rank = %d", i, r.Rank)
 		}
-		// Pipeline neighbours are adjacent ranks: rank = replica·stages + stage.
-		if r.Rank != r.Replica*c.Stages+r.Stage {
-			t.Errorf("rank %d: stage %d replica %d breaks rank = replica·stages + stage", r.Rank, r.Stage, r.Replica)
+		// Pipeline neighbours are adjacent ranks: rank = replica·stages + stage (tp 1).
+		if r.Rank != r.Replica*c.Stages+r.Stage || r.TPRank != 0 {
+			t.Errorf("rank %d: stage %d replica %d tp rank %d breaks rank = replica·stages + stage", r.Rank, r.Stage, r.Replica, r.TPRank)
 		}
 		st := p.Stages[r.Stage]
-		if r.FirstLayer != st.FirstLayer || r.LastLayer != st.LastLayer {
-			t.Errorf("rank %d: layers %d..%d, plan stage has %d..%d", r.Rank, r.FirstLayer, r.LastLayer, st.FirstLayer, st.LastLayer)
+		if len(r.Chunks) != 1 || r.Chunks[0] != [2]int{st.FirstLayer, st.LastLayer} {
+			t.Errorf("rank %d: chunks %v, plan stage has layers %d..%d", r.Rank, r.Chunks, st.FirstLayer, st.LastLayer)
 		}
 		seen[[2]int{r.Stage, r.Replica}] = true
 	}
 	if len(seen) != 4 {
 		t.Errorf("stage/replica pairs are not distinct: %v", seen)
 	}
-	if c.Backend != "gloo" || c.Model.Kind != "transformer" || c.Model.Hidden != 32 || c.Model.FFN != 128 {
+	if c.Backend != "gloo" || c.Model.Kind != "transformer" || c.Model.Hidden != 32 || c.Model.FFN != 128 ||
+		c.Model.Vocab != 100 || c.Model.PaddedVocab != 100 || !c.Model.Tied || c.Model.Position != "learned" || c.Model.Norm != "layernorm" {
 		t.Errorf("backend %q model %+v", c.Backend, c.Model)
 	}
 }
@@ -84,49 +85,70 @@ func TestSupportedKinds(t *testing.T) {
 	}
 }
 
-// TestActionsExecutable checks each stage's list as the worker executes it:
-// only its own stage, every microbatch's F before its B, m of each, one
-// OPT_STEP last.
+// TestActionsExecutable checks each position's list as the worker executes
+// it: only the virtual stages the position holds (stage + c·stages), every
+// microbatch's F before its B or I, an I before its W, m of each, and one
+// OPT_STEP per chunk at the end.
 func TestActionsExecutable(t *testing.T) {
 	for _, kind := range supportedKinds {
-		p := loadPlan(t, "tiny-transformer.json")
+		file := "tiny-transformer.json"
+		if kind == schedule.Interleaved {
+			file = "tiny-interleaved.json"
+		}
+		p := loadPlan(t, file)
 		p.Execution.Schedule = kind
 		c, err := newRunConfig(p, options{device: "cpu", steps: 1, warmup: 0})
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", kind, err)
 		}
 		if len(c.Actions) != c.Stages {
-			t.Fatalf("%s: %d action lists for %d stages", kind, len(c.Actions), c.Stages)
+			t.Fatalf("%s: %d action lists for %d positions", kind, len(c.Actions), c.Stages)
 		}
-		for s, list := range c.Actions {
-			done := map[schedule.ActionKind]map[int]bool{schedule.Forward: {}, schedule.Backward: {}}
+		for pos, list := range c.Actions {
+			type key struct {
+				kind      schedule.ActionKind
+				stage, mb int
+			}
+			done := map[key]bool{}
+			steps := 0
 			for i, text := range list {
 				a, err := schedule.ParseAction(text)
 				if err != nil {
-					t.Fatalf("%s stage %d: %v", kind, s, err)
+					t.Fatalf("%s position %d: %v", kind, pos, err)
 				}
-				if a.Stage != s {
-					t.Errorf("%s stage %d: action %s of another stage", kind, s, text)
+				if a.Stage%c.Stages != pos || a.Stage >= c.Stages*c.Chunks {
+					t.Errorf("%s position %d: action %s of a stage it does not hold", kind, pos, text)
 				}
+				before := map[schedule.ActionKind]schedule.ActionKind{
+					schedule.Backward: schedule.Forward, schedule.BackwardInput: schedule.Forward, schedule.BackwardWeight: schedule.BackwardInput}
 				switch a.Kind {
-				case schedule.Forward:
-					done[a.Kind][a.Microbatch] = true
-				case schedule.Backward:
-					if !done[schedule.Forward][a.Microbatch] {
-						t.Errorf("%s stage %d: %s before its forward", kind, s, text)
+				case schedule.Forward, schedule.Backward, schedule.BackwardInput, schedule.BackwardWeight:
+					if k, ok := before[a.Kind]; ok && !done[key{k, a.Stage, a.Microbatch}] {
+						t.Errorf("%s position %d: %s before its %s", kind, pos, text, k)
 					}
-					done[a.Kind][a.Microbatch] = true
+					done[key{a.Kind, a.Stage, a.Microbatch}] = true
 				case schedule.OptStep:
-					if i != len(list)-1 {
-						t.Errorf("%s stage %d: OPT_STEP at %d of %d", kind, s, i, len(list))
+					steps++
+					if i < len(list)-c.Chunks {
+						t.Errorf("%s position %d: OPT_STEP at %d of %d", kind, pos, i, len(list))
 					}
 				default:
-					t.Errorf("%s stage %d: the worker does not execute %s", kind, s, text)
+					t.Errorf("%s position %d: the worker does not execute %s", kind, pos, text)
 				}
 			}
-			if len(done[schedule.Forward]) != c.Microbatches || len(done[schedule.Backward]) != c.Microbatches {
-				t.Errorf("%s stage %d: %d forwards and %d backwards, want %d each", kind, s,
-					len(done[schedule.Forward]), len(done[schedule.Backward]), c.Microbatches)
+			for k := range c.Chunks {
+				stage := pos + k*c.Stages
+				for mb := range c.Microbatches {
+					full := done[key{schedule.Backward, stage, mb}]
+					split := done[key{schedule.BackwardInput, stage, mb}] && done[key{schedule.BackwardWeight, stage, mb}]
+					if !done[key{schedule.Forward, stage, mb}] || full == split {
+						t.Errorf("%s stage %d microbatch %d: forward %v, backward %v, split backward %v", kind, stage, mb,
+							done[key{schedule.Forward, stage, mb}], full, split)
+					}
+				}
+			}
+			if steps != c.Chunks {
+				t.Errorf("%s position %d: %d OPT_STEPs for %d chunks", kind, pos, steps, c.Chunks)
 			}
 		}
 	}
@@ -138,8 +160,14 @@ func TestRunConfigRejects(t *testing.T) {
 		mutate func(p *plan.Plan)
 		want   string
 	}{
-		{"kind", func(p *plan.Plan) { p.Execution.Schedule = "zb-h1" }, `execution.schedule: "zb-h1" is not supported by the runner yet`},
-		{"tp", func(p *plan.Plan) { p.Execution.TP = 2 }, "execution.tp: tensor parallelism (2) is not supported by the runner yet; use --scale-down"},
+		{"kind", func(p *plan.Plan) { p.Execution.Schedule = "2bw" }, `execution.schedule: "2bw" is not supported by the runner yet`},
+		{"tp heads", func(p *plan.Plan) { p.Execution.TP = 8 }, "model.transformer.heads: 4 must be a positive multiple of execution.tp (8), which splits it"},
+		{"kv heads", func(p *plan.Plan) { p.Execution.TP, p.Model.Transformer.KVHeads = 2, 1 }, "model.transformer.kv_heads: 1 must be a positive multiple of execution.tp (2)"},
+		{"moe", func(p *plan.Plan) { p.Model.Transformer.MoE = &model.MoE{Experts: 8, TopK: 2} }, "model.transformer.moe: mixture-of-experts layers are not run by the runner yet"},
+		{"rope", func(p *plan.Plan) {
+			p.Model.Transformer.PositionEmbedding, p.Model.Transformer.HeadDim = model.PositionNone, 7
+		}, "model.transformer.head_dim: rotary position embedding needs an even head size, got 7"},
+		{"chunks", func(p *plan.Plan) { p.Execution.Schedule, p.Execution.Interleave = schedule.Interleaved, 2 }, "stages: interleaved with pp 2 × interleave 2 needs 4 model chunks, got 2"},
 		{"cp", func(p *plan.Plan) { p.Execution.CP = 2 }, "execution.cp: context parallelism (2) is not supported by the runner yet"},
 		{"ep", func(p *plan.Plan) { p.Execution.EP = 2 }, "execution.ep: expert parallelism (2) is not supported by the runner yet"},
 		{"unequal replicas", func(p *plan.Plan) { p.Stages[1].Replicas = 2 }, "stages[1].replicas: the runner needs equal replicas on every stage (stage 0 has 1, got 2)"},
@@ -156,7 +184,7 @@ func TestRunConfigRejects(t *testing.T) {
 }
 
 // TestScaleDown: a GPT-3-sized tp/pp/dp plan keeps its 12 stages, runs one
-// replica of each with at most 2 layers and small dimensions.
+// replica of each, tp 2, with at most 2 layers and small dimensions.
 func TestScaleDown(t *testing.T) {
 	p := loadPlan(t, "tiny-transformer.json")
 	p.Model.NumLayers = 96
@@ -168,23 +196,20 @@ func TestScaleDown(t *testing.T) {
 	}
 	p.Cluster.Nodes = 24
 	p.Execution.MicrobatchSize, p.Execution.GlobalBatch = 1, 1536 // m = 768
-	if _, err := newRunConfig(p, options{device: "cpu", steps: 1, warmup: 0}); err == nil {
-		t.Fatal("a tp 8 plan ran without --scale-down")
-	}
 	c, err := newRunConfig(p, options{device: "cpu", scaleDown: true, steps: 1, warmup: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Ranks) != 12 || c.Replicas != 1 || !c.ScaledDown {
-		t.Fatalf("%d ranks, %d replicas, scaled down %v; want 12, 1, true", len(c.Ranks), c.Replicas, c.ScaledDown)
+	if len(c.Ranks) != 24 || c.Replicas != 1 || c.TP != scaleTP || !c.ScaledDown {
+		t.Fatalf("%d ranks, %d replicas, tp %d, scaled down %v; want 24, 1, %d, true", len(c.Ranks), c.Replicas, c.TP, c.ScaledDown, scaleTP)
 	}
 	for i, r := range c.Ranks {
-		if r.FirstLayer != 2*i || r.LastLayer != 2*i+1 {
-			t.Errorf("rank %d: layers %d..%d, want %d..%d", i, r.FirstLayer, r.LastLayer, 2*i, 2*i+1)
+		if r.Chunks[0] != [2]int{2 * (i / 2), 2*(i/2) + 1} || r.TPRank != i%2 {
+			t.Errorf("rank %d: chunks %v tp rank %d, want layers %d..%d on tp rank %d", i, r.Chunks, r.TPRank, 2*(i/2), 2*(i/2)+1, i%2)
 		}
 	}
 	m := c.Model
-	if m.Layers != 24 || m.Hidden > scaleHidden || m.Hidden%m.Heads != 0 || m.Seq > scaleSeq || c.Microbatches > scaleMicrobatches {
+	if m.Layers != 24 || m.Hidden > scaleHidden || m.Hidden%m.Heads != 0 || m.Heads%c.TP != 0 || m.Seq > scaleSeq || m.Vocab > scaleVocab || c.Microbatches > scaleMicrobatches {
 		t.Errorf("scaled model %+v, %d microbatches", m, c.Microbatches)
 	}
 }

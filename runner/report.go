@@ -55,6 +55,7 @@ type RankReport struct {
 	Rank                int     `json:"rank"`
 	Stage               int     `json:"stage"`
 	Replica             int     `json:"replica"`
+	TPRank              int     `json:"tp_rank"`
 	MedianStepSeconds   float64 `json:"median_step_seconds"`
 	PeakMemoryBytes     float64 `json:"peak_memory_bytes"`
 	PredictedPeakBytes  float64 `json:"predicted_peak_bytes"`
@@ -74,6 +75,9 @@ func newReport(p *plan.Plan, c *runConfig, results []*rankResult) *Report {
 	switch {
 	case c.ScaledDown:
 		r.Note = "--scale-down: a functional run of a smaller model; its timing and memory are not comparable to the plan's predictions"
+		if c.TP != p.Execution.TP {
+			r.Note += fmt.Sprintf("; tp %d ran as tp %d", p.Execution.TP, c.TP)
+		}
 	case !c.Comparable:
 		r.Note = fmt.Sprintf("--schedule %s: the plan was predicted for %s; timing and memory are not comparable", c.Schedule, p.Execution.Schedule)
 	}
@@ -87,7 +91,7 @@ func newReport(p *plan.Plan, c *runConfig, results []*rankResult) *Report {
 			pred = p.Predictions.StagePeakBytes[res.Stage]
 		}
 		r.PerRank = append(r.PerRank, RankReport{
-			Rank: res.Rank, Stage: res.Stage, Replica: res.Replica,
+			Rank: res.Rank, Stage: res.Stage, Replica: res.Replica, TPRank: res.TPRank,
 			MedianStepSeconds: summarize(res.StepSeconds).Median,
 			PeakMemoryBytes:   res.PeakMemoryBytes, PredictedPeakBytes: pred,
 			MemoryMeasuredAsRSS: c.Device == "cpu",

@@ -13,9 +13,12 @@ type rankResult struct {
 	Rank    int `json:"rank"`
 	Stage   int `json:"stage"`
 	Replica int `json:"replica"`
+	// TPRank is the rank's place in its tensor-parallel group.
+	TPRank int `json:"tp_rank"`
 	// StepSeconds are the measured (post-warmup) step times of this rank.
 	StepSeconds []float64 `json:"step_seconds"`
-	// Losses are the mean microbatch losses of every step (last stage only).
+	// Losses are the mean microbatch losses of every step (last stage,
+	// tensor-parallel rank 0 only).
 	Losses []float64 `json:"losses"`
 	// PeakMemoryBytes is torch.cuda.max_memory_allocated, or maxrss on CPU.
 	PeakMemoryBytes float64 `json:"peak_memory_bytes"`
@@ -41,9 +44,9 @@ func parseResult(data []byte, want rankInfo, c *runConfig) (*rankResult, error) 
 		return nil, fmt.Errorf("result: trailing data after the JSON value")
 	}
 	switch {
-	case r.Rank != want.Rank || r.Stage != want.Stage || r.Replica != want.Replica:
-		return nil, fmt.Errorf("result: rank/stage/replica: want %d/%d/%d, got %d/%d/%d",
-			want.Rank, want.Stage, want.Replica, r.Rank, r.Stage, r.Replica)
+	case r.Rank != want.Rank || r.Stage != want.Stage || r.Replica != want.Replica || r.TPRank != want.TPRank:
+		return nil, fmt.Errorf("result: rank/stage/replica/tp_rank: want %d/%d/%d/%d, got %d/%d/%d/%d",
+			want.Rank, want.Stage, want.Replica, want.TPRank, r.Rank, r.Stage, r.Replica, r.TPRank)
 	case len(r.StepSeconds) != c.Steps:
 		return nil, fmt.Errorf("result.step_seconds: want %d steps, got %d", c.Steps, len(r.StepSeconds))
 	case !finiteNonNegative(r.PeakMemoryBytes):
@@ -55,7 +58,7 @@ func parseResult(data []byte, want rankInfo, c *runConfig) (*rankResult, error) 
 		}
 	}
 	wantLosses := 0
-	if want.Stage == c.Stages-1 {
+	if want.Stage == c.Stages-1 && want.TPRank == 0 {
 		wantLosses = c.Warmup + c.Steps
 	}
 	if len(r.Losses) != wantLosses {

@@ -22,7 +22,7 @@ func TestParseResult(t *testing.T) {
 		{"not json", `{`, "result: unexpected EOF"},
 		{"unknown field", `{"rank":3,"bogus":1}`, `unknown field "bogus"`},
 		{"trailing", good + `{}`, "trailing data"},
-		{"wrong rank", strings.Replace(good, `"rank":3`, `"rank":2`, 1), "rank/stage/replica: want 3/1/1, got 2/1/1"},
+		{"wrong rank", strings.Replace(good, `"rank":3`, `"rank":2`, 1), "rank/stage/replica/tp_rank: want 3/1/1/0, got 2/1/1/0"},
 		{"steps", strings.Replace(good, `[0.5,0.25]`, `[0.5]`, 1), "result.step_seconds: want 2 steps, got 1"},
 		{"negative time", strings.Replace(good, `[0.5,0.25]`, `[0.5,-1]`, 1), "result.step_seconds[1]: must be a finite number >= 0, got -1"},
 		{"memory", strings.Replace(good, `1e9`, `-3`, 1), "result.peak_memory_bytes: must be a finite number >= 0, got -3"},

@@ -59,8 +59,8 @@ func parseProbe(out []byte) (probe, error) {
 // processes are within --max-procs.
 func checkLimits(c *runConfig, o options) error {
 	if need := len(c.Ranks); o.device == "cpu" && need > o.maxProcs {
-		return fmt.Errorf("plan needs %d rank processes (%d stages × %d replicas), over --max-procs %d; raise --max-procs or use --scale-down to run 1 replica per stage (%d ranks)",
-			need, c.Stages, c.Replicas, o.maxProcs, c.Stages)
+		return fmt.Errorf("plan needs %d rank processes (%d stages × %d replicas × tp %d), over --max-procs %d; raise --max-procs or use --scale-down to run 1 replica per stage with tp <= %d (%d ranks)",
+			need, c.Stages, c.Replicas, c.TP, o.maxProcs, scaleTP, c.Stages*min(c.TP, scaleTP))
 	}
 	return nil
 }
@@ -68,7 +68,7 @@ func checkLimits(c *runConfig, o options) error {
 // checkDevices checks that this machine has the GPUs a CUDA run needs.
 func checkDevices(ctx context.Context, python, dir string, c *runConfig, o options) error {
 	need := len(c.Ranks)
-	what := fmt.Sprintf("%d stages × %d replicas", c.Stages, c.Replicas)
+	what := fmt.Sprintf("%d stages × %d replicas × tp %d", c.Stages, c.Replicas, c.TP)
 	if o.device == "cpu" {
 		return nil
 	}
@@ -86,10 +86,10 @@ func checkDevices(ctx context.Context, python, dir string, c *runConfig, o optio
 		return nil
 	}
 	if c.ScaledDown {
-		return fmt.Errorf("even scaled down the plan needs %d GPUs (one per stage), this machine has %d; use --device cpu", need, pr.CUDADeviceCount)
+		return fmt.Errorf("even scaled down the plan needs %d GPUs (%s), this machine has %d; use --device cpu", need, what, pr.CUDADeviceCount)
 	}
-	return fmt.Errorf("plan needs %d GPUs (%s), this machine has %d; use --scale-down to run a smaller replica (1 replica per stage, %d GPUs): a functional run whose timing is not comparable to the prediction",
-		need, what, pr.CUDADeviceCount, c.Stages)
+	return fmt.Errorf("plan needs %d GPUs (%s), this machine has %d; use --scale-down to run a smaller replica (1 replica per stage with tp <= %d, %d GPUs): a functional run whose timing is not comparable to the prediction",
+		need, what, pr.CUDADeviceCount, scaleTP, c.Stages*min(c.TP, scaleTP))
 }
 
 // Loss tolerances of --check: fp32 sums in another order on CPU; GPU
