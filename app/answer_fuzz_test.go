@@ -172,7 +172,7 @@ func FuzzPlanJSON(f *testing.F) {
 	}
 	f.Add(`{"model":"pd-gnmt_large","planner":"madpipe","nodes":64,"gpus_per_node":16}`)
 	f.Add(`{"model":"pd-resnet101","planner":"best","nodes":1,"gpus_per_node":3}`)
-	f.Add(`{"model":"custom","custom":{"layers":1024,"hidden":131072,"heads":1024},"seq":1048576}`)
+	f.Add(`{"model":"custom","custom":{"layers":256,"hidden":131072,"heads":1024},"seq":1048576}`)
 	f.Fuzz(func(t *testing.T, body string) {
 		p, err := request.DecodePlan([]byte(body))
 		if err != nil {

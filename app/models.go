@@ -141,8 +141,38 @@ func withTraining(m ModelPreset, in request.Plan) (ModelPreset, error) {
 	if err := tr.Validate(); err != nil {
 		return m, &request.FieldError{Field: "plan.model", Msg: err.Error()}
 	}
+	if err := withinLimits(tr, in); err != nil {
+		return m, err
+	}
 	m.Transformer = &tr
 	return m, nil
+}
+
+// withinLimits bounds the work a transformer asks of the planners: the
+// request's limits apply to a Hugging Face config.json's dimensions (and
+// the sequence it implies) as they do to a custom model's.
+func withinLimits(tr model.Transformer, in request.Plan) error {
+	field := "plan.model"
+	if in.Model == request.HFModel {
+		field = "plan.hf_config"
+	}
+	experts := 0
+	if tr.MoE != nil {
+		experts = tr.MoE.Experts
+	}
+	for _, d := range []struct {
+		name   string
+		v, max int
+	}{
+		{"layers", tr.Layers, request.MaxLayers}, {"hidden size", tr.Hidden, request.MaxHidden},
+		{"attention heads", tr.Heads, request.MaxHeads}, {"vocabulary", tr.Vocab, request.MaxVocab},
+		{"sequence length", tr.Seq, request.MaxSeq}, {"experts", experts, request.MaxExperts},
+	} {
+		if d.v > d.max {
+			return &request.FieldError{Field: field, Msg: fmt.Sprintf("%s %d is over the planner's limit of %d", d.name, d.v, d.max)}
+		}
+	}
+	return nil
 }
 
 // modelByID returns a preset (or any embedded PipeDream profile, see

@@ -170,13 +170,19 @@ const (
 	MaxGBps        = 10000
 	MaxSelected    = 1000
 	MaxSeq         = 1 << 20
-	MaxLayers      = 1024
-	MaxHidden      = 1 << 17
-	MaxHeads       = 1024
-	MaxVocab       = 1 << 24
-	MaxFFN         = 1 << 20
-	MaxNameBytes   = 200
-	MaxTop         = 100
+	// MaxLayers is 256, twice the deepest published dense models (126
+	// layers for Llama 3 405B, 128 for the 1T GPT of PTD-P's Table 4.1):
+	// the PTD-P search's work grows faster than the layers (a 1,024-layer
+	// model took over 20 s on a loaded 2-core machine, 256 layers 4 s).
+	MaxLayers = 256
+	// MaxExperts bounds a MoE model's routed experts (DeepSeek-V3: 256).
+	MaxExperts   = 1024
+	MaxHidden    = 1 << 17
+	MaxHeads     = 1024
+	MaxVocab     = 1 << 24
+	MaxFFN       = 1 << 20
+	MaxNameBytes = 200
+	MaxTop       = 100
 	// MaxHFConfigBytes bounds an inline Hugging Face config.json (real
 	// ones are 1–3 KB).
 	MaxHFConfigBytes = 32 << 10
