@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"pipeplan/app"
 	"pipeplan/app/request"
 	"pipeplan/core/plan"
 	"pipeplan/modelprofiles"
@@ -216,19 +217,22 @@ func (tb *tab) waitFor(t *testing.T, cond string) {
 // page's text and its errors. It runs on a short deadline of its own: the
 // tab's may be what ran out.
 func (tb *tab) diagnose(t *testing.T) string {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(tb.ctx), 30*time.Second)
+	base := context.WithoutCancel(tb.ctx)
+	ctx, cancel := context.WithTimeout(base, 20*time.Second)
 	defer cancel()
-	name := "failed-" + strings.ReplaceAll(t.Name(), "/", "-")
-	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil && os.MkdirAll(artifactsDir, 0o755) == nil {
-		if os.WriteFile(filepath.Join(artifactsDir, name+".png"), png, 0o644) == nil {
-			t.Logf("screenshot: %s", filepath.Join(artifactsDir, name+".png"))
-		}
+	text := "page text unavailable"
+	if body, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 1500) + "\npage errors: " + (window.__pageErrors || []).join("\n").slice(0, 500)`)); err != nil {
+		text += ": " + err.Error()
+	} else {
+		text = "page text:\n" + body
 	}
-	body, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 1500) + "\npage errors: " + (window.__pageErrors || []).join("\n").slice(0, 500)`))
-	if err != nil {
-		return "page text unavailable: " + err.Error()
+	ctx, cancel = context.WithTimeout(base, 30*time.Second)
+	defer cancel()
+	name := filepath.Join(artifactsDir, "failed-"+strings.ReplaceAll(t.Name(), "/", "-")+".png")
+	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil && os.MkdirAll(artifactsDir, 0o755) == nil && os.WriteFile(name, png, 0o644) == nil {
+		t.Logf("screenshot: %s", name)
 	}
-	return "page text:\n" + body
+	return text
 }
 
 // openPlan opens the page at url and waits for a rendered plan.
@@ -339,6 +343,9 @@ func TestBrowser(t *testing.T) {
 		}
 		if n := eval[int](t, tb, `document.querySelectorAll("#memory-chart svg rect").length`); n < 8*5 {
 			t.Errorf("memory chart has %d segments, want at least 5 per stage", n)
+		}
+		if axis := eval[string](t, tb, `document.querySelector("#memory-chart svg").textContent`); !strings.Contains(axis, "GiB per GPU") || !strings.Contains(eval[string](t, tb, `document.querySelector("#memory-chart svg").getAttribute("aria-label")`), "the most loaded") {
+			t.Errorf("memory chart has no GiB axis or text alternative")
 		}
 		tb.screenshot(t, "plan-default")
 		tb.checkPageErrors(t)
@@ -930,4 +937,24 @@ func parseNumber(t *testing.T, s string) float64 {
 		t.Fatalf("not a number: %q", s)
 	}
 	return v
+}
+
+// TestBrowserPresetTimings logs how long each model preset takes to plan in
+// the tab on the default cluster (1024 A100s; the layer profiles with
+// "best"), worker round trip included, for BENCHMARKS.md. It asserts
+// nothing about time and runs only when PIPEPLAN_TIMINGS is set.
+func TestBrowserPresetTimings(t *testing.T) {
+	if os.Getenv("PIPEPLAN_TIMINGS") == "" {
+		t.Skip("set PIPEPLAN_TIMINGS=1 to time every preset in the browser")
+	}
+	b := startBrowser(t)
+	tb := b.openState(t, request.Default())
+	t.Logf("first render %.0f ms after navigation start; first plan %.0f ms", eval[float64](t, tb, `window.pipeplanTimings.firstRenderMs`), tb.replanMillis(t))
+	for _, m := range app.Models() {
+		run := eval[string](t, tb, `document.getElementById("plan-timing").dataset.run`)
+		tb.setSelect(t, "model", m.ID)
+		// data-run counts the plans started: wait for this one to end.
+		tb.waitFor(t, fmt.Sprintf(`document.getElementById("plan-timing").dataset.run !== %q && document.getElementById("cancel-plan") === null`, run))
+		t.Logf("%-16s %s", m.ID, tb.text(t, "#plan-timing"))
+	}
 }

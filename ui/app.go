@@ -68,6 +68,7 @@ type App struct {
 	env      vugu.EventEnv
 	uploaded *model.Profile // the uploaded layer profile, if any
 	pinned   *pinned        // the candidate kept for comparison, if any
+	focusRow string         // the candidate row to focus after the next renders
 	planRun  int            // counts re-plans; a worker's answer to an older one is dropped
 	simRun   int            // counts simulations, likewise
 }

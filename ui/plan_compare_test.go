@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -68,5 +69,13 @@ func TestPlanInputErrorsInWords(t *testing.T) {
 	a.SetPlanInput("nodes", "0")
 	if strings.Count(a.Err, "plan.nodes") != 1 || strings.Contains(a.Err, "strconv") {
 		t.Errorf("nodes 0: %q", a.Err)
+	}
+}
+
+func TestRoundStep(t *testing.T) {
+	for _, c := range []struct{ v, want float64 }{{16.1, 20}, {3, 5}, {1, 1}, {0.13, 0.2}, {45, 50}, {0, 1}} {
+		if got := roundStep(c.v); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("roundStep(%g) = %g, want %g", c.v, got, c.want)
+		}
 	}
 }

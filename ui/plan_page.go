@@ -149,7 +149,7 @@ type PlanView struct {
 	Err string
 	// Millis is how long the last re-plan took in the page, in ms.
 	Millis float64
-	// Running reports a slow planner (MadPipe) working in the background;
+	// Running reports a plan working in the Web Worker;
 	// Progress is its fraction done.
 	Running  bool
 	Progress float64
@@ -229,40 +229,17 @@ func (a *App) SetPlanInput(field, value string) {
 	a.changed()
 }
 
-// replan runs the planner on the current inputs: at once for transformer
-// specs (PTD-P's search takes milliseconds), in a Web Worker for layer
-// profiles, whose planners (MadPipe; PipeDream and 2BW on hundreds of
-// GPUs) can take seconds. The last result stays on screen until the new
-// one arrives; a newer input or Cancel stops the worker at once.
+// replan runs the planner on the current inputs in a Web Worker: PTD-P's
+// search on thousands of GPUs takes hundreds of milliseconds, the
+// layer-profile planners seconds, and the page must never freeze. The last
+// result stays on screen until the new one arrives; a newer input or
+// Cancel stops the worker at once. Without a worker (tests) it plans in place.
 func (a *App) replan() {
 	a.stopPlan()
 	a.planRun++
-	if !(&PlanPage{App: a}).isTransformer() {
-		job := Job{Kind: JobPlan, Plan: &a.State.Plan}
-		if a.State.Plan.Model == app.UploadedID && a.uploaded != nil {
-			job.Profile = a.uploaded
-		}
-		run, start := a.planRun, a.browser.NowMillis()
-		stop, ok := a.startJob(job, func(done, total float64) {
-			if a.planRun == run && a.Plan.Running {
-				a.Plan.Progress = done / total
-			}
-		}, func(ans JobAnswer) {
-			if a.planRun != run {
-				return // superseded by a newer input
-			}
-			a.Plan = PlanView{Millis: a.browser.NowMillis() - start}
-			switch {
-			case ans.Err != "":
-				a.Plan.Err = ans.Err
-			case ans.Plan != nil:
-				a.Plan.Result = *ans.Plan
-			}
-		})
-		if ok {
-			a.Plan = PlanView{Result: a.Plan.Result, Running: true, stop: stop}
-			return
-		}
+	if stop, ok := a.replanInWorker(); ok {
+		a.Plan = PlanView{Result: a.Plan.Result, Running: true, stop: stop}
+		return
 	}
 	start := a.browser.NowMillis()
 	res, err := a.plan(context.Background(), nil)
@@ -271,6 +248,35 @@ func (a *App) replan() {
 		a.Plan.Err = err.Error()
 	}
 	a.Plan.Millis = a.browser.NowMillis() - start
+}
+
+// replanInWorker starts the plan in a Web Worker; ok is false when there
+// is none, or nothing to send it (a link naming an upload this page lacks).
+func (a *App) replanInWorker() (stop func(), ok bool) {
+	job := Job{Kind: JobPlan, Plan: &a.State.Plan}
+	if a.State.Plan.Model == app.UploadedID {
+		if a.uploaded == nil {
+			return nil, false
+		}
+		job.Profile = a.uploaded
+	}
+	run, start := a.planRun, a.browser.NowMillis()
+	return a.startJob(job, func(done, total float64) {
+		if a.planRun == run && a.Plan.Running {
+			a.Plan.Progress = done / total
+		}
+	}, func(ans JobAnswer) {
+		if a.planRun != run {
+			return // superseded by a newer input
+		}
+		a.Plan = PlanView{Millis: a.browser.NowMillis() - start}
+		switch {
+		case ans.Err != "":
+			a.Plan.Err = ans.Err
+		case ans.Plan != nil:
+			a.Plan.Result = *ans.Plan
+		}
+	})
 }
 
 // plan runs the planner on the current inputs (the uploaded profile or a preset).

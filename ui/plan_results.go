@@ -200,7 +200,19 @@ func (c *PlanPage) keySelect(event vugu.DOMEvent, i int) {
 	}
 	event.PreventDefault()
 	c.App.SelectCandidate(next)
-	c.App.browser.Focus("cand-row-" + strconv.Itoa(next))
+	c.App.focusRow = "cand-row-" + strconv.Itoa(next)
+}
+
+// Rendered keeps the keyboard focus on the row the arrow keys selected:
+// the re-plan re-renders the table (twice, as it starts and ends), so the
+// focus is set after each render until the plan is in.
+func (c *PlanPage) Rendered() {
+	if id := c.App.focusRow; id != "" {
+		c.App.browser.Focus(id)
+		if !c.App.Plan.Running {
+			c.App.focusRow = ""
+		}
+	}
 }
 
 // SelectCandidate shows the candidate of rank i in detail.
