@@ -85,14 +85,17 @@ func FuzzSetPlanInput(f *testing.F) {
 		a, b := setterApp()
 		before := a.State
 		a.SetPlanInput(field, value)
-		// The error names the request's field (custom_hidden is
-		// plan.custom.hidden) and shows the value, or, for a field the
-		// page does not have, names that field.
-		shown := numberShown(value)
-		if strings.Contains(a.Err, "not an input") {
-			shown = []string{field}
+		// The error names the field, as the form names it or as the
+		// request does (custom_hidden is plan.custom.hidden), and shows the
+		// value; for a field the page does not have (even ""), it says so.
+		name, shown := "plan."+field, numberShown(value)
+		if dotted := "plan." + strings.Replace(field, "custom_", "custom.", 1); strings.Contains(a.Err, dotted) {
+			name = dotted
 		}
-		checkSetter(t, a, b, before, "plan."+strings.Replace(field, "custom_", "custom.", 1), shown...)
+		if strings.Contains(a.Err, "not an input") {
+			shown = []string{"not an input of the Plan page"}
+		}
+		checkSetter(t, a, b, before, name, shown...)
 		if a.Err != "" {
 			return
 		}
