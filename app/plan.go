@@ -10,6 +10,7 @@ import (
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
 	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
 	"pipeplan/gpuprofiles"
 )
 
@@ -66,6 +67,9 @@ type Candidate struct {
 	// Breakdown splits IterationSeconds into compute, exposed communication
 	// of each kind, bubble and optimizer (PTD-P only).
 	Breakdown *cost.TimeBreakdown `json:"breakdown,omitempty"`
+	// TwoBW is the 2BW planner's execution (no pipelining, 2BW, 2BW with
+	// recomputation) and gradient accumulation; nil for the other planners.
+	TwoBW *partition.TwoBWDetail `json:"two_bw,omitempty"`
 	// Fits reports whether Memory fits the GPU.
 	Fits bool `json:"fits"`
 	// Reason says why it does not fit ("" when it fits).
@@ -156,8 +160,10 @@ func PlanProgress(ctx context.Context, in request.Plan, progress func(float64)) 
 	}
 	switch in.Planner {
 	case "best", "ptdp":
+	case "2bw":
+		return planTwoBWTransformer(ctx, m, c, in)
 	default:
-		return Result{}, fmt.Errorf("plan.planner: %s partitions measured per-layer profiles; %s is a transformer spec, planned by PTD-P (choose \"PTD-P\" or \"Best overall\")", in.Planner, m.Name)
+		return Result{}, fmt.Errorf("plan.planner: %s partitions measured per-layer profiles; %s is a transformer spec, planned by PTD-P or 2BW (choose \"PTD-P\", \"2BW\" or \"Best overall\")", in.Planner, m.Name)
 	}
 	return planPTDP(ctx, m, c, in)
 }
@@ -186,17 +192,12 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan)
 	res := Result{Model: m.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes,
 		InterNodeBytesPerSec: c.Levels[len(c.Levels)-1].BandwidthBytesPerSec,
 		Transformer:          &tr, Params: tr.Params(), Mode: "search"}
-	flash := in.FlashAttention
-	if flash && c.GPU.PeakFLOPS[hw.PrecisionBF16] == 0 {
-		// FlashAttention-2 (what Megatron-Core and Transformer Engine run)
-		// needs an Ampere or newer GPU, the ones with bf16 tensor cores.
-		flash = false
-		res.Note = fmt.Sprintf("Flash attention is off: it needs an Ampere or newer GPU (bf16 tensor cores), and the %s has none.", c.GPU.Name)
-	}
+	flash, note := flashFor(in.FlashAttention, c.GPU)
+	res.Note = note
 	opt := partition.PTDPOptions{Fixed: plan.Execution{GlobalBatch: in.GlobalBatch, ScatterGather: true,
 		Optimizer: in.Optimizer, ZeRO: in.ZeRO, Recompute: model.Recompute(in.Recompute),
 		TP: in.TP, PP: in.PP, CP: in.CP, EP: in.EP, MicrobatchSize: in.Microbatch, Interleave: in.Interleave,
-		SequenceParallel: in.SequenceParallel, FlashAttention: flash},
+		SequenceParallel: in.SequenceParallel, FlashAttention: flash, Schedule: schedule.Kind(in.Schedule)},
 		AllowCrossNodeTP: in.AllowCrossNodeTP}
 	var found partition.PTDPResult
 	var err error
@@ -241,6 +242,16 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan)
 		return Result{}, err
 	}
 	return res, nil
+}
+
+// flashFor is the request's flash attention on gpu, with a note when the
+// GPU cannot run it: FlashAttention-2 (what Megatron-Core and Transformer
+// Engine run) needs an Ampere or newer GPU, the ones with bf16 tensor cores.
+func flashFor(asked bool, gpu hw.GPU) (bool, string) {
+	if asked && gpu.PeakFLOPS[hw.PrecisionBF16] == 0 {
+		return false, fmt.Sprintf("Flash attention is off: it needs an Ampere or newer GPU (bf16 tensor cores), and the %s has none.", gpu.Name)
+	}
+	return asked, ""
 }
 
 // evaluatePTDP predicts the one configuration opt.Fixed gives every degree

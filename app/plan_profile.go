@@ -267,7 +267,7 @@ func fromCandidate(c partition.Candidate, capacity float64) Candidate {
 		IterationSeconds: p.IterationSeconds, SamplesPerSecond: p.SamplesPerSecond,
 		TFLOPSPerGPU: p.TFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
 		Memory: cost.Memory{PeakBytes: p.PeakBytesPerGPU, CapacityBytes: capacity}, Fits: c.Fits, Reason: c.Reason,
-		StageReplicas: stageReplicas(c), GlobalBatch: e.GlobalBatch,
+		StageReplicas: stageReplicas(c), GlobalBatch: e.GlobalBatch, TwoBW: c.TwoBW,
 	}
 }
 

@@ -32,6 +32,7 @@ var transformerFlags = map[string]string{
 	"plan.cp": "cp", "plan.ep": "ep", "plan.flash_attention": "flash-attention",
 	"plan.microbatch": "microbatch", "plan.interleave": "interleave", "plan.recompute": "recompute",
 	"plan.optimizer": "optimizer", "plan.zero": "zero", "plan.top": "top",
+	"plan.planner": "planner", "plan.schedule": "schedule",
 }
 
 // transformerDefaults explains each defaulted flag, printed with the table.
@@ -89,6 +90,9 @@ func runTransformer(args []string, stdout io.Writer) error {
 	breakdown := fs.Bool("breakdown", false, "print the chosen configuration's step-time breakdown")
 	exportPlan := fs.String("export-plan", "", "write the chosen configuration as a core/plan JSON file")
 	asJSON := fs.Bool("json", false, "print JSON (the same as POST /api/v1/plan) instead of a table")
+	// The planner (issue 15: PipeDream-2BW's planner on a transformer spec).
+	sched := fs.String("schedule", "", "PTD-P's pipeline schedule: gpipe, 1f1b (PipeDream-Flush), interleaved or 2bw (empty: 1f1b, interleaved when --interleave > 1)")
+	planner := fs.String("planner", "ptdp", "planner: ptdp (tensor × pipeline × data search, §4.3) or 2bw (PipeDream-2BW's planner, §3.3.2: width × depth, microbatch size and recomputation; --pp, --microbatch and --recompute fix its choices)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -98,7 +102,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	in := d
-	in.Model, in.Planner = "custom", "ptdp"
+	in.Model, in.Planner, in.Schedule = "custom", *planner, *sched
 	switch {
 	case set["model"] && set["hf-config"]:
 		return fmt.Errorf("--model and --hf-config: give one, got both (%q and %q)", *preset, *hfConfig)
@@ -247,7 +251,11 @@ func printTransformer(w io.Writer, in request.Plan, res app.Result, set map[stri
 			sep = "; "
 		}
 	}
-	fmt.Fprintln(w, sep+"scatter/gather on (§4.4.1); memory reserve for CUDA context and fragmentation")
+	if in.Planner == "2bw" { // issue 15
+		fmt.Fprintln(w, sep+"PipeDream-2BW's planner (§3.3.2): TP 1, the best microbatch and execution of each (DP, PP); memory reserve for CUDA context and fragmentation")
+	} else {
+		fmt.Fprintln(w, sep+"scatter/gather on (§4.4.1); memory reserve for CUDA context and fragmentation")
+	}
 	if res.Mode == "evaluate" {
 		fmt.Fprintln(w, "evaluated the given configuration:")
 		return printTransformerConfigs(w, append(res.Candidates, res.Infeasible...))
@@ -271,6 +279,9 @@ func printTransformerConfigs(w io.Writer, cs []app.Candidate) error {
 		note := "fits"
 		if !c.Fits {
 			note = c.Reason
+		}
+		if c.TwoBW != nil { // the 2BW planner's execution (issue 15)
+			note += ", " + c.TwoBW.Execution.String()
 		}
 		m, e := c.Memory, c.Execution
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%.4g\t%.1f\t%.1f\t%.3f\t%.3f\t%.1f\t%.1f\t%.1f\t%s\n",

@@ -103,7 +103,15 @@ type Plan struct {
 	// PricePerGPUHour prices a GPU-hour in dollars for the run's cost (0 =
 	// the GPU's sourced price, if there is one).
 	PricePerGPUHour float64 `json:"price_per_gpu_hour,omitempty"`
+
+	// Schedule fixes the PTD-P planner's pipeline schedule, one of
+	// PTDPSchedules ("" = 1F1B, interleaved when v > 1): GPipe,
+	// PipeDream-Flush (1f1b) and 2BW side by side (issue 15, §3.4.3).
+	Schedule string `json:"schedule,omitempty"`
 }
+
+// PTDPSchedules are the schedules Plan.Schedule takes ("" first: the default).
+var PTDPSchedules = []string{"", "gpipe", "1f1b", "interleaved", "2bw"}
 
 // Limits of the run-cost inputs.
 const (
@@ -129,7 +137,8 @@ func (p Plan) Evaluates() bool {
 // FixesPTDP reports whether p fixes any choice only the PTD-P planner
 // takes (a degree, sequence parallelism, cross-node tensor parallelism).
 func (p Plan) FixesPTDP() bool {
-	return p.TP > 0 || p.PP > 0 || p.Microbatch > 0 || p.Interleave > 0 || p.CP > 0 || p.EP > 0 || p.SequenceParallel || p.AllowCrossNodeTP
+	return p.TP > 0 || p.PP > 0 || p.Microbatch > 0 || p.Interleave > 0 || p.CP > 0 || p.EP > 0 || p.SequenceParallel || p.AllowCrossNodeTP ||
+		p.Schedule != ""
 }
 
 // CustomModel is a GPT-style transformer given by its dimensions; the
@@ -291,7 +300,8 @@ func (p Plan) Validate() error {
 	for _, f := range []struct {
 		name, v string
 		list    []string
-	}{{"plan.precision", p.Precision, Precisions}, {"plan.optimizer", p.Optimizer, Optimizers}, {"plan.recompute", p.Recompute, Recomputes}} {
+	}{{"plan.precision", p.Precision, Precisions}, {"plan.optimizer", p.Optimizer, Optimizers}, {"plan.recompute", p.Recompute, Recomputes},
+		{"plan.schedule", p.Schedule, PTDPSchedules}} {
 		if !slices.Contains(f.list, f.v) {
 			return fieldErr(f.name, "must be one of %q, got %q", f.list, f.v)
 		}

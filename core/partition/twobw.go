@@ -85,6 +85,8 @@ type TwoBWOptions struct {
 	// per weight byte (e.g. 3 for fp32 Adam: gradient, m, v). The paper's
 	// MEMORY(.) counts weight versions only, which is 0 here.
 	StateBytesPerWeightByte float64
+	// MicrobatchSize fixes the per-GPU microbatch size b; 0 searches it.
+	MicrobatchSize int
 }
 
 // TwoBWDetail is what the 2BW planner chose for a candidate beyond its
@@ -138,7 +140,7 @@ func PlanTwoBW(ctx context.Context, m TwoBWModel, opt TwoBWOptions, progress Pro
 				continue // one stage: nothing to pipeline
 			}
 			best, ok := Candidate{}, false
-			for _, b := range microbatchSizes(opt.BatchSize, d) {
+			for _, b := range opt.microbatchSizes(d) {
 				c, valid := ev.evaluate(d, p, b, e)
 				if !valid {
 					continue
@@ -174,12 +176,18 @@ func PlanTwoBW(ctx context.Context, m TwoBWModel, opt TwoBWOptions, progress Pro
 // maxTwoBWGPUs bounds the cluster size of a 2BW plan, as hw.Cluster does.
 const maxTwoBWGPUs = 1 << 24
 
-// microbatchSizes returns the b with B a multiple of d·b.
-func microbatchSizes(B, d int) []int {
-	if B%d != 0 {
+// microbatchSizes returns the b with B a multiple of d·b: the fixed one
+// when it qualifies, else all.
+func (o TwoBWOptions) microbatchSizes(d int) []int {
+	switch {
+	case o.BatchSize%d != 0:
 		return nil
+	case o.MicrobatchSize > 0 && (o.BatchSize/d)%o.MicrobatchSize != 0:
+		return nil
+	case o.MicrobatchSize > 0:
+		return []int{o.MicrobatchSize}
 	}
-	return divisors(B / d)
+	return divisors(o.BatchSize / d)
 }
 
 func (o TwoBWOptions) validate() error {
@@ -196,6 +204,9 @@ func (o TwoBWOptions) validate() error {
 	}
 	if o.BatchSize > MaxGlobalBatch {
 		return fmt.Errorf("batch_size: must be <= %d, got %d", MaxGlobalBatch, o.BatchSize)
+	}
+	if o.MicrobatchSize < 0 {
+		return fmt.Errorf("microbatch: must be >= 0 (0 searches it), got %d", o.MicrobatchSize)
 	}
 	if o.GPUs > maxTwoBWGPUs {
 		return fmt.Errorf("gpus: must be <= %d, got %d", maxTwoBWGPUs, o.GPUs)
