@@ -43,8 +43,11 @@ func drawUniform(ctx context.Context, kind schedule.Kind, pp, v, m int, perMBSec
 	drawn := m
 	if drawn > maxTimelineMicrobatches {
 		drawn = maxTimelineMicrobatches
-		if kind == schedule.Interleaved {
+		switch kind {
+		case schedule.Interleaved:
 			drawn = max(drawn-drawn%pp, pp) // interleaving needs m to be a multiple of p
+		case schedule.TwoBW:
+			drawn = max(drawn, pp) // 2BW needs m >= p (§3.2.1)
 		}
 	}
 	opt := schedule.Options{Stages: pp, Microbatches: drawn}

@@ -49,6 +49,7 @@ func TestOneAnswer(t *testing.T) {
 	gpt3 := `{"model": "custom", "custom": {"layers": 96, "hidden": 12288, "heads": 96}, "nodes": 128, "gpus_per_node": 8, "global_batch": 1536, "planner": "ptdp"%s}`
 	gpt3Eval := `, "tp": 8, "pp": 16, "microbatch": 1, "interleave": 2, "recompute": "full"`
 	small := `{"model": "custom", "custom": {"name": "small", "layers": 8, "hidden": 1024, "heads": 16, "vocab": 32000, "ffn": 2048}, "seq": 1024, "precision": "fp16", "gpu": "nvidia-v100-sxm2-16gb", "nodes": 2, "gpus_per_node": 4, "inter_node_gbps": 12.5, "global_batch": 64, "planner": "ptdp", "zero": 1, "sequence_parallel": true, "top": 4}`
+	bert2BW := `{"model": "custom", "custom": {"layers": 48, "hidden": 1024, "heads": 16, "vocab": 30522}, "seq": 128, "precision": "fp16", "gpu": "nvidia-v100-sxm2-16gb", "nodes": 8, "gpus_per_node": 8, "inter_node_gbps": 0.390625, "global_batch": 1024, "planner": "2bw"}`
 	// The layer-profile planners on VGG-16's PipeDream profile over an
 	// explicit topology, as `partition --level-sizes ... --level-bandwidths ...`.
 	profile := `{"model": "pd-%s", "gpu": "nvidia-v100-sxm2-16gb", "levels": [%s], "global_batch": %d, "planner": "%s"%s}`
@@ -72,6 +73,11 @@ func TestOneAnswer(t *testing.T) {
 				"--seq", "1024", "--precision", "fp16", "--gpu", "nvidia-v100-sxm2-16gb", "--gpus", "8", "--gpus-per-node", "4",
 				"--inter-node-bandwidth", "12.5e9", "--batch", "64", "--zero", "1", "--sequence-parallel", "--top", "4"},
 			"/api/v1/plan", small, ""},
+		{"BERT-48 on 8×8 V100s, 2BW planner on a transformer spec",
+			[]string{"transformer", "--planner", "2bw", "--layers", "48", "--hidden", "1024", "--heads", "16", "--vocab", "30522", "--seq", "128",
+				"--precision", "fp16", "--gpu", "nvidia-v100-sxm2-16gb", "--gpus", "64", "--gpus-per-node", "8",
+				"--inter-node-bandwidth", "3.90625e8", "--batch", "1024"},
+			"/api/v1/plan", bert2BW, ""},
 		profileCase("VGG-16's PipeDream profile on 2×4 V100s, PipeDream's cost model, no memory limit",
 			fmt.Sprintf(profile, "vgg16", vggLevels, 1024, "pipedream", `, "cost_model": "pipedream", "memory_bytes": -1`),
 			"--batch", "1024", "--cost-model", "pipedream"),

@@ -45,6 +45,14 @@ type PTDPPaper struct {
 		Source string `json:"source"`
 		BestTP int    `json:"best_tp"`
 	} `json:"tensor_vs_pipeline"`
+	Zero3 struct {
+		Source string             `json:"source"`
+		Rows   []PTDPZeroPaperRow `json:"rows"`
+	} `json:"zero3"`
+	Microbatch struct {
+		Source string `json:"source"`
+		BestB  int    `json:"best_b"`
+	} `json:"microbatch"`
 }
 
 // LoadPTDPPaper reads testdata/ptdp_paper.json.

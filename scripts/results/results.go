@@ -24,8 +24,10 @@ func Sections() []Section {
 	return []Section{
 		{"pipedream", PipeDreamMarkdown},
 		{"twobw", TwoBWMarkdown},
+		{"twobw-figures", TwoBWFiguresMarkdown},
 		{"ptdp-table", PTDPTableMarkdown},
 		{"ptdp-figures", PTDPFiguresMarkdown},
+		{"ptdp-zero3", PTDPZeroMarkdown},
 		{"madpipe", MadPipeMarkdown},
 		{"schedules", SchedulesMarkdown},
 	}

@@ -1,14 +1,14 @@
 package results
 
 import (
-	"context"
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
-	"pipeplan/core/model"
-	"pipeplan/core/partition"
+	"pipeplan/cli"
 )
 
 //go:embed testdata/twobw_paper.json
@@ -19,6 +19,8 @@ type TwoBWPaperRow struct {
 	Model      string  `json:"model"`
 	Layers     int     `json:"layers"`
 	Servers    int     `json:"servers"`
+	GPU        string  `json:"gpu"` // a gpuprofiles id; "" when pipeplan has no profile of the GPU
+	Machine    string  `json:"machine"`
 	W          int     `json:"w"`
 	D          int     `json:"d"`
 	Throughput float64 `json:"throughput"`
@@ -27,10 +29,15 @@ type TwoBWPaperRow struct {
 	Chosen     bool    `json:"chosen"`
 }
 
-// TwoBWPaper is the stored table with its source.
+// TwoBWPaper is the stored table and figure claims with their sources.
 type TwoBWPaper struct {
-	Source string          `json:"source"`
-	Rows   []TwoBWPaperRow `json:"rows"`
+	Source  string          `json:"source"`
+	Rows    []TwoBWPaperRow `json:"rows"`
+	Figures struct {
+		Source               string  `json:"source"`
+		RecomputeOverheadCap float64 `json:"recompute_overhead_cap"`
+		MaxModelParams       float64 `json:"max_model_params_64_v100"`
+	} `json:"figures"`
 }
 
 // LoadTwoBWPaper reads testdata/twobw_paper.json.
@@ -40,81 +47,125 @@ func LoadTwoBWPaper() (TwoBWPaper, error) {
 	return p, err
 }
 
-// The assumptions of the BERT block model (the paper publishes no profile):
-// V100 fp16 tensor-core peak 125 TFLOP/s at 40 % efficiency; fp16 weights
-// (one version is 2 B/parameter) with fp32 master weights, Adam's m and v
-// and fp16 gradients (14 B/parameter, kept once); activations as
-// Korthikanti et al. count them (core/model); NVLink 150 GB/s inside a
-// p3.16xlarge, 25 Gbps between them; global batch 1024 (the BERT batch of
-// §5.1); 16 GiB per GPU.
-const (
-	twoBWEffectiveFLOPS     = 0.4 * 125e12
-	twoBWStatePerWeightByte = 7
-	twoBWIntraBandwidth     = 150e9
-	twoBWInterBandwidth     = 3.125e9
-	twoBWBatch              = 1024
-	twoBWMemoryBytes        = 16 << 30
-)
+// twoBWGlobalBatch is the global batch of the BERT runs (§5.1: "For BERT,
+// we use a batch size of 1024"); Table 1 does not give its own.
+const twoBWGlobalBatch = 1024
 
-// bertBlocks is a BERT-Large-wide model (h = 1024, 16 heads, s = 128) as
-// 2BW's blocks, one per transformer layer.
-type bertBlocks struct{ tr model.Transformer }
+// planResult is what the results read of `pipeplan transformer --json`:
+// every planner's candidates, or the problem when nothing fits.
+type planResult struct {
+	Params     float64         `json:"params"`
+	Candidates []planCandidate `json:"candidates"`
+	Problem    string          `json:"problem"`
+}
 
-func (m bertBlocks) NumBlocks() int { return m.tr.Layers }
+// planCandidate is one candidate of a planResult.
+type planCandidate struct {
+	Execution struct {
+		TP             int    `json:"tp"`
+		PP             int    `json:"pp"`
+		DP             int    `json:"dp"`
+		MicrobatchSize int    `json:"microbatch_size"`
+		Recompute      string `json:"recompute"`
+	} `json:"execution"`
+	SamplesPerSecond float64 `json:"samples_per_second"`
+	TFLOPSPerGPU     float64 `json:"tflops_per_gpu"`
+	Memory           struct {
+		PeakBytes float64 `json:"peak_bytes"`
+	} `json:"memory"`
+	TwoBW *struct {
+		Execution string `json:"execution"`
+	} `json:"two_bw"`
+}
 
-func (m bertBlocks) BlockCost(k, b int) partition.TwoBWBlockCost {
-	return partition.TwoBWBlockCost{
-		ComputeSeconds:  m.tr.LayerTrainFLOPs(b, k, model.RecomputeNone) / twoBWEffectiveFLOPS,
-		WeightBytes:     2 * m.tr.LayerParamsAt(k),
-		ActivationBytes: m.tr.LayerActivationBytesAt(b, k, model.ActivationOptions{}),
-		InputBytes:      2 * float64(m.tr.Seq*b*m.tr.Hidden),
+// runPlan runs pipeplan's CLI with args plus --json: a result with
+// candidates, or one whose Problem says why there are none (the CLI then
+// exits with an error after printing it); any other error is returned.
+func runPlan(args ...string) (planResult, error) {
+	var buf bytes.Buffer
+	err := cli.Run(append(append([]string{}, args...), "--json"), &buf)
+	var r planResult
+	if jerr := json.Unmarshal(buf.Bytes(), &r); jerr != nil || (err != nil && r.Problem == "") {
+		if err == nil {
+			err = jerr
+		}
+		return planResult{}, fmt.Errorf("pipeplan %s: %w", strings.Join(args, " "), err)
 	}
+	if r.Problem == "" && (len(r.Candidates) == 0 || !(r.Candidates[0].SamplesPerSecond > 0)) {
+		return planResult{}, fmt.Errorf("pipeplan %s: no candidate with a prediction", strings.Join(args, " "))
+	}
+	return r, nil
 }
 
-// bert returns BERT with l layers of BERT-Large's width at sequence length 128.
-func bert(layers int) model.Transformer {
-	return model.Transformer{Layers: layers, Hidden: 1024, Heads: 16, Seq: 128, Vocab: 30522}
+// bertArgs is the 2BW planner's command for BERT with the given layers
+// (BERT-Large's width: h = 1024, 16 heads; s = 128, V = 30,522) on servers
+// of 8 GPUs (NVLink inside, 25 Gbps between, §5), fp16. A p3.16xlarge has
+// one 25 Gbps network for its 8 GPUs, and pipeplan's inter-node bandwidth
+// is per GPU: 25e9/8/8 = 390.625 MB/s.
+func bertArgs(layers, servers int, gpu string) []string {
+	return []string{"transformer", "--planner", "2bw", "--layers", strconv.Itoa(layers), "--hidden", "1024", "--heads", "16",
+		"--seq", "128", "--vocab", "30522", "--gpu", gpu, "--precision", "fp16", "--gpus", strconv.Itoa(8 * servers),
+		"--gpus-per-node", "8", "--inter-node-bandwidth", p3InterNodeBandwidth, "--batch", strconv.Itoa(twoBWGlobalBatch)}
 }
 
-// TwoBWRow is the planner's best configuration at one (w, d) of Table 1.
+// p3InterNodeBandwidth is a p3.16xlarge's 25 Gbps network shared by its 8
+// V100s, per GPU, in bytes/s.
+const p3InterNodeBandwidth = "3.90625e8"
+
+// recomputeFlag is the --recompute value of a 2BW execution with or without recomputation.
+func recomputeFlag(r bool) string {
+	if r {
+		return "full"
+	}
+	return "none"
+}
+
+// TwoBWRow is our prediction for one row of Table 1: the paper's (w, d,
+// b, r) evaluated by the 2BW planner, or why it cannot be.
 type TwoBWRow struct {
-	Paper     TwoBWPaperRow
-	Found     bool
-	Best      partition.Candidate
-	Rank      int // rank of this (w, d)'s best among every (w, d)'s best
-	ChosenW   int // the planner's choice over all (w, d)
-	ChosenD   int
-	Recompute bool
+	Paper TwoBWPaperRow
+	// Args is the command; nil when the row is not planned (Skip says why).
+	Args []string
+	Skip string
+	// Out is the planner's answer at the row's (w, d, b, r); Out.Problem
+	// set when it does not fit.
+	Out planResult
 }
 
-// TwoBWRows plans BERT-48 and BERT-192 on 8 servers of 8 V100s with
-// PipeDream-2BW's planner (core/partition.PlanTwoBW; the CLI's 2bw takes
-// measured layer profiles only) and reads off each (w, d) of Table 1.
+// Fits reports whether the row was planned and fits.
+func (r TwoBWRow) Fits() bool { return r.Args != nil && r.Out.Problem == "" }
+
+// SamplesPerSecond is the row's predicted throughput (0 when it does not fit).
+func (r TwoBWRow) SamplesPerSecond() float64 {
+	if !r.Fits() {
+		return 0
+	}
+	return r.Out.Candidates[0].SamplesPerSecond
+}
+
+// TwoBWRows evaluates each row of Table 1 with the 2BW planner's cost
+// functions at the row's width, depth, microbatch size and recomputation.
 func TwoBWRows() ([]TwoBWRow, error) {
 	paper, err := LoadTwoBWPaper()
 	if err != nil {
 		return nil, err
 	}
-	plans := map[int][]partition.Candidate{}
 	var rows []TwoBWRow
 	for _, p := range paper.Rows {
-		cands, ok := plans[p.Layers]
-		if !ok {
-			cands, err = partition.PlanTwoBW(context.Background(), bertBlocks{bert(p.Layers)}, partition.TwoBWOptions{
-				GPUs: 8 * p.Servers, GPUsPerServer: 8, IntraServerBandwidthBytesPerSec: twoBWIntraBandwidth,
-				InterServerBandwidthBytesPerSec: twoBWInterBandwidth, MemoryBytes: twoBWMemoryBytes, BatchSize: twoBWBatch,
-				StateBytesPerWeightByte: twoBWStatePerWeightByte}, nil)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", p.Model, err)
-			}
-			plans[p.Layers] = cands
+		r := TwoBWRow{Paper: p}
+		switch {
+		case p.GPU == "":
+			r.Skip = "no profile of this GPU in gpuprofiles"
+		case p.W*p.D != 8*p.Servers:
+			r.Skip = fmt.Sprintf("w·d = %d GPUs, the machine has %d (a misprint in the table)", p.W*p.D, 8*p.Servers)
+		case p.D > p.Layers:
+			r.Skip = fmt.Sprintf("%d stages for %d layer blocks (the paper's blocks are finer than a layer)", p.D, p.Layers)
 		}
-		r := TwoBWRow{Paper: p, ChosenW: cands[0].Execution.DP, ChosenD: cands[0].Execution.PP}
-		for i, c := range cands {
-			if c.Execution.DP == p.W && c.Execution.PP == p.D {
-				r.Found, r.Best, r.Rank = true, c, i+1
-				r.Recompute = c.TwoBW.Execution == partition.TwoBWPipelinedRecompute
-				break
+		if r.Skip == "" {
+			r.Args = append(bertArgs(p.Layers, p.Servers, p.GPU), "--pp", strconv.Itoa(p.D), "--microbatch", strconv.Itoa(p.B),
+				"--recompute", recomputeFlag(p.Recompute))
+			if r.Out, err = runPlan(r.Args...); err != nil {
+				return nil, err
 			}
 		}
 		rows = append(rows, r)
@@ -122,24 +173,73 @@ func TwoBWRows() ([]TwoBWRow, error) {
 	return rows, nil
 }
 
-// TwoBWMarkdown is the 2BW section's table.
+// TwoBWGroups splits the rows by (model, machine), the table's groups,
+// in order.
+func TwoBWGroups(rows []TwoBWRow) [][]TwoBWRow {
+	var groups [][]TwoBWRow
+	for i, r := range rows {
+		if i == 0 || r.Paper.Model != rows[i-1].Paper.Model || r.Paper.Machine != rows[i-1].Paper.Machine {
+			groups = append(groups, nil)
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], r)
+	}
+	return groups
+}
+
+// ourPick is the index of the fastest fitting row of a group, -1 if none.
+func ourPick(g []TwoBWRow) int {
+	best := -1
+	for i, r := range g {
+		if r.Fits() && (best < 0 || r.SamplesPerSecond() > g[best].SamplesPerSecond()) {
+			best = i
+		}
+	}
+	return best
+}
+
+// TwoBWMarkdown is the Table 1 section: each row's prediction and command,
+// whether our pick among a group's rows is the paper's, and what the
+// planner picks when nothing is fixed.
 func TwoBWMarkdown() (string, error) {
 	rows, err := TwoBWRows()
 	if err != nil {
 		return "", err
 	}
+	var cmds []string
 	var tab [][]string
-	for _, r := range rows {
-		p := r.Paper
-		ours := []string{"does not fit", "—", "—", "—", "—"}
-		if r.Found {
-			ours = []string{fmt.Sprintf("%.0f", r.Best.Predictions.SamplesPerSecond), strconv.Itoa(r.Best.Execution.MicrobatchSize),
-				map[bool]string{true: "T", false: "F"}[r.Recompute], strconv.Itoa(r.Rank), r.Best.TwoBW.Execution.String()}
+	tf := map[bool]string{true: "T", false: "F"}
+	for _, g := range TwoBWGroups(rows) {
+		pick := ourPick(g)
+		free := ""
+		if g[0].Paper.GPU != "" {
+			args := bertArgs(g[0].Paper.Layers, g[0].Paper.Servers, g[0].Paper.GPU)
+			out, err := runPlan(args...)
+			if err != nil {
+				return "", err
+			}
+			cmds = append(cmds, command(args...))
+			if out.Problem != "" {
+				free = "nothing fits"
+			} else {
+				c := out.Candidates[0]
+				free = fmt.Sprintf("(%d, %d), b = %d, r = %s", c.Execution.DP, c.Execution.PP, c.Execution.MicrobatchSize, tf[c.Execution.Recompute == "full"])
+			}
 		}
-		tab = append(tab, append([]string{p.Model, fmt.Sprintf("(%d, %d)", p.W, p.D), fmt.Sprintf("%.0f", p.Throughput), strconv.Itoa(p.B),
-			map[bool]string{true: "T", false: "F"}[p.Recompute], map[bool]string{true: "✓", false: ""}[p.Chosen],
-			fmt.Sprintf("(%d, %d)", r.ChosenW, r.ChosenD)}, ours...))
+		for i, r := range g {
+			p := r.Paper
+			ours := r.Skip
+			switch {
+			case r.Args != nil && !r.Fits():
+				ours = "does not fit"
+			case r.Fits():
+				ours = fmt.Sprintf("%.0f (%s)", r.SamplesPerSecond(), r.Out.Candidates[0].TwoBW.Execution)
+				cmds = append(cmds, command(r.Args...))
+			}
+			tab = append(tab, []string{p.Model, p.Machine, fmt.Sprintf("(%d, %d)", p.W, p.D), strconv.Itoa(p.B), tf[p.Recompute],
+				fmt.Sprintf("%.0f", p.Throughput), map[bool]string{true: "✓"}[p.Chosen], ours, map[bool]string{true: "✓"}[i == pick], free})
+			free = ""
+		}
 	}
-	return table([]string{"model", "(w, d)", "paper seq/s", "paper b", "paper r", "paper's choice", "our choice (w, d)",
-		"ours seq/s", "ours b", "ours r", "rank of this (w, d)", "execution"}, tab), nil
+	return codeBlock(cmds) + "\n" + table([]string{"model", "machine", "(w, d)", "b", "r", "paper thpt.", "paper's pick",
+		"ours seq/s (execution)", "our pick among the rows", "our planner's own choice"}, tab), nil
 }
