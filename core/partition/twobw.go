@@ -65,6 +65,17 @@ func (e TwoBWExecution) String() string {
 // MarshalText writes the execution's name.
 func (e TwoBWExecution) MarshalText() ([]byte, error) { return []byte(e.String()), nil }
 
+// UnmarshalText reads an execution's name, as MarshalText writes it.
+func (e *TwoBWExecution) UnmarshalText(b []byte) error {
+	for _, x := range []TwoBWExecution{TwoBWNoPipelining, TwoBWPipelined, TwoBWPipelinedRecompute} {
+		if string(b) == x.String() {
+			*e = x
+			return nil
+		}
+	}
+	return fmt.Errorf("execution: must be no-pipelining, 2bw or 2bw-recompute, got %q", b)
+}
+
 // TwoBWOptions describes the cluster and the training limits of a 2BW plan.
 type TwoBWOptions struct {
 	// GPUs is the number of workers N; every configuration uses all of them (d·p = N).

@@ -82,3 +82,19 @@ func TestTransformerBlocksBadInput(t *testing.T) {
 		t.Errorf("microbatch -1: %v", err)
 	}
 }
+
+// TestTwoBWExecutionText checks that every execution's name reads back and
+// an unknown one is an error naming the field.
+func TestTwoBWExecutionText(t *testing.T) {
+	for _, e := range []TwoBWExecution{TwoBWNoPipelining, TwoBWPipelined, TwoBWPipelinedRecompute} {
+		b, _ := e.MarshalText()
+		var got TwoBWExecution
+		if err := got.UnmarshalText(b); err != nil || got != e {
+			t.Errorf("%s: read back %v, %v", e, got, err)
+		}
+	}
+	var e TwoBWExecution
+	if err := e.UnmarshalText([]byte("3bw")); err == nil || !strings.HasPrefix(err.Error(), "execution:") {
+		t.Errorf("3bw: %v", err)
+	}
+}
