@@ -113,7 +113,7 @@ func stateSeeds(f *testing.F) [][]byte {
 	}
 	s := request.Default()
 	add(s)
-	for _, m := range []struct{ model, planner string }{{"pd-vgg16", "best"}, {"pd-resnet50", "madpipe"}, {"pd-gnmt", "2bw"}, {"custom", "ptdp"}, {"bert-large", "pipedream"}} {
+	for _, m := range []struct{ model, planner string }{{"pd-vgg16", "best"}, {"pd-resnet50", "madpipe"}, {"pd-gnmt", "2bw"}, {"custom", "ptdp"}, {"custom", "2bw"}, {"bert-large", "pipedream"}} {
 		s := request.Default()
 		s.Plan.Model, s.Plan.Planner, s.Plan.Nodes = m.model, m.planner, 2
 		add(s)
