@@ -27,6 +27,9 @@ func planTwoBWTransformer(ctx context.Context, m ModelPreset, c hw.Cluster, in r
 		return Result{}, &request.FieldError{Field: f, Msg: fmt.Sprintf("the 2BW planner runs tensor-parallel size 1, one chunk per GPU, no context or expert parallelism, no ZeRO and full or no recomputation; got %v", v)}
 	}
 	tr := *m.Transformer
+	if in.PP > 0 && (c.GPUs()%in.PP != 0 || in.PP > tr.Layers) {
+		return Result{}, &request.FieldError{Field: "plan.pp", Msg: fmt.Sprintf("the 2BW planner needs pp to divide the %d GPUs and at most one stage per layer (%d layers), got %d", c.GPUs(), tr.Layers, in.PP)}
+	}
 	res := Result{Model: m.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes,
 		InterNodeBytesPerSec: c.Levels[len(c.Levels)-1].BandwidthBytesPerSec,
 		Transformer:          &tr, Params: tr.Params(), Mode: "search", NoExport: twoBWTransformerNoExport}

@@ -53,6 +53,7 @@ func TestPlanTwoBWTransformerBadInput(t *testing.T) {
 		"plan.zero":      func(p *request.Plan) { p.ZeRO = 3 },
 		"plan.recompute": func(p *request.Plan) { p.Recompute = "selective" },
 		"plan.schedule":  func(p *request.Plan) { p.Schedule = "gpipe" },
+		"plan.pp":        func(p *request.Plan) { p.PP = 64 }, // 64 stages for 48 layers
 	} {
 		in := bert2BW()
 		set(&in)
