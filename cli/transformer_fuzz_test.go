@@ -22,6 +22,8 @@ func FuzzTransformerArgs(f *testing.F) {
 		"--recompute selective --allow-cross-node-tp --tp 8",
 		"--heads 7 --hidden 700 --precision fp8 --gpu nvidia-v100-sxm2-16gb",
 		"--batch -4 --top 0",
+		"--planner 2bw --pp 4 --microbatch 2 --recompute full",
+		"--schedule gpipe --tp 2 --pp 2 --microbatch 1 --interleave 1 --recompute full",
 	} {
 		f.Add(s)
 	}
