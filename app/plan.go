@@ -156,7 +156,7 @@ func PlanProgress(ctx context.Context, in request.Plan, progress func(float64)) 
 		return res, err
 	}
 	if f := in.ProfileOnly(); f != "" {
-		return Result{}, &request.FieldError{Field: f, Msg: fmt.Sprintf("applies to the layer-profile planners (PipeDream, 2BW, MadPipe); %s is a transformer spec, planned by PTD-P", m.Name)}
+		return Result{}, &request.FieldError{Field: f, Msg: fmt.Sprintf("applies to layer profiles (PipeDream, 2BW, MadPipe); %s is a transformer spec (PTD-P, or 2BW over its layers)", m.Name)}
 	}
 	switch in.Planner {
 	case "best", "ptdp":
