@@ -213,6 +213,16 @@ func ChunkLayers(l, chunks int) []int {
 	return out
 }
 
+// MaxChunks returns the most model chunks (pipeline stages times
+// interleaved chunks) a model of the given layers splits into: one layer
+// each, plus a first chunk holding only the embedding and a last holding
+// only the output layer and loss, as the Llama 3 paper (§3.3.2: 126 layers
+// on 16 stages, "the first model chunk on the first stage has only the
+// embedding") and Megatron-LM's --account-for-embedding-in-pipeline-split
+// and --account-for-loss-in-pipeline-split lay them out. ChunkLayers gives
+// those end chunks no layers.
+func MaxChunks(layers int) int { return layers + 2 }
+
 // layerIndices returns the layers device i of the pipeline holds, in
 // order: its v chunks k = i + c·p of the split ChunkLayers gives.
 func (e *evaluator) layerIndices(i int) []int {

@@ -16,6 +16,15 @@ const DefaultBucketParams = 40e6
 // stays exposed even when the GEMMs are longer than the communication.
 const TPOverlapChunks = 4
 
+// FP8CastBytesPerValue is the memory traffic per value of Transformer
+// Engine's cast of an FP8 GEMM operand (transformer_engine's fused
+// cast-transpose: the bf16 value read, 2 bytes, and written twice in FP8,
+// row-wise for this GEMM and column-wise for the backward GEMM that reads
+// it transposed, 1 byte each). Each linear GEMM casts its activation input
+// forward and its output's gradient backward; the weights' casts, once per
+// step and cached over the microbatches, are left out.
+const FP8CastBytesPerValue = 4
+
 // layerTime is one layer's time per microbatch on one GPU.
 type layerTime struct {
 	compute float64 // forward, backward and recomputation
@@ -48,13 +57,23 @@ func (e *evaluator) gemmSeconds(g model.GEMM) float64 {
 // layerSeconds returns layer i's time per microbatch on one GPU.
 func (e *evaluator) layerSeconds(i int) layerTime {
 	b := e.cfg.MicrobatchSize
-	var dense, core float64
+	var dense, core, castFwd, castBwd float64
 	for _, g := range e.tr.ForwardGEMMs(b, i) {
 		if g.Attention {
 			core += e.gemmSeconds(g)
 		} else {
 			dense += e.gemmSeconds(g)
+			castFwd += g.Inputs
+			castBwd += g.Outputs
 		}
+	}
+	if e.tr.TrainingPrecision() == model.FP8 {
+		// Transformer Engine's casts to FP8, memory-bound, on this GPU's
+		// 1/(t·cp) share of each operand.
+		per := FP8CastBytesPerValue / float64(e.cfg.TP*e.cfg.CP) / e.memBW
+		castFwd, castBwd = castFwd*per, castBwd*per
+	} else {
+		castFwd, castBwd = 0, 0
 	}
 	// Memory-bound kernels move ElementwiseTrafficPerActivationByte bytes per stored byte.
 	noRec := e.actOpts
@@ -67,7 +86,7 @@ func (e *evaluator) layerSeconds(i int) layerTime {
 	coreMemSec := ElementwiseTrafficPerActivationByte * coreBytes / e.memBW
 
 	var lt layerTime
-	lt.fwd = dense + core + memSec
+	lt.fwd = dense + core + memSec + castFwd
 	// Backward: two GEMMs (input and weight gradients) per forward GEMM;
 	// flash attention's backward also recomputes the scores (2.5× forward,
 	// Dao 2023 §3.1).
@@ -75,7 +94,7 @@ func (e *evaluator) layerSeconds(i int) layerTime {
 	if e.cfg.FlashAttention {
 		bwdCore = 2.5 * core
 	}
-	lt.compute = lt.fwd + 2*(dense+memSec) + bwdCore
+	lt.compute = lt.fwd + 2*(dense+memSec) + bwdCore + castBwd
 	switch e.cfg.Recompute {
 	case model.RecomputeFull:
 		lt.compute += lt.fwd
@@ -311,15 +330,24 @@ func (e *evaluator) exposedDataParallel(i int, st stageTime) float64 {
 	return reduce + gather
 }
 
-// zero3Seconds returns ZeRO-3's per-microbatch weight all-gathers (forward
-// and backward) on device i; 0 below stage 3.
-func (e *evaluator) zero3Seconds(i int) float64 {
+// zero3Seconds returns what stays exposed of ZeRO-3's per-microbatch weight
+// all-gathers on device i (forward, and again backward; 0 below stage 3),
+// given its compute per microbatch. Without Overlap.ParamGather all of
+// it; with it, each layer's gather is prefetched while the layer before
+// computes (PyTorch FSDP's forward and backward prefetch, Zhao et al.
+// 2023 §4; Megatron-FSDP likewise), so only what exceeds the compute stays
+// exposed, and at least the first layer's gather of each pass.
+func (e *evaluator) zero3Seconds(i int, compute float64) float64 {
 	if e.cfg.ZeRO < 3 {
 		return 0
 	}
 	dense, experts := e.weightParams(i)
 	d := e.cfg.DP * e.cfg.CP
-	return 2 * (e.comm.GatherSeconds(d, dense*e.w, e.dpBW) + e.comm.GatherSeconds(e.edp, experts*e.w, e.dpBW))
+	z := 2 * (e.comm.GatherSeconds(d, dense*e.w, e.dpBW) + e.comm.GatherSeconds(e.edp, experts*e.w, e.dpBW))
+	if e.cfg.Overlap.ParamGather {
+		z = math.Max(z-compute, z/float64(len(e.layerIndices(i))))
+	}
+	return z
 }
 
 // optimizerSeconds returns the optimizer step on device i: memory-bound, it
