@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 
 	"pipeplan/core/hw"
 )
@@ -64,8 +65,30 @@ func DefaultEfficiency(gpu hw.GPU, p string) (EfficiencyCurve, error) {
 	if !ok {
 		measured = DefaultMatmulCeiling
 	}
-	return SaturatingEfficiency(peak, DefaultSustainedMatmulFraction*measured, DefaultKernelLatencySeconds), nil
+	key := [2]float64{peak, DefaultSustainedMatmulFraction * measured}
+	defaultCurves.Lock()
+	defer defaultCurves.Unlock()
+	if c, ok := defaultCurves.m[key]; ok {
+		return c, nil
+	}
+	c := SaturatingEfficiency(key[0], key[1], DefaultKernelLatencySeconds)
+	if len(defaultCurves.m) < maxCachedCurves {
+		defaultCurves.m[key] = c
+	}
+	return c, nil
 }
+
+// maxCachedCurves bounds defaultCurves: custom GPUs from requests each add
+// one curve per precision.
+const maxCachedCurves = 256
+
+// defaultCurves caches DefaultEfficiency's curves by peak and ceiling (a
+// search predicts thousands of configurations on one GPU); callers only
+// read a curve's points.
+var defaultCurves = struct {
+	sync.Mutex
+	m map[[2]float64]EfficiencyCurve
+}{m: map[[2]float64]EfficiencyCurve{}}
 
 // SaturatingEfficiency samples eff(x) = ceiling · x / (x + x0), x0 = latency ·
 // peak · ceiling, at half-decades from 1e6 to 1e16 FLOPs: an operation costs

@@ -59,7 +59,18 @@ type evaluator struct {
 	boundary       float64 // bytes of one microbatch's boundary activation per GPU
 	cpBW           float64
 	epBW           float64
-	layers         []layerTime // per layer, per microbatch on one GPU
+	kindTime       [2]layerTime // per kind of layer (layerKind), per microbatch on one GPU
+	kindSize       [2]layerSize // per kind of layer
+	devLayers      [][]int      // the layers each pipeline device holds (layerIndices)
+	devWeights     [][2]float64 // each device's dense and routed-expert parameters (weightParams)
+}
+
+// layerSize is one layer's size on one GPU: its activation memory per
+// microbatch, what the execution's recomputation keeps and all of it, and
+// its parameters.
+type layerSize struct {
+	kept, full float64
+	params     float64 // the layer's parameters (model.Transformer.LayerParamsAt)
 }
 
 // newEvaluator validates the inputs and fills in the defaults of opt.
@@ -155,13 +166,35 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Op
 	if cfg.SequenceParallel {
 		e.boundary /= float64(t)
 	}
-	e.layers = make([]layerTime, tr.Layers)
-	for i := range e.layers {
-		if i > 0 && tr.IsMoELayer(i) == tr.IsMoELayer(i-1) {
-			e.layers[i] = e.layers[i-1] // same kind of layer, same time
-			continue
+	full := e.actOpts
+	full.Recompute = model.RecomputeNone
+	for _, i := range []int{0, tr.Layers - 1} { // one layer of each kind
+		k, b := e.layerKind(i), cfg.MicrobatchSize
+		e.kindTime[k] = e.layerSeconds(i)
+		e.kindSize[k] = layerSize{kept: tr.LayerActivationBytesAt(b, i, e.actOpts), full: tr.LayerActivationBytesAt(b, i, full), params: tr.LayerParamsAt(i)}
+	}
+	chunks := ChunkLayers(tr.Layers, cfg.PP*cfg.Interleave)
+	count := make([]int, cfg.PP)
+	for k, n := range chunks {
+		count[k%cfg.PP] += n
+	}
+	all := make([]int, 0, tr.Layers) // one backing array, a slice per device
+	e.devLayers = make([][]int, cfg.PP)
+	for i := range e.devLayers {
+		first := 0
+		for k, n := range chunks {
+			if k%cfg.PP == i {
+				for j := first; j < first+n; j++ {
+					all = append(all, j)
+				}
+			}
+			first += n
 		}
-		e.layers[i] = e.layerSeconds(i)
+		e.devLayers[i] = all[len(all)-count[i] : len(all) : len(all)]
+	}
+	e.devWeights = make([][2]float64, cfg.PP)
+	for i := range e.devWeights {
+		e.devWeights[i][0], e.devWeights[i][1] = e.countWeightParams(i)
 	}
 	return e, nil
 }
@@ -223,19 +256,15 @@ func ChunkLayers(l, chunks int) []int {
 // those end chunks no layers.
 func MaxChunks(layers int) int { return layers + 2 }
 
+// layerKind returns 1 for a mixture-of-experts layer and 0 for a dense
+// one: layers of a kind cost the same.
+func (e *evaluator) layerKind(i int) int {
+	if e.tr.IsMoELayer(i) {
+		return 1
+	}
+	return 0
+}
+
 // layerIndices returns the layers device i of the pipeline holds, in
 // order: its v chunks k = i + c·p of the split ChunkLayers gives.
-func (e *evaluator) layerIndices(i int) []int {
-	p := e.cfg.PP
-	var idx []int
-	first := 0
-	for k, n := range ChunkLayers(e.tr.Layers, p*e.cfg.Interleave) {
-		if k%p == i {
-			for j := first; j < first+n; j++ {
-				idx = append(idx, j)
-			}
-		}
-		first += n
-	}
-	return idx
-}
+func (e *evaluator) layerIndices(i int) []int { return e.devLayers[i] }

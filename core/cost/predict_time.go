@@ -243,7 +243,7 @@ type stageTime struct {
 func (e *evaluator) deviceSeconds(i int) stageTime {
 	var st stageTime
 	for _, l := range e.layerIndices(i) {
-		lt := e.layers[l]
+		lt := e.kindTime[e.layerKind(l)]
 		st.compute += lt.compute
 		st.fwd += lt.fwd
 		st.tp += lt.tp
@@ -268,9 +268,14 @@ func (e *evaluator) deviceSeconds(i int) stageTime {
 // on the first stage, the embeddings; the last stage holds the output
 // layer (its own copy of a tied word embedding when p > 1, Megatron-LM).
 func (e *evaluator) weightParams(i int) (dense, experts float64) {
+	return e.devWeights[i][0], e.devWeights[i][1]
+}
+
+// countWeightParams computes weightParams(i) (newEvaluator caches it).
+func (e *evaluator) countWeightParams(i int) (dense, experts float64) {
 	t := float64(e.cfg.TP)
 	for _, l := range e.layerIndices(i) {
-		all := e.tr.LayerParamsAt(l)
+		all := e.kindSize[e.layerKind(l)].params
 		if e.tr.IsMoELayer(l) {
 			ex := float64(e.tr.MoE.Experts) * e.tr.ExpertParams()
 			experts += ex / float64(e.etp*e.cfg.EP)

@@ -68,7 +68,7 @@ func (t Transformer) ForwardGEMMs(b, i int) []GEMM {
 	s, h, bb := float64(t.Seq), float64(t.Hidden), float64(b)
 	tok := bb * s
 	a := float64(t.Heads)
-	var g []GEMM
+	g := make([]GEMM, 0, 8) // at most 8 products: one allocation
 	if m := t.MLA; m != nil {
 		qk, v := float64(m.QKNopeHeadDim+m.QKRopeHeadDim), float64(m.VHeadDim)
 		ql, kvl := float64(m.QLoraRank), float64(m.KVLoraRank)
@@ -173,12 +173,5 @@ func (t Transformer) LayerTrainFLOPs(b, i int, r Recompute) float64 {
 // 12·B·s·l·h²·((1 + kv/a + s/h)·(a·d/h) + (f/h)·k·g + (f_s/h)·g + V/(2lh)),
 // g = 3/2 for a gated MLP, k routed experts per token, f_s the shared ones.
 func (t Transformer) IterationFLOPs(B int, r Recompute) float64 {
-	if t.MoE == nil {
-		return float64(t.Layers)*t.LayerTrainFLOPs(B, 0, r) + 3*t.LogitFwdFLOPs(B)
-	}
-	n := 3 * t.LogitFwdFLOPs(B)
-	for i := 0; i < t.Layers; i++ {
-		n += t.LayerTrainFLOPs(B, i, r)
-	}
-	return n
+	return t.sumLayers(func(i int) float64 { return t.LayerTrainFLOPs(B, i, r) }) + 3*t.LogitFwdFLOPs(B)
 }
