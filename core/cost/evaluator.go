@@ -202,14 +202,16 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Op
 // expertGrid returns the expert layers' tensor- and data-parallel sizes
 // under Megatron-Core's MoE parallel folding (Liu et al. 2025, "MoE
 // Parallel Folding"), where the experts' own grid etp × ep × edp covers the
-// same t·cp·d ranks as the attention's t × cp × d: when ep divides cp·d the
-// experts keep the attention's tensor parallelism (etp = t, edp = cp·d/ep);
-// otherwise expert parallelism folds over the tensor-parallel ranks too
-// and each expert is whole on its rank (etp = 1, edp = t·cp·d/ep), as
-// Megatron-Bridge's MoE recipes run with expert_tensor_parallel_size 1.
+// same t·cp·d ranks as the attention's t × cp × d, innermost first. With
+// expert parallelism each expert is whole on its rank (etp = 1, edp =
+// t·cp·d/ep), as Megatron-Bridge's MoE recipes (expert_tensor_parallel_size
+// 1 in scripts/performance/configs/qwen/qwen3_workload_base_configs.py)
+// and the Megatron-MoE-ModelZoo best practices (ETP 1 in every row of
+// best_practice/Qwen3/readme.md) run them; without it the experts split
+// over the tensor-parallel ranks like a dense MLP (etp = t, edp = cp·d).
 func expertGrid(cfg plan.Execution) (etp, edp int) {
-	if (cfg.DP*cfg.CP)%cfg.EP == 0 {
-		return cfg.TP, cfg.DP * cfg.CP / cfg.EP
+	if cfg.EP == 1 {
+		return cfg.TP, cfg.DP * cfg.CP
 	}
 	return 1, cfg.TP * cfg.DP * cfg.CP / cfg.EP
 }
