@@ -174,23 +174,20 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Op
 		e.kindSize[k] = layerSize{kept: tr.LayerActivationBytesAt(b, i, e.actOpts), full: tr.LayerActivationBytesAt(b, i, full), params: tr.LayerParamsAt(i)}
 	}
 	chunks := ChunkLayers(tr.Layers, cfg.PP*cfg.Interleave)
-	count := make([]int, cfg.PP)
-	for k, n := range chunks {
-		count[k%cfg.PP] += n
+	starts := make([]int, len(chunks)) // each chunk's first layer
+	for k := 1; k < len(chunks); k++ {
+		starts[k] = starts[k-1] + chunks[k-1]
 	}
 	all := make([]int, 0, tr.Layers) // one backing array, a slice per device
 	e.devLayers = make([][]int, cfg.PP)
 	for i := range e.devLayers {
-		first := 0
-		for k, n := range chunks {
-			if k%cfg.PP == i {
-				for j := first; j < first+n; j++ {
-					all = append(all, j)
-				}
+		from := len(all)
+		for k := i; k < len(chunks); k += cfg.PP { // device i's chunks, in order
+			for j := starts[k]; j < starts[k]+chunks[k]; j++ {
+				all = append(all, j)
 			}
-			first += n
 		}
-		e.devLayers[i] = all[len(all)-count[i] : len(all) : len(all)]
+		e.devLayers[i] = all[from:len(all):len(all)]
 	}
 	e.devWeights = make([][2]float64, cfg.PP)
 	for i := range e.devWeights {
