@@ -170,6 +170,9 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Op
 	full.Recompute = model.RecomputeNone
 	for _, i := range []int{0, tr.Layers - 1} { // one layer of each kind
 		k, b := e.layerKind(i), cfg.MicrobatchSize
+		if i > 0 && k == e.layerKind(0) {
+			break // a dense model: one kind
+		}
 		e.kindTime[k] = e.layerSeconds(i)
 		e.kindSize[k] = layerSize{kept: tr.LayerActivationBytesAt(b, i, e.actOpts), full: tr.LayerActivationBytesAt(b, i, full), params: tr.LayerParamsAt(i)}
 	}
