@@ -114,6 +114,13 @@ func (e *evaluator) layerSeconds(i int) layerTime {
 			lt.compute += fwd
 		}
 		lt.fwd += fwd
+		if e.cfg.Overlap.EPComm {
+			// One microbatch's exchanges run while another's forward or
+			// backward computes (the 1F1B steady state Megatron-Core's EP
+			// overlap pairs, arXiv 2603.07685): what exceeds the layer's
+			// compute stays exposed.
+			lt.ep = math.Max(0, lt.ep-lt.compute)
+		}
 	}
 	return lt
 }
@@ -148,30 +155,60 @@ func (e *evaluator) epTokens() float64 {
 	return float64(e.cfg.MicrobatchSize) * float64(e.tr.Seq) / float64(e.cfg.CP*e.cfg.TP)
 }
 
-// epSeconds returns one MoE layer's all-to-all time per microbatch: a
+// The expert-parallel dispatchers plan.Execution.EPDispatcher names.
+const (
+	// EPAllToAll is Megatron-Core's alltoall token dispatcher (the default).
+	EPAllToAll = "alltoall"
+	// EPDeepEP is its flex dispatcher with DeepEP or HybridEP.
+	EPDeepEP = "deepep"
+)
+
+// epSeconds returns one MoE layer's token exchange per microbatch: a
 // dispatch and a combine forward and again backward, each moving a GPU's
-// topk routed copies of its tokens (h values each), (ep−1)/ep of them to
-// other ranks. When the ep group spans servers the exchange is
-// hierarchical as NCCL runs it: the copies for the ranks in the same
-// server go over its fabric while those for other servers go over the
-// network, at the same time, so the slower of the two sets the time.
+// topk routed copies of its tokens (h values each). The copies for the
+// other GPUs of its server cross the server's fabric. When the ep group
+// spans servers, the alltoall dispatcher sends each copy for another
+// server over the network, (ep − local)/ep of them; DeepEP sends a token
+// once to each other server that holds one of its experts and forwards it
+// there over the server's fabric (DeepEP's normal kernels; DeepSeek-V3
+// report §3.2.2), serverHitProbability of the other servers per token.
+// Fabric and network run at the same time: the slower sets the time.
 func (e *evaluator) epSeconds() float64 {
 	ep := e.cfg.EP
 	if ep == 1 {
 		return 0
 	}
-	bytes := float64(e.tr.MoE.TopK) * e.epTokens() * float64(e.tr.Hidden) * e.w
-	local := ep // ep ranks in one server (those of the innermost level)
+	k := float64(e.tr.MoE.TopK)
+	token := e.epTokens() * float64(e.tr.Hidden) * e.w // one copy of this GPU's tokens
+	local := ep                                        // ep ranks in one server (those of the innermost level)
 	if e.c.GroupLevel(ep, e.etp) > 0 {
 		local = max(1, min(ep, e.c.Levels[0].Workers/e.etp))
 	}
 	eff := e.comm.BandwidthEfficiency
-	intra := float64(local-1) / float64(ep) * bytes / (e.intraBW * eff)
-	inter := 0.0
-	if local < ep {
-		inter = float64(ep-local) / float64(ep) * bytes / (e.epBW * eff)
+	var intra, inter float64
+	if e.cfg.EPDispatcher == EPDeepEP {
+		intra = k * float64(local-1) / float64(local) * token / (e.intraBW * eff)
+		if servers := ep / local; servers > 1 {
+			inter = float64(servers-1) * serverHitProbability(e.tr.MoE.Experts, e.tr.MoE.TopK, servers) * token / (e.epBW * eff)
+		}
+	} else {
+		intra = k * float64(local-1) / float64(ep) * token / (e.intraBW * eff)
+		inter = k * float64(ep-local) / float64(ep) * token / (e.epBW * eff)
 	}
 	return 4 * (math.Max(intra, inter) + float64(ep-1)*e.comm.LatencySeconds)
+}
+
+// serverHitProbability returns the probability that a token's topk
+// experts, drawn without replacement from E spread evenly over the given
+// number of servers, include one on a given server: 1 − C(E−E/n, k)/C(E, k)
+// (balanced routing, as the published benchmarks force).
+func serverHitProbability(experts, topk, servers int) float64 {
+	miss := 1.0
+	others := float64(experts - experts/servers)
+	for i := 0; i < topk; i++ {
+		miss *= math.Max(0, others-float64(i)) / float64(experts-i)
+	}
+	return 1 - miss
 }
 
 // moeLocalSeconds returns one MoE layer's work per microbatch besides the

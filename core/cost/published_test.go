@@ -31,6 +31,8 @@ type publishedRun struct {
 	ZeRO            int     `json:"zero"`            // 0: not given (Megatron's distributed optimizer, 1)
 	TPCommOverlap   *bool   `json:"tp_comm_overlap"` // nil: not given (on, as Megatron-Bridge's recipes)
 	Recompute       string  `json:"recompute"`       // "": not given (searched)
+	EPDispatcher    string  `json:"ep_dispatcher"`   // "": not given (alltoall)
+	EPOverlap       bool    `json:"ep_overlap"`      // the source overlaps the expert all-to-all
 	DP              int     `json:"dp_derived"`
 	Microbatch      int     `json:"microbatch"`
 	Seq             int     `json:"seq"`
@@ -115,9 +117,9 @@ func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution)
 	var tightEx plan.Execution
 	for _, v := range vs {
 		for _, rc := range rcs {
-			ex := plan.Execution{TP: r.TP, PP: r.PP, DP: r.DP, CP: r.CP, EP: r.EP, Interleave: v, MicrobatchSize: r.Microbatch, GlobalBatch: r.GlobalBatch,
+			ex := plan.Execution{TP: r.TP, PP: r.PP, DP: r.DP, CP: r.CP, EP: r.EP, EPDispatcher: r.EPDispatcher, Interleave: v, MicrobatchSize: r.Microbatch, GlobalBatch: r.GlobalBatch,
 				Recompute: rc, ZeRO: zero, Optimizer: string(MixedAdamFP32Grads), SequenceParallel: true, FlashAttention: true,
-				Overlap: plan.Overlap{GradReduce: true, ParamGather: true, TPComm: tpOverlap}}
+				Overlap: plan.Overlap{GradReduce: true, ParamGather: true, TPComm: tpOverlap, EPComm: r.EPOverlap}}
 			pr, err := Predict(tr, c, ex, Options{})
 			if err != nil {
 				continue // e.g. the interleaved schedule needs m a multiple of p
@@ -147,10 +149,10 @@ func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution)
 //   - dense, s ≤ 16K: 10 % — the worst of the 13 asserted are NeMo 24.07's
 //     Llama 2 7B +9.7 % and 13B +8.5 %, Llama 3.1 405B FP8 (Megatron-Bridge
 //     25.11, cp 2) +7.7 % and Llama 3 405B BF16 (Llama 3 paper) +7.3 / +7.6 %;
-//   - MoE with the expert all-to-all crossing servers: 30 %, NOT the
-//     project's 20 % target — Qwen3 235B-A22B FP8 (Megatron-Bridge, ep 32
-//     over 4 servers) −14 % and −16 %, the same in BF16 (Megatron-MoE-
-//     ModelZoo, DeepEP, no all-to-all overlap) −26 %;
+//   - MoE with the expert all-to-all crossing servers: 20 % — Qwen3
+//     235B-A22B FP8 (Megatron-Bridge, ep 32 over 4 servers, the recipe's
+//     alltoall dispatcher with moe_a2a_overlap) +19.2 % and +16.5 %, the
+//     same in BF16 (Megatron-MoE-ModelZoo, DeepEP, no overlap) +7.1 %;
 //   - runs at s > 16K are only reported: there the attention core dominates
 //     the FLOP count, and whether the source counts it causal (half) or
 //     full, as Megatron-LM's formula does, is not stated, which alone moves
@@ -165,22 +167,20 @@ func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution)
 //     Qwen3 30B-A3B FP8 (ep 8, 16 experts of width 768 per GPU) +156 % and
 //     +174 %, Qwen3 235B-A22B BF16 at tp 4 ep 8 (ModelZoo, 16 experts per
 //     GPU) +93 %. There the published time per MoE layer and microbatch is
-//     1.9–2.7× what the model charges for its GEMMs, casts, router,
-//     permutation and NVLink all-to-alls; the same missing cost sits in
-//     the cross-server rows, where our all-to-all (every routed copy
-//     crossing the network, no DeepEP deduplication, no overlap, although
-//     the recipes use both: moe_a2a_overlap, DeepEP) charges about as much
-//     too much and hides it. It scales with the routed copies (0.4–0.55 µs
-//     per copy per layer and microbatch in both rows), not with their
-//     bytes, which points at the dispatcher's per-token work and the
-//     expert path's many small kernels (arXiv 2603.07685's "compute
+//     1.9–2.7× what the model charges for its GEMMs, FP8 casts, router,
+//     permutation and NVLink exchanges. The excess scales with the routed
+//     copies (0.4–0.55 µs per copy per layer and microbatch in both), not
+//     with their bytes, which points at the dispatcher's per-token work and
+//     the expert path's many small kernels (arXiv 2603.07685's "compute
 //     efficiency wall": small expert GEMMs, host-bound launches, the
-//     dropless path's device-to-host sync); it is not modelled yet. The
-//     Megatron-Bridge 25.09 release printed twice the 30B-A3B throughput
-//     (10,494 tokens/s, token-drop), so that row is not a stable target.
+//     dropless path's device-to-host sync); it is not modelled, and the
+//     cross-server rows' positive errors are likely the same cost, smaller
+//     there next to the network exchange. The Megatron-Bridge 25.09
+//     release printed twice the 30B-A3B throughput (10,494 tokens/s,
+//     token-drop), so that row is not a stable target either.
 const (
 	denseBound = 0.10
-	moeBound   = 0.30 // the target is 0.20: see above
+	moeBound   = 0.20
 )
 
 // notAsserted names the runs only reported, with the reason above.

@@ -149,6 +149,9 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	if ex.CP > 1 && tr.Seq%(2*ex.CP) != 0 {
 		return fmt.Errorf("execution.cp: the sequence %d must split into 2·cp load-balanced chunks, got cp %d", tr.Seq, ex.CP)
 	}
+	if ex.EPDispatcher != "" && ex.EPDispatcher != EPAllToAll && ex.EPDispatcher != EPDeepEP {
+		return fmt.Errorf("execution.ep_dispatcher: must be %q or %q, got %q", EPAllToAll, EPDeepEP, ex.EPDispatcher)
+	}
 	if ex.EP > 1 && tr.MoE == nil {
 		return fmt.Errorf("execution.ep: expert parallelism needs a mixture-of-experts model, got %d", ex.EP)
 	}
