@@ -71,7 +71,7 @@ func loadPublishedRuns(t *testing.T) []publishedRun {
 // gives the recomputation and none of its configurations fits with our
 // reserve (DefaultReserve), the fastest whose allocations alone fit in the
 // GPU, so that the throughput is checked for the configuration that ran.
-func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution) {
+func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution, model.Transformer) {
 	t.Helper()
 	var tr model.Transformer
 	if r.Model == "gpt3-175b" {
@@ -135,12 +135,12 @@ func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution)
 	if best.IterationSeconds == 0 && r.Recompute != "" && tight.IterationSeconds > 0 {
 		t.Logf("%s: with the published recomputation %q nothing fits with our %.1f GiB reserve; taking the fastest whose %.1f GiB alone fit",
 			r.ID, r.Recompute, tight.Memory.ReserveBytes/(1<<30), tight.Memory.PeakBytes/(1<<30))
-		return tight, tightEx
+		return tight, tightEx, tr
 	}
 	if best.IterationSeconds == 0 {
 		t.Fatalf("%s: no configuration with the published degrees fits in memory", r.ID)
 	}
-	return best, bestEx
+	return best, bestEx, tr
 }
 
 // Error bounds on throughput per GPU (publishedError), each with its
@@ -156,7 +156,12 @@ func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution)
 //   - runs at s > 16K are only reported: there the attention core dominates
 //     the FLOP count, and whether the source counts it causal (half) or
 //     full, as Megatron-LM's formula does, is not stated, which alone moves
-//     the figure by 30 % at 128K (the Llama 3 paper gives no tokens/s);
+//     the figure by 30 % at 128K (the Llama 3 paper gives no tokens/s).
+//     Read causal, the paper's three rows agree: +3.2 %, +3.4 % at 8K and
+//     +14.3 % at 128K (full: +7.3 %, +7.6 %, +60 %); what is left at 128K
+//     fits the paper's context parallelism, which all-gathers K and V with
+//     the latency "exposed in the critical path" (§3.3.2), where the model
+//     assumes Megatron's ring, hidden behind the attention;
 //   - NeMo 24.07's Llama 3 8B FP8 (tp 1, cp 2) is only reported: predicted
 //     +23 %, while the same model on the same 8 GPUs ran 14,451 tokens/s
 //     under Megatron-Bridge 25.11 (FSDP, predicted +3 %) against 12,036
@@ -209,6 +214,19 @@ func publishedError(pr Prediction, r publishedRun) float64 {
 	return pr.ModelTFLOPSPerGPU/r.PublishedTFLOPS - 1
 }
 
+// causalError returns publishedError with our model FLOPs counted as
+// Megatron-Bridge does, the attention core causal (half): for the Llama 3
+// paper, which does not say which it counts. Its 8K and 128K rows agree
+// far better under this reading (see TestPublishedRuns' log).
+func causalError(pr Prediction, tr model.Transformer, r publishedRun) float64 {
+	var core float64
+	for i := 0; i < tr.Layers; i++ {
+		core += tr.LayerAttentionCoreFwdFLOPs(r.GlobalBatch, i)
+	}
+	causal := pr.ModelFLOPsPerIteration - 3*core/2 // forward and backward, half the blocks
+	return pr.ModelTFLOPSPerGPU*causal/pr.ModelFLOPsPerIteration/r.PublishedTFLOPS - 1
+}
+
 // TestPublishedRuns predicts every published run of
 // testdata/published_runs.json with its published degrees, requires a
 // configuration with them to fit in memory, and bounds the error in
@@ -216,8 +234,11 @@ func publishedError(pr Prediction, r publishedRun) float64 {
 // held out: no constant of the model was fitted on them.
 func TestPublishedRuns(t *testing.T) {
 	for _, r := range loadPublishedRuns(t) {
-		pr, ex := predictPublished(t, r)
+		pr, ex, tr := predictPublished(t, r)
 		rel := publishedError(pr, r)
+		if r.PublishedTokens == 0 {
+			t.Logf("%s: %+.1f%% if the source counts the attention core causal", r.ID, 100*causalError(pr, tr, r))
+		}
 		t.Logf("%-36s (%s) v=%d %-9s: predicted %.0f model TFLOP/s (published %.0f), %.0f tokens/s/GPU (published %.0f): %+.1f%%; peak %.1f GiB",
 			r.ID, r.Set, ex.Interleave, ex.Recompute, pr.ModelTFLOPSPerGPU, r.PublishedTFLOPS, pr.TokensPerSec/float64(r.GPUs), r.PublishedTokens, 100*rel, pr.Memory.PeakBytes/(1<<30))
 		for _, part := range pr.Time.Parts() {
