@@ -36,6 +36,9 @@ type LLM struct {
 // llms is the catalog of LLM presets. Parameter counts are the publishers'
 // rounded figures; llm/README.md lists the sources.
 var llms = []LLM{
+	{"llama2-7b", "Llama 2 7B", 4096, "Llama 2 paper (Touvron et al. 2023) §2.2 and Table 1: context length 4k", "https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json", 6.74e9, 0, "Hugging Face model page, safetensors size (6.74B params)"},
+	{"llama2-13b", "Llama 2 13B", 4096, "Llama 2 paper §2.2 and Table 1: context length 4k", "https://huggingface.co/meta-llama/Llama-2-13b-hf/blob/main/config.json", 13.0e9, 0, "Hugging Face model page, safetensors size (13B params)"},
+	{"llama2-70b", "Llama 2 70B", 4096, "Llama 2 paper §2.2 and Table 1: context length 4k, GQA for 70B", "https://huggingface.co/meta-llama/Llama-2-70b-hf/blob/main/config.json", 69.0e9, 0, "Hugging Face model page, safetensors size (69B params)"},
 	{"llama3-8b", "Llama 3.1 8B", 8192, "Llama 3 paper §3.4.1: pre-training at 8K context", "https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json", 8.03e9, 0, "Hugging Face model page, safetensors size (8.03B params)"},
 	{"llama3-70b", "Llama 3.1 70B", 8192, "Llama 3 paper §3.4.1: pre-training at 8K context", "https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json", 70.6e9, 0, "Hugging Face model page, safetensors size (70.6B params)"},
 	{"llama3-405b", "Llama 3.1 405B", 8192, "Llama 3 paper §3.4.1 and Table 4: pre-training at 8K context", "https://huggingface.co/meta-llama/Llama-3.1-405B/blob/main/config.json", 405.9e9, 0, "Hugging Face model page, safetensors size (406B params); Llama 3 paper Table 3 (405B)"},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 
 	"pipeplan/core/hw"
 )
@@ -42,24 +43,19 @@ const (
 	// under sustained load). On A100 it gives a ceiling of 0.75 × 87 % = 65 %
 	// of peak.
 	DefaultSustainedMatmulFraction = 0.75
-	// DefaultFP8SustainedMatmulFraction is DefaultSustainedMatmulFraction
-	// for FP8 GEMMs (Transformer Engine): the fraction of the measured FP8
-	// matmul rate that training's FP8 GEMMs sustain, lower than in 16 bits
-	// because each GEMM also casts its inputs and keeps scaling factors.
-	// Fitted on the two "fit" runs of testdata/published_runs.json (NeMo
-	// 24.07, Llama 3 8B and 70B FP8 on H100); see doc.go.
-	DefaultFP8SustainedMatmulFraction = 0.57
 	// DefaultMatmulCeiling is the measured-matmul fraction of peak assumed for
 	// a GPU gpus.json has no measurement for (its README reports 51–87 %).
 	DefaultMatmulCeiling = 0.8
 )
 
 // DefaultEfficiency returns the default curve for gpu at precision p: its
-// ceiling is DefaultSustainedMatmulFraction (DefaultFP8SustainedMatmulFraction
-// at fp8) × the GPU's measured matmul fraction of peak (A100 bf16:
-// 271.2/312 = 87 %), or of DefaultMatmulCeiling when gpus.json has no
-// measurement; its knee comes from DefaultKernelLatencySeconds. It errors
-// when the GPU has no peak at p.
+// ceiling is DefaultSustainedMatmulFraction × the GPU's measured matmul
+// fraction of peak at p (A100 bf16: 271.2/312 = 87 %; H100 fp8:
+// 1402.6/1979 = 71 %), or of DefaultMatmulCeiling when gpus.json has no
+// measurement; its knee comes from DefaultKernelLatencySeconds. FP8 GEMMs
+// sustain the same fraction of their own measured rate as 16-bit ones:
+// what FP8 training loses besides is Transformer Engine's casts, costed
+// apart (FP8CastBytesPerValue). It errors when the GPU has no peak at p.
 func DefaultEfficiency(gpu hw.GPU, p string) (EfficiencyCurve, error) {
 	peak, err := gpu.Peak(p)
 	if err != nil {
@@ -69,12 +65,30 @@ func DefaultEfficiency(gpu hw.GPU, p string) (EfficiencyCurve, error) {
 	if !ok {
 		measured = DefaultMatmulCeiling
 	}
-	sustained := DefaultSustainedMatmulFraction
-	if p == hw.PrecisionFP8 {
-		sustained = DefaultFP8SustainedMatmulFraction
+	key := [2]float64{peak, DefaultSustainedMatmulFraction * measured}
+	defaultCurves.Lock()
+	defer defaultCurves.Unlock()
+	if c, ok := defaultCurves.m[key]; ok {
+		return c, nil
 	}
-	return SaturatingEfficiency(peak, sustained*measured, DefaultKernelLatencySeconds), nil
+	c := SaturatingEfficiency(key[0], key[1], DefaultKernelLatencySeconds)
+	if len(defaultCurves.m) < maxCachedCurves {
+		defaultCurves.m[key] = c
+	}
+	return c, nil
 }
+
+// maxCachedCurves bounds defaultCurves: custom GPUs from requests each add
+// one curve per precision.
+const maxCachedCurves = 256
+
+// defaultCurves caches DefaultEfficiency's curves by peak and ceiling (a
+// search predicts thousands of configurations on one GPU); callers only
+// read a curve's points.
+var defaultCurves = struct {
+	sync.Mutex
+	m map[[2]float64]EfficiencyCurve
+}{m: map[[2]float64]EfficiencyCurve{}}
 
 // SaturatingEfficiency samples eff(x) = ceiling · x / (x + x0), x0 = latency ·
 // peak · ceiling, at half-decades from 1e6 to 1e16 FLOPs: an operation costs

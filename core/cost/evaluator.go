@@ -59,7 +59,18 @@ type evaluator struct {
 	boundary       float64 // bytes of one microbatch's boundary activation per GPU
 	cpBW           float64
 	epBW           float64
-	layers         []layerTime // per layer, per microbatch on one GPU
+	kindTime       [2]layerTime // per kind of layer (layerKind), per microbatch on one GPU
+	kindSize       [2]layerSize // per kind of layer
+	devLayers      [][]int      // the layers each pipeline device holds (layerIndices)
+	devWeights     [][2]float64 // each device's dense and routed-expert parameters (weightParams)
+}
+
+// layerSize is one layer's size on one GPU: its activation memory per
+// microbatch, what the execution's recomputation keeps and all of it, and
+// its parameters.
+type layerSize struct {
+	kept, full float64
+	params     float64 // the layer's parameters (model.Transformer.LayerParamsAt)
 }
 
 // newEvaluator validates the inputs and fills in the defaults of opt.
@@ -155,13 +166,35 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Op
 	if cfg.SequenceParallel {
 		e.boundary /= float64(t)
 	}
-	e.layers = make([]layerTime, tr.Layers)
-	for i := range e.layers {
-		if i > 0 && tr.IsMoELayer(i) == tr.IsMoELayer(i-1) {
-			e.layers[i] = e.layers[i-1] // same kind of layer, same time
-			continue
+	full := e.actOpts
+	full.Recompute = model.RecomputeNone
+	for _, i := range []int{0, tr.Layers - 1} { // one layer of each kind
+		k, b := e.layerKind(i), cfg.MicrobatchSize
+		if i > 0 && k == e.layerKind(0) {
+			break // a dense model: one kind
 		}
-		e.layers[i] = e.layerSeconds(i)
+		e.kindTime[k] = e.layerSeconds(i)
+		e.kindSize[k] = layerSize{kept: tr.LayerActivationBytesAt(b, i, e.actOpts), full: tr.LayerActivationBytesAt(b, i, full), params: tr.LayerParamsAt(i)}
+	}
+	chunks := ChunkLayers(tr.Layers, cfg.PP*cfg.Interleave)
+	starts := make([]int, len(chunks)) // each chunk's first layer
+	for k := 1; k < len(chunks); k++ {
+		starts[k] = starts[k-1] + chunks[k-1]
+	}
+	all := make([]int, 0, tr.Layers) // one backing array, a slice per device
+	e.devLayers = make([][]int, cfg.PP)
+	for i := range e.devLayers {
+		from := len(all)
+		for k := i; k < len(chunks); k += cfg.PP { // device i's chunks, in order
+			for j := starts[k]; j < starts[k]+chunks[k]; j++ {
+				all = append(all, j)
+			}
+		}
+		e.devLayers[i] = all[from:len(all):len(all)]
+	}
+	e.devWeights = make([][2]float64, cfg.PP)
+	for i := range e.devWeights {
+		e.devWeights[i][0], e.devWeights[i][1] = e.countWeightParams(i)
 	}
 	return e, nil
 }
@@ -169,14 +202,16 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Op
 // expertGrid returns the expert layers' tensor- and data-parallel sizes
 // under Megatron-Core's MoE parallel folding (Liu et al. 2025, "MoE
 // Parallel Folding"), where the experts' own grid etp × ep × edp covers the
-// same t·cp·d ranks as the attention's t × cp × d: when ep divides cp·d the
-// experts keep the attention's tensor parallelism (etp = t, edp = cp·d/ep);
-// otherwise expert parallelism folds over the tensor-parallel ranks too
-// and each expert is whole on its rank (etp = 1, edp = t·cp·d/ep), as
-// Megatron-Bridge's MoE recipes run with expert_tensor_parallel_size 1.
+// same t·cp·d ranks as the attention's t × cp × d, innermost first. With
+// expert parallelism each expert is whole on its rank (etp = 1, edp =
+// t·cp·d/ep), as Megatron-Bridge's MoE recipes (expert_tensor_parallel_size
+// 1 in scripts/performance/configs/qwen/qwen3_workload_base_configs.py)
+// and the Megatron-MoE-ModelZoo best practices (ETP 1 in every row of
+// best_practice/Qwen3/readme.md) run them; without it the experts split
+// over the tensor-parallel ranks like a dense MLP (etp = t, edp = cp·d).
 func expertGrid(cfg plan.Execution) (etp, edp int) {
-	if (cfg.DP*cfg.CP)%cfg.EP == 0 {
-		return cfg.TP, cfg.DP * cfg.CP / cfg.EP
+	if cfg.EP == 1 {
+		return cfg.TP, cfg.DP * cfg.CP
 	}
 	return 1, cfg.TP * cfg.DP * cfg.CP / cfg.EP
 }
@@ -213,19 +248,25 @@ func ChunkLayers(l, chunks int) []int {
 	return out
 }
 
+// MaxChunks returns the most model chunks (pipeline stages times
+// interleaved chunks) a model of the given layers splits into: one layer
+// each, plus a first chunk holding only the embedding and a last holding
+// only the output layer and loss, as the Llama 3 paper (§3.3.2: 126 layers
+// on 16 stages, "the first model chunk on the first stage has only the
+// embedding") and Megatron-LM's --account-for-embedding-in-pipeline-split
+// and --account-for-loss-in-pipeline-split lay them out. ChunkLayers gives
+// those end chunks no layers.
+func MaxChunks(layers int) int { return layers + 2 }
+
+// layerKind returns 1 for a mixture-of-experts layer and 0 for a dense
+// one: layers of a kind cost the same.
+func (e *evaluator) layerKind(i int) int {
+	if e.tr.IsMoELayer(i) {
+		return 1
+	}
+	return 0
+}
+
 // layerIndices returns the layers device i of the pipeline holds, in
 // order: its v chunks k = i + c·p of the split ChunkLayers gives.
-func (e *evaluator) layerIndices(i int) []int {
-	p := e.cfg.PP
-	var idx []int
-	first := 0
-	for k, n := range ChunkLayers(e.tr.Layers, p*e.cfg.Interleave) {
-		if k%p == i {
-			for j := first; j < first+n; j++ {
-				idx = append(idx, j)
-			}
-		}
-		first += n
-	}
-	return idx
-}
+func (e *evaluator) layerIndices(i int) []int { return e.devLayers[i] }

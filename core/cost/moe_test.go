@@ -2,6 +2,7 @@ package cost
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"pipeplan/core/hw"
@@ -65,5 +66,74 @@ func TestMoELocalWork(t *testing.T) {
 	fwd2, _ := e.moeLocalSeconds()
 	if math.Abs(fwd2/fwd-2) > 0.2 {
 		t.Errorf("twice the tokens: %v s, once %v s", fwd2, fwd)
+	}
+}
+
+// TestServerHitProbabilityBruteForce checks serverHitProbability against
+// every choice of k of E experts spread evenly over n servers: the share
+// of choices that include an expert of server 0.
+func TestServerHitProbabilityBruteForce(t *testing.T) {
+	for _, c := range []struct{ experts, topk, servers int }{{8, 2, 4}, {12, 3, 3}, {16, 4, 2}, {10, 5, 5}, {6, 1, 3}} {
+		per := c.experts / c.servers
+		var hits, all int
+		var choose func(from, left int, hit bool)
+		choose = func(from, left int, hit bool) {
+			if left == 0 {
+				all++
+				if hit {
+					hits++
+				}
+				return
+			}
+			for x := from; x < c.experts; x++ {
+				choose(x+1, left-1, hit || x < per)
+			}
+		}
+		choose(0, c.topk, false)
+		if got, want := serverHitProbability(c.experts, c.topk, c.servers), float64(hits)/float64(all); math.Abs(got-want) > 1e-12 {
+			t.Errorf("E=%d k=%d n=%d: %v, enumeration gives %v", c.experts, c.topk, c.servers, got, want)
+		}
+	}
+}
+
+// TestDeepEPDispatcher: DeepEP sends a token once per other server that
+// holds one of its experts (Qwen3 235B: 128 experts, top 8, ep 32 over 4
+// servers: 3 × 0.90 = 2.7 network copies per token, not 6), so across
+// servers it is faster than the alltoall dispatcher; inside one server the
+// fabric carries the same 7/8 of the copies either way.
+func TestDeepEPDispatcher(t *testing.T) {
+	across := moeEvaluator(t, 32, 32)
+	token := across.epTokens() * float64(across.tr.Hidden) * across.w
+	eff, lat := across.comm.BandwidthEfficiency, across.comm.LatencySeconds
+	all := across.epSeconds()
+	across.cfg.EPDispatcher = EPDeepEP
+	hit := serverHitProbability(128, 8, 4)
+	if got, want := across.epSeconds(), 4*(3*hit*token/(across.epBW*eff)+31*lat); math.Abs(got-want) > 1e-9*want || !(got < all/2) {
+		t.Errorf("DeepEP over 4 servers: %v s, want %v s (%.2f network copies per token; alltoall %v s)", got, want, 3*hit, all)
+	}
+	in := moeEvaluator(t, 8, 8)
+	all = in.epSeconds()
+	in.cfg.EPDispatcher = EPDeepEP
+	if got := in.epSeconds(); math.Abs(got-all) > 1e-9*all {
+		t.Errorf("DeepEP inside a server: %v s, alltoall %v s; want equal", got, all)
+	}
+}
+
+// TestEPOverlap: with the expert all-to-all overlapped, a MoE layer's
+// exchange stays exposed only where it exceeds the layer's compute, and
+// an unknown dispatcher is an error naming the field.
+func TestEPOverlap(t *testing.T) {
+	e := moeEvaluator(t, 32, 32)
+	last := e.tr.Layers - 1
+	plain := e.layerSeconds(last)
+	e.cfg.Overlap.EPComm = true
+	over := e.layerSeconds(last)
+	if want := math.Max(0, plain.ep-plain.compute); math.Abs(over.ep-want) > 1e-12 || over.compute != plain.compute {
+		t.Errorf("overlapped exchange %v s (compute %v s), want %v s (compute %v s)", over.ep, over.compute, want, plain.compute)
+	}
+	ex := WithDefaults(e.cfg)
+	ex.EPDispatcher = "nccl"
+	if err := Validate(e.tr, e.c, ex); err == nil || !strings.Contains(err.Error(), "execution.ep_dispatcher") {
+		t.Errorf("dispatcher %q: got %v, want an error naming execution.ep_dispatcher", ex.EPDispatcher, err)
 	}
 }

@@ -16,7 +16,7 @@ func (e *evaluator) predict() Prediction {
 	var slowZ float64
 	for i := 0; i < p; i++ {
 		st := e.deviceSeconds(i)
-		z := e.zero3Seconds(i)
+		z := e.zero3Seconds(i, st.compute)
 		ti := st.compute + st.tp + st.p2p + st.cp + st.ep + z
 		tSum += ti
 		if ti > tMax {

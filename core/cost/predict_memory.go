@@ -23,15 +23,13 @@ func (e *evaluator) memory(i int) Memory {
 	// interleaved).
 	// (A chunk's stash is its share of the device's layers' activations.)
 	var stash, work float64
-	full := e.actOpts
-	full.Recompute = model.RecomputeNone
 	for _, l := range e.layerIndices(i) {
-		kept := e.tr.LayerActivationBytesAt(b, l, e.actOpts)
-		stash += kept
+		a := e.kindSize[e.layerKind(l)]
+		stash += a.kept
 		// Working set: recomputation rebuilds one layer's dropped
 		// activations before its backward pass.
 		if e.cfg.Recompute != model.RecomputeNone {
-			work = max(work, e.tr.LayerActivationBytesAt(b, l, full)-kept)
+			work = max(work, a.full-a.kept)
 		}
 	}
 	act := float64(inFlight)*stash/float64(e.cfg.Interleave) + work

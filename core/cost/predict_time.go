@@ -16,6 +16,15 @@ const DefaultBucketParams = 40e6
 // stays exposed even when the GEMMs are longer than the communication.
 const TPOverlapChunks = 4
 
+// FP8CastBytesPerValue is the memory traffic per value of Transformer
+// Engine's cast of an FP8 GEMM operand (transformer_engine's fused
+// cast-transpose: the bf16 value read, 2 bytes, and written twice in FP8,
+// row-wise for this GEMM and column-wise for the backward GEMM that reads
+// it transposed, 1 byte each). Each linear GEMM casts its activation input
+// forward and its output's gradient backward; the weights' casts, once per
+// step and cached over the microbatches, are left out.
+const FP8CastBytesPerValue = 4
+
 // layerTime is one layer's time per microbatch on one GPU.
 type layerTime struct {
 	compute float64 // forward, backward and recomputation
@@ -48,13 +57,23 @@ func (e *evaluator) gemmSeconds(g model.GEMM) float64 {
 // layerSeconds returns layer i's time per microbatch on one GPU.
 func (e *evaluator) layerSeconds(i int) layerTime {
 	b := e.cfg.MicrobatchSize
-	var dense, core float64
+	var dense, core, castFwd, castBwd float64
 	for _, g := range e.tr.ForwardGEMMs(b, i) {
 		if g.Attention {
 			core += e.gemmSeconds(g)
 		} else {
 			dense += e.gemmSeconds(g)
+			castFwd += g.Inputs
+			castBwd += g.Outputs
 		}
+	}
+	if e.tr.TrainingPrecision() == model.FP8 {
+		// Transformer Engine's casts to FP8, memory-bound, on this GPU's
+		// 1/(t·cp) share of each operand.
+		per := FP8CastBytesPerValue / float64(e.cfg.TP*e.cfg.CP) / e.memBW
+		castFwd, castBwd = castFwd*per, castBwd*per
+	} else {
+		castFwd, castBwd = 0, 0
 	}
 	// Memory-bound kernels move ElementwiseTrafficPerActivationByte bytes per stored byte.
 	noRec := e.actOpts
@@ -67,7 +86,7 @@ func (e *evaluator) layerSeconds(i int) layerTime {
 	coreMemSec := ElementwiseTrafficPerActivationByte * coreBytes / e.memBW
 
 	var lt layerTime
-	lt.fwd = dense + core + memSec
+	lt.fwd = dense + core + memSec + castFwd
 	// Backward: two GEMMs (input and weight gradients) per forward GEMM;
 	// flash attention's backward also recomputes the scores (2.5× forward,
 	// Dao 2023 §3.1).
@@ -75,7 +94,7 @@ func (e *evaluator) layerSeconds(i int) layerTime {
 	if e.cfg.FlashAttention {
 		bwdCore = 2.5 * core
 	}
-	lt.compute = lt.fwd + 2*(dense+memSec) + bwdCore
+	lt.compute = lt.fwd + 2*(dense+memSec) + bwdCore + castBwd
 	switch e.cfg.Recompute {
 	case model.RecomputeFull:
 		lt.compute += lt.fwd
@@ -95,6 +114,13 @@ func (e *evaluator) layerSeconds(i int) layerTime {
 			lt.compute += fwd
 		}
 		lt.fwd += fwd
+		if e.cfg.Overlap.EPComm {
+			// One microbatch's exchanges run while another's forward or
+			// backward computes (the 1F1B steady state Megatron-Core's EP
+			// overlap pairs, arXiv 2603.07685): what exceeds the layer's
+			// compute stays exposed.
+			lt.ep = math.Max(0, lt.ep-lt.compute)
+		}
 	}
 	return lt
 }
@@ -129,30 +155,60 @@ func (e *evaluator) epTokens() float64 {
 	return float64(e.cfg.MicrobatchSize) * float64(e.tr.Seq) / float64(e.cfg.CP*e.cfg.TP)
 }
 
-// epSeconds returns one MoE layer's all-to-all time per microbatch: a
+// The expert-parallel dispatchers plan.Execution.EPDispatcher names.
+const (
+	// EPAllToAll is Megatron-Core's alltoall token dispatcher (the default).
+	EPAllToAll = "alltoall"
+	// EPDeepEP is its flex dispatcher with DeepEP or HybridEP.
+	EPDeepEP = "deepep"
+)
+
+// epSeconds returns one MoE layer's token exchange per microbatch: a
 // dispatch and a combine forward and again backward, each moving a GPU's
-// topk routed copies of its tokens (h values each), (ep−1)/ep of them to
-// other ranks. When the ep group spans servers the exchange is
-// hierarchical as NCCL runs it: the copies for the ranks in the same
-// server go over its fabric while those for other servers go over the
-// network, at the same time, so the slower of the two sets the time.
+// topk routed copies of its tokens (h values each). The copies for the
+// other GPUs of its server cross the server's fabric. When the ep group
+// spans servers, the alltoall dispatcher sends each copy for another
+// server over the network, (ep − local)/ep of them; DeepEP sends a token
+// once to each other server that holds one of its experts and forwards it
+// there over the server's fabric (DeepEP's normal kernels; DeepSeek-V3
+// report §3.2.2), serverHitProbability of the other servers per token.
+// Fabric and network run at the same time: the slower sets the time.
 func (e *evaluator) epSeconds() float64 {
 	ep := e.cfg.EP
 	if ep == 1 {
 		return 0
 	}
-	bytes := float64(e.tr.MoE.TopK) * e.epTokens() * float64(e.tr.Hidden) * e.w
-	local := ep // ep ranks in one server (those of the innermost level)
+	k := float64(e.tr.MoE.TopK)
+	token := e.epTokens() * float64(e.tr.Hidden) * e.w // one copy of this GPU's tokens
+	local := ep                                        // ep ranks in one server (those of the innermost level)
 	if e.c.GroupLevel(ep, e.etp) > 0 {
 		local = max(1, min(ep, e.c.Levels[0].Workers/e.etp))
 	}
 	eff := e.comm.BandwidthEfficiency
-	intra := float64(local-1) / float64(ep) * bytes / (e.intraBW * eff)
-	inter := 0.0
-	if local < ep {
-		inter = float64(ep-local) / float64(ep) * bytes / (e.epBW * eff)
+	var intra, inter float64
+	if e.cfg.EPDispatcher == EPDeepEP {
+		intra = k * float64(local-1) / float64(local) * token / (e.intraBW * eff)
+		if servers := ep / local; servers > 1 {
+			inter = float64(servers-1) * serverHitProbability(e.tr.MoE.Experts, e.tr.MoE.TopK, servers) * token / (e.epBW * eff)
+		}
+	} else {
+		intra = k * float64(local-1) / float64(ep) * token / (e.intraBW * eff)
+		inter = k * float64(ep-local) / float64(ep) * token / (e.epBW * eff)
 	}
 	return 4 * (math.Max(intra, inter) + float64(ep-1)*e.comm.LatencySeconds)
+}
+
+// serverHitProbability returns the probability that a token's topk
+// experts, drawn without replacement from E spread evenly over the given
+// number of servers, include one on a given server: 1 − C(E−E/n, k)/C(E, k)
+// (balanced routing, as the published benchmarks force).
+func serverHitProbability(experts, topk, servers int) float64 {
+	miss := 1.0
+	others := float64(experts - experts/servers)
+	for i := 0; i < topk; i++ {
+		miss *= math.Max(0, others-float64(i)) / float64(experts-i)
+	}
+	return 1 - miss
 }
 
 // moeLocalSeconds returns one MoE layer's work per microbatch besides the
@@ -224,7 +280,7 @@ type stageTime struct {
 func (e *evaluator) deviceSeconds(i int) stageTime {
 	var st stageTime
 	for _, l := range e.layerIndices(i) {
-		lt := e.layers[l]
+		lt := e.kindTime[e.layerKind(l)]
 		st.compute += lt.compute
 		st.fwd += lt.fwd
 		st.tp += lt.tp
@@ -249,9 +305,14 @@ func (e *evaluator) deviceSeconds(i int) stageTime {
 // on the first stage, the embeddings; the last stage holds the output
 // layer (its own copy of a tied word embedding when p > 1, Megatron-LM).
 func (e *evaluator) weightParams(i int) (dense, experts float64) {
+	return e.devWeights[i][0], e.devWeights[i][1]
+}
+
+// countWeightParams computes weightParams(i) (newEvaluator caches it).
+func (e *evaluator) countWeightParams(i int) (dense, experts float64) {
 	t := float64(e.cfg.TP)
 	for _, l := range e.layerIndices(i) {
-		all := e.tr.LayerParamsAt(l)
+		all := e.kindSize[e.layerKind(l)].params
 		if e.tr.IsMoELayer(l) {
 			ex := float64(e.tr.MoE.Experts) * e.tr.ExpertParams()
 			experts += ex / float64(e.etp*e.cfg.EP)
@@ -311,15 +372,24 @@ func (e *evaluator) exposedDataParallel(i int, st stageTime) float64 {
 	return reduce + gather
 }
 
-// zero3Seconds returns ZeRO-3's per-microbatch weight all-gathers (forward
-// and backward) on device i; 0 below stage 3.
-func (e *evaluator) zero3Seconds(i int) float64 {
+// zero3Seconds returns what stays exposed of ZeRO-3's per-microbatch weight
+// all-gathers on device i (forward, and again backward; 0 below stage 3),
+// given its compute per microbatch. Without Overlap.ParamGather all of
+// it; with it, each layer's gather is prefetched while the layer before
+// computes (PyTorch FSDP's forward and backward prefetch, Zhao et al.
+// 2023 §4; Megatron-FSDP likewise), so only what exceeds the compute stays
+// exposed, and at least the first layer's gather of each pass.
+func (e *evaluator) zero3Seconds(i int, compute float64) float64 {
 	if e.cfg.ZeRO < 3 {
 		return 0
 	}
 	dense, experts := e.weightParams(i)
 	d := e.cfg.DP * e.cfg.CP
-	return 2 * (e.comm.GatherSeconds(d, dense*e.w, e.dpBW) + e.comm.GatherSeconds(e.edp, experts*e.w, e.dpBW))
+	z := 2 * (e.comm.GatherSeconds(d, dense*e.w, e.dpBW) + e.comm.GatherSeconds(e.edp, experts*e.w, e.dpBW))
+	if e.cfg.Overlap.ParamGather {
+		z = math.Max(z-compute, z/float64(len(e.layerIndices(i))))
+	}
+	return z
 }
 
 // optimizerSeconds returns the optimizer step on device i: memory-bound, it

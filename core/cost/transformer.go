@@ -31,7 +31,9 @@ type TimeBreakdown struct {
 	TensorParallelSeconds float64 `json:"tensor_parallel_seconds"`
 	// PipelineP2PSeconds is the slowest stage's point-to-point time per step.
 	PipelineP2PSeconds float64 `json:"pipeline_p2p_seconds"`
-	// ZeRO3GatherSeconds is the slowest stage's ZeRO-3 weight all-gathers per step.
+	// ZeRO3GatherSeconds is the slowest stage's exposed ZeRO-3 weight
+	// all-gathers per step (with Overlap.ParamGather, what the prefetch
+	// behind the compute does not hide).
 	ZeRO3GatherSeconds float64 `json:"zero3_gather_seconds"`
 	// BubbleSeconds is the pipeline fill and drain time.
 	BubbleSeconds float64 `json:"bubble_seconds"`
@@ -147,6 +149,9 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	if ex.CP > 1 && tr.Seq%(2*ex.CP) != 0 {
 		return fmt.Errorf("execution.cp: the sequence %d must split into 2·cp load-balanced chunks, got cp %d", tr.Seq, ex.CP)
 	}
+	if ex.EPDispatcher != "" && ex.EPDispatcher != EPAllToAll && ex.EPDispatcher != EPDeepEP {
+		return fmt.Errorf("execution.ep_dispatcher: must be %q or %q, got %q", EPAllToAll, EPDeepEP, ex.EPDispatcher)
+	}
 	if ex.EP > 1 && tr.MoE == nil {
 		return fmt.Errorf("execution.ep: expert parallelism needs a mixture-of-experts model, got %d", ex.EP)
 	}
@@ -176,8 +181,8 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	if tr.Heads%ex.TP != 0 {
 		return fmt.Errorf("execution.tp: must divide the %d attention heads, got %d", tr.Heads, ex.TP)
 	}
-	if ex.PP*ex.Interleave > tr.Layers {
-		return fmt.Errorf("execution.pp: pp·interleave must be <= the %d layers, got %d·%d", tr.Layers, ex.PP, ex.Interleave)
+	if ex.PP*ex.Interleave > MaxChunks(tr.Layers) {
+		return fmt.Errorf("execution.pp: pp·interleave must be <= the %d layers + 2 (chunks holding only the embedding or the output layer), got %d·%d", tr.Layers, ex.PP, ex.Interleave)
 	}
 	if ex.Interleave > 1 && ex.Schedule != schedule.Interleaved {
 		return fmt.Errorf("execution.schedule: interleave %d needs the interleaved schedule, got %q", ex.Interleave, ex.Schedule)

@@ -45,6 +45,14 @@ type GEMM struct {
 	Attention bool
 	// Expert marks the routed experts, which expert parallelism shards.
 	Expert bool
+	// Inputs is the number of values of the product's activation input for
+	// the whole microbatch (tokens × k, summed over its Instances and over
+	// the two products of a low-rank pair such as MLA's down- and
+	// up-projection), Outputs those of its output (tokens × n): what
+	// Transformer Engine casts to FP8 before an FP8 GEMM, the input
+	// forward and the output's gradient backward. Both are 0 for the
+	// attention core, which is not a linear layer.
+	Inputs, Outputs float64
 }
 
 // ForwardGEMMs returns the matrix multiplications of layer i's forward
@@ -60,41 +68,42 @@ func (t Transformer) ForwardGEMMs(b, i int) []GEMM {
 	s, h, bb := float64(t.Seq), float64(t.Hidden), float64(b)
 	tok := bb * s
 	a := float64(t.Heads)
-	var g []GEMM
+	g := make([]GEMM, 0, 8) // at most 8 products: one allocation
 	if m := t.MLA; m != nil {
 		qk, v := float64(m.QKNopeHeadDim+m.QKRopeHeadDim), float64(m.VHeadDim)
 		ql, kvl := float64(m.QLoraRank), float64(m.KVLoraRank)
-		q := 2 * tok * h * a * qk
+		q := GEMM{Name: "q", FLOPs: 2 * tok * h * a * qk, Instances: 1, Inputs: tok * h, Outputs: tok * a * qk}
 		if ql > 0 {
-			q = 2*tok*h*ql + 2*tok*ql*a*qk
+			q.FLOPs = 2*tok*h*ql + 2*tok*ql*a*qk
+			q.Inputs, q.Outputs = tok*(h+ql), tok*(ql+a*qk)
 		}
-		kv := 2*tok*h*(kvl+float64(m.QKRopeHeadDim)) + 2*tok*kvl*a*float64(m.QKNopeHeadDim+m.VHeadDim)
-		g = append(g, GEMM{Name: "q", FLOPs: q, Instances: 1}, GEMM{Name: "kv", FLOPs: kv, Instances: 1},
+		down, up := kvl+float64(m.QKRopeHeadDim), a*float64(m.QKNopeHeadDim+m.VHeadDim) // the kv pair's two output widths
+		g = append(g, q, GEMM{Name: "kv", FLOPs: 2*tok*h*down + 2*tok*kvl*up, Instances: 1, Inputs: tok * (h + kvl), Outputs: tok * (down + up)},
 			GEMM{Name: "attention-scores", FLOPs: 2 * bb * s * s * a * qk, Instances: 1, Attention: true},
 			GEMM{Name: "attention-values", FLOPs: 2 * bb * s * s * a * v, Instances: 1, Attention: true},
-			GEMM{Name: "attention-out", FLOPs: 2 * tok * a * v * h, Instances: 1})
+			GEMM{Name: "attention-out", FLOPs: 2 * tok * a * v * h, Instances: 1, Inputs: tok * a * v, Outputs: tok * h})
 	} else {
 		d := float64(t.HeadSize())
 		q, kv := a*d, float64(t.KVHeadCount())*d
-		g = append(g, GEMM{Name: "qkv", FLOPs: 2 * tok * h * (q + 2*kv), Instances: 1},
+		g = append(g, GEMM{Name: "qkv", FLOPs: 2 * tok * h * (q + 2*kv), Instances: 1, Inputs: tok * h, Outputs: tok * (q + 2*kv)},
 			GEMM{Name: "attention-scores", FLOPs: 2 * bb * s * s * q, Instances: 1, Attention: true},
 			GEMM{Name: "attention-values", FLOPs: 2 * bb * s * s * q, Instances: 1, Attention: true},
-			GEMM{Name: "attention-out", FLOPs: 2 * tok * q * h, Instances: 1})
+			GEMM{Name: "attention-out", FLOPs: 2 * tok * q * h, Instances: 1, Inputs: tok * q, Outputs: tok * h})
 	}
 	up := t.mlpMatrices() - 1 // gate and up, or up
 	if !t.IsMoELayer(i) {
 		f := float64(t.FFNSize())
-		return append(g, GEMM{Name: "mlp-up", FLOPs: up * 2 * tok * h * f, Instances: 1},
-			GEMM{Name: "mlp-down", FLOPs: 2 * tok * f * h, Instances: 1})
+		return append(g, GEMM{Name: "mlp-up", FLOPs: up * 2 * tok * h * f, Instances: 1, Inputs: tok * h, Outputs: up * tok * f},
+			GEMM{Name: "mlp-down", FLOPs: 2 * tok * f * h, Instances: 1, Inputs: tok * f, Outputs: tok * h})
 	}
 	m, fe := t.MoE, float64(t.expertFFN())
 	routed := float64(m.TopK) * tok
-	g = append(g, GEMM{Name: "expert-up", FLOPs: up * 2 * routed * h * fe, Instances: m.Experts, Expert: true},
-		GEMM{Name: "expert-down", FLOPs: 2 * routed * fe * h, Instances: m.Experts, Expert: true})
+	g = append(g, GEMM{Name: "expert-up", FLOPs: up * 2 * routed * h * fe, Instances: m.Experts, Expert: true, Inputs: routed * h, Outputs: up * routed * fe},
+		GEMM{Name: "expert-down", FLOPs: 2 * routed * fe * h, Instances: m.Experts, Expert: true, Inputs: routed * fe, Outputs: routed * h})
 	if m.SharedExperts > 0 {
 		shared := float64(m.SharedExperts) * tok
-		g = append(g, GEMM{Name: "shared-up", FLOPs: up * 2 * shared * h * fe, Instances: 1},
-			GEMM{Name: "shared-down", FLOPs: 2 * shared * fe * h, Instances: 1})
+		g = append(g, GEMM{Name: "shared-up", FLOPs: up * 2 * shared * h * fe, Instances: 1, Inputs: shared * h, Outputs: up * shared * fe},
+			GEMM{Name: "shared-down", FLOPs: 2 * shared * fe * h, Instances: 1, Inputs: shared * fe, Outputs: shared * h})
 	}
 	return g
 }
@@ -164,12 +173,5 @@ func (t Transformer) LayerTrainFLOPs(b, i int, r Recompute) float64 {
 // 12·B·s·l·h²·((1 + kv/a + s/h)·(a·d/h) + (f/h)·k·g + (f_s/h)·g + V/(2lh)),
 // g = 3/2 for a gated MLP, k routed experts per token, f_s the shared ones.
 func (t Transformer) IterationFLOPs(B int, r Recompute) float64 {
-	if t.MoE == nil {
-		return float64(t.Layers)*t.LayerTrainFLOPs(B, 0, r) + 3*t.LogitFwdFLOPs(B)
-	}
-	n := 3 * t.LogitFwdFLOPs(B)
-	for i := 0; i < t.Layers; i++ {
-		n += t.LayerTrainFLOPs(B, i, r)
-	}
-	return n
+	return t.sumLayers(func(i int) float64 { return t.LayerTrainFLOPs(B, i, r) }) + 3*t.LogitFwdFLOPs(B)
 }

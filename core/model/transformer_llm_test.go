@@ -145,3 +145,34 @@ func TestLlama405BLayerStash(t *testing.T) {
 		t.Errorf("one layer stashes %.4g bytes, the tensor list gives %.4g", got, want)
 	}
 }
+
+// TestGEMMOperands checks each linear GEMM's operand sizes against its
+// FLOPs: a product of r rows, k inputs and n outputs has 2·r·k·n FLOPs, r·k
+// input and r·n output values, so FLOPs = 2·Inputs·Outputs/r with r the
+// tokens (b·s, or topk·b·s for the routed experts, spread evenly over
+// them); the attention core has none.
+func TestGEMMOperands(t *testing.T) {
+	shared := mixtral8x7b
+	shared.MoE = &MoE{Experts: 64, TopK: 6, FFN: 1408, SharedExperts: 2}
+	for _, tr := range []Transformer{gpt(96, 12288, 96), llama405b, mixtral8x7b, shared} {
+		tok := 2 * float64(tr.Seq)
+		for _, g := range tr.ForwardGEMMs(2, 0) {
+			if g.Attention {
+				if g.Inputs != 0 || g.Outputs != 0 {
+					t.Errorf("%s: attention core with operands %g, %g", g.Name, g.Inputs, g.Outputs)
+				}
+				continue
+			}
+			rows := tok
+			switch {
+			case g.Expert:
+				rows = float64(tr.MoE.TopK) * tok
+			case g.Name == "shared-up" || g.Name == "shared-down":
+				rows = float64(tr.MoE.SharedExperts) * tok
+			}
+			if want := 2 * g.Inputs * g.Outputs / rows; math.Abs(g.FLOPs-want) > 1e-9*want {
+				t.Errorf("l=%d %s: %g FLOPs, operands give %g", tr.Layers, g.Name, g.FLOPs, want)
+			}
+		}
+	}
+}

@@ -282,12 +282,20 @@ func (t Transformer) EmbeddingParams() float64 {
 // eq. 4.3). Like eq. 4.3 it leaves out the final norm (h or 2h parameters,
 // under 0.001 % of any preset) and, for Qwen3, the per-head query/key norms.
 func (t Transformer) Params() float64 {
-	n := t.EmbeddingParams()
-	if t.MoE == nil {
-		return n + float64(t.Layers)*t.LayerParams()
+	return t.EmbeddingParams() + t.sumLayers(t.LayerParamsAt)
+}
+
+// sumLayers returns the sum of f over the layers, f evaluated once per kind
+// of layer: the dense ones (all, or a MoE model's first FirstDense) and the
+// mixture-of-experts ones, which are alike within their kind.
+func (t Transformer) sumLayers(f func(i int) float64) float64 {
+	moe := t.MoELayers()
+	var n float64
+	if dense := t.Layers - moe; dense > 0 {
+		n += float64(dense) * f(0)
 	}
-	for i := 0; i < t.Layers; i++ {
-		n += t.LayerParamsAt(i)
+	if moe > 0 {
+		n += float64(moe) * f(t.Layers-1)
 	}
 	return n
 }
@@ -295,11 +303,7 @@ func (t Transformer) Params() float64 {
 // ActiveParams returns the parameters one token uses: Params with only
 // TopK routed experts per mixture-of-experts layer; Params for dense models.
 func (t Transformer) ActiveParams() float64 {
-	n := t.EmbeddingParams()
-	for i := 0; i < t.Layers; i++ {
-		n += t.ActiveLayerParamsAt(i)
-	}
-	return n
+	return t.EmbeddingParams() + t.sumLayers(t.ActiveLayerParamsAt)
 }
 
 // TrainingDays estimates end-to-end training time in days for tokens tokens on

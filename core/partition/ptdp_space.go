@@ -3,6 +3,7 @@ package partition
 import (
 	"fmt"
 
+	"pipeplan/core/cost"
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
@@ -39,8 +40,8 @@ func (o PTDPOptions) validateFixed(tr model.Transformer, c hw.Cluster) error {
 	if f.TP > 0 && f.PP > 0 && n%(f.TP*f.PP) != 0 {
 		return fmt.Errorf("pp: tp·pp must divide the %d GPUs, got %d·%d", n, f.TP, f.PP)
 	}
-	if max(f.PP, 1)*max(f.Interleave, 1) > tr.Layers {
-		return fmt.Errorf("pp: pp·interleave must be <= the %d layers, got %d·%d", tr.Layers, max(f.PP, 1), max(f.Interleave, 1))
+	if max(f.PP, 1)*max(f.Interleave, 1) > cost.MaxChunks(tr.Layers) {
+		return fmt.Errorf("pp: pp·interleave must be <= the %d layers + 2 (chunks holding only the embedding or the output layer), got %d·%d", tr.Layers, max(f.PP, 1), max(f.Interleave, 1))
 	}
 	if f.MicrobatchSize > 0 && f.GlobalBatch%f.MicrobatchSize != 0 {
 		return fmt.Errorf("microbatch: must divide the global batch %d, got %d", f.GlobalBatch, f.MicrobatchSize)
@@ -189,8 +190,9 @@ func (o PTDPOptions) expertSizes(tr model.Transformer, ranks int) []int {
 // interleaves lists the numbers of model chunks per device v to try with p
 // stages: the fixed value; v = 1 when the schedule is not the interleaved
 // one; every v splitting the layers evenly over p·v chunks when p divides
-// them; otherwise v up to MaxUnevenInterleave with p·v ≤ layers (uneven
-// chunks: the first take one layer more, as Megatron-LM allows).
+// them; otherwise v up to MaxUnevenInterleave with p·v ≤
+// cost.MaxChunks(layers) (uneven chunks: those at the ends take one layer
+// fewer, or only the embedding or the output layer, as Megatron-LM allows).
 func (o PTDPOptions) interleaves(tr model.Transformer, p int) []int {
 	f := o.Fixed
 	switch {
@@ -202,7 +204,7 @@ func (o PTDPOptions) interleaves(tr model.Transformer, p int) []int {
 		return divisors(tr.Layers / p)
 	}
 	var vs []int
-	for v := 1; v <= MaxUnevenInterleave && p*v <= tr.Layers; v++ {
+	for v := 1; v <= MaxUnevenInterleave && p*v <= cost.MaxChunks(tr.Layers); v++ {
 		vs = append(vs, v)
 	}
 	return vs

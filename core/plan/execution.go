@@ -27,6 +27,13 @@ type Execution struct {
 	CP int `json:"cp"`
 	// EP is the expert-parallel degree of MoE layers (1 = none).
 	EP int `json:"ep"`
+	// EPDispatcher is how MoE layers exchange tokens over the expert-
+	// parallel group, as Megatron-Core's --moe-token-dispatcher-type
+	// chooses: "" or "alltoall" sends every routed copy of a token to its
+	// expert's rank; "deepep" (the flex dispatcher with DeepEP or HybridEP)
+	// sends a token once to each other server holding one of its experts
+	// and forwards it there over the server's fabric.
+	EPDispatcher string `json:"ep_dispatcher,omitempty"`
 	// MicrobatchSize is the number of samples b in one microbatch.
 	MicrobatchSize int `json:"microbatch_size"`
 	// GlobalBatch is the number of samples B per optimizer step.
@@ -66,6 +73,10 @@ type Overlap struct {
 	// TPComm overlaps tensor-parallel communication with the GEMMs it
 	// feeds (Transformer Engine's userbuffers, Megatron's --tp-comm-overlap).
 	TPComm bool `json:"tp_comm,omitempty"`
+	// EPComm overlaps a mixture-of-experts layer's expert-parallel token
+	// exchange for one microbatch with the computation of another
+	// (Megatron-Core's --overlap-moe-expert-parallel-comm, MCore 0.14).
+	EPComm bool `json:"ep_comm,omitempty"`
 }
 
 // MaxDegree bounds every degree and the microbatch size of a valid
