@@ -184,7 +184,7 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 	if roundRobin {
 		replicas = 1
 	} else if i := slices.IndexFunc(reps, func(r int) bool { return r != reps[0] }); i >= 0 {
-		return nil, fmt.Errorf("stages[%d].replicas: %s needs equal replicas on every stage (stage 0 has %d, got %d); unequal replication runs under 1f1b-rr or pipedream", i, kind, reps[0], reps[i])
+		return nil, fmt.Errorf("stages[%d].replicas: %s needs equal replicas on every stage (stage 0 has %d, got %d); unequal replication runs under 1f1b-rr or pipedream", i, kind, p.Stages[0].Replicas, p.Stages[i].Replicas)
 	}
 	if o.verticalSync && (kind != schedule.PipeDream || roundRobin) {
 		return nil, fmt.Errorf("--vertical-sync: needs a pipedream schedule without replicated stages, got %s with stage replicas %v", kind, reps)
@@ -231,7 +231,7 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 		return nil, err
 	}
 	if roundRobin && c.Model.Tied && stages > 1 && reps[0] != reps[stages-1] {
-		return nil, fmt.Errorf("stages[%d].replicas: a tied embedding's two copies update together, so 1F1B-RR needs as many replicas on the last stage as on the first (%d), got %d; untie the embeddings", stages-1, reps[0], reps[stages-1])
+		return nil, fmt.Errorf("stages[%d].replicas: a tied embedding's two copies update together, so 1F1B-RR needs as many replicas on the last stage as on the first (%d), got %d; untie the embeddings", stages-1, p.Stages[0].Replicas, p.Stages[stages-1].Replicas)
 	}
 	sched, err := generate(kind, p, o, c, reps, roundRobin)
 	if err != nil {

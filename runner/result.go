@@ -28,6 +28,10 @@ type rankResult struct {
 	// WeightVersions is the most weight versions the rank held at once (1
 	// for a synchronous schedule).
 	WeightVersions int `json:"weight_versions"`
+	// ParameterBytes are the rank's weights; OptimizerStateBytes its
+	// optimizer's state (momentum buffers: 1/dp of them under ZeRO-1).
+	ParameterBytes      float64 `json:"parameter_bytes"`
+	OptimizerStateBytes float64 `json:"optimizer_state_bytes"`
 }
 
 // actionTiming is one executed action: F, B, I, W, OPT_STEP, RECV_F and
@@ -74,6 +78,10 @@ func parseResult(data []byte, want rankInfo, c *runConfig) (*rankResult, error) 
 		return nil, fmt.Errorf("result.step_seconds: want %d steps, got %d", c.Steps, len(r.StepSeconds))
 	case !finiteNonNegative(r.PeakMemoryBytes):
 		return nil, fmt.Errorf("result.peak_memory_bytes: must be a finite number >= 0, got %v", r.PeakMemoryBytes)
+	case !finiteNonNegative(r.ParameterBytes) || !finiteNonNegative(r.OptimizerStateBytes):
+		return nil, fmt.Errorf("result.parameter_bytes, optimizer_state_bytes: must be finite numbers >= 0, got %v, %v", r.ParameterBytes, r.OptimizerStateBytes)
+	case r.WeightVersions < 1:
+		return nil, fmt.Errorf("result.weight_versions: must be >= 1, got %d", r.WeightVersions)
 	}
 	for i, s := range r.StepSeconds {
 		if !finiteNonNegative(s) {

@@ -912,6 +912,9 @@ def run_rank(cfg):
         "torch_version": torch.__version__,
         "actions": [a for a in worker.timeline.actions if a["step"] >= cfg["warmup"]],
         "weight_versions": worker.weight_versions,
+        "parameter_bytes": sum(p.numel() * p.element_size() for ps in worker.params.values() for p in ps),
+        "optimizer_state_bytes": sum(t.numel() * t.element_size() for st in worker.opt.state.values()
+                                     for t in st.values() if torch.is_tensor(t)),
     }
     write_json(os.path.join(cfg["out_dir"], "result-rank%d.json" % rank), result)
     dist.barrier()
