@@ -4,13 +4,16 @@
 Modes (the protocol is documented in runner/README.md):
   worker.py --probe                     print {"torch_version", "cuda_device_count"} as JSON
   worker.py --config run.json           one rank under torchrun; writes result-rank<N>.json
-  worker.py --config run.json --reference
-                                        the same model and data unsplit in one process;
-                                        writes reference.json (the correctness check)
+  worker.py --config run.json --reference [--synchronous]
+                                        the same model and data unsplit in one process,
+                                        trained synchronously or, for an asynchronous
+                                        schedule (unless --synchronous), by its paper's
+                                        weight-update rule; writes reference.json
 
 A rank holds one or more model chunks (virtual stages; interleaved schedules give a
 device v of them) of one tensor-parallel shard, and executes its action list from
-core/schedule: F, B, I (input gradient), W (weight gradient), OPT_STEP.
+core/schedule: F, B, I (input gradient), W (weight gradient), OPT_STEP; with weight
+versions for the asynchronous schedules (2BW, PipeDream, 1F1B-RR).
 
 Works with torch >= 1.13 (Debian's python3-torch) and torch 2.x.
 """
