@@ -514,9 +514,10 @@ class GradBuckets:
         return ready
 
     def ready(self, p):
-        if not self.armed:
+        """ready marks p's gradient final (while armed); a late bucket waits for finish(late=True)."""
+        b = self.owner.get(id(p))
+        if not self.armed or b is None or b["late"]:
             return
-        b = self.owner[id(p)]
         b["pending"].discard(id(p))
         if not b["pending"] and b["work"] is None:
             self.launch(b)
