@@ -914,7 +914,7 @@ def run_rank(cfg):
         "step_seconds": seconds, "losses": losses if reports_loss else [],
         "peak_memory_bytes": peak_memory_bytes(device),
         "torch_version": torch.__version__,
-        "actions": [a for a in worker.timeline.actions if a["step"] >= cfg["warmup"]],
+        "actions": measured_actions(worker.timeline.actions, cfg["warmup"]),
         "weight_versions": worker.weight_versions,
         "parameter_bytes": sum(p.numel() * p.element_size() for ps in worker.params.values() for p in ps),
         "optimizer_state_bytes": sum(t.numel() * t.element_size() for st in worker.opt.state.values()
@@ -923,6 +923,25 @@ def run_rank(cfg):
     write_json(os.path.join(cfg["out_dir"], "result-rank%d.json" % rank), result)
     dist.barrier()
     dist.destroy_process_group()
+
+
+# MAX_ACTIONS bounds the timed actions a result carries (about 120 bytes
+# each, within the runner's 16 MiB limit on a result file).
+MAX_ACTIONS = 100000
+
+
+def measured_actions(actions, warmup):
+    """measured_actions are the measured steps' actions, times rounded to
+    microseconds, whole steps only, the first ones up to MAX_ACTIONS."""
+    out, by_step = [], {}
+    for a in actions:
+        if a["step"] >= warmup:
+            by_step.setdefault(a["step"], []).append(dict(a, start=round(a["start"], 6), end=round(a["end"], 6)))
+    for step in sorted(by_step):
+        if len(out) + len(by_step[step]) > MAX_ACTIONS:
+            break
+        out += by_step[step]
+    return out
 
 
 def run_versioned(cfg, worker, actions, device, steps):
