@@ -24,10 +24,11 @@ func checkConsistency(p *plan.Plan) error {
 	// The input stage's replicas take turns on the microbatches (1F1B-RR);
 	// with equal replicas this is the data-parallel width. A pipedream plan
 	// counts its minibatches in flight (NOAM) as m, which plan.Validate
-	// already ties to the global batch.
+	// already ties to the global batch; a 1f1b-rr plan's input stage takes
+	// the whole global batch (m·b·d) in turns.
 	width := e.DP * p.Stages[0].Replicas
 	m, b := e.Microbatches(), e.MicrobatchSize
-	if want := m * b * width; e.Schedule != schedule.PipeDream && e.GlobalBatch != want {
+	if want := m * b * width; e.Schedule != schedule.PipeDream && e.Schedule != schedule.OneFOneBRR && e.GlobalBatch != want {
 		return fmt.Errorf("execution.global_batch: %d microbatches × microbatch size %d × data parallel %d = %d samples, got %d",
 			m, b, width, want, e.GlobalBatch)
 	}

@@ -4,10 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"pipeplan/core/schedule"
 )
 
 // torchPython returns a python with torch, skipping the test when there is
@@ -27,6 +33,13 @@ func torchPython(t *testing.T) string {
 // runE2E runs the runner's CLI on a testdata plan with --check and --json.
 func runE2E(t *testing.T, args ...string) *Report {
 	t.Helper()
+	r, _ := runE2ELog(t, args...)
+	return r
+}
+
+// runE2ELog is runE2E, also returning the runner's log (stderr).
+func runE2ELog(t *testing.T, args ...string) (*Report, string) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	args = append([]string{"--check", "--json", "--steps", "2", "--warmup", "1", "--timeout", "5m"}, args...)
 	err := run(context.Background(), args, &stdout, &stderr)
@@ -37,7 +50,35 @@ func runE2E(t *testing.T, args ...string) *Report {
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
 		t.Fatalf("report: %v\n%s", err, stdout.String())
 	}
-	return &r
+	return &r, stderr.String()
+}
+
+// runE2EKept is runE2E with --keep: the report and the ranks' results
+// (ordered by rank), read from the run directory, which it then removes;
+// the directory's run.json and worker.py stay for a further reference run
+// until the test ends.
+func runE2EKept(t *testing.T, args ...string) (*Report, []*rankResult, string) {
+	t.Helper()
+	r, log := runE2ELog(t, append([]string{"--keep"}, args...)...)
+	_, after, ok := strings.Cut(log, "runner: run directory ")
+	dir, _, _ := strings.Cut(after, "\n")
+	if !ok || dir == "" {
+		t.Fatalf("no run directory in the log:\n%s", log)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	var results []*rankResult
+	for rank := range r.Ranks {
+		data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("result-rank%d.json", rank)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res rankResult
+		if err := json.Unmarshal(data, &res); err != nil {
+			t.Fatalf("rank %d: %v", rank, err)
+		}
+		results = append(results, &res)
+	}
+	return r, results, dir
 }
 
 // checkTrained: the pipelined losses match the unpipelined reference (run
@@ -65,11 +106,22 @@ func checkTrained(t *testing.T, r *Report, ranks int) {
 
 // TestEndToEndPipelineMatchesReference runs a 2-stage × 2-replica 1F1B
 // transformer plan through real torchrun with gloo on 4 CPU processes.
+// Its plan does not overlap the gradient reduction: every bucket is reduced
+// after the last backward (the negative control of the overlap check of
+// TestEndToEndDataParallelZeRO), and the optimizer state is whole.
 func TestEndToEndPipelineMatchesReference(t *testing.T) {
 	torchPython(t)
 	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
-	r := runE2E(t, "testdata/tiny-transformer.json")
+	r, results, _ := runE2EKept(t, "testdata/tiny-transformer.json")
 	checkTrained(t, r, 4)
+	for _, res := range results {
+		if n := overlappedBuckets(t, res); n != 0 {
+			t.Errorf("rank %d: %d bucket reductions launched during the backward of a plan without overlap", res.Rank, n)
+		}
+		if res.OptimizerStateBytes != res.ParameterBytes {
+			t.Errorf("rank %d: optimizer state %v bytes for %v bytes of weights, want one momentum buffer per weight", res.Rank, res.OptimizerStateBytes, res.ParameterBytes)
+		}
+	}
 	if r.SamplesPerStep != 16 || r.Comparable || !strings.Contains(r.Note, "the run used the CPU, not the plan's 4 × A100") {
 		t.Errorf("samples per step %d (want 16), comparable %v (a CPU run of an A100 plan is not), note %q", r.SamplesPerStep, r.Comparable, r.Note)
 	}
@@ -152,5 +204,163 @@ func TestEndToEndZeroBubble(t *testing.T) {
 	checkTrained(t, r, 4)
 	if r.Schedule != "zb-h1" || r.Comparable {
 		t.Errorf("schedule %q comparable %v, want zb-h1 and not comparable (the plan is 1f1b)", r.Schedule, r.Comparable)
+	}
+}
+
+// overlappedBuckets counts, over a rank's measured steps, the gradient
+// bucket reductions launched before the step's last backward ended: those
+// a hook launched from inside the backward.
+func overlappedBuckets(t *testing.T, res *rankResult) int {
+	t.Helper()
+	lastB := map[int]float64{}
+	for _, a := range res.Actions {
+		if a.Kind == "B" || a.Kind == "W" {
+			lastB[a.Step] = max(lastB[a.Step], a.End)
+		}
+	}
+	n := 0
+	for _, a := range res.Actions {
+		if a.Kind == "REDUCE_GRAD" && a.Start < lastB[a.Step] {
+			n++
+		}
+	}
+	return n
+}
+
+// TestEndToEndDataParallelZeRO runs pp 2 × dp 2 with ZeRO-1 and the
+// gradient reduction overlapped: the weights' gradients in DDP's buckets
+// (1 MiB first, a layer of hidden 256 holds 3 MiB), each bucket's
+// reduction launched by the hooks while the last backward still runs, the
+// momentum buffers sharded over the two replicas and the updated shards
+// all-gathered; the losses match the one-process model.
+func TestEndToEndDataParallelZeRO(t *testing.T) {
+	torchPython(t)
+	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
+	r, results, _ := runE2EKept(t, "testdata/tiny-dp2-zero1.json")
+	checkTrained(t, r, 4)
+	for _, res := range results {
+		if n := overlappedBuckets(t, res); n < 2 {
+			t.Errorf("rank %d: %d bucket reductions overlapped the backward over 2 steps, want at least one per step", res.Rank, n)
+		}
+		// Each replica holds half the momentum, up to the padding of its buckets to a multiple of dp.
+		if d := 2*res.OptimizerStateBytes - res.ParameterBytes; d < 0 || d > 64 {
+			t.Errorf("rank %d: optimizer state %v bytes for %v bytes of weights, want half (ZeRO-1 over dp 2)", res.Rank, res.OptimizerStateBytes, res.ParameterBytes)
+		}
+	}
+}
+
+// syncMargin is how much an asynchronous schedule's losses must differ from
+// synchronous training's (relative): ten times the tolerance of --check.
+const syncMargin = 10 * cpuLossTolerance
+
+// checkAsynchronous is the negative control of an asynchronous run (its
+// --check passed against its own semantics): the same model trained
+// synchronously in one process (worker.py --reference --synchronous, in
+// the kept run directory) gives losses more than syncMargin away.
+func checkAsynchronous(t *testing.T, r *Report, dir string) {
+	t.Helper()
+	cmd := exec.Command(torchPython(t), "worker.py", "--config", "run.json", "--reference", "--synchronous")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("synchronous reference: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "reference.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sync struct{ Losses []float64 }
+	if err := json.Unmarshal(data, &sync); err != nil || len(sync.Losses) != len(r.Losses) {
+		t.Fatalf("synchronous reference %s: %v", data, err)
+	}
+	diff := 0.0
+	for i, l := range r.Losses {
+		diff = max(diff, math.Abs(l-sync.Losses[i])/sync.Losses[i])
+	}
+	if diff <= syncMargin {
+		t.Errorf("%s losses %v are within %.3g of synchronous training's %v: the weight versions made no difference", r.Schedule, r.Losses, diff, sync.Losses)
+	}
+}
+
+// checkVersions: each rank held as many weight versions as core/schedule's
+// closed form says for its stage (Kind.InFlight).
+func checkVersions(t *testing.T, kind schedule.Kind, results []*rankResult, stages, m int) {
+	t.Helper()
+	for _, res := range results {
+		_, want, err := kind.InFlight(stages, res.Stage, m, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.WeightVersions != want {
+			t.Errorf("%s rank %d (stage %d): held %d weight versions, want %d", kind, res.Rank, res.Stage, res.WeightVersions, want)
+		}
+	}
+}
+
+// TestEndToEndTwoBW runs PipeDream-2BW on 2 stages, m = 4, over 3 batches
+// in one action list (no flush): its losses match W(t+1) = W(t) −
+// ν∇f(W(t−1)) computed in one process, batches 0 and 1 both see W(0) (same
+// data: the same loss), each stage holds 2 versions, and synchronous
+// training differs.
+func TestEndToEndTwoBW(t *testing.T) {
+	torchPython(t)
+	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
+	r, results, dir := runE2EKept(t, "testdata/tiny-2bw.json")
+	checkTrained(t, r, 2)
+	if r.Losses[1] != r.Losses[0] {
+		t.Errorf("batch 1 ran on weights other than W(0): losses %v", r.Losses)
+	}
+	checkVersions(t, schedule.TwoBW, results, 2, 4)
+	checkAsynchronous(t, r, dir)
+}
+
+// TestEndToEndPipeDream runs PipeDream's weight stashing on 2 stages: every
+// microbatch a minibatch, stage 0 one update behind (it holds 2 versions,
+// stage 1 one), matching the one-process rule of the dissertation §2.4.3
+// and not synchronous training.
+func TestEndToEndPipeDream(t *testing.T) {
+	torchPython(t)
+	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
+	r, results, dir := runE2EKept(t, "testdata/tiny-pipedream.json")
+	checkTrained(t, r, 2)
+	checkVersions(t, schedule.PipeDream, results, 2, 4)
+	checkAsynchronous(t, r, dir)
+}
+
+// TestEndToEndPipeDreamVerticalSync: with vertical sync every stage uses the
+// input stage's version of a microbatch, sent along with its activation.
+func TestEndToEndPipeDreamVerticalSync(t *testing.T) {
+	torchPython(t)
+	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
+	r, _, dir := runE2EKept(t, "--vertical-sync", "testdata/tiny-pipedream.json")
+	checkTrained(t, r, 2)
+	checkAsynchronous(t, r, dir)
+}
+
+// TestEndToEndRoundRobin runs PipeDream's 2-1 configuration under 1F1B-RR:
+// stage 0 replicated twice, fed microbatches round-robin, its replicas
+// averaging each round's gradients; stage 1 alone.
+func TestEndToEndRoundRobin(t *testing.T) {
+	torchPython(t)
+	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
+	r, results, dir := runE2EKept(t, "testdata/tiny-1f1b-rr.json")
+	checkTrained(t, r, 3)
+	for i, res := range results {
+		if wantStage, wantReplica := i/2, i%2; res.Stage != wantStage || res.Replica != wantReplica {
+			t.Errorf("rank %d: stage %d replica %d, want %d and %d", i, res.Stage, res.Replica, wantStage, wantReplica)
+		}
+	}
+	checkAsynchronous(t, r, dir)
+}
+
+// TestEndToEndStar runs MadPipe's 1F1B* on a profile plan whose period
+// (0.008 s) puts its two stages in groups 2 and 1: synchronous, so it
+// matches the one-process model.
+func TestEndToEndStar(t *testing.T) {
+	torchPython(t)
+	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
+	r := runE2E(t, "--scale-down", "testdata/tiny-star.json")
+	checkTrained(t, r, 2)
+	if r.Schedule != "1f1b-star" {
+		t.Errorf("schedule %q", r.Schedule)
 	}
 }

@@ -10,10 +10,10 @@ import (
 	"pipeplan/core/schedule"
 )
 
-// supportedKinds are the schedule kinds the worker executes: synchronous
-// schedules with a flush, whose action lists hold F, B, I, W and OPT_STEP
-// (interleaved ones with several chunks per device).
-var supportedKinds = []schedule.Kind{schedule.GPipe, schedule.OneFOneB, schedule.Interleaved, schedule.ZBH1}
+// supportedKinds are the schedule kinds the worker executes: every kind of
+// core/schedule, from its action lists (F, B, I, W and OPT_STEP; versions
+// for 2bw).
+var supportedKinds = schedule.Kinds
 
 // rankInfo is what one torchrun rank runs: one tensor-parallel shard of a
 // pipeline position's chunks on one replica.
@@ -26,6 +26,8 @@ type rankInfo struct {
 	// Chunks are the first and last layers of each model chunk the rank
 	// holds: chunk c is virtual stage Stage + c·stages.
 	Chunks [][2]int `json:"chunks"`
+	// Device is the schedule device whose action list the rank runs.
+	Device int `json:"device"`
 }
 
 // workerModel is the model the worker builds (see worker.py Chunk).
@@ -82,9 +84,35 @@ type runConfig struct {
 	Warmup         int        `json:"warmup"`
 	LR             float64    `json:"lr"`
 	Ranks          []rankInfo `json:"ranks"`
-	// Actions is each position's action list for one step, in compact form ("0F1").
+	// Actions is each schedule device's action list, in compact form
+	// ("0F1", "0F5v1"): for one step when the schedule flushes (run once
+	// per step), for the whole run (Batches batches) when it does not.
 	Actions [][]string `json:"actions"`
-	OutDir  string     `json:"out_dir"`
+	// Versioning is the schedule's weight-version rule (synchronous,
+	// stashed, vertical-sync, double-buffered).
+	Versioning string `json:"versioning"`
+	// Batches is the number of batches (steps) one pass of the action
+	// lists runs: 1 for synchronous schedules, warmup + steps otherwise.
+	Batches int `json:"batches"`
+	// StageReplicas is each stage's replica count when stages are
+	// replicated unequally and fed round-robin (1F1B-RR: microbatch k runs
+	// on replica k mod r of stage s); nil for parallel pipelines.
+	StageReplicas []int `json:"stage_replicas,omitempty"`
+	// Zero is the plan's ZeRO stage: 1 shards the optimizer state over the
+	// data-parallel replicas (the distributed optimizer).
+	Zero int `json:"zero"`
+	// OverlapGradReduce launches each gradient bucket's reduction from the
+	// backward pass as soon as the bucket is ready; otherwise all buckets
+	// are reduced at the optimizer step.
+	OverlapGradReduce bool `json:"overlap_grad_reduce"`
+	// FirstBucketBytes and BucketBytes cap the gradient buckets (the first
+	// one filled, then the others), PyTorch DDP's defaults.
+	FirstBucketBytes int `json:"first_bucket_bytes"`
+	BucketBytes      int `json:"bucket_bytes"`
+	// Momentum is the SGD momentum of the optimizer (its state, which
+	// ZeRO-1 shards).
+	Momentum float64 `json:"momentum"`
+	OutDir   string  `json:"out_dir"`
 	// ScaledDown records that --scale-down shrank the plan.
 	ScaledDown bool `json:"scaled_down"`
 	// Comparable is whether the run is the plan as predicted: full size, the plan's schedule.
@@ -110,8 +138,22 @@ const (
 	fp32Bytes           = 4
 )
 
+// Gradient buckets and optimizer of the worker.
+const (
+	// ddpFirstBucketBytes and ddpBucketBytes are PyTorch
+	// DistributedDataParallel's bucket caps: the first bucket 1 MiB
+	// (torch.distributed._DEFAULT_FIRST_BUCKET_BYTES), the others
+	// bucket_cap_mb = 25.
+	ddpFirstBucketBytes = 1 << 20
+	ddpBucketBytes      = 25 << 20
+	// sgdMomentum is the optimizer's momentum (torch.optim.SGD's), whose
+	// buffers are the optimizer state ZeRO-1 shards.
+	sgdMomentum = 0.9
+)
+
 // newRunConfig maps a plan onto ranks (rank = (replica·stages + stage)·tp +
-// tp rank) and the worker's model; with o.scaleDown it keeps the stages but
+// tp rank for parallel pipelines; stage by stage, replica by replica for
+// 1F1B-RR) and the worker's model; with o.scaleDown it keeps the stages but
 // runs one replica of each, tp at most 2, with fewer layers and smaller
 // dimensions.
 func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
@@ -127,10 +169,25 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
+	if err := checkZero(p.Execution.ZeRO); err != nil {
+		return nil, err
+	}
 	scaleDown := o.scaleDown
-	replicas, err := replicaWidth(p, scaleDown)
+	reps, err := stageReplicas(p, scaleDown)
 	if err != nil {
 		return nil, err
+	}
+	// PipeDream feeds replicated stages round-robin (1F1B-RR); the other
+	// kinds run equal replicas as parallel pipelines.
+	roundRobin := kind == schedule.OneFOneBRR || (kind == schedule.PipeDream && slices.Max(reps) > 1)
+	replicas := reps[0]
+	if roundRobin {
+		replicas = 1
+	} else if i := slices.IndexFunc(reps, func(r int) bool { return r != reps[0] }); i >= 0 {
+		return nil, fmt.Errorf("stages[%d].replicas: %s needs equal replicas on every stage (stage 0 has %d, got %d); unequal replication runs under 1f1b-rr or pipedream", i, kind, p.Stages[0].Replicas, p.Stages[i].Replicas)
+	}
+	if o.verticalSync && (kind != schedule.PipeDream || roundRobin) {
+		return nil, fmt.Errorf("--vertical-sync: needs a pipedream schedule without replicated stages, got %s with stage replicas %v", kind, reps)
 	}
 	// An interleaved plan's stages are its pp·v chunks in model order; other
 	// kinds run every stage of the plan on its own position.
@@ -149,8 +206,14 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 	c := &runConfig{
 		Device: o.device, Backend: "gloo", Schedule: string(kind), Stages: stages, Chunks: chunks, TP: tp,
 		Replicas: replicas, Microbatches: p.Execution.Microbatches(), MicrobatchSize: p.Execution.MicrobatchSize,
-		Steps: o.steps, Warmup: o.warmup, LR: 0.05, ScaledDown: scaleDown,
-		Comparable: !scaleDown && kind == p.Execution.Schedule,
+		Steps: o.steps, Warmup: o.warmup, LR: 0.05, Momentum: sgdMomentum, ScaledDown: scaleDown,
+		Comparable: !scaleDown && kind == p.Execution.Schedule, Batches: 1,
+		Zero: p.Execution.ZeRO, OverlapGradReduce: p.Execution.Overlap.GradReduce,
+		FirstBucketBytes: ddpFirstBucketBytes, BucketBytes: ddpBucketBytes,
+	}
+	if roundRobin {
+		// The replicated input stage takes the whole global batch each step.
+		c.Microbatches, c.StageReplicas = p.Execution.GlobalBatch/p.Execution.MicrobatchSize, reps
 	}
 	if o.device == "cuda" {
 		c.Backend = "nccl"
@@ -167,22 +230,14 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 	if c.Model, err = newWorkerModel(p, ranges, tp, scaleDown); err != nil {
 		return nil, err
 	}
-	for r := range replicas {
-		for s := range stages {
-			var own [][2]int
-			for k := range chunks {
-				own = append(own, ranges[s+k*stages])
-			}
-			for t := range tp {
-				c.Ranks = append(c.Ranks, rankInfo{Rank: (r*stages+s)*tp + t, Stage: s, Replica: r, TPRank: t, Chunks: own})
-			}
-		}
+	if roundRobin && c.Model.Tied && stages > 1 && reps[0] != reps[stages-1] {
+		return nil, fmt.Errorf("stages[%d].replicas: a tied embedding's two copies update together, so 1F1B-RR needs as many replicas on the last stage as on the first (%d), got %d; untie the embeddings", stages-1, p.Stages[0].Replicas, p.Stages[stages-1].Replicas)
 	}
-	sched, err := schedule.Generate(kind, schedule.Options{Stages: stages, Microbatches: c.Microbatches, Chunks: chunks})
+	sched, err := generate(kind, p, o, c, reps, roundRobin)
 	if err != nil {
 		return nil, fmt.Errorf("schedule: %w", err)
 	}
-	c.schedule = sched
+	c.schedule, c.Versioning = sched, sched.Versioning.String()
 	for _, list := range sched.Devices {
 		acts := make([]string, len(list))
 		for i, a := range list {
@@ -190,7 +245,99 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 		}
 		c.Actions = append(c.Actions, acts)
 	}
+	c.Ranks = placeRanks(stages, chunks, tp, replicas, c.StageReplicas, ranges)
 	return c, nil
+}
+
+// checkZero accepts the ZeRO stages the worker runs: none, or 1 (the
+// distributed optimizer: optimizer state sharded over the data-parallel
+// replicas, gradients reduce-scattered, parameters all-gathered).
+func checkZero(zero int) error {
+	if zero > 1 {
+		return fmt.Errorf("execution.zero: stage %d (sharded gradients or parameters) is not run by the runner yet; stage 1 runs as the distributed optimizer", zero)
+	}
+	return nil
+}
+
+// generate makes the action lists the worker runs: one step's for a
+// flushing schedule, the whole run's (warmup + steps batches) for one
+// without flushes; 1F1B-RR's over the run's microbatches.
+func generate(kind schedule.Kind, p *plan.Plan, o options, c *runConfig, reps []int, roundRobin bool) (*schedule.Schedule, error) {
+	info, err := kind.Info()
+	if err != nil {
+		return nil, err
+	}
+	opt := schedule.Options{Stages: c.Stages, Microbatches: c.Microbatches, Chunks: c.Chunks, VerticalSync: o.verticalSync}
+	if !info.Flushes() {
+		c.Batches = c.Warmup + c.Steps
+	}
+	switch {
+	case roundRobin:
+		kind = schedule.OneFOneBRR
+		opt.Replicas, opt.Microbatches = reps, c.Microbatches*c.Batches
+	case info.MultiBatch:
+		opt.Batches = c.Batches
+	case kind == schedule.OneFOneBStar:
+		if opt.Groups, err = starGroups(p, c.Stages); err != nil {
+			return nil, err
+		}
+	}
+	return schedule.Generate(kind, opt)
+}
+
+// starGroups are MadPipe's 1F1B* groups of a layer-profile plan's stages
+// for the plan's period (predictions.bottleneck_seconds, else
+// iteration_seconds), from the profiled layer times; a transformer plan
+// has no per-layer times to group by.
+func starGroups(p *plan.Plan, stages int) ([]int, error) {
+	if p.Model.Profile == nil || len(p.Stages) != stages {
+		return nil, fmt.Errorf("1f1b-star: the groups come from a layer profile's times (model.profile), which the plan does not have")
+	}
+	period := p.Predictions.BottleneckSeconds
+	if period <= 0 {
+		period = p.Predictions.IterationSeconds
+	}
+	costs := make([]schedule.StageCost, stages)
+	for s, st := range p.Stages {
+		for _, l := range p.Model.Profile.Layers[st.FirstLayer : st.LastLayer+1] {
+			costs[s].FwdSeconds += l.FwdSeconds
+			costs[s].BwdSeconds += l.BwdSeconds
+		}
+	}
+	return schedule.StarGroups(costs, period)
+}
+
+// placeRanks lists the ranks: parallel pipelines (rank = (replica·stages +
+// stage)·tp + tp rank, all running their position's list), or, with
+// stage replicas, stage by stage and replica by replica, each replica
+// running its own 1F1B-RR list.
+func placeRanks(stages, chunks, tp, replicas int, stageReps []int, ranges [][2]int) []rankInfo {
+	var out []rankInfo
+	add := func(s, r, device int) {
+		var own [][2]int
+		for k := range chunks {
+			own = append(own, ranges[s+k*stages])
+		}
+		for t := range tp {
+			out = append(out, rankInfo{Rank: len(out), Stage: s, Replica: r, TPRank: t, Chunks: own, Device: device})
+		}
+	}
+	if stageReps != nil {
+		device := 0
+		for s, n := range stageReps {
+			for r := range n {
+				add(s, r, device)
+				device++
+			}
+		}
+		return out
+	}
+	for r := range replicas {
+		for s := range stages {
+			add(s, r, s)
+		}
+	}
+	return out
 }
 
 // supported reports whether the worker executes kind k.
@@ -208,27 +355,25 @@ func supportedList() string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
-// replicaWidth is the number of parallel pipelines the runner starts: the
-// plan's dp times its (equal) stage replicas, or 1 when scaling down.
-func replicaWidth(p *plan.Plan, scaleDown bool) (int, error) {
+// stageReplicas is each stage's replica count the runner starts: the
+// plan's stage replicas times dp, or 1 when scaling down.
+func stageReplicas(p *plan.Plan, scaleDown bool) ([]int, error) {
 	for _, d := range []struct {
 		field, what string
 		v           int
 	}{{"cp", "context", p.Execution.CP}, {"ep", "expert", p.Execution.EP}} {
 		if d.v > 1 {
-			return 0, fmt.Errorf("execution.%s: %s parallelism (%d) is not supported by the runner yet", d.field, d.what, d.v)
+			return nil, fmt.Errorf("execution.%s: %s parallelism (%d) is not supported by the runner yet", d.field, d.what, d.v)
 		}
 	}
-	if scaleDown {
-		return 1, nil
-	}
-	r := p.Stages[0].Replicas
+	out := make([]int, len(p.Stages))
 	for i, s := range p.Stages {
-		if s.Replicas != r {
-			return 0, fmt.Errorf("stages[%d].replicas: the runner needs equal replicas on every stage (stage 0 has %d, got %d); unequal replication (1f1b-rr) is not supported by the runner yet; use --scale-down", i, r, s.Replicas)
+		out[i] = 1
+		if !scaleDown {
+			out[i] = s.Replicas * p.Execution.DP
 		}
 	}
-	return r * p.Execution.DP, nil
+	return out, nil
 }
 
 // shrinkStages keeps the number of stages and gives each at most perStage

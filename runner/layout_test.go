@@ -1,8 +1,8 @@
 package main
 
 import (
-	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,95 +61,121 @@ func TestRankMapping(t *testing.T) {
 	}
 }
 
-// The runner executes only registered, synchronous (flushing) kinds, and
-// names the unsupported one with the supported ones when refusing it.
+// The runner executes every registered kind and refuses an unknown one,
+// naming the kinds it runs.
 func TestSupportedKinds(t *testing.T) {
 	for _, in := range schedule.Registry() {
 		if !supported(in.Kind) {
-			p := loadPlan(t, "tiny-transformer.json")
-			p.Execution.Schedule = in.Kind
-			_, err := newRunConfig(p, options{device: "cpu", steps: 1})
-			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q is not supported", in.Kind)) || !strings.Contains(err.Error(), supportedList()) {
-				t.Errorf("%s: error %v, want one naming it and the supported kinds", in.Kind, err)
-			}
-			continue
-		}
-		if !in.Flushes() {
-			t.Errorf("%s: the worker runs only flushing schedules, but it is supported", in.Kind)
+			t.Errorf("%s is registered but not supported", in.Kind)
 		}
 	}
-	for _, k := range supportedKinds {
-		if _, err := k.Info(); err != nil {
-			t.Errorf("supported kind %q: %v", k, err)
-		}
+	p := loadPlan(t, "tiny-transformer.json")
+	_, err := newRunConfig(p, options{device: "cpu", steps: 1, schedule: "no-such-kind"})
+	if err == nil || !strings.Contains(err.Error(), `--schedule: "no-such-kind" is not supported`) || !strings.Contains(err.Error(), supportedList()) {
+		t.Errorf("error %v, want one naming the kind and the supported kinds", err)
 	}
 }
 
-// TestActionsExecutable checks each position's list as the worker executes
-// it: only the virtual stages the position holds (stage + c·stages), every
-// microbatch's F before its B or I, an I before its W, m of each, and one
-// OPT_STEP per chunk at the end.
+// kindPlan is a testdata plan each kind runs as its own.
+func kindPlan(t *testing.T, kind schedule.Kind) *plan.Plan {
+	t.Helper()
+	file := map[schedule.Kind]string{schedule.Interleaved: "tiny-interleaved.json", schedule.OneFOneBRR: "tiny-1f1b-rr.json",
+		schedule.OneFOneBStar: "tiny-star.json"}[kind]
+	if file == "" {
+		file = "tiny-transformer.json"
+	}
+	p := loadPlan(t, file)
+	p.Execution.Schedule = kind
+	return p
+}
+
+// TestActionsExecutable checks each rank's list as the worker executes it:
+// only the virtual stages the rank holds (stage + c·stages), every
+// microbatch's F before its B or I, an I before its W, each microbatch the
+// rank runs exactly once (all m per step, or 1F1B-RR's k mod r = replica
+// over the whole run), and one OPT_STEP per chunk at the end of a flushing
+// schedule's list, none in an asynchronous one's.
 func TestActionsExecutable(t *testing.T) {
 	for _, kind := range supportedKinds {
-		file := "tiny-transformer.json"
-		if kind == schedule.Interleaved {
-			file = "tiny-interleaved.json"
-		}
-		p := loadPlan(t, file)
-		p.Execution.Schedule = kind
-		c, err := newRunConfig(p, options{device: "cpu", steps: 1, warmup: 0})
+		p := kindPlan(t, kind)
+		c, err := newRunConfig(p, options{device: "cpu", steps: 2, warmup: 1, scaleDown: kind == schedule.OneFOneBStar})
 		if err != nil {
 			t.Fatalf("%s: %v", kind, err)
 		}
-		if len(c.Actions) != c.Stages {
-			t.Fatalf("%s: %d action lists for %d positions", kind, len(c.Actions), c.Stages)
+		info, _ := kind.Info()
+		if c.Batches != map[bool]int{true: 1, false: 3}[info.Flushes()] {
+			t.Errorf("%s: one list runs %d batches", kind, c.Batches)
 		}
-		for pos, list := range c.Actions {
+		for _, rk := range c.Ranks {
+			list := c.Actions[rk.Device]
 			type key struct {
 				kind      schedule.ActionKind
 				stage, mb int
 			}
-			done := map[key]bool{}
+			done := map[key]int{}
 			steps := 0
 			for i, text := range list {
 				a, err := schedule.ParseAction(text)
 				if err != nil {
-					t.Fatalf("%s position %d: %v", kind, pos, err)
+					t.Fatalf("%s rank %d: %v", kind, rk.Rank, err)
 				}
-				if a.Stage%c.Stages != pos || a.Stage >= c.Stages*c.Chunks {
-					t.Errorf("%s position %d: action %s of a stage it does not hold", kind, pos, text)
+				if a.Stage%c.Stages != rk.Stage || a.Stage >= c.Stages*c.Chunks {
+					t.Errorf("%s rank %d: action %s of a stage it does not hold", kind, rk.Rank, text)
 				}
 				before := map[schedule.ActionKind]schedule.ActionKind{
 					schedule.Backward: schedule.Forward, schedule.BackwardInput: schedule.Forward, schedule.BackwardWeight: schedule.BackwardInput}
 				switch a.Kind {
 				case schedule.Forward, schedule.Backward, schedule.BackwardInput, schedule.BackwardWeight:
-					if k, ok := before[a.Kind]; ok && !done[key{k, a.Stage, a.Microbatch}] {
-						t.Errorf("%s position %d: %s before its %s", kind, pos, text, k)
+					if k, ok := before[a.Kind]; ok && done[key{k, a.Stage, a.Microbatch}] == 0 {
+						t.Errorf("%s rank %d: %s before its %s", kind, rk.Rank, text, k)
 					}
-					done[key{a.Kind, a.Stage, a.Microbatch}] = true
+					done[key{a.Kind, a.Stage, a.Microbatch}]++
 				case schedule.OptStep:
 					steps++
 					if i < len(list)-c.Chunks {
-						t.Errorf("%s position %d: OPT_STEP at %d of %d", kind, pos, i, len(list))
+						t.Errorf("%s rank %d: OPT_STEP at %d of %d", kind, rk.Rank, i, len(list))
 					}
 				default:
-					t.Errorf("%s position %d: the worker does not execute %s", kind, pos, text)
+					t.Errorf("%s rank %d: the worker does not execute %s", kind, rk.Rank, text)
 				}
 			}
 			for k := range c.Chunks {
-				stage := pos + k*c.Stages
-				for mb := range c.Microbatches {
+				stage := rk.Stage + k*c.Stages
+				for mb := range c.Microbatches * c.Batches {
+					want := 1
+					if c.StageReplicas != nil && mb%c.StageReplicas[rk.Stage] != rk.Replica {
+						want = 0
+					}
 					full := done[key{schedule.Backward, stage, mb}]
-					split := done[key{schedule.BackwardInput, stage, mb}] && done[key{schedule.BackwardWeight, stage, mb}]
-					if !done[key{schedule.Forward, stage, mb}] || full == split {
-						t.Errorf("%s stage %d microbatch %d: forward %v, backward %v, split backward %v", kind, stage, mb,
-							done[key{schedule.Forward, stage, mb}], full, split)
+					split := min(done[key{schedule.BackwardInput, stage, mb}], done[key{schedule.BackwardWeight, stage, mb}])
+					if done[key{schedule.Forward, stage, mb}] != want || full+split != want {
+						t.Errorf("%s rank %d stage %d microbatch %d: forward %d, backward %d, split backward %d, want %d", kind, rk.Rank, stage, mb,
+							done[key{schedule.Forward, stage, mb}], full, split, want)
 					}
 				}
 			}
-			if steps != c.Chunks {
-				t.Errorf("%s position %d: %d OPT_STEPs for %d chunks", kind, pos, steps, c.Chunks)
+			if want := map[bool]int{true: c.Chunks, false: 0}[info.Flushes()]; steps != want {
+				t.Errorf("%s rank %d: %d OPT_STEPs, want %d", kind, rk.Rank, steps, want)
 			}
+		}
+	}
+}
+
+// TestRoundRobinRanks: a 2-1 plan under 1F1B-RR runs 3 ranks, stage 0's
+// two replicas each with its own list, the global batch admitted round-robin.
+func TestRoundRobinRanks(t *testing.T) {
+	c, err := newRunConfig(loadPlan(t, "tiny-1f1b-rr.json"), options{device: "cpu", steps: 2, warmup: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []rankInfo{{Rank: 0, Stage: 0, Replica: 0, Device: 0}, {Rank: 1, Stage: 0, Replica: 1, Device: 1}, {Rank: 2, Stage: 1, Replica: 0, Device: 2}}
+	if len(c.Ranks) != len(want) || c.Replicas != 1 || !slices.Equal(c.StageReplicas, []int{2, 1}) || c.Microbatches != 4 || c.Versioning != "stashed" {
+		t.Fatalf("ranks %+v, replicas %d, stage replicas %v, m %d, versioning %s", c.Ranks, c.Replicas, c.StageReplicas, c.Microbatches, c.Versioning)
+	}
+	for i, w := range want {
+		r := c.Ranks[i]
+		if r.Rank != w.Rank || r.Stage != w.Stage || r.Replica != w.Replica || r.Device != w.Device {
+			t.Errorf("ranks[%d] = %+v, want %+v", i, r, w)
 		}
 	}
 }
@@ -160,7 +186,11 @@ func TestRunConfigRejects(t *testing.T) {
 		mutate func(p *plan.Plan)
 		want   string
 	}{
-		{"kind", func(p *plan.Plan) { p.Execution.Schedule = "2bw" }, `execution.schedule: "2bw" is not supported by the runner yet`},
+		{"kind", func(p *plan.Plan) { p.Execution.Schedule = "2bw-ish" }, `execution.schedule: "2bw-ish" is not supported by the runner yet`},
+		{"2bw m < p", func(p *plan.Plan) { p.Execution.Schedule, p.Execution.GlobalBatch = schedule.TwoBW, 4 }, "schedule: microbatches: 2bw needs m >= stages (2), got 1"},
+		{"zero 2", func(p *plan.Plan) { p.Execution.ZeRO = 2 }, "execution.zero: stage 2 (sharded gradients or parameters) is not run by the runner yet"},
+		{"star transformer", func(p *plan.Plan) { p.Execution.Schedule = schedule.OneFOneBStar }, "1f1b-star: the groups come from a layer profile's times"},
+		{"rr tied", func(p *plan.Plan) { p.Execution.Schedule, p.Stages[0].Replicas = schedule.OneFOneBRR, 2 }, "stages[1].replicas: a tied embedding's two copies update together, so 1F1B-RR needs as many replicas on the last stage as on the first (2), got 1"},
 		{"tp heads", func(p *plan.Plan) { p.Execution.TP = 8 }, "model.transformer.heads: 4 must be a positive multiple of execution.tp (8), which splits it"},
 		{"kv heads", func(p *plan.Plan) { p.Execution.TP, p.Model.Transformer.KVHeads = 2, 1 }, "model.transformer.kv_heads: 1 must be a positive multiple of execution.tp (2)"},
 		{"moe", func(p *plan.Plan) { p.Model.Transformer.MoE = &model.MoE{Experts: 8, TopK: 2} }, "model.transformer.moe: mixture-of-experts layers are not run by the runner yet"},
@@ -170,7 +200,7 @@ func TestRunConfigRejects(t *testing.T) {
 		{"chunks", func(p *plan.Plan) { p.Execution.Schedule, p.Execution.Interleave = schedule.Interleaved, 2 }, "stages: interleaved with pp 2 × interleave 2 needs 4 model chunks, got 2"},
 		{"cp", func(p *plan.Plan) { p.Execution.CP = 2 }, "execution.cp: context parallelism (2) is not supported by the runner yet"},
 		{"ep", func(p *plan.Plan) { p.Execution.EP = 2 }, "execution.ep: expert parallelism (2) is not supported by the runner yet"},
-		{"unequal replicas", func(p *plan.Plan) { p.Stages[1].Replicas = 2 }, "stages[1].replicas: the runner needs equal replicas on every stage (stage 0 has 1, got 2)"},
+		{"unequal replicas", func(p *plan.Plan) { p.Stages[1].Replicas = 2 }, "stages[1].replicas: 1f1b needs equal replicas on every stage (stage 0 has 1, got 2); unequal replication runs under 1f1b-rr or pipedream"},
 		{"heads", func(p *plan.Plan) { p.Model.Transformer.Heads = 5 }, "model.transformer: hidden (32) must be a positive multiple of heads (5)"},
 	}
 	for _, tc := range cases {
@@ -235,5 +265,23 @@ func TestProfileBottleneck(t *testing.T) {
 		if k < 1 {
 			t.Errorf("layer %d: bottleneck %d < 1", i, k)
 		}
+	}
+}
+
+// TestStarGroups: tiny-star.json's stages each load 0.006 s (two layers of
+// 1 ms forward + 2 ms backward); its period of 0.008 s fits one stage per
+// group, so MadPipe's groups from the last stage are 2, 1 and the first
+// stage warms up with one forward.
+func TestStarGroups(t *testing.T) {
+	c, err := newRunConfig(loadPlan(t, "tiny-star.json"), options{device: "cpu", scaleDown: true, steps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Actions[0][:2]; !slices.Equal(got, []string{"0F0", "0F1"}) || c.Actions[1][1] != "1B0" {
+		t.Errorf("1F1B* lists %v, want stage 0 to warm up with 1 forward and stage 1 with none", c.Actions)
+	}
+	g, err := starGroups(loadPlan(t, "tiny-star.json"), 2)
+	if err != nil || !slices.Equal(g, []int{2, 1}) {
+		t.Errorf("groups %v, %v; want [2 1]", g, err)
 	}
 }

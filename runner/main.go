@@ -54,12 +54,14 @@ type options struct {
 	python    string
 	scaleDown bool
 	schedule  string
-	steps     int
-	warmup    int
-	maxProcs  int
-	check     bool
-	keep      bool
-	timeout   time.Duration
+	// verticalSync runs a pipedream schedule with vertical sync (§2.4.3).
+	verticalSync bool
+	steps        int
+	warmup       int
+	maxProcs     int
+	check        bool
+	keep         bool
+	timeout      time.Duration
 }
 
 // run parses the flags, executes the plan and prints the report.
@@ -75,6 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.python, "python", "", "python interpreter with torch (default: the first of python3 on PATH and /usr/bin/python3 that imports torch)")
 	fs.BoolVar(&o.scaleDown, "scale-down", false, "keep the stages but run 1 replica each with at most 2 layers and small dimensions: a functional run whose timing is NOT comparable to the prediction")
 	fs.StringVar(&o.schedule, "schedule", "", "run the plan's stages with this schedule ("+supportedList()+") instead of the plan's own, e.g. for a pipedream or 2bw plan; timing is then NOT comparable to the prediction")
+	fs.BoolVar(&o.verticalSync, "vertical-sync", false, "run a pipedream schedule with vertical sync: every stage uses the weight version the input stage used (dissertation §2.4.3)")
 	fs.IntVar(&o.steps, "steps", 5, "measured training steps")
 	fs.IntVar(&o.warmup, "warmup", 1, "unmeasured steps before them")
 	fs.IntVar(&o.maxProcs, "max-procs", 16, "with --device cpu, the most rank processes to start")

@@ -23,6 +23,33 @@ type rankResult struct {
 	// PeakMemoryBytes is torch.cuda.max_memory_allocated, or maxrss on CPU.
 	PeakMemoryBytes float64 `json:"peak_memory_bytes"`
 	TorchVersion    string  `json:"torch_version"`
+	// Actions are the actions the rank executed in the measured steps, timed.
+	Actions []actionTiming `json:"actions"`
+	// WeightVersions is the most weight versions the rank held at once (1
+	// for a synchronous schedule).
+	WeightVersions int `json:"weight_versions"`
+	// ParameterBytes are the rank's weights; OptimizerStateBytes its
+	// optimizer's state (momentum buffers: 1/dp of them under ZeRO-1).
+	ParameterBytes      float64 `json:"parameter_bytes"`
+	OptimizerStateBytes float64 `json:"optimizer_state_bytes"`
+}
+
+// actionTiming is one executed action: F, B, I, W, OPT_STEP, RECV_F and
+// RECV_B (waiting for a neighbour's activation or gradient) and
+// REDUCE_GRAD (one gradient bucket's data-parallel reduction, from its
+// launch to its completion). Start and End are seconds from the start of
+// step Step (after its barrier) for a flushing schedule, and from the start
+// of the run (after its barrier; no barriers follow) for one without
+// flushes, whose step is the microbatch's batch.
+type actionTiming struct {
+	Kind  string `json:"kind"`
+	Stage int    `json:"stage"`
+	Chunk int    `json:"chunk"`
+	// Microbatch is -1 for stage-wide actions (OPT_STEP, REDUCE_GRAD).
+	Microbatch int     `json:"microbatch"`
+	Step       int     `json:"step"`
+	Start      float64 `json:"start"`
+	End        float64 `json:"end"`
 }
 
 // maxResultBytes bounds a result file (a few numbers per step).
@@ -51,14 +78,25 @@ func parseResult(data []byte, want rankInfo, c *runConfig) (*rankResult, error) 
 		return nil, fmt.Errorf("result.step_seconds: want %d steps, got %d", c.Steps, len(r.StepSeconds))
 	case !finiteNonNegative(r.PeakMemoryBytes):
 		return nil, fmt.Errorf("result.peak_memory_bytes: must be a finite number >= 0, got %v", r.PeakMemoryBytes)
+	case !finiteNonNegative(r.ParameterBytes) || !finiteNonNegative(r.OptimizerStateBytes):
+		return nil, fmt.Errorf("result.parameter_bytes, optimizer_state_bytes: must be finite numbers >= 0, got %v, %v", r.ParameterBytes, r.OptimizerStateBytes)
+	case r.WeightVersions < 1:
+		return nil, fmt.Errorf("result.weight_versions: must be >= 1, got %d", r.WeightVersions)
 	}
 	for i, s := range r.StepSeconds {
 		if !finiteNonNegative(s) {
 			return nil, fmt.Errorf("result.step_seconds[%d]: must be a finite number >= 0, got %v", i, s)
 		}
 	}
+	for i, a := range r.Actions {
+		if !finiteNonNegative(a.Start) || !finiteNonNegative(a.End) || a.End < a.Start {
+			return nil, fmt.Errorf("result.actions[%d]: start %v and end %v must be finite with 0 <= start <= end", i, a.Start, a.End)
+		}
+	}
 	wantLosses := 0
-	if want.Stage == c.Stages-1 && want.TPRank == 0 {
+	// Parallel pipelines each report their losses; 1F1B-RR's last-stage
+	// replicas gather theirs on replica 0.
+	if want.Stage == c.Stages-1 && want.TPRank == 0 && (c.StageReplicas == nil || want.Replica == 0) {
 		wantLosses = c.Warmup + c.Steps
 	}
 	if len(r.Losses) != wantLosses {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -10,12 +11,13 @@ var resultConfig = &runConfig{Stages: 2, Steps: 2, Warmup: 1}
 
 func TestParseResult(t *testing.T) {
 	last := rankInfo{Rank: 3, Stage: 1, Replica: 1}
-	good := `{"rank":3,"stage":1,"replica":1,"step_seconds":[0.5,0.25],"losses":[3,2,1],"peak_memory_bytes":1e9,"torch_version":"1.13.0"}`
+	good := `{"rank":3,"stage":1,"replica":1,"step_seconds":[0.5,0.25],"losses":[3,2,1],"peak_memory_bytes":1e9,"torch_version":"1.13.0",` +
+		`"actions":[{"kind":"F","stage":1,"chunk":0,"microbatch":0,"step":1,"start":0.125,"end":0.25}],"weight_versions":1,"parameter_bytes":800,"optimizer_state_bytes":400}`
 	r, err := parseResult([]byte(good), last, resultConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.StepSeconds[1] != 0.25 || r.Losses[2] != 1 || r.PeakMemoryBytes != 1e9 {
+	if r.StepSeconds[1] != 0.25 || r.Losses[2] != 1 || r.PeakMemoryBytes != 1e9 || len(r.Actions) != 1 || r.Actions[0].End != 0.25 || r.OptimizerStateBytes != 400 {
 		t.Errorf("parsed %+v", r)
 	}
 	cases := []struct{ name, data, want string }{
@@ -27,6 +29,9 @@ func TestParseResult(t *testing.T) {
 		{"negative time", strings.Replace(good, `[0.5,0.25]`, `[0.5,-1]`, 1), "result.step_seconds[1]: must be a finite number >= 0, got -1"},
 		{"memory", strings.Replace(good, `1e9`, `-3`, 1), "result.peak_memory_bytes: must be a finite number >= 0, got -3"},
 		{"losses", strings.Replace(good, `[3,2,1]`, `[3,2]`, 1), "result.losses: want 3 values for stage 1, got 2"},
+		{"action ends first", strings.Replace(good, `"start":0.125`, `"start":0.5`, 1), "result.actions[0]: start 0.5 and end 0.25 must be finite with 0 <= start <= end"},
+		{"versions", strings.Replace(good, `"weight_versions":1`, `"weight_versions":0`, 1), "result.weight_versions: must be >= 1, got 0"},
+		{"state", strings.Replace(good, `"optimizer_state_bytes":400`, `"optimizer_state_bytes":-4`, 1), "optimizer_state_bytes: must be finite numbers >= 0, got 800, -4"},
 		{"huge", strings.Replace(good, `1e9`, `1e400`, 1), "result: json: cannot unmarshal number 1e400"},
 	}
 	for _, tc := range cases {
@@ -35,7 +40,7 @@ func TestParseResult(t *testing.T) {
 			t.Errorf("%s: got %v, want an error containing %q", tc.name, err, tc.want)
 		}
 	}
-	first := `{"rank":0,"stage":0,"replica":0,"step_seconds":[1,1],"losses":[],"peak_memory_bytes":0,"torch_version":"2.5"}`
+	first := `{"rank":0,"stage":0,"replica":0,"step_seconds":[1,1],"losses":[],"peak_memory_bytes":0,"torch_version":"2.5","weight_versions":3}`
 	if _, err := parseResult([]byte(first), rankInfo{}, resultConfig); err != nil {
 		t.Errorf("a first-stage result without losses: %v", err)
 	}
@@ -44,7 +49,8 @@ func TestParseResult(t *testing.T) {
 // FuzzParseResult: worker output is outside input; parsing never panics and
 // an accepted result is fully checked.
 func FuzzParseResult(f *testing.F) {
-	f.Add([]byte(`{"rank":3,"stage":1,"replica":1,"step_seconds":[0.5,0.25],"losses":[3,2,1],"peak_memory_bytes":1e9,"torch_version":"1.13.0"}`))
+	f.Add([]byte(`{"rank":3,"stage":1,"replica":1,"step_seconds":[0.5,0.25],"losses":[3,2,1],"peak_memory_bytes":1e9,"torch_version":"1.13.0","weight_versions":1}`))
+	f.Add([]byte(`{"rank":0,"stage":0,"replica":0,"step_seconds":[1,1],"losses":[],"peak_memory_bytes":0,"weight_versions":2,"actions":[{"kind":"B","start":1,"end":1e308}]}`))
 	f.Add([]byte(`{"rank":0,"stage":0,"replica":0,"step_seconds":[1,1],"losses":[],"peak_memory_bytes":0,"torch_version":""}`))
 	f.Add([]byte(`{"rank":3,"stage":1,"replica":1,"step_seconds":[NaN],"losses":null}`))
 	f.Add([]byte(`[]`))
@@ -56,6 +62,11 @@ func FuzzParseResult(f *testing.F) {
 			}
 			if len(r.StepSeconds) != resultConfig.Steps || !finiteNonNegative(r.PeakMemoryBytes) {
 				t.Fatalf("accepted an invalid result %+v", r)
+			}
+			for _, a := range r.Actions {
+				if !(0 <= a.Start && a.Start <= a.End && !math.IsInf(a.End, 0)) {
+					t.Fatalf("accepted a bad action %+v", a)
+				}
 			}
 			for _, v := range append(r.StepSeconds, r.Losses...) {
 				if !finiteNonNegative(v) {
