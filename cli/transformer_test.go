@@ -43,7 +43,7 @@ func TestTransformerEvaluate(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "plan.json")
 	r := transformerJSON(t, append(gpt3Args, "--tp", "8", "--pp", "12", "--microbatch", "1", "--interleave", "2",
-		"--recompute", "full", "--export-plan", file)...)
+		"--recompute", "full", "--zero", "1", "--export-plan", file)...)
 	v := first(t, r)
 	ex := v["execution"].(map[string]any)
 	if r["mode"] != "evaluate" || len(r["candidates"].([]any)) != 1 || ex["tp"] != 8.0 || ex["pp"] != 12.0 || ex["dp"] != 16.0 || ex["interleave"] != 2.0 || ex["recompute"] != "full" {
