@@ -22,6 +22,9 @@ func FuzzTransformerArgs(f *testing.F) {
 		"--recompute selective --allow-cross-node-tp --tp 8",
 		"--heads 7 --hidden 700 --precision fp8 --gpu nvidia-v100-sxm2-16gb",
 		"--batch -4 --top 0",
+		"--kv-heads 4 --gated-ffn --untied-embeddings --experts 8 --topk 2 --moe-ffn 512 --shared-experts 1",
+		"--zero 3 --overlap-grad-reduce=false --tp-comm-overlap --overlap-param-gather=false",
+		"--experts 4 --topk 5",
 	} {
 		f.Add(s)
 	}
