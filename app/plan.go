@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"pipeplan/app/request"
@@ -12,6 +13,15 @@ import (
 	"pipeplan/core/plan"
 	"pipeplan/gpuprofiles"
 )
+
+// MaxSearchWork bounds a PTD-P search (partition.PTDPOptions.MaxWork), in
+// layer predictions. A layer prediction took about 2 µs on the loaded
+// 2-core machine the limits were set on (2.0 µs for a 256-layer MoE model
+// of 1,024 experts, 2.5 µs for a dense one of 256 layers, load average 6),
+// so a search stops within about 10 s, as every request must. Every
+// preset on the default cluster stays under it, the largest being Qwen3
+// 235B-A22B (94 MoE layers) at about 3.5 million.
+const MaxSearchWork = 5e6
 
 // Display limits: how many fitting candidates the profile planners and
 // non-fitting candidates every planner list (request.Plan.Top bounds the
@@ -203,7 +213,7 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan)
 		Optimizer: in.Optimizer, Recompute: model.Recompute(in.Recompute),
 		TP: in.TP, PP: in.PP, CP: in.CP, EP: in.EP, MicrobatchSize: in.Microbatch, Interleave: in.Interleave,
 		SequenceParallel: in.SequenceParallel, FlashAttention: flash, Overlap: overlapFor(in, c.GPU)},
-		AllowCrossNodeTP: in.AllowCrossNodeTP, SearchZeRO: in.ZeRO == nil}
+		AllowCrossNodeTP: in.AllowCrossNodeTP, SearchZeRO: in.ZeRO == nil, MaxWork: MaxSearchWork}
 	if in.ZeRO != nil {
 		opt.Fixed.ZeRO = *in.ZeRO
 	}
@@ -214,6 +224,9 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan)
 		found, err = evaluatePTDP(tr, c, opt)
 	} else {
 		found, err = partition.SearchPTDP(ctx, tr, c, opt, nil)
+		if errors.Is(err, partition.ErrSearchTooLarge) {
+			return Result{}, &request.FieldError{Field: "plan.nodes", Msg: fmt.Sprintf("%d GPUs for %d layers: %v: pin tp, pp, cp, ep, microbatch, interleave, recompute or zero, or plan fewer GPUs", c.GPUs(), tr.Layers, err)}
+		}
 	}
 	if err != nil && len(found.Infeasible) == 0 {
 		return Result{}, err
