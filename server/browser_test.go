@@ -923,6 +923,7 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("memory row %v: parts sum to %.1f GiB, total %.1f", r, sum, total)
 			}
 		}
+		tb.screenshot(t, "llm-inputs")
 		// A pasted Hugging Face config.json becomes the model.
 		cfg, err := os.ReadFile("../modelprofiles/llm/mixtral-8x7b.json")
 		if err != nil {

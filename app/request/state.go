@@ -74,7 +74,8 @@ type Plan struct {
 	// pipeline-parallel sizes, microbatch size and model chunks per GPU
 	// (0 = searched). With every one of them and Recompute given, the one
 	// configuration is evaluated instead of searched (its layers may then
-	// split unevenly and t may span nodes; CP and EP left 0 are then 1).
+	// split unevenly and t may span nodes; CP and EP left 0 are then 1, and
+	// ZeRO left nil is chosen as the search chooses it).
 	TP         int `json:"tp,omitempty"`
 	PP         int `json:"pp,omitempty"`
 	Microbatch int `json:"microbatch,omitempty"`
