@@ -100,10 +100,14 @@ func (c *PlanPage) isTransformer() bool {
 	return false
 }
 
-// seq is the sequence length in effect: the override, or the preset's.
+// seq is the sequence length in effect: the override, or the preset's (a
+// pasted config.json's is what its plan used).
 func (c *PlanPage) seq() int {
 	if c.App.State.Plan.Seq > 0 {
 		return c.App.State.Plan.Seq
+	}
+	if tr := c.App.Plan.Result.Transformer; c.App.State.Plan.Model == request.HFModel && tr != nil {
+		return tr.Seq
 	}
 	for _, m := range app.Models() {
 		if m.ID == c.App.State.Plan.Model && m.Transformer != nil {
