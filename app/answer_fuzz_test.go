@@ -173,6 +173,7 @@ func FuzzPlanJSON(f *testing.F) {
 	f.Add(`{"model":"pd-gnmt_large","planner":"madpipe","nodes":64,"gpus_per_node":16}`)
 	f.Add(`{"model":"pd-resnet101","planner":"best","nodes":1,"gpus_per_node":3}`)
 	f.Add(`{"model":"custom","custom":{"layers":256,"hidden":131072,"heads":1024},"seq":1048576}`)
+	f.Add(`{"model":"custom","custom":{"layers":8,"hidden":1024,"heads":16,"kv_heads":4,"gated_ffn":true,"experts":8,"topk":2,"moe_ffn":512,"shared_experts":1},"nodes":2,"zero":null,"overlap_grad_reduce":false,"tp_comm_overlap":true}`)
 	f.Fuzz(func(t *testing.T, body string) {
 		p, err := request.DecodePlan([]byte(body))
 		if err != nil {

@@ -117,7 +117,10 @@ func modelFor(in request.Plan) (ModelPreset, error) {
 		if c.Vocab > 0 {
 			tr.Vocab = c.Vocab
 		}
-		tr.FFN = c.FFN
+		tr.FFN, tr.KVHeads, tr.GatedFFN, tr.UntiedEmbeddings = c.FFN, c.KVHeads, c.GatedFFN, c.UntiedEmbeddings
+		if c.Experts > 0 {
+			tr.MoE = &model.MoE{Experts: c.Experts, TopK: c.TopK, FFN: c.MoEFFN, SharedExperts: c.SharedExperts}
+		}
 		return withTraining(ModelPreset{ID: customID, Name: tr.Name, Transformer: tr}, in)
 	}
 	m, err := modelByID(in.Model)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"pipeplan/app/request"
@@ -13,6 +14,15 @@ import (
 	"pipeplan/core/schedule"
 	"pipeplan/gpuprofiles"
 )
+
+// MaxSearchWork bounds a PTD-P search (partition.PTDPOptions.MaxWork), in
+// layer predictions. A layer prediction took about 2 µs on the loaded
+// 2-core machine the limits were set on (2.0 µs for a 256-layer MoE model
+// of 1,024 experts, 2.5 µs for a dense one of 256 layers, load average 6),
+// so a search stops within about 10 s, as every request must. Every
+// preset on the default cluster stays under it, the largest being Qwen3
+// 235B-A22B (94 MoE layers) at about 3.5 million.
+const MaxSearchWork = 5e6
 
 // Display limits: how many fitting candidates the profile planners and
 // non-fitting candidates every planner list (request.Plan.Top bounds the
@@ -55,6 +65,9 @@ type Candidate struct {
 	// TFLOPSPerGPU is the hardware TFLOP/s per GPU: the FLOPs executed,
 	// recomputation included (eq. 4.2), over time.
 	TFLOPSPerGPU float64 `json:"tflops_per_gpu"`
+	// HardwareTFLOPSPerGPU is TFLOPSPerGPU under the name that says which
+	// of the two TFLOP/s it is (tflops_per_gpu stays for earlier clients).
+	HardwareTFLOPSPerGPU float64 `json:"hardware_tflops_per_gpu"`
 	// ModelTFLOPSPerGPU is the model TFLOP/s per GPU: the model's FLOPs,
 	// without recomputation, over time (the basis of MFU); 0 when unknown.
 	ModelTFLOPSPerGPU float64 `json:"model_tflops_per_gpu,omitempty"`
@@ -85,6 +98,9 @@ type Result struct {
 	// parameter count (eq. 4.3); unset for profile models.
 	Transformer *model.Transformer `json:"transformer,omitempty"`
 	Params      float64            `json:"params,omitempty"`
+	// ActiveParams is the parameters one token goes through (Params for a
+	// dense model; a MoE model's shared and top-k routed experts).
+	ActiveParams float64 `json:"active_params,omitempty"`
 	// Mode is "evaluate" when the request fixed every PTD-P choice (one
 	// configuration), else "search".
 	Mode string `json:"mode"`
@@ -191,14 +207,17 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan)
 	tr := *m.Transformer
 	res := Result{Model: m.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes,
 		InterNodeBytesPerSec: c.Levels[len(c.Levels)-1].BandwidthBytesPerSec,
-		Transformer:          &tr, Params: tr.Params(), Mode: "search"}
+		Transformer:          &tr, Params: tr.Params(), ActiveParams: tr.ActiveParams(), Mode: "search"}
 	flash, note := flashFor(in.FlashAttention, c.GPU)
 	res.Note = note
 	opt := partition.PTDPOptions{Fixed: plan.Execution{GlobalBatch: in.GlobalBatch, ScatterGather: true,
-		Optimizer: in.Optimizer, ZeRO: in.ZeRO, Recompute: model.Recompute(in.Recompute),
+		Optimizer: in.Optimizer, Recompute: model.Recompute(in.Recompute),
 		TP: in.TP, PP: in.PP, CP: in.CP, EP: in.EP, MicrobatchSize: in.Microbatch, Interleave: in.Interleave,
-		SequenceParallel: in.SequenceParallel, FlashAttention: flash, Schedule: schedule.Kind(in.Schedule)},
-		AllowCrossNodeTP: in.AllowCrossNodeTP}
+		SequenceParallel: in.SequenceParallel, FlashAttention: flash, Schedule: schedule.Kind(in.Schedule), Overlap: overlapFor(in, c.GPU)},
+		AllowCrossNodeTP: in.AllowCrossNodeTP, SearchZeRO: in.ZeRO == nil, MaxWork: MaxSearchWork}
+	if in.ZeRO != nil {
+		opt.Fixed.ZeRO = *in.ZeRO
+	}
 	var found partition.PTDPResult
 	var err error
 	if in.Evaluates() {
@@ -206,6 +225,9 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan)
 		found, err = evaluatePTDP(tr, c, opt)
 	} else {
 		found, err = partition.SearchPTDP(ctx, tr, c, opt, nil)
+		if errors.Is(err, partition.ErrSearchTooLarge) {
+			return Result{}, &request.FieldError{Field: "plan.nodes", Msg: fmt.Sprintf("%d GPUs for %d layers: %v: pin tp, pp, cp, ep, microbatch, interleave, recompute or zero, or plan fewer GPUs", c.GPUs(), tr.Layers, err)}
+		}
 	}
 	if err != nil && len(found.Infeasible) == 0 {
 		return Result{}, err
@@ -255,8 +277,9 @@ func flashFor(asked bool, gpu hw.GPU) (bool, string) {
 }
 
 // evaluatePTDP predicts the one configuration opt.Fixed gives every degree
-// of (cp and ep left 0 are 1; d is what remains of the GPUs), as a result
-// with a single candidate, fitting or not (then with the error saying why).
+// of (cp and ep left 0 are 1; d is what remains of the GPUs; the ZeRO
+// stage chosen as the search does when not given), as a result with a
+// single candidate, fitting or not (then with the error saying why).
 func evaluatePTDP(tr model.Transformer, c hw.Cluster, opt partition.PTDPOptions) (partition.PTDPResult, error) {
 	cfg := opt.Fixed
 	cfg.CP, cfg.EP = max(cfg.CP, 1), max(cfg.EP, 1)
@@ -264,7 +287,7 @@ func evaluatePTDP(tr model.Transformer, c hw.Cluster, opt partition.PTDPOptions)
 		return partition.PTDPResult{}, &request.FieldError{Field: "plan.pp", Msg: fmt.Sprintf("tp·pp·cp must divide the %d GPUs, got %d·%d·%d", c.GPUs(), cfg.TP, cfg.PP, cfg.CP)}
 	}
 	cfg.DP = c.GPUs() / (cfg.TP * cfg.PP * cfg.CP)
-	cand, err := partition.EvaluatePTDP(tr, c, cfg, opt.Cost)
+	cand, _, err := partition.EvaluatePTDPZeRO(tr, c, cfg, opt)
 	if err != nil {
 		return partition.PTDPResult{}, err
 	}
@@ -272,6 +295,34 @@ func evaluatePTDP(tr model.Transformer, c hw.Cluster, opt partition.PTDPOptions)
 		return partition.PTDPResult{Infeasible: []partition.PTDPCandidate{cand}}, fmt.Errorf("memory: does not fit: %s", cand.Reason)
 	}
 	return partition.PTDPResult{Candidates: []partition.PTDPCandidate{cand}}, nil
+}
+
+// DefaultOverlap is the communication overlap Megatron-LM recommends on
+// gpu, which its README's H100 runs use ("fine-grained overlapping of
+// data-parallel (--overlap-grad-reduce --overlap-param-gather),
+// tensor-parallel (--tp-comm-overlap) and pipeline-parallel
+// communication"): the data-parallel overlaps on every GPU (bucketed
+// reduction during the backward, as PyTorch DDP does too), the
+// tensor-parallel one only where Transformer Engine's userbuffers run —
+// Hopper or newer GPUs (those with fp8 tensor cores) joined by NVLink.
+func DefaultOverlap(gpu hw.GPU) plan.Overlap {
+	nvlink := gpu.IntraNode != nil && gpu.IntraNode.Type == "NVLink"
+	return plan.Overlap{GradReduce: true, ParamGather: true, TPComm: nvlink && gpu.PeakFLOPS[hw.PrecisionFP8] > 0}
+}
+
+// overlapFor is the request's overlap: each choice it gives, else the
+// GPU's default.
+func overlapFor(in request.Plan, gpu hw.GPU) plan.Overlap {
+	o := DefaultOverlap(gpu)
+	for _, f := range []struct {
+		set *bool
+		to  *bool
+	}{{in.OverlapGradReduce, &o.GradReduce}, {in.OverlapParamGather, &o.ParamGather}, {in.TPCommOverlap, &o.TPComm}} {
+		if f.set != nil {
+			*f.to = *f.set
+		}
+	}
+	return o
 }
 
 // fromPTDP shows a PTD-P candidate, its execution with the cost model's
@@ -283,7 +334,7 @@ func fromPTDP(c partition.PTDPCandidate) Candidate {
 		Planner: "ptdp", Execution: cost.WithDefaults(c.Config), FLOPsPerIteration: p.FLOPsPerIteration,
 		Microbatches: p.Microbatches, GlobalBatch: c.Config.GlobalBatch,
 		IterationSeconds: p.IterationSeconds, SamplesPerSecond: p.SamplesPerSec, TokensPerSecond: p.TokensPerSec,
-		TFLOPSPerGPU: p.TFLOPSPerGPU, ModelTFLOPSPerGPU: p.ModelTFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
+		TFLOPSPerGPU: p.TFLOPSPerGPU, HardwareTFLOPSPerGPU: p.TFLOPSPerGPU, ModelTFLOPSPerGPU: p.ModelTFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
 		Memory: p.Memory, Breakdown: &breakdown, Fits: c.Fits, Reason: c.Reason,
 	}
 }

@@ -265,7 +265,7 @@ func fromCandidate(c partition.Candidate, capacity float64) Candidate {
 	return Candidate{
 		Planner: c.Planner, Execution: e,
 		IterationSeconds: p.IterationSeconds, SamplesPerSecond: p.SamplesPerSecond,
-		TFLOPSPerGPU: p.TFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
+		TFLOPSPerGPU: p.TFLOPSPerGPU, HardwareTFLOPSPerGPU: p.TFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
 		Memory: cost.Memory{PeakBytes: p.PeakBytesPerGPU, CapacityBytes: capacity}, Fits: c.Fits, Reason: c.Reason,
 		StageReplicas: stageReplicas(c), GlobalBatch: e.GlobalBatch, TwoBW: c.TwoBW,
 	}

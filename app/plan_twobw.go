@@ -107,8 +107,8 @@ func twoBWUnsupported(in request.Plan) (string, any) {
 		return "plan.cp", in.CP
 	case in.EP > 1:
 		return "plan.ep", in.EP
-	case in.ZeRO > 0:
-		return "plan.zero", in.ZeRO
+	case in.ZeRO != nil && *in.ZeRO > 0:
+		return "plan.zero", *in.ZeRO
 	case in.SequenceParallel:
 		return "plan.sequence_parallel", true
 	case in.AllowCrossNodeTP:

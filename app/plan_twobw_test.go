@@ -50,7 +50,7 @@ func TestPlanTwoBWTransformer(t *testing.T) {
 func TestPlanTwoBWTransformerBadInput(t *testing.T) {
 	for field, set := range map[string]func(*request.Plan){
 		"plan.tp":        func(p *request.Plan) { p.TP = 2 },
-		"plan.zero":      func(p *request.Plan) { p.ZeRO = 3 },
+		"plan.zero":      func(p *request.Plan) { z := 3; p.ZeRO = &z },
 		"plan.recompute": func(p *request.Plan) { p.Recompute = "selective" },
 		"plan.schedule":  func(p *request.Plan) { p.Schedule = "gpipe" },
 		"plan.pp":        func(p *request.Plan) { p.PP = 64 }, // 64 stages for 48 layers

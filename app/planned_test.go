@@ -66,10 +66,11 @@ func TestPlannedJobThroughputs(t *testing.T) {
 // one GPU each (every collective over the Plan page's network), or 0 with
 // the reason. At 2 GPUs GPT 1.7B needs tensor parallelism to fit a 16 GB
 // GPU, which the planner keeps inside a server, so it cannot run spread; at
-// 4 it pipelines over the network, slower than over NVLink on V100s.
+// 4 it pipelines over the network, slower than over NVLink on V100s. (ZeRO
+// is pinned at 0: sharding the optimizer state would let it fit spread.)
 func TestPlannedJobUnconsolidated(t *testing.T) {
 	p := request.Default().Plan
-	p.Model, p.GlobalBatch = "gpt-1.7b", 64
+	p.Model, p.GlobalBatch, p.ZeRO = "gpt-1.7b", 64, new(int)
 	job, err := PlannedJob(context.Background(), p, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -115,10 +116,11 @@ func TestPlannedJobUnconsolidated(t *testing.T) {
 // (one layer of h = 65,536: 51.5 billion parameters that only tensor
 // parallelism inside a server can split, over 100 GB per GPU at t = 8) is
 // an error that names the job and each type's reason, not an all-zero row;
-// so is GPT-3 175B on 8 GPUs of each type.
+// so is GPT-3 175B on 8 GPUs of each type. (ZeRO is pinned at 0: ZeRO-3
+// would shard the giant's weights over the replicas.)
 func TestPlannedJobFitsNowhere(t *testing.T) {
 	giant := request.Default().Plan
-	giant.Model, giant.Custom = "custom", request.CustomModel{Name: "giant", Layers: 1, Hidden: 65536, Heads: 512}
+	giant.Model, giant.Custom, giant.ZeRO = "custom", request.CustomModel{Name: "giant", Layers: 1, Hidden: 65536, Heads: 512}, new(int)
 	_, err := PlannedJob(context.Background(), giant, nil)
 	if err == nil || !strings.Contains(err.Error(), "planned: giant: fits on no GPU type with 4096 GPUs") || !strings.Contains(err.Error(), "k80: ") {
 		t.Errorf("err = %v", err)

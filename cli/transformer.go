@@ -10,6 +10,7 @@ import (
 
 	"pipeplan/app"
 	"pipeplan/app/request"
+	"pipeplan/core/plan"
 	"pipeplan/internal/atomicfile"
 )
 
@@ -26,7 +27,9 @@ func init() {
 var transformerFlags = map[string]string{
 	"plan.hf_config":   "hf-config",
 	"plan.custom.name": "name", "plan.custom.layers": "layers", "plan.custom.hidden": "hidden", "plan.custom.heads": "heads",
-	"plan.custom.vocab": "vocab", "plan.custom.ffn": "ffn", "plan.seq": "seq", "plan.precision": "precision",
+	"plan.custom.vocab": "vocab", "plan.custom.ffn": "ffn", "plan.custom.kv_heads": "kv-heads", "plan.custom.experts": "experts",
+	"plan.custom.topk": "topk", "plan.custom.moe_ffn": "moe-ffn", "plan.custom.shared_experts": "shared-experts",
+	"plan.seq": "seq", "plan.precision": "precision",
 	"plan.gpu": "gpu", "plan.nodes": "gpus", "plan.gpus_per_node": "gpus-per-node",
 	"plan.inter_node_gbps": "inter-node-bandwidth", "plan.global_batch": "batch", "plan.tp": "tp", "plan.pp": "pp",
 	"plan.cp": "cp", "plan.ep": "ep", "plan.flash_attention": "flash-attention",
@@ -44,13 +47,23 @@ var transformerDefaults = map[string]string{
 	"gpus-per-node":        "gpus-per-node %d (DGX-class server)",
 	"inter-node-bandwidth": "inter-node-bandwidth %.4g GB/s per GPU (the GPU's own network, gpuprofiles/network.json)",
 	"optimizer":            "optimizer: mixed-precision Adam",
-	"zero":                 "no ZeRO",
+	"zero":                 "ZeRO stage searched",
 	"flash-attention":      "flash attention on",
+	"overlap":              "overlap %s (Megatron-LM's recommendation for the GPU)",
 }
 
-// dimensionFlags are the custom transformer's flags, which --model and
+// dimensionFlags are the custom transformer's flags, which --preset and
 // --hf-config replace.
-var dimensionFlags = []string{"name", "layers", "hidden", "heads", "vocab", "ffn"}
+var dimensionFlags = []string{"name", "layers", "hidden", "heads", "vocab", "ffn", "kv-heads", "gated-ffn",
+	"untied-embeddings", "experts", "topk", "moe-ffn", "shared-experts"}
+
+// overlapFlags are the overlap flags, each setting its request field only
+// when given (else the GPU's default, app.DefaultOverlap).
+var overlapFlags = []struct{ name, usage string }{
+	{"overlap-grad-reduce", "overlap the data-parallel gradient reduction with the backward, in buckets (Megatron-LM's --overlap-grad-reduce; default: on)"},
+	{"overlap-param-gather", "overlap the distributed optimizer's parameter all-gather with the forward (Megatron-LM's --overlap-param-gather; default: on)"},
+	{"tp-comm-overlap", "overlap tensor-parallel communication with the GEMMs (Megatron-LM's --tp-comm-overlap, Transformer Engine; default: on for Hopper or newer GPUs on NVLink)"},
+}
 
 // runTransformer turns the flags into a request.Plan (a preset, a Hugging
 // Face config or the custom transformer), plans it with app.Plan (the
@@ -59,7 +72,9 @@ var dimensionFlags = []string{"name", "layers", "hidden", "heads", "vocab", "ffn
 func runTransformer(args []string, stdout io.Writer) error {
 	d := request.Default().Plan
 	fs := newFlagSet("transformer")
-	preset := fs.String("model", "", "model preset id (see GET /api/v1/models, e.g. llama3-405b, qwen3-30b-a3b, gpt3-175b) instead of the dimension flags")
+	var preset string
+	fs.StringVar(&preset, "preset", "", "model preset id (see GET /api/v1/models, e.g. llama3-405b, qwen3-30b-a3b, gpt3-175b) instead of the dimension flags")
+	fs.StringVar(&preset, "model", "", "the same as --preset")
 	hfConfig := fs.String("hf-config", "", "a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2/3, Qwen3-MoE, DeepSeek-V3) instead of the dimension flags")
 	name := fs.String("name", "", "model name carried by an exported plan (default: the dimensions, e.g. \"transformer l=96 h=12288 a=96\")")
 	layers := fs.Int("layers", 0, "number of transformer layers l (required without --model or --hf-config)")
@@ -67,7 +82,14 @@ func runTransformer(args []string, stdout io.Writer) error {
 	heads := fs.Int("heads", 0, "attention heads a (required without --model or --hf-config)")
 	seq := fs.Int("seq", 0, "sequence length s (0: the preset's, 2048 for --layers/--hidden/--heads, max_position_embeddings for --hf-config)")
 	vocab := fs.Int("vocab", 0, "vocabulary size V (0: 51200)")
-	ffn := fs.Int("ffn", 0, "feed-forward size (0: 4 × hidden)")
+	ffn := fs.Int("ffn", 0, "feed-forward size of the dense layers (0: 4 × hidden)")
+	kvHeads := fs.Int("kv-heads", 0, "key/value heads, dividing --heads (grouped-query attention; 1: multi-query; 0: --heads)")
+	gated := fs.Bool("gated-ffn", false, "gated MLP (SwiGLU: three matrices of hidden × ffn)")
+	untied := fs.Bool("untied-embeddings", false, "the output layer has its own weights (not tied to the input embedding)")
+	experts := fs.Int("experts", 0, "routed experts of every MLP (mixture of experts; 0: dense)")
+	topk := fs.Int("topk", 0, "routed experts per token, 1 to --experts")
+	moeFFN := fs.Int("moe-ffn", 0, "inner size of one expert (0: --ffn)")
+	shared := fs.Int("shared-experts", 0, "shared experts every token also goes through")
 	precision := fs.String("precision", d.Precision, "training precision: fp32, fp16, bf16 or fp8 (Transformer Engine FP8 GEMMs; empty: bf16)")
 	gpuID := fs.String("gpu", d.GPU, "GPU id (see pipeplan gpus)")
 	gpus := fs.Int("gpus", 0, "number of GPUs n (required)")
@@ -82,8 +104,12 @@ func runTransformer(args []string, stdout io.Writer) error {
 	interleave := fs.Int("interleave", d.Interleave, "model chunks per GPU v (omit to search)")
 	recompute := fs.String("recompute", d.Recompute, "activation recomputation: none, selective or full (omit to search)")
 	optimizer := fs.String("optimizer", d.Optimizer, "optimizer: mixed-adam, mixed-adam-fp32-grads, adam or sgd (empty: mixed-adam)")
-	zero := fs.Int("zero", d.ZeRO, "ZeRO stage over the data-parallel replicas, 0-3 (1: Megatron-LM's distributed optimizer, 3: FSDP)")
+	zero := fs.Int("zero", 0, "ZeRO stage over the data-parallel replicas, 0-3 (1: Megatron-LM's distributed optimizer, 3: FSDP; omit to search)")
 	flash := fs.Bool("flash-attention", d.FlashAttention, "fused attention: no s×s scores stored, masked blocks skipped (false reproduces 2021 runs)")
+	overlaps := make([]*bool, len(overlapFlags))
+	for i, f := range overlapFlags {
+		overlaps[i] = fs.Bool(f.name, false, f.usage)
+	}
 	seqPar := fs.Bool("sequence-parallel", d.SequenceParallel, "shard layer-norm and dropout activations over the tensor-parallel GPUs")
 	crossNode := fs.Bool("allow-cross-node-tp", d.AllowCrossNodeTP, "let the search put tensor parallelism across nodes")
 	top := fs.Int("top", d.Shown(), "number of candidates to list")
@@ -103,16 +129,22 @@ func runTransformer(args []string, stdout io.Writer) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	in := d
 	in.Model, in.Planner, in.Schedule = "custom", *planner, *sched
+	presetFlag := "preset"
+	if set["model"] {
+		presetFlag = "model"
+	}
 	switch {
-	case set["model"] && set["hf-config"]:
-		return fmt.Errorf("--model and --hf-config: give one, got both (%q and %q)", *preset, *hfConfig)
-	case set["model"] || set["hf-config"]:
+	case set["model"] && set["preset"]:
+		return fmt.Errorf("--preset and --model: the same choice, give one")
+	case set[presetFlag] && set["hf-config"]:
+		return fmt.Errorf("--%s and --hf-config: give one, got both (%q and %q)", presetFlag, preset, *hfConfig)
+	case set[presetFlag] || set["hf-config"]:
 		for _, f := range dimensionFlags {
 			if set[f] {
-				return fmt.Errorf("--%s: the model comes from --model or --hf-config; give dimensions only without them", f)
+				return fmt.Errorf("--%s: the model comes from --%s or --hf-config; give dimensions only without them", f, presetFlag)
 			}
 		}
-		in.Model = *preset
+		in.Model = preset
 		if set["hf-config"] {
 			data, err := readLimited(*hfConfig, request.MaxHFConfigBytes)
 			if err != nil {
@@ -123,10 +155,11 @@ func runTransformer(args []string, stdout io.Writer) error {
 	default:
 		for _, f := range []string{"layers", "hidden", "heads"} {
 			if !set[f] {
-				return fmt.Errorf("--%s: required (or give --model or --hf-config)", f)
+				return fmt.Errorf("--%s: required (or give --preset or --hf-config)", f)
 			}
 		}
-		in.Custom = request.CustomModel{Name: *name, Layers: *layers, Hidden: *hidden, Heads: *heads, Vocab: *vocab, FFN: *ffn}
+		in.Custom = request.CustomModel{Name: *name, Layers: *layers, Hidden: *hidden, Heads: *heads, Vocab: *vocab, FFN: *ffn,
+			KVHeads: *kvHeads, GatedFFN: *gated, UntiedEmbeddings: *untied, Experts: *experts, TopK: *topk, MoEFFN: *moeFFN, SharedExperts: *shared}
 	}
 	for _, name := range []string{"gpus", "batch"} {
 		if !set[name] {
@@ -143,15 +176,23 @@ func runTransformer(args []string, stdout io.Writer) error {
 	if *gpus%*perNode != 0 {
 		return fmt.Errorf("--gpus: must be a multiple of --gpus-per-node %d, got %d", *perNode, *gpus)
 	}
-	in.Seq, in.Precision, in.Optimizer, in.ZeRO, in.FlashAttention = *seq, *precision, *optimizer, *zero, *flash
+	in.Seq, in.Precision, in.Optimizer, in.FlashAttention = *seq, *precision, *optimizer, *flash
+	if set["zero"] {
+		in.ZeRO = zero
+	}
+	for i, to := range []**bool{&in.OverlapGradReduce, &in.OverlapParamGather, &in.TPCommOverlap} {
+		if set[overlapFlags[i].name] {
+			*to = overlaps[i]
+		}
+	}
 	in.GPU, in.Nodes, in.GPUsPerNode, in.InterNodeGBps = *gpuID, *gpus / *perNode, *perNode, *interBW/1e9
 	in.GlobalBatch, in.TP, in.PP, in.CP, in.EP = *batch, *tp, *pp, *cp, *ep
 	in.Microbatch, in.Interleave, in.Recompute = *micro, *interleave, *recompute
 	in.SequenceParallel, in.AllowCrossNodeTP, in.Top = *seqPar, *crossNode, *top
 	res, err := app.Plan(context.Background(), in)
 	if err != nil {
-		if set["model"] {
-			err = flagError(err, map[string]string{"plan.model": "model"})
+		if set[presetFlag] {
+			err = flagError(err, map[string]string{"plan.model": presetFlag})
 		}
 		return flagError(err, transformerFlags)
 	}
@@ -231,7 +272,10 @@ func printTransformer(w io.Writer, in request.Plan, res app.Result, set map[stri
 		res.GPUs, res.GPU, in.Nodes, in.GPUsPerNode, res.CapacityBytes/(1<<30), intra/1e9, res.InterNodeBytesPerSec/1e9)
 	fmt.Fprintf(w, "global batch %d; defaults: ", in.GlobalBatch)
 	sep := ""
-	for _, f := range []string{"seq", "vocab", "precision", "gpu", "gpus-per-node", "inter-node-bandwidth", "optimizer", "zero", "flash-attention"} {
+	for _, f := range overlapFlags {
+		set["overlap"] = set["overlap"] || set[f.name]
+	}
+	for _, f := range []string{"seq", "vocab", "precision", "gpu", "gpus-per-node", "inter-node-bandwidth", "optimizer", "zero", "flash-attention", "overlap"} {
 		if f == "vocab" && in.Model != "custom" {
 			continue
 		}
@@ -246,6 +290,11 @@ func printTransformer(w io.Writer, in request.Plan, res app.Result, set map[stri
 				msg = fmt.Sprintf(msg, in.GPUsPerNode)
 			case "inter-node-bandwidth":
 				msg = fmt.Sprintf(msg, res.InterNodeBytesPerSec/1e9)
+			case "overlap":
+				if len(res.Candidates)+len(res.Infeasible) == 0 {
+					continue
+				}
+				msg = fmt.Sprintf(msg, overlapText(append(res.Candidates, res.Infeasible...)[0].Execution.Overlap))
 			}
 			fmt.Fprint(w, sep, msg)
 			sep = "; "
@@ -274,7 +323,7 @@ func printTransformer(w io.Writer, in request.Plan, res app.Result, set map[stri
 // printTransformerConfigs prints configurations as an aligned table.
 func printTransformerConfigs(w io.Writer, cs []app.Candidate) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "TP\tPP\tCP\tEP\tDP\tMICROBATCH\tINTERLEAVE\tRECOMPUTE\tITERATION s\tTFLOP/s/GPU\tMODEL TFLOP/s\tMFU\tBUBBLE\tPEAK GiB\tWEIGHTS+OPT GiB\tACTIVATIONS GiB\tNOTE")
+	fmt.Fprintln(tw, "TP\tPP\tCP\tEP\tDP\tMICROBATCH\tINTERLEAVE\tRECOMPUTE\tZERO\tITERATION s\tTFLOP/s/GPU\tMODEL TFLOP/s\tMFU\tBUBBLE\tPEAK GiB\tWEIGHTS+OPT GiB\tACTIVATIONS GiB\tNOTE")
 	for _, c := range cs {
 		note := "fits"
 		if !c.Fits {
@@ -284,11 +333,18 @@ func printTransformerConfigs(w io.Writer, cs []app.Candidate) error {
 			note += ", " + c.TwoBW.Execution.String()
 		}
 		m, e := c.Memory, c.Execution
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%.4g\t%.1f\t%.1f\t%.3f\t%.3f\t%.1f\t%.1f\t%.1f\t%s\n",
-			e.TP, e.PP, e.CP, e.EP, e.DP, e.MicrobatchSize, e.Interleave, e.Recompute, c.IterationSeconds, c.TFLOPSPerGPU, c.ModelTFLOPSPerGPU,
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%.4g\t%.1f\t%.1f\t%.3f\t%.3f\t%.1f\t%.1f\t%.1f\t%s\n",
+			e.TP, e.PP, e.CP, e.EP, e.DP, e.MicrobatchSize, e.Interleave, e.Recompute, e.ZeRO, c.IterationSeconds, c.TFLOPSPerGPU, c.ModelTFLOPSPerGPU,
 			c.MFU, c.BubbleFraction, m.PeakBytes/(1<<30), (m.WeightBytes+m.GradientBytes+m.OptimizerBytes)/(1<<30), m.ActivationBytes/(1<<30), note)
 	}
 	return tw.Flush()
+}
+
+// overlapText says which communication o overlaps, e.g. "grad reduce,
+// param gather on, TP comm off".
+func overlapText(o plan.Overlap) string {
+	onOff := map[bool]string{true: "on", false: "off"}
+	return fmt.Sprintf("grad reduce %s, param gather %s, TP comm %s", onOff[o.GradReduce], onOff[o.ParamGather], onOff[o.TPComm])
 }
 
 // printBreakdown prints the selected candidate's step time split into its

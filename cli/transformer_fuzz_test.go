@@ -24,6 +24,9 @@ func FuzzTransformerArgs(f *testing.F) {
 		"--batch -4 --top 0",
 		"--planner 2bw --pp 4 --microbatch 2 --recompute full",
 		"--schedule gpipe --tp 2 --pp 2 --microbatch 1 --interleave 1 --recompute full",
+		"--kv-heads 4 --gated-ffn --untied-embeddings --experts 8 --topk 2 --moe-ffn 512 --shared-experts 1",
+		"--zero 3 --overlap-grad-reduce=false --tp-comm-overlap --overlap-param-gather=false",
+		"--experts 4 --topk 5",
 	} {
 		f.Add(s)
 	}

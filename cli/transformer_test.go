@@ -43,7 +43,7 @@ func TestTransformerEvaluate(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "plan.json")
 	r := transformerJSON(t, append(gpt3Args, "--tp", "8", "--pp", "12", "--microbatch", "1", "--interleave", "2",
-		"--recompute", "full", "--export-plan", file)...)
+		"--recompute", "full", "--zero", "1", "--export-plan", file)...)
 	v := first(t, r)
 	ex := v["execution"].(map[string]any)
 	if r["mode"] != "evaluate" || len(r["candidates"].([]any)) != 1 || ex["tp"] != 8.0 || ex["pp"] != 12.0 || ex["dp"] != 16.0 || ex["interleave"] != 2.0 || ex["recompute"] != "full" {
@@ -154,6 +154,14 @@ func TestTransformerBadInput(t *testing.T) {
 		{[]string{"--gpus", "12"}, "--gpus: must be a multiple of --gpus-per-node 8, got 12"},
 		{[]string{"--gpus", "8", "--tp", "8"}, "does not fit: the smallest configuration"},
 		{[]string{"--model", "llama3-8b"}, "--layers: the model comes from --model or --hf-config"},
+		{[]string{"--preset", "llama3-8b"}, "--layers: the model comes from --preset or --hf-config"},
+		{[]string{"--experts", "2", "--topk", "3"}, "--topk (plan.custom.topk): must be in [1, 2], got 3"},
+		{[]string{"--topk", "2"}, "--topk (plan.custom.topk): needs plan.custom.experts (a mixture of experts), got 2 with no experts"},
+		{[]string{"--kv-heads", "5"}, "--kv-heads (plan.custom.kv_heads): must divide the 96 attention heads, got 5"},
+		{[]string{"--experts", "2000", "--topk", "1"}, "--experts (plan.custom.experts): must be in [0, 1024], got 2000"},
+		{[]string{"--shared-experts", "-1"}, "--shared-experts (plan.custom.shared_experts): must be in [0, 1024], got -1"},
+		{[]string{"--zero", "4"}, "--zero (plan.zero): must be in [0, 3], got 4"},
+		{[]string{"--overlap-grad-reduce=maybe"}, "invalid boolean value"},
 		{[]string{"--cp", "-1"}, "--cp (plan.cp): must be in [0, 65536], got -1"},
 		{[]string{"--ep", "2", "--tp", "8", "--pp", "12", "--microbatch", "1", "--interleave", "1", "--recompute", "full"}, "execution.ep: expert parallelism needs a mixture-of-experts model, got 2"},
 	} {
@@ -206,6 +214,41 @@ func TestTransformerPresetAndHFConfig(t *testing.T) {
 	}
 	if err := Run(append(hfArgs[:2], "nonexistent.json", "--gpus", "8", "--batch", "8"), &out); err == nil || !strings.Contains(err.Error(), "--hf-config: open nonexistent.json") {
 		t.Errorf("missing --hf-config file: %v", err)
+	}
+}
+
+// TestTransformerArchitectureFlags: the architecture flags reach the
+// planned model (Mixtral 8x7B's dimensions give its published 46.7 B
+// parameters, 12.9 B active), and --preset is --model's name in the issue.
+func TestTransformerArchitectureFlags(t *testing.T) {
+	eval := []string{"--gpus", "64", "--batch", "64", "--seq", "4096", "--tp", "2", "--pp", "4", "--ep", "8", "--microbatch", "1",
+		"--interleave", "1", "--recompute", "full", "--zero", "1"}
+	r := transformerJSON(t, append([]string{"transformer", "--layers", "32", "--hidden", "4096", "--heads", "32", "--kv-heads", "8",
+		"--ffn", "14336", "--gated-ffn", "--untied-embeddings", "--vocab", "32000", "--experts", "8", "--topk", "2"}, eval...)...)
+	for _, c := range []struct {
+		key  string
+		want float64
+	}{{"params", 46.7e9}, {"active_params", 12.9e9}} {
+		if got := r[c.key].(float64); math.Abs(got-c.want) > 0.005*c.want {
+			t.Errorf("%s = %.4g, want %.4g", c.key, got, c.want)
+		}
+	}
+	tr := r["transformer"].(map[string]any)
+	if tr["kv_heads"] != 8.0 || tr["gated_ffn"] != true || tr["untied_embeddings"] != true || tr["moe"].(map[string]any)["topk"] != 2.0 {
+		t.Errorf("transformer %v", tr)
+	}
+	preset, model := transformerJSON(t, append(llmArgs[:1], append([]string{"--preset"}, llmArgs[2:]...)...)...), transformerJSON(t, llmArgs...)
+	if preset["params"] != model["params"] || first(t, preset)["iteration_seconds"] != first(t, model)["iteration_seconds"] {
+		t.Errorf("--preset and --model plan differently")
+	}
+	// The overlap flags reach the execution; omitted, the GPU's default
+	// (H100: all on).
+	off := transformerJSON(t, append(llmArgs, "--top", "1", "--overlap-grad-reduce=false", "--tp-comm-overlap=false")...)
+	if o := first(t, off)["execution"].(map[string]any)["overlap"].(map[string]any); o["grad_reduce"] != false || o["param_gather"] != true || o["tp_comm"] != nil {
+		t.Errorf("overlap with two flags off: %v", o)
+	}
+	if o := first(t, model)["execution"].(map[string]any)["overlap"].(map[string]any); o["grad_reduce"] != true || o["param_gather"] != true || o["tp_comm"] != true {
+		t.Errorf("default overlap on H100: %v", o)
 	}
 }
 

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -880,6 +882,63 @@ func TestBrowser(t *testing.T) {
 			t.Fatalf("allocate: %s", short(fmt.Sprint(out[1:])))
 		}
 		t.Logf("in-browser LAS (max_min_fairness_perf) allocation of 2048 jobs: %.0f ms", out[0])
+	})
+	t.Run("LLMInputsColumnsAndMemoryTable", func(t *testing.T) {
+		// A custom MoE model with GQA from the link: its inputs show, the
+		// candidates carry cp, ep and ZeRO columns, the breakdown bar its
+		// seconds, and the per-stage memory table numbers that add up.
+		tb := b.openState(t, planState(func(p *request.Plan) {
+			p.Model, p.Nodes, p.GlobalBatch, p.Seq = "custom", 16, 64, 2048
+			p.Custom = request.CustomModel{Layers: 8, Hidden: 1024, Heads: 16, KVHeads: 4, GatedFFN: true, Experts: 8, TopK: 2}
+		}))
+		tb.waitFor(t, `document.getElementById("memory-table") !== null && document.getElementById("cancel-plan") === null`)
+		in := tb.inputs(t)
+		if in["custom-kv-heads"] != "4" || in["custom-experts"] != "8" || in["custom-topk"] != "2" || in["zero"] != "" || in["tp-comm-overlap"] != "" {
+			t.Errorf("inputs %v", in)
+		}
+		if !eval[bool](t, tb, `document.getElementById("custom-gated-ffn").checked && !document.getElementById("custom-untied-embeddings").checked`) {
+			t.Errorf("gated FFN / untied embeddings checkboxes do not show the link's model")
+		}
+		heads := eval[[]string](t, tb, `[...document.querySelectorAll("#candidates thead th")].map(c => c.textContent)`)
+		for _, h := range []string{"cp", "ep", "ZeRO"} {
+			if !slices.Contains(heads, h) {
+				t.Errorf("candidate columns %q lack %s", heads, h)
+			}
+		}
+		if v := eval[[]string](t, tb, `[...document.querySelectorAll("#step-breakdown svg text[aria-hidden]")].map(e => e.textContent)`); len(v) == 0 {
+			t.Errorf("the breakdown bar carries no values")
+		} else {
+			parseSeconds(t, v[0])
+		}
+		rows := eval[[][]string](t, tb, `[...document.querySelectorAll("#memory-table tbody tr")].map(r => [...r.cells].map(c => c.textContent))`)
+		if len(rows) == 0 {
+			t.Fatal("no memory table rows")
+		}
+		for _, r := range rows {
+			sum := 0.0
+			for _, cell := range r[1 : len(r)-2] {
+				sum += parseNumber(t, strings.TrimSuffix(cell, " GiB"))
+			}
+			if total := parseNumber(t, strings.TrimSuffix(r[len(r)-2], " GiB")); math.Abs(sum-total) > 0.05*float64(len(r)) {
+				t.Errorf("memory row %v: parts sum to %.1f GiB, total %.1f", r, sum, total)
+			}
+		}
+		tb.screenshot(t, "llm-inputs")
+		// A pasted Hugging Face config.json becomes the model.
+		cfg, err := os.ReadFile("../modelprofiles/llm/mixtral-8x7b.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := eval[string](t, tb, `document.getElementById("plan-timing").dataset.run`)
+		tb.setSelect(t, "hf-config", string(cfg))
+		tb.waitFor(t, fmt.Sprintf(`document.getElementById("plan-timing").dataset.run !== %q && document.getElementById("cancel-plan") === null`, run))
+		if got := eval[string](t, tb, `document.getElementById("model").value`); got != request.HFModel {
+			t.Errorf("model select %q after pasting a config.json", got)
+		}
+		if s := tb.text(t, "#plan-summary"); !strings.Contains(s, "Hugging Face config l=32 h=4096 a=32") {
+			t.Errorf("summary after pasting Mixtral's config.json: %q (error %q)", short(s), tb.text(t, "#plan-error"))
+		}
+		tb.checkPageErrors(t)
 	})
 	t.Run("Accessibility", func(t *testing.T) {
 		tb := b.openState(t, request.Default())

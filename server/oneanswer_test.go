@@ -50,6 +50,11 @@ func TestOneAnswer(t *testing.T) {
 	gpt3Eval := `, "tp": 8, "pp": 16, "microbatch": 1, "interleave": 2, "recompute": "full"`
 	small := `{"model": "custom", "custom": {"name": "small", "layers": 8, "hidden": 1024, "heads": 16, "vocab": 32000, "ffn": 2048}, "seq": 1024, "precision": "fp16", "gpu": "nvidia-v100-sxm2-16gb", "nodes": 2, "gpus_per_node": 4, "inter_node_gbps": 12.5, "global_batch": 64, "planner": "ptdp", "zero": 1, "sequence_parallel": true, "top": 4}`
 	bert2BW := `{"model": "custom", "custom": {"layers": 48, "hidden": 1024, "heads": 16, "vocab": 30522}, "seq": 128, "precision": "fp16", "gpu": "nvidia-v100-sxm2-16gb", "nodes": 8, "gpus_per_node": 8, "inter_node_gbps": 0.390625, "global_batch": 1024, "planner": "2bw"}`
+	// A custom MoE model with grouped-query attention on H100s, one overlap
+	// turned off and one on, the ZeRO stage searched (issue 10's fields).
+	moe := `{"model": "custom", "custom": {"name": "moe", "layers": 8, "hidden": 1024, "heads": 16, "kv_heads": 4, "gated_ffn": true, "untied_embeddings": true,
+		"vocab": 32000, "experts": 8, "topk": 2, "moe_ffn": 512, "shared_experts": 1}, "seq": 2048, "gpu": "nvidia-h100-sxm5-80gb", "nodes": 2, "gpus_per_node": 8,
+		"global_batch": 64, "planner": "ptdp", "overlap_grad_reduce": false, "tp_comm_overlap": true, "top": 4}`
 	// The layer-profile planners on VGG-16's PipeDream profile over an
 	// explicit topology, as `partition --level-sizes ... --level-bandwidths ...`.
 	profile := `{"model": "pd-%s", "gpu": "nvidia-v100-sxm2-16gb", "levels": [%s], "global_batch": %d, "planner": "%s"%s}`
@@ -78,6 +83,12 @@ func TestOneAnswer(t *testing.T) {
 				"--precision", "fp16", "--gpu", "nvidia-v100-sxm2-16gb", "--gpus", "64", "--gpus-per-node", "8",
 				"--inter-node-bandwidth", "3.90625e8", "--batch", "1024"},
 			"/api/v1/plan", bert2BW, ""},
+		{"a custom MoE transformer with GQA and overlaps",
+			[]string{"transformer", "--name", "moe", "--layers", "8", "--hidden", "1024", "--heads", "16", "--kv-heads", "4", "--gated-ffn", "--untied-embeddings",
+				"--vocab", "32000", "--experts", "8", "--topk", "2", "--moe-ffn", "512", "--shared-experts", "1", "--seq", "2048",
+				"--gpu", "nvidia-h100-sxm5-80gb", "--gpus", "16", "--gpus-per-node", "8", "--batch", "64",
+				"--overlap-grad-reduce=false", "--tp-comm-overlap", "--top", "4"},
+			"/api/v1/plan", moe, ""},
 		profileCase("VGG-16's PipeDream profile on 2×4 V100s, PipeDream's cost model, no memory limit",
 			fmt.Sprintf(profile, "vgg16", vggLevels, 1024, "pipedream", `, "cost_model": "pipedream", "memory_bytes": -1`),
 			"--batch", "1024", "--cost-model", "pipedream"),
@@ -96,6 +107,11 @@ func TestOneAnswer(t *testing.T) {
 		{"Gavel 64 jobs, space sharing",
 			[]string{"gavel", "allocate", "--instance", sim64, "--pairs", pairs64, "--policy", "max_sum_throughput_packed"},
 			"/api/v1/gavel/allocate", allocPacked, `pipeplan.allocate(` + jsString(allocPacked) + `)`},
+	}
+	// What an answer must carry to show its case's inputs took effect.
+	mustContain := map[string][]string{
+		"a custom MoE transformer with GQA and overlaps": {`"kv_heads":4`, `"gated_ffn":true`, `"experts":8`, `"shared_experts":1`,
+			`"grad_reduce":false`, `"tp_comm":true`, `"active_params":`, `"hardware_tflops_per_gpu":`},
 	}
 	for i, c := range cases {
 		if c.js == "" {
@@ -117,6 +133,11 @@ func TestOneAnswer(t *testing.T) {
 			resp.Body.Close()
 			if resp.StatusCode != 200 {
 				t.Fatalf("API: status %d: %s", resp.StatusCode, fromAPI.String())
+			}
+			for _, want := range mustContain[c.name] {
+				if !strings.Contains(fromAPI.String(), want) {
+					t.Errorf("API answer lacks %s", want)
+				}
 			}
 			answers["API"] = decode(t, "API", fromAPI.Bytes())
 			answers["JS API"] = decode(t, "JS API", []byte(page.Eval(t, c.js)))

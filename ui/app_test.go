@@ -81,12 +81,13 @@ func TestAppExport(t *testing.T) {
 
 // TestAddPlannedJobThatFitsNowhere: one transformer layer of h = 65,536
 // (51.5 billion parameters only tensor parallelism inside a server can
-// split) fits no Gavel GPU at any scale; the error is shown and the job
-// list is unchanged.
+// split) fits no Gavel GPU at any scale without ZeRO (pinned at 0; ZeRO-3
+// would shard it over the replicas); the error is shown and the job list
+// is unchanged.
 func TestAddPlannedJobThatFitsNowhere(t *testing.T) {
 	a := NewApp(&fakeBrowser{}, "")
 	a.Start()
-	for _, in := range [][2]string{{"model", "custom"}, {"custom_layers", "1"}, {"custom_hidden", "65536"}, {"custom_heads", "512"}} {
+	for _, in := range [][2]string{{"model", "custom"}, {"custom.layers", "1"}, {"custom.hidden", "65536"}, {"custom.heads", "512"}, {"zero", "0"}} {
 		if a.SetPlanInput(in[0], in[1]); a.Err != "" {
 			t.Fatalf("%s = %s: %s", in[0], in[1], a.Err)
 		}

@@ -23,4 +23,14 @@ func TestBreakdownBar(t *testing.T) {
 	if strings.Contains(svg, "optimizer") || strings.Count(svg, "<title>") != 3 {
 		t.Errorf("bar draws zero parts:\n%s", svg)
 	}
+	// The wide segments carry their seconds with the unit (compute: 480 px,
+	// the others 80 px of the 640-px bar).
+	for _, want := range []string{`aria-hidden="true">3.00 s</text>`, `aria-hidden="true">500.0 ms</text>`} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("bar lacks the value %q on its segment", want)
+		}
+	}
+	if narrow := breakdownBarSVG(cost.TimeBreakdown{ComputeSeconds: 100, OptimizerSeconds: 1}); strings.Contains(narrow, ">1.00 s</text>") {
+		t.Errorf("a 6-px segment carries its value:\n%s", narrow)
+	}
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -24,6 +25,9 @@ func (c *PlanPage) models() []option {
 	var out []option
 	for _, m := range app.Models() {
 		out = append(out, option{m.ID, m.Name})
+	}
+	if c.App.State.Plan.Model == request.HFModel {
+		out = append(out, option{request.HFModel, "Hugging Face config.json (below)"})
 	}
 	if up := c.App.uploaded; up != nil {
 		out = append(out, option{app.UploadedID, "Uploaded: " + up.Name})
@@ -70,7 +74,8 @@ func (c *PlanPage) choices(field string) []option {
 	case "recompute":
 		list = request.Recomputes
 	case "zero":
-		return []option{{"0", "0: none"}, {"1", "1: optimizer state"}, {"2", "2: + gradients"}, {"3", "3: + weights"}}
+		return []option{{"", "searched (1, or 3 if 1 does not fit)"}, {"0", "0: none"}, {"1", "1: optimizer state (distributed optimizer)"},
+			{"2", "2: + gradients"}, {"3", "3: + weights (FSDP)"}}
 	}
 	defaults := map[string]string{"precision": "default (bf16)", "optimizer": "default (Adam, mixed precision)", "recompute": "searched per candidate"}
 	out := make([]option, len(list))
@@ -84,6 +89,9 @@ func (c *PlanPage) choices(field string) []option {
 // isTransformer reports whether the chosen model is a transformer spec
 // (the training options apply) rather than a measured layer profile.
 func (c *PlanPage) isTransformer() bool {
+	if c.App.State.Plan.Model == request.HFModel {
+		return true
+	}
 	for _, m := range app.Models() {
 		if m.ID == c.App.State.Plan.Model {
 			return m.Profile == ""
@@ -92,10 +100,14 @@ func (c *PlanPage) isTransformer() bool {
 	return false
 }
 
-// seq is the sequence length in effect: the override, or the preset's.
+// seq is the sequence length in effect: the override, or the preset's (a
+// pasted config.json's is what its plan used).
 func (c *PlanPage) seq() int {
 	if c.App.State.Plan.Seq > 0 {
 		return c.App.State.Plan.Seq
+	}
+	if tr := c.App.Plan.Result.Transformer; c.App.State.Plan.Model == request.HFModel && tr != nil {
+		return tr.Seq
 	}
 	for _, m := range app.Models() {
 		if m.ID == c.App.State.Plan.Model && m.Transformer != nil {
@@ -168,55 +180,139 @@ func (v PlanView) TimingText() string {
 	return fmt.Sprintf("planned in %.1f ms", v.Millis)
 }
 
-// SetPlanInput sets one Plan-page input from its text form; a malformed
-// value is shown as an error and leaves the state unchanged.
+// planInput parses the text of one Plan-page input into its request
+// field; what says what the field takes, for a parse error.
+type planInput struct {
+	what string
+	set  func(p *request.Plan, value string) error
+}
+
+// textInput, intInput, floatInput and boolInput set a field of their kind;
+// optBoolInput sets a choice that "" leaves to its default (nil).
+func textInput(f func(*request.Plan) *string) planInput {
+	return planInput{"text", func(p *request.Plan, v string) error { *f(p) = v; return nil }}
+}
+
+func intInput(f func(*request.Plan) *int) planInput {
+	return planInput{"a whole number", func(p *request.Plan, v string) (err error) { *f(p), err = strconv.Atoi(v); return err }}
+}
+
+func floatInput(f func(*request.Plan) *float64) planInput {
+	return planInput{"a number", func(p *request.Plan, v string) (err error) { *f(p), err = strconv.ParseFloat(v, 64); return err }}
+}
+
+func boolInput(f func(*request.Plan) *bool) planInput {
+	return planInput{"true or false", func(p *request.Plan, v string) (err error) { *f(p), err = strconv.ParseBool(v); return err }}
+}
+
+func optBoolInput(f func(*request.Plan) **bool) planInput {
+	return planInput{"true, false or empty (the GPU's default)", func(p *request.Plan, v string) error {
+		if v == "" {
+			*f(p) = nil
+			return nil
+		}
+		b, err := strconv.ParseBool(v)
+		*f(p) = &b
+		return err
+	}}
+}
+
+// planInputs are the Plan page's inputs, each named as the request names
+// its field under "plan." (request.Plan's JSON: custom.layers is
+// plan.custom.layers), so a parse error and a validation error name it
+// the same way.
+var planInputs = map[string]planInput{
+	// A preset drops a pasted config.json; a pasted one is the model.
+	"model": {"text", func(p *request.Plan, v string) error {
+		if v == request.HFModel && p.HFConfig == "" {
+			return &request.FieldError{Field: "plan.model", Msg: fmt.Sprintf("%q is a pasted or uploaded config.json: give one below", v)}
+		}
+		if p.Model = v; v != request.HFModel {
+			p.HFConfig = ""
+		}
+		return nil
+	}},
+	"hf_config": {"text", func(p *request.Plan, v string) error {
+		if p.HFConfig = v; v != "" {
+			p.Model = request.HFModel
+		}
+		return nil
+	}},
+	"gpu":                      textInput(func(p *request.Plan) *string { return &p.GPU }),
+	"planner":                  textInput(func(p *request.Plan) *string { return &p.Planner }),
+	"nodes":                    intInput(func(p *request.Plan) *int { return &p.Nodes }),
+	"gpus_per_node":            intInput(func(p *request.Plan) *int { return &p.GPUsPerNode }),
+	"selected":                 intInput(func(p *request.Plan) *int { return &p.Selected }),
+	"custom.layers":            intInput(func(p *request.Plan) *int { return &p.Custom.Layers }),
+	"custom.hidden":            intInput(func(p *request.Plan) *int { return &p.Custom.Hidden }),
+	"custom.heads":             intInput(func(p *request.Plan) *int { return &p.Custom.Heads }),
+	"custom.vocab":             intInput(func(p *request.Plan) *int { return &p.Custom.Vocab }),
+	"custom.ffn":               intInput(func(p *request.Plan) *int { return &p.Custom.FFN }),
+	"custom.kv_heads":          intInput(func(p *request.Plan) *int { return &p.Custom.KVHeads }),
+	"custom.gated_ffn":         boolInput(func(p *request.Plan) *bool { return &p.Custom.GatedFFN }),
+	"custom.untied_embeddings": boolInput(func(p *request.Plan) *bool { return &p.Custom.UntiedEmbeddings }),
+	// Experts come with a top-k (kept within them, 1 when there was none)
+	// and go with their other fields, so the form can set one at a time.
+	"custom.experts": {"a whole number", func(p *request.Plan, v string) (err error) {
+		c := &p.Custom
+		if c.Experts, err = strconv.Atoi(v); err != nil {
+			return err
+		}
+		if c.Experts <= 0 {
+			c.TopK, c.MoEFFN, c.SharedExperts = 0, 0, 0
+		} else {
+			c.TopK = min(max(c.TopK, 1), c.Experts)
+		}
+		return nil
+	}},
+	"custom.topk":           intInput(func(p *request.Plan) *int { return &p.Custom.TopK }),
+	"custom.moe_ffn":        intInput(func(p *request.Plan) *int { return &p.Custom.MoEFFN }),
+	"custom.shared_experts": intInput(func(p *request.Plan) *int { return &p.Custom.SharedExperts }),
+	"seq":                   intInput(func(p *request.Plan) *int { return &p.Seq }),
+	"precision":             textInput(func(p *request.Plan) *string { return &p.Precision }),
+	"optimizer":             textInput(func(p *request.Plan) *string { return &p.Optimizer }),
+	"zero": {"a whole number or empty (searched)", func(p *request.Plan, v string) error {
+		if v == "" {
+			p.ZeRO = nil
+			return nil
+		}
+		z, err := strconv.Atoi(v)
+		p.ZeRO = &z
+		return err
+	}},
+	"recompute":            textInput(func(p *request.Plan) *string { return &p.Recompute }),
+	"global_batch":         intInput(func(p *request.Plan) *int { return &p.GlobalBatch }),
+	"inter_node_gbps":      floatInput(func(p *request.Plan) *float64 { return &p.InterNodeGBps }),
+	"tp":                   intInput(func(p *request.Plan) *int { return &p.TP }),
+	"pp":                   intInput(func(p *request.Plan) *int { return &p.PP }),
+	"cp":                   intInput(func(p *request.Plan) *int { return &p.CP }),
+	"ep":                   intInput(func(p *request.Plan) *int { return &p.EP }),
+	"microbatch":           intInput(func(p *request.Plan) *int { return &p.Microbatch }),
+	"interleave":           intInput(func(p *request.Plan) *int { return &p.Interleave }),
+	"flash_attention":      boolInput(func(p *request.Plan) *bool { return &p.FlashAttention }),
+	"sequence_parallel":    boolInput(func(p *request.Plan) *bool { return &p.SequenceParallel }),
+	"overlap_grad_reduce":  optBoolInput(func(p *request.Plan) **bool { return &p.OverlapGradReduce }),
+	"overlap_param_gather": optBoolInput(func(p *request.Plan) **bool { return &p.OverlapParamGather }),
+	"tp_comm_overlap":      optBoolInput(func(p *request.Plan) **bool { return &p.TPCommOverlap }),
+}
+
+// SetPlanInput sets one Plan-page input, named as the request names its
+// field (without "plan."; planInputs), from its text form; a malformed
+// value is shown as an error naming plan.field and leaves the state
+// unchanged.
 func (a *App) SetPlanInput(field, value string) {
-	p := a.State.Plan
-	p.Selected = 0 // a new input gives a new ranking
-	var err error
-	switch field {
-	case "model":
-		p.Model = value
-	case "gpu":
-		p.GPU = value
-	case "planner":
-		p.Planner = value
-	case "nodes":
-		p.Nodes, err = strconv.Atoi(value)
-	case "gpus_per_node":
-		p.GPUsPerNode, err = strconv.Atoi(value)
-	case "selected":
-		p.Selected, err = strconv.Atoi(value)
-	case "custom_layers":
-		p.Custom.Layers, err = strconv.Atoi(value)
-	case "custom_hidden":
-		p.Custom.Hidden, err = strconv.Atoi(value)
-	case "custom_heads":
-		p.Custom.Heads, err = strconv.Atoi(value)
-	case "seq":
-		p.Seq, err = strconv.Atoi(value)
-	case "precision":
-		p.Precision = value
-	case "optimizer":
-		p.Optimizer = value
-	case "zero":
-		p.ZeRO, err = strconv.Atoi(value)
-	case "recompute":
-		p.Recompute = value
-	case "global_batch":
-		p.GlobalBatch, err = strconv.Atoi(value)
-	case "inter_node_gbps":
-		p.InterNodeGBps, err = strconv.ParseFloat(value, 64)
-	default:
+	in, ok := planInputs[field]
+	if !ok {
 		a.Err = fmt.Sprintf("plan.%s: not an input of the Plan page", field)
 		return
 	}
-	if err != nil { // a parse error: say what the field takes
-		what := "a whole number"
-		if field == "inter_node_gbps" {
-			what = "a number"
+	p := a.State.Plan
+	p.Selected = 0 // a new input gives a new ranking
+	if err := in.set(&p, value); err != nil {
+		var fe *request.FieldError
+		if a.Err = fmt.Sprintf("plan.%s: must be %s, got %q", field, in.what, value); errors.As(err, &fe) {
+			a.Err = fe.Error()
 		}
-		a.Err = fmt.Sprintf("plan.%s: must be %s, got %q", field, what, value)
 		return
 	}
 	next := a.State

@@ -19,12 +19,15 @@ var candidateHeaders = []column{
 	{"#", "rank by predicted throughput at the page's global batch"},
 	{"t", "tensor-parallel size (§4.2.3)"},
 	{"p", "pipeline-parallel size (§4.2.2)"},
-	{"d", "data-parallel size, t·p·d = GPUs; PipeDream replicates each stage instead (§2.4.1): its replicas per stage, e.g. 15-1"},
+	{"cp", "context-parallel size: the sequence split over GPUs, K/V exchanged around the ring (1 = none)"},
+	{"ep", "expert-parallel size of MoE layers, drawn from the t·cp·d GPUs of a stage (1 = none)"},
+	{"d", "data-parallel size, t·p·cp·d = GPUs; PipeDream replicates each stage instead (§2.4.1): its replicas per stage, e.g. 15-1"},
 	{"b", "microbatch size (§4.3.3)"},
 	{"v", "model chunks per GPU, interleaved schedule (§4.2.2)"},
 	{"m", "microbatches per pipeline and step, m = B/(d·b); PipeDream: inputs in flight (NOAM, §2.3.2)"},
 	{"schedule", "pipeline schedule"},
 	{"recompute", "activation recomputation (Korthikanti et al. 2022)"},
+	{"ZeRO", "ZeRO stage over the d·cp replicas: 0 none, 1 optimizer state (Megatron-LM's distributed optimizer), 2 + gradients, 3 + weights (FSDP)"},
 	{"step time", "predicted seconds per step of the global batch B: m·t_max + bubble + data-parallel all-reduce + optimizer (§4.2); PipeDream never flushes: B / its throughput"},
 	{"samples/s", "global batch / step time"},
 	{"model TFLOP/s/GPU", "model FLOPs per step (eq. 4.2 without recomputation) / (GPUs × step time): the basis of MFU"},
@@ -37,8 +40,9 @@ var candidateHeaders = []column{
 // infeasibleHeaders are the columns of the configurations that do not fit.
 var infeasibleHeaders = []column{
 	{"planner", "the planner that proposed it"},
-	{"t", "tensor-parallel size"}, {"p", "pipeline-parallel size"}, {"d", "data-parallel size, or PipeDream's replicas per stage"},
-	{"b", "microbatch size"}, {"v", "model chunks per GPU"}, {"recompute", "activation recomputation"},
+	{"t", "tensor-parallel size"}, {"p", "pipeline-parallel size"}, {"cp", "context-parallel size"}, {"ep", "expert-parallel size"},
+	{"d", "data-parallel size, or PipeDream's replicas per stage"},
+	{"b", "microbatch size"}, {"v", "model chunks per GPU"}, {"recompute", "activation recomputation"}, {"ZeRO", "ZeRO stage"},
 	{"why ruled out", "peak memory + reserve against the GPU's capacity, or a global batch the configuration cannot run"},
 }
 
@@ -69,9 +73,10 @@ func (c *PlanPage) rows() []tableRow {
 			row.Class, row.TabIndex = "candidate selected", "0"
 		}
 		row.Cells = []string{
-			strconv.Itoa(i + 1), strconv.Itoa(cand.Execution.TP), strconv.Itoa(cand.Execution.PP), dataParallel(cand),
+			strconv.Itoa(i + 1), strconv.Itoa(cand.Execution.TP), strconv.Itoa(cand.Execution.PP),
+			degree(cand.Execution.CP), degree(cand.Execution.EP), dataParallel(cand),
 			strconv.Itoa(cand.Execution.MicrobatchSize), strconv.Itoa(cand.Execution.Interleave), strconv.Itoa(cand.Microbatches),
-			string(cand.Execution.Schedule), string(cand.Execution.Recompute),
+			string(cand.Execution.Schedule), string(cand.Execution.Recompute), strconv.Itoa(cand.Execution.ZeRO),
 			secs(cand.IterationSeconds), num(cand.SamplesPerSecond),
 			orDash(cand.ModelTFLOPSPerGPU, num), orDash(cand.TFLOPSPerGPU, num), orDash(cand.MFU, pct),
 			gib(cand.Memory.PeakBytes+cand.Memory.ReserveBytes) + " / " + gib(cand.Memory.CapacityBytes),
@@ -89,8 +94,9 @@ func (c *PlanPage) infeasibleRows() []tableRow {
 			continue // only what is ruled out, and why
 		}
 		out = append(out, tableRow{Index: i, Cells: []string{
-			cand.Planner, strconv.Itoa(cand.Execution.TP), strconv.Itoa(cand.Execution.PP), dataParallel(cand), strconv.Itoa(cand.Execution.MicrobatchSize),
-			strconv.Itoa(cand.Execution.Interleave), string(cand.Execution.Recompute), cand.Reason,
+			cand.Planner, strconv.Itoa(cand.Execution.TP), strconv.Itoa(cand.Execution.PP), degree(cand.Execution.CP), degree(cand.Execution.EP),
+			dataParallel(cand), strconv.Itoa(cand.Execution.MicrobatchSize), strconv.Itoa(cand.Execution.Interleave),
+			string(cand.Execution.Recompute), strconv.Itoa(cand.Execution.ZeRO), cand.Reason,
 		}})
 	}
 	return out
@@ -103,7 +109,9 @@ func (c *PlanPage) summary() []kv {
 	pr := p.Predictions
 	out := []kv{
 		{"model", fmt.Sprintf("%s on %d × %s", r.Model, r.GPUs, r.GPU), "the application and the system"},
-		{"degrees", fmt.Sprintf("t=%d × p=%d × d=%s, v=%d", cand.Execution.TP, cand.Execution.PP, dataParallel(cand), cand.Execution.Interleave), "tensor × pipeline × data parallelism (§4.2); PipeDream replicates each stage instead (§2.4.1): d lists its replicas per stage"},
+		{"degrees", fmt.Sprintf("t=%d × p=%d × cp=%s × d=%s, ep=%s, v=%d, ZeRO %d", cand.Execution.TP, cand.Execution.PP, degree(cand.Execution.CP), dataParallel(cand),
+			degree(cand.Execution.EP), cand.Execution.Interleave, cand.Execution.ZeRO),
+			"tensor × pipeline × context × data parallelism (§4.2), expert parallelism within a stage's GPUs, ZeRO stage over the d·cp replicas; PipeDream replicates each stage instead (§2.4.1): d lists its replicas per stage"},
 		{"microbatching", fmt.Sprintf("b=%d, m=%d, B=%d", cand.Execution.MicrobatchSize, cand.Microbatches, cand.GlobalBatch), "m = B/(d·b) microbatches per pipeline (§4.3.3); PipeDream: inputs in flight (NOAM, §2.3.2)"},
 		{"schedule", string(p.Execution.Schedule) + ", recompute " + string(p.Execution.Recompute), "pipeline schedule and activation recomputation"},
 		{"step time", secs(cand.IterationSeconds), "one step of the global batch B: m·t_max + (p−1)/v·t_stage bubble + data-parallel all-reduce + optimizer (§4.2); PipeDream never flushes: B / its throughput"},
@@ -120,6 +128,10 @@ func (c *PlanPage) summary() []kv {
 		"most loaded GPU: weights + gradients + optimizer + activations + buffers, plus the reserve for CUDA context, NCCL and fragmentation"})
 	return out
 }
+
+// degree shows a context- or expert-parallel size; the planners that have
+// none (PipeDream, 2BW, MadPipe) leave it 0, which is 1.
+func degree(n int) string { return strconv.Itoa(max(n, 1)) }
 
 // dataParallel is a candidate's replication as the row and the summary
 // both show it: d, or PipeDream's replicas per stage in its notation (15-1).
@@ -153,6 +165,36 @@ func memoryLegend() []legendEntry {
 func (c *PlanPage) memorySVG() vugu.HTML {
 	r := c.App.Plan.Result
 	return vugu.HTML(memoryBarsSVG(r.StageMemory, r.CapacityBytes))
+}
+
+// memoryHeaders are the per-rank memory table's columns: the stage, each
+// memory part (memoryParts, with how it is computed), the total and the
+// capacity.
+func memoryHeaders() []column {
+	out := []column{{"stage", "pipeline stage: every GPU of a stage holds the same"}}
+	for _, p := range memoryParts {
+		out = append(out, column{p.name, p.how})
+	}
+	return append(out, column{"total", "the sum: what the GPU needs"}, column{"of capacity", "total / the GPU's memory"})
+}
+
+// memoryRows are the per-rank memory table's rows, in GiB: one per
+// pipeline stage (the ranks of a stage hold the same).
+func (c *PlanPage) memoryRows() []tableRow {
+	r := c.App.Plan.Result
+	out := make([]tableRow, len(r.StageMemory))
+	for i, m := range r.StageMemory {
+		cells := []string{strconv.Itoa(m.Stage)}
+		for _, p := range memoryParts {
+			cells = append(cells, gib(p.bytes(m)))
+		}
+		total := m.PeakBytes + m.ReserveBytes
+		out[i] = tableRow{Index: i, Cells: append(cells, gib(total), pct(total/r.CapacityBytes))}
+		if total > r.CapacityBytes {
+			out[i].Class = "rejected"
+		}
+	}
+	return out
 }
 
 // stageRows lists, per pipeline device, the layer ranges of its model chunks.

@@ -72,12 +72,17 @@ func numberShown(value string) []string {
 
 func FuzzSetPlanInput(f *testing.F) {
 	for _, c := range [][2]string{
-		{"model", "gpt3-175b"}, {"model", ""}, {"gpu", "nvidia-h100-sxm5-80gb"}, {"planner", "madpipe"}, {"planner", "magic"},
+		{"model", "gpt3-175b"}, {"model", ""}, {"model", "hf"}, {"gpu", "nvidia-h100-sxm5-80gb"}, {"planner", "madpipe"}, {"planner", "magic"},
 		{"nodes", "16"}, {"nodes", "-3"}, {"nodes", "99999999999999999999"}, {"gpus_per_node", "17"}, {"selected", "3"},
-		{"custom_layers", "48"}, {"custom_hidden", "0"}, {"custom_heads", "1025"}, {"seq", "4096"}, {"precision", "fp8"},
-		{"optimizer", "sgd"}, {"optimizer", "adamw"}, {"zero", "3"}, {"zero", "4"}, {"recompute", "full"},
+		{"custom.layers", "48"}, {"custom.hidden", "0"}, {"custom.heads", "1025"}, {"custom.layers", "A"}, {"seq", "4096"}, {"precision", "fp8"},
+		{"optimizer", "sgd"}, {"optimizer", "adamw"}, {"zero", "3"}, {"zero", "4"}, {"zero", ""}, {"recompute", "full"},
 		{"global_batch", "1048577"}, {"inter_node_gbps", "NaN"}, {"inter_node_gbps", "1e-300"}, {"inter_node_gbps", "Inf"},
-		{"bogus", "1"},
+		{"custom.kv_heads", "8"}, {"custom.kv_heads", "5"}, {"custom.gated_ffn", "true"}, {"custom.untied_embeddings", "yes"},
+		{"custom.experts", "8"}, {"custom.experts", "-1"}, {"custom.topk", "2"}, {"custom.moe_ffn", "1408"}, {"custom.shared_experts", "2"},
+		{"hf_config", `{"architectures":["LlamaForCausalLM"]}`}, {"hf_config", ""}, {"tp", "8"}, {"cp", "-1"}, {"ep", "x"},
+		{"flash_attention", "false"}, {"overlap_grad_reduce", ""}, {"tp_comm_overlap", "maybe"}, {"overlap_param_gather", "false"},
+		// The form's former names are no inputs now (the request's are).
+		{"custom_layers", "48"}, {"bogus", "1"},
 	} {
 		f.Add(c[0], c[1])
 	}
@@ -85,18 +90,18 @@ func FuzzSetPlanInput(f *testing.F) {
 		a, b := setterApp()
 		before := a.State
 		a.SetPlanInput(field, value)
-		// The error names the field, as the form names it or as the
-		// request does (custom_hidden is plan.custom.hidden), and shows the
-		// value; for a field the page does not have (even ""), it says so.
-		name, shown := "plan."+field, numberShown(value)
-		if dotted := "plan." + strings.Replace(field, "custom_", "custom.", 1); strings.Contains(a.Err, dotted) {
-			name = dotted
-		}
+		// The error names the field as the request does (the form uses the
+		// request's names) and shows the value; for a field the page does
+		// not have (even ""), it says so.
+		shown := numberShown(value)
 		if strings.Contains(a.Err, "not an input") {
 			shown = []string{"not an input of the Plan page"}
 		}
-		checkSetter(t, a, b, before, name, shown...)
+		checkSetter(t, a, b, before, "plan."+field, shown...)
 		if a.Err != "" {
+			if !strings.HasPrefix(a.Err, "plan."+field+": ") {
+				t.Fatalf("error %q does not start with plan.%s", a.Err, field)
+			}
 			return
 		}
 		// Setting the value again changes nothing (but Selected, reset to 0

@@ -28,6 +28,18 @@ func TestDecodePlan(t *testing.T) {
 		{`{"hf_config":"{}"}`, "plan.hf_config", `got 2 bytes for model "gpt3-175b"`},
 		{`{"model":"hf","hf_config":"` + strings.Repeat("x", MaxHFConfigBytes+1) + `"}`, "plan.hf_config", "got 32769"},
 		{`{"top":-1}`, "plan.top", "got -1"},
+		{`{"zero":4}`, "plan.zero", "must be in [0, 3], got 4"},
+		{`{"zero":"1"}`, "plan.zero", "must be a JSON int"},
+		{`{"overlap_grad_reduce":1}`, "plan.overlap_grad_reduce", "must be a JSON bool"},
+		{`{"custom":{"layers":2,"hidden":64,"heads":12,"kv_heads":5}}`, "plan.custom.kv_heads", "must divide the 12 attention heads, got 5"},
+		{`{"custom":{"layers":2,"hidden":64,"heads":12,"kv_heads":24}}`, "plan.custom.kv_heads", "must be in [0, 12], got 24"},
+		{`{"custom":{"layers":2,"hidden":64,"heads":4,"topk":2}}`, "plan.custom.topk", "needs plan.custom.experts"},
+		{`{"custom":{"layers":2,"hidden":64,"heads":4,"shared_experts":1}}`, "plan.custom.shared_experts", "got 1 with no experts"},
+		{`{"custom":{"layers":2,"hidden":64,"heads":4,"moe_ffn":128}}`, "plan.custom.moe_ffn", "needs plan.custom.experts"},
+		{`{"custom":{"layers":2,"hidden":64,"heads":4,"experts":8,"topk":9}}`, "plan.custom.topk", "must be in [1, 8], got 9"},
+		{`{"custom":{"layers":2,"hidden":64,"heads":4,"experts":8}}`, "plan.custom.topk", "must be in [1, 8], got 0"},
+		{`{"custom":{"layers":2,"hidden":64,"heads":4,"experts":2000,"topk":1}}`, "plan.custom.experts", "got 2000"},
+		{`{"custom":{"layers":2,"hidden":64,"heads":4,"experts":8,"topk":2,"moe_ffn":-1}}`, "plan.custom.moe_ffn", "got -1"},
 		{`{"custom":{"name":"` + strings.Repeat("x", 300) + `"}}`, "plan.custom.name", "got 300"},
 		{`{"` + strings.Repeat("x", 5000) + `":1}`, "", "…"},
 		{strings.Repeat(" ", MaxBodyBytes+1), "", "limit"},
@@ -35,6 +47,27 @@ func TestDecodePlan(t *testing.T) {
 		_, err := DecodePlan([]byte(c.body))
 		if err == nil || !strings.Contains(err.Error(), c.want) || Field(err) != c.field || len(err.Error()) > 2*maxMessageBytes {
 			t.Errorf("DecodePlan(%.40q) = %v (field %q), want an error containing %q naming field %q", c.body, err, Field(err), c.want, c.field)
+		}
+	}
+}
+
+// TestDecodePlanArchitectureAndExecution: the architecture and overlap
+// fields decode into the plan; zero, absent or null, is searched (nil),
+// and a given stage 0 is pinned, not searched.
+func TestDecodePlanArchitectureAndExecution(t *testing.T) {
+	p, err := DecodePlan([]byte(`{"model":"custom","custom":{"layers":4,"hidden":256,"heads":8,"kv_heads":2,"gated_ffn":true,
+		"untied_embeddings":true,"experts":16,"topk":2,"moe_ffn":128,"shared_experts":1},"zero":0,"overlap_grad_reduce":false,"tp_comm_overlap":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := CustomModel{Layers: 4, Hidden: 256, Heads: 8, KVHeads: 2, GatedFFN: true, UntiedEmbeddings: true, Experts: 16, TopK: 2, MoEFFN: 128, SharedExperts: 1}
+	if p.Custom != want || p.ZeRO == nil || *p.ZeRO != 0 || p.OverlapGradReduce == nil || *p.OverlapGradReduce ||
+		p.TPCommOverlap == nil || !*p.TPCommOverlap || p.OverlapParamGather != nil {
+		t.Errorf("decoded %+v", p)
+	}
+	for _, body := range []string{`{}`, `{"zero":null}`} {
+		if p, err := DecodePlan([]byte(body)); err != nil || p.ZeRO != nil {
+			t.Errorf("DecodePlan(%s): zero %v, %v; want searched (nil)", body, p.ZeRO, err)
 		}
 	}
 }

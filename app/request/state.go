@@ -64,15 +64,18 @@ type Plan struct {
 	Precision string `json:"precision"`
 	// Optimizer is a core/cost optimizer name ("" = mixed-precision Adam).
 	Optimizer string `json:"optimizer"`
-	// ZeRO is the ZeRO stage over data-parallel replicas, 0–3.
-	ZeRO int `json:"zero"`
+	// ZeRO pins the ZeRO stage over the data-parallel replicas, 0–3 (1 is
+	// Megatron-LM's distributed optimizer, 3 FSDP); nil (null or absent)
+	// leaves it to the PTD-P search, as a degree left 0 is.
+	ZeRO *int `json:"zero,omitempty"`
 	// Recompute fixes activation recomputation ("" = searched), one of Recomputes.
 	Recompute string `json:"recompute"`
 	// TP, PP, Microbatch and Interleave fix the PTD-P search's tensor- and
 	// pipeline-parallel sizes, microbatch size and model chunks per GPU
 	// (0 = searched). With every one of them and Recompute given, the one
 	// configuration is evaluated instead of searched (its layers may then
-	// split unevenly and t may span nodes; CP and EP left 0 are then 1).
+	// split unevenly and t may span nodes; CP and EP left 0 are then 1, and
+	// ZeRO left nil is chosen as the search chooses it).
 	TP         int `json:"tp,omitempty"`
 	PP         int `json:"pp,omitempty"`
 	Microbatch int `json:"microbatch,omitempty"`
@@ -86,6 +89,14 @@ type Plan struct {
 	// reproduces the dissertation's 2021 runs. The planner turns it off,
 	// with a note, on GPUs older than Ampere (no bf16 tensor cores).
 	FlashAttention bool `json:"flash_attention"`
+	// OverlapGradReduce, OverlapParamGather and TPCommOverlap say which
+	// communication is hidden behind computation, as Megatron-LM's
+	// --overlap-grad-reduce, --overlap-param-gather and --tp-comm-overlap
+	// do (plan.Overlap); nil means what Megatron-LM recommends for the GPU
+	// (app.DefaultOverlap).
+	OverlapGradReduce  *bool `json:"overlap_grad_reduce,omitempty"`
+	OverlapParamGather *bool `json:"overlap_param_gather,omitempty"`
+	TPCommOverlap      *bool `json:"tp_comm_overlap,omitempty"`
 	// SequenceParallel shards layer-norm and dropout activations over the
 	// tensor-parallel GPUs.
 	SequenceParallel bool `json:"sequence_parallel,omitempty"`
@@ -141,8 +152,9 @@ func (p Plan) FixesPTDP() bool {
 		p.Schedule != ""
 }
 
-// CustomModel is a GPT-style transformer given by its dimensions; the
-// sequence length and precision are the Plan's.
+// CustomModel is a transformer given by its dimensions (model.Transformer's
+// fields of the same names); the sequence length and precision are the
+// Plan's. The zero values of the optional fields give the GPT of §4.5.1.
 type CustomModel struct {
 	// Name is carried by an exported plan ("" = the dimensions, e.g.
 	// "transformer l=32 h=4096 a=32").
@@ -152,8 +164,45 @@ type CustomModel struct {
 	Heads  int    `json:"heads"`
 	// Vocab is the vocabulary size V (0 = GPT's 51200, §4.5.1).
 	Vocab int `json:"vocab,omitempty"`
-	// FFN is the feed-forward size (0 = 4 × Hidden).
+	// FFN is the feed-forward size of the dense layers (0 = 4 × Hidden).
 	FFN int `json:"ffn,omitempty"`
+	// KVHeads is the number of key/value heads, dividing Heads (grouped-query
+	// attention; 1 = multi-query; 0 = Heads).
+	KVHeads int `json:"kv_heads,omitempty"`
+	// GatedFFN makes the MLP a gated linear unit (SwiGLU: three matrices).
+	GatedFFN bool `json:"gated_ffn,omitempty"`
+	// UntiedEmbeddings gives the output layer its own weights.
+	UntiedEmbeddings bool `json:"untied_embeddings,omitempty"`
+	// Experts is the number of routed experts of every MLP (0 = dense);
+	// TopK, MoEFFN and SharedExperts need it.
+	Experts int `json:"experts,omitempty"`
+	// TopK is the routed experts each token goes to, 1 to Experts.
+	TopK int `json:"topk,omitempty"`
+	// MoEFFN is one expert's inner size (0 = FFN).
+	MoEFFN int `json:"moe_ffn,omitempty"`
+	// SharedExperts is the always-on experts every token also goes through.
+	SharedExperts int `json:"shared_experts,omitempty"`
+}
+
+// validateArchitecture checks what the ranges alone do not: K/V heads
+// dividing the heads, and the MoE fields given only with routed experts,
+// top-k within them. The ranges are checked first (Plan.Validate).
+func (c CustomModel) validateArchitecture() error {
+	if c.KVHeads > 0 && c.Heads > 0 && c.Heads%c.KVHeads != 0 {
+		return fieldErr("plan.custom.kv_heads", "must divide the %d attention heads, got %d", c.Heads, c.KVHeads)
+	}
+	if c.Experts == 0 {
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"topk", c.TopK}, {"moe_ffn", c.MoEFFN}, {"shared_experts", c.SharedExperts}} {
+			if f.v != 0 {
+				return fieldErr("plan.custom."+f.name, "needs plan.custom.experts (a mixture of experts), got %d with no experts", f.v)
+			}
+		}
+		return nil
+	}
+	return intIn("plan.custom.topk", c.TopK, 1, c.Experts)
 }
 
 // Choices of the training inputs ("" first: the default).
@@ -264,6 +313,11 @@ func (p Plan) Validate() error {
 	if len(p.HFConfig) > MaxHFConfigBytes {
 		return fieldErr("plan.hf_config", "must be at most %d bytes, got %d", MaxHFConfigBytes, len(p.HFConfig))
 	}
+	for _, f := range []struct{ name, v string }{{"plan.hf_config", p.HFConfig}, {"plan.custom.name", p.Custom.Name}} {
+		if !utf8.ValidString(f.v) {
+			return fieldErr(f.name, "must be UTF-8 text, got %q", clip(f.v))
+		}
+	}
 	if !slices.Contains(Planners, p.Planner) {
 		return fieldErr("plan.planner", "must be one of %v, got %q", Planners, p.Planner)
 	}
@@ -276,13 +330,23 @@ func (p Plan) Validate() error {
 	}{
 		{"plan.custom.layers", p.Custom.Layers, 1, MaxLayers}, {"plan.custom.hidden", p.Custom.Hidden, 1, MaxHidden},
 		{"plan.custom.heads", p.Custom.Heads, 1, MaxHeads}, {"plan.custom.vocab", p.Custom.Vocab, 0, MaxVocab},
-		{"plan.custom.ffn", p.Custom.FFN, 0, MaxFFN}, {"plan.seq", p.Seq, 0, MaxSeq}, {"plan.zero", p.ZeRO, 0, 3},
+		{"plan.custom.ffn", p.Custom.FFN, 0, MaxFFN}, {"plan.custom.kv_heads", p.Custom.KVHeads, 0, p.Custom.Heads},
+		{"plan.custom.experts", p.Custom.Experts, 0, MaxExperts}, {"plan.custom.moe_ffn", p.Custom.MoEFFN, 0, MaxFFN},
+		{"plan.custom.shared_experts", p.Custom.SharedExperts, 0, MaxExperts}, {"plan.seq", p.Seq, 0, MaxSeq},
 		{"plan.tp", p.TP, 0, MaxNodes * MaxGPUsPerNode}, {"plan.pp", p.PP, 0, MaxLayers},
 		{"plan.microbatch", p.Microbatch, 0, MaxGlobalBatch}, {"plan.interleave", p.Interleave, 0, MaxLayers},
 		{"plan.cp", p.CP, 0, MaxNodes * MaxGPUsPerNode}, {"plan.ep", p.EP, 0, MaxNodes * MaxGPUsPerNode},
 		{"plan.top", p.Top, 0, MaxTop},
 	} {
 		if err := intIn(f.name, f.v, f.lo, f.hi); err != nil {
+			return err
+		}
+	}
+	if err := p.Custom.validateArchitecture(); err != nil {
+		return err
+	}
+	if p.ZeRO != nil {
+		if err := intIn("plan.zero", *p.ZeRO, 0, 3); err != nil {
 			return err
 		}
 	}

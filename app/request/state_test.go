@@ -26,6 +26,44 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// llmState is a state using the architecture and execution fields: a
+// custom MoE model with GQA, ZeRO pinned at 0 (not searched) and overlaps
+// set both ways.
+func llmState() State {
+	s := Default()
+	off, on, zero := false, true, 0
+	s.Plan.Model = "custom"
+	s.Plan.Custom = CustomModel{Name: "moe", Layers: 16, Hidden: 2048, Heads: 16, KVHeads: 4, GatedFFN: true, UntiedEmbeddings: true,
+		Experts: 64, TopK: 6, MoEFFN: 1408, SharedExperts: 2, Vocab: 102400}
+	s.Plan.ZeRO, s.Plan.OverlapGradReduce, s.Plan.TPCommOverlap = &zero, &off, &on
+	return s
+}
+
+// TestRoundTripArchitectureAndOverlap: the new fields survive the URL
+// fragment, ZeRO 0 stays pinned (distinct from searched) and an unset
+// overlap stays unset (the GPU's default).
+func TestRoundTripArchitectureAndOverlap(t *testing.T) {
+	s := llmState()
+	f, err := Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, s) || got.Plan.ZeRO == nil || got.Plan.OverlapParamGather != nil {
+		t.Errorf("round trip: got %+v, want %+v", got.Plan, s.Plan)
+	}
+	searched := Default()
+	if f, err = Encode(searched); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Decode(f); err != nil || got.Plan.ZeRO != nil {
+		t.Errorf("default state: zero %v, %v; want searched (nil)", got.Plan.ZeRO, err)
+	}
+}
+
 func TestDecodeBadFragmentFallsBackToDefaults(t *testing.T) {
 	good, err := Encode(Default())
 	if err != nil {
@@ -61,6 +99,21 @@ func TestDecodeRejectsInvalidValues(t *testing.T) {
 	}
 }
 
+// TestValidateTextIsUTF8: text the fragment and JSON carry must be UTF-8
+// (JSON would replace a bad byte, so a link would not restore it).
+func TestValidateTextIsUTF8(t *testing.T) {
+	s := Default()
+	s.Plan.Model, s.Plan.HFConfig = HFModel, "{\xad}"
+	if err := s.Validate(); err == nil || Field(err) != "plan.hf_config" || !strings.Contains(err.Error(), `"{\xad}"`) {
+		t.Errorf("hf_config: err = %v", err)
+	}
+	s = Default()
+	s.Plan.Custom.Name = "\xbd"
+	if err := s.Validate(); err == nil || Field(err) != "plan.custom.name" {
+		t.Errorf("custom.name: err = %v", err)
+	}
+}
+
 func TestEncodeRejectsInvalidState(t *testing.T) {
 	s := Default()
 	s.Plan.Planner = "magic"
@@ -75,6 +128,11 @@ func FuzzDecode(f *testing.F) {
 	f.Add("")
 	f.Add("#v1.")
 	f.Add("v1.q1YqyUhMKcpMLVKyUkosLc7ILy1JLMpXqAUA")
+	if frag, err := Encode(llmState()); err == nil {
+		f.Add(frag)
+	} else {
+		f.Fatal(err)
+	}
 	withJobs := Default()
 	withJobs.Cluster.Workload, withJobs.Cluster.GPUs = WorkloadJobTypes, []int{8, 8, 8}
 	planned := withJobs.Plan

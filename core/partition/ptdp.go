@@ -2,6 +2,7 @@ package partition
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -18,13 +19,40 @@ type PTDPOptions struct {
 	// and Interleave left 0, and Recompute left "", are searched (CP and EP
 	// within MaxSearchedCP and MaxSearchedEP); GlobalBatch must be set; the
 	// other fields (SequenceParallel, ScatterGather, FlashAttention,
-	// Optimizer, ZeRO, Overlap, Schedule) apply to every candidate as given.
+	// Optimizer, ZeRO, Overlap, Schedule) apply to every candidate as given,
+	// ZeRO unless SearchZeRO.
 	Fixed plan.Execution
+	// SearchZeRO makes the ZeRO stage a searched choice (EvaluatePTDPZeRO):
+	// each configuration with d·cp > 1 runs Megatron-LM's distributed
+	// optimizer (ZeRO-1) or, where that does not fit, FSDP (ZeRO-3); with
+	// one replica there is nothing to shard and Fixed.ZeRO is kept.
+	SearchZeRO bool
 	// AllowCrossNodeTP lets a searched tensor-parallel size span whole
 	// nodes; by default t stays inside a server (§4.3.2, takeaway #1).
 	AllowCrossNodeTP bool
 	// Cost holds the system-side model constants of every prediction.
 	Cost cost.Options
+	// MaxWork bounds the search's work in layer predictions (SearchWork):
+	// past it the search stops with an error wrapping ErrSearchTooLarge;
+	// 0 leaves it unbounded.
+	MaxWork float64
+}
+
+// ErrSearchTooLarge is the error a search past PTDPOptions.MaxWork wraps.
+var ErrSearchTooLarge = errors.New("the PTD-P search is over its work limit")
+
+// MoELayerWork is what a prediction of a mixture-of-experts layer costs
+// relative to a dense one (its router, permutation and per-expert GEMMs):
+// per layer, about 10 µs against 2–5 µs for a dense layer, measured on
+// Qwen3 235B-A22B, a 1,024-expert model and dense GPTs on a loaded 2-core
+// machine; 5 errs towards the MoE side.
+const MoELayerWork = 5
+
+// SearchWork is the work of one prediction of tr in layer predictions: its
+// dense layers plus MoELayerWork per mixture-of-experts layer.
+func SearchWork(tr model.Transformer) float64 {
+	moe := tr.MoELayers()
+	return float64(tr.Layers-moe) + MoELayerWork*float64(moe)
 }
 
 // PTDPCandidate is one evaluated PTD-P configuration.
@@ -53,7 +81,7 @@ type PTDPResult struct {
 
 // SearchPTDP enumerates every PTD-P configuration (t, p, d, b, v,
 // recompute) of dissertation §4.3, with context (cp) and expert (ep)
-// parallelism, with t·cp·p·d = N for transformer tr on
+// parallelism and, with SearchZeRO, the ZeRO stage, with t·cp·p·d = N for transformer tr on
 // cluster c, predicts each with cost.Predict, and ranks them. Searched
 // degrees follow Megatron-LM's rules: t divides the heads and the GPUs of a
 // node (or, when allowed, is a multiple of them), p need not divide the
@@ -75,19 +103,22 @@ func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTD
 	}
 	pairs := opt.degreePairs(tr, c)
 	var res PTDPResult
-	evaluated := 0
+	evaluated, predictions, work := 0, 0, SearchWork(tr)
 	for i, tp := range pairs {
 		if err := ctx.Err(); err != nil {
 			return PTDPResult{}, err
 		}
 		for _, chain := range opt.chainsFor(tr, c.GPUs(), tp[0], tp[1]) {
 			for _, cfg := range chain {
-				cand, err := EvaluatePTDP(tr, c, cfg, opt.Cost)
+				cand, n, err := EvaluatePTDPZeRO(tr, c, cfg, opt)
 				if err != nil {
 					return PTDPResult{}, err
 				}
 				cand.Prediction.StageMemory = nil
 				evaluated++
+				if predictions += n; opt.MaxWork > 0 && float64(predictions)*work > opt.MaxWork {
+					return PTDPResult{}, fmt.Errorf("%w (%.3g layer predictions; %d of %d (t, p) pairs done)", ErrSearchTooLarge, opt.MaxWork, i, len(pairs))
+				}
 				if !cand.Fits {
 					res.Infeasible = append(res.Infeasible, cand)
 					break // larger microbatches need more memory still
@@ -132,6 +163,41 @@ func EvaluatePTDP(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt co
 			needBytes(m)/(1<<30), m.PeakBytes/(1<<30), m.ReserveBytes/(1<<30), m.CapacityBytes/(1<<30))
 	}
 	return cand, nil
+}
+
+// ZeRO stages a search chooses between (PTDPOptions.SearchZeRO).
+const (
+	// ZeRODistributedOptimizer is Megatron-LM's distributed optimizer:
+	// optimizer state sharded over d·cp, gradients reduce-scattered and
+	// weights all-gathered, the volume of an all-reduce (Megatron-LM,
+	// docs/source/api-guide/dist_optimizer.md), so with d·cp > 1 it is never
+	// slower nor larger than keeping every state (ZeRO 0).
+	ZeRODistributedOptimizer = 1
+	// ZeROFSDP shards the weights too, gathered for every microbatch's
+	// forward and backward: smaller, and slower whenever stage 1 fits.
+	ZeROFSDP = 3
+)
+
+// EvaluatePTDPZeRO predicts cfg as EvaluatePTDP does; with
+// opt.SearchZeRO and d·cp > 1 replicas it chooses the ZeRO stage: the
+// distributed optimizer, or FSDP where that does not fit. ZeRO-2 is not
+// tried: DeepSpeed reduce-scatters its gradients after every microbatch
+// and refuses it with pipeline parallelism, which the cost model does not
+// charge, so a search would favour it on that gap (a request can still
+// pin it). It returns how many predictions it made (1 or 2).
+func EvaluatePTDPZeRO(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt PTDPOptions) (PTDPCandidate, int, error) {
+	if !opt.SearchZeRO || cfg.DP*max(cfg.CP, 1) == 1 {
+		cand, err := EvaluatePTDP(tr, c, cfg, opt.Cost)
+		return cand, 1, err
+	}
+	cfg.ZeRO = ZeRODistributedOptimizer
+	cand, err := EvaluatePTDP(tr, c, cfg, opt.Cost)
+	if err != nil || cand.Fits {
+		return cand, 1, err
+	}
+	cfg.ZeRO = ZeROFSDP
+	cand, err = EvaluatePTDP(tr, c, cfg, opt.Cost)
+	return cand, 2, err
 }
 
 // needBytes is the memory a GPU needs for m: the allocation plus the reserve.
