@@ -3,6 +3,7 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -58,7 +59,8 @@ func PTDPZeroRows() ([]PTDPZeroRow, error) {
 	for _, p := range paper.Zero3.Rows {
 		args := append(gptArgs(p.Layers, p.Hidden, p.Heads, p.GPUs, p.Batch), "--microbatch", strconv.Itoa(p.B), "--recompute", "full")
 		if p.System == "zero3" {
-			args = append(args, "--tp", "1", "--pp", "1", "--interleave", "1", "--zero", "3")
+			args = append(args, "--tp", "1", "--pp", "1", "--interleave", "1")
+			args[slices.Index(args, "--zero")+1] = "3" // gptArgs pins stage 0
 		} else {
 			args = append(args, "--tp", strconv.Itoa(p.TP), "--pp", strconv.Itoa(p.PP))
 		}
