@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"pipeplan/core/plan"
@@ -60,6 +61,10 @@ type options struct {
 	check     bool
 	keep      bool
 	timeout   time.Duration
+	// nnodes, nodeRank and the rdzv* fields place this runner's ranks in a
+	// multi-node run (torchrun's rendezvous); see newNodeSpec.
+	nnodes, nodeRank                  int
+	rdzvEndpoint, rdzvID, rdzvBackend string
 }
 
 // run parses the flags, executes the plan and prints the report.
@@ -81,6 +86,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.check, "check", false, "also train the same model unpipelined in one process and compare the losses (a synchronous schedule must match)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the run directory (run.json, schedule.csv, worker.py, results) and print its path")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "stop the workers (kill their process group) after this long")
+	fs.IntVar(&o.nnodes, "nnodes", 1, "nodes the run spans; each runs this runner with its --node-rank, the same plan and flags, and meets the others at --rdzv-endpoint")
+	fs.IntVar(&o.nodeRank, "node-rank", 0, "this node's rank, 0 to --nnodes-1 (torchrun's --node_rank)")
+	fs.StringVar(&o.rdzvEndpoint, "rdzv-endpoint", "", "host:port of the rendezvous, the same on every node (torchrun's --rdzv_endpoint); required with --nnodes > 1")
+	fs.StringVar(&o.rdzvID, "rdzv-id", "pipeplan", "the run's id at the rendezvous, the same on every node (torchrun's --rdzv_id)")
+	fs.StringVar(&o.rdzvBackend, "rdzv-backend", "c10d", "torchrun's --rdzv_backend: "+strings.Join(rdzvBackends, ", "))
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	outPath := fs.String("out", "", "also write the JSON report to this file (atomically)")
 	if err := fs.Parse(args); err != nil {
@@ -145,7 +155,11 @@ func execute(ctx context.Context, o options, log io.Writer) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkLimits(c, o); err != nil {
+	node, err := newNodeSpec(o, p, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkLimits(c, o, node); err != nil {
 		return nil, err
 	}
 	python := o.python
@@ -169,17 +183,18 @@ func execute(ctx context.Context, o options, log io.Writer) (*Report, error) {
 	if err := writeRunDir(dir, c); err != nil {
 		return nil, err
 	}
-	if err := checkDevices(ctx, python, dir, c, o); err != nil {
+	if err := checkDevices(ctx, python, dir, c, o, node); err != nil {
 		return nil, err
 	}
-	if err := launch(ctx, python, dir, len(c.Ranks), log); err != nil {
+	if err := launch(ctx, python, dir, node, log); err != nil {
 		return nil, err
 	}
-	results, err := readResults(dir, c)
+	results, err := readResults(dir, c, node)
 	if err != nil {
 		return nil, err
 	}
 	rep := newReport(p, c, results)
+	rep.placeNode(node, len(c.Ranks))
 	dev := deviceInfo{Kind: o.device}
 	if o.device == "cuda" {
 		if dev.Name, err = cudaDeviceName(ctx, python); err != nil {
@@ -187,23 +202,33 @@ func execute(ctx context.Context, o options, log io.Writer) (*Report, error) {
 		}
 	}
 	rep.compareDevice(p, dev)
-	if o.check {
+	if o.check && rep.hasAllLosses(c) {
 		return rep, checkAgainstReference(ctx, python, dir, c, rep)
 	}
 	return rep, nil
 }
 
-// readResults reads and checks every rank's result file.
-func readResults(dir string, c *runConfig) ([]*rankResult, error) {
-	out := make([]*rankResult, len(c.Ranks))
-	for i, rk := range c.Ranks {
+// readResults reads and checks the result file of every rank this node
+// ran: all of them on one node; on one node of several, the nproc ranks
+// the rendezvous gave it (c10d assigns them in its own order).
+func readResults(dir string, c *runConfig, n nodeSpec) ([]*rankResult, error) {
+	var out []*rankResult
+	for _, rk := range c.Ranks {
 		data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("result-rank%d.json", rk.Rank)))
+		if errors.Is(err, os.ErrNotExist) && n.nnodes > 1 {
+			continue // another node's rank
+		}
 		if err != nil {
 			return nil, fmt.Errorf("rank %d: %w", rk.Rank, err)
 		}
-		if out[i], err = parseResult(data, rk, c); err != nil {
+		res, err := parseResult(data, rk, c)
+		if err != nil {
 			return nil, fmt.Errorf("rank %d: %w", rk.Rank, err)
 		}
+		out = append(out, res)
+	}
+	if len(out) != n.nproc {
+		return nil, fmt.Errorf("this node ran %d ranks but %d wrote a result", n.nproc, len(out))
 	}
 	return out, nil
 }

@@ -15,9 +15,14 @@ type Report struct {
 	Model    string `json:"model"`
 	Schedule string `json:"schedule"`
 	Device   string `json:"device"`
-	Ranks    int    `json:"ranks"`
-	Stages   int    `json:"stages"`
-	Replicas int    `json:"replicas"`
+	// Ranks is the run's ranks, on every node; PerRank holds this node's.
+	Ranks int `json:"ranks"`
+	// Nodes and NodeRank place this report's node in a multi-node run
+	// (Nodes 0 on one node).
+	Nodes    int `json:"nodes,omitempty"`
+	NodeRank int `json:"node_rank,omitempty"`
+	Stages   int `json:"stages"`
+	Replicas int `json:"replicas"`
 	// Steps is the number of measured steps (after warmup).
 	Steps int `json:"steps"`
 	// SamplesPerStep is replicas × microbatches × microbatch size of the run.
@@ -42,6 +47,38 @@ type Report struct {
 	// MaxLossRelDiff is max |loss − reference| / |reference| (--check only).
 	MaxLossRelDiff *float64     `json:"max_loss_rel_diff,omitempty"`
 	PerRank        []RankReport `json:"per_rank"`
+	// lossReplicas is how many replicas' losses Losses averages.
+	lossReplicas int
+}
+
+// placeNode records, for one node of a multi-node run, which node the
+// report is of and what it covers: this node's ranks, its slowest rank's
+// step time, and the losses only where the last stages ran.
+func (r *Report) placeNode(n nodeSpec, ranks int) {
+	if n.nnodes <= 1 {
+		return
+	}
+	r.Nodes, r.NodeRank, r.Ranks = n.nnodes, n.nodeRank, ranks
+	note := fmt.Sprintf("node %d of %d: per_rank and the iteration time are this node's %d ranks", n.nodeRank, n.nnodes, len(r.PerRank))
+	switch {
+	case r.lossReplicas == 0:
+		note += "; the losses (and --check) are reported by the node(s) running the last stage"
+	case r.lossReplicas < r.Replicas:
+		note += fmt.Sprintf("; the losses average the %d of %d replicas whose last stage ran here (no --check against the reference)", r.lossReplicas, r.Replicas)
+	}
+	r.addNote(note)
+}
+
+// hasAllLosses reports whether every replica's losses are in the report,
+// as --check's comparison with the reference needs.
+func (r *Report) hasAllLosses(c *runConfig) bool { return r.lossReplicas == c.Replicas }
+
+// addNote appends a sentence to the report's note.
+func (r *Report) addNote(s string) {
+	if r.Note != "" {
+		s = r.Note + "; " + s
+	}
+	r.Note = s
 }
 
 // Stats summarizes a sample.
@@ -82,6 +119,7 @@ func newReport(p *plan.Plan, c *runConfig, results []*rankResult) *Report {
 		r.Note = fmt.Sprintf("--schedule %s: the plan was predicted for %s; timing and memory are not comparable", c.Schedule, p.Execution.Schedule)
 	}
 	steps := make([]float64, c.Steps)
+	lossRanks := 0
 	for _, res := range results {
 		for i, s := range res.StepSeconds {
 			steps[i] = max(steps[i], s)
@@ -100,11 +138,16 @@ func newReport(p *plan.Plan, c *runConfig, results []*rankResult) *Report {
 			if r.Losses == nil {
 				r.Losses = make([]float64, len(res.Losses))
 			}
+			lossRanks++
 			for i, l := range res.Losses {
-				r.Losses[i] += l / float64(c.Replicas)
+				r.Losses[i] += l
 			}
 		}
 	}
+	for i := range r.Losses {
+		r.Losses[i] /= float64(lossRanks) // the replicas' mean
+	}
+	r.lossReplicas = lossRanks
 	r.IterationSeconds = summarize(steps)
 	if r.IterationSeconds.Median > 0 {
 		r.SamplesPerSecond = float64(r.SamplesPerStep) / r.IterationSeconds.Median
