@@ -61,6 +61,8 @@ type options struct {
 	check     bool
 	keep      bool
 	timeout   time.Duration
+	// timeline is where to write the predicted and measured timelines (SVG).
+	timeline string
 	// nnodes, nodeRank and the rdzv* fields place this runner's ranks in a
 	// multi-node run (torchrun's rendezvous); see newNodeSpec.
 	nnodes, nodeRank                  int
@@ -86,6 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.check, "check", false, "also train the same model unpipelined in one process and compare the losses (a synchronous schedule must match)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the run directory (run.json, schedule.csv, worker.py, results) and print its path")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "stop the workers (kill their process group) after this long")
+	fs.StringVar(&o.timeline, "timeline", "", "write the predicted and measured timelines, drawn one above the other, to this SVG file (with --keep also timeline.svg in the run directory)")
 	fs.IntVar(&o.nnodes, "nnodes", 1, "nodes the run spans; each runs this runner with its --node-rank, the same plan and flags, and meets the others at --rdzv-endpoint")
 	fs.IntVar(&o.nodeRank, "node-rank", 0, "this node's rank, 0 to --nnodes-1 (torchrun's --node_rank)")
 	fs.StringVar(&o.rdzvEndpoint, "rdzv-endpoint", "", "host:port of the rendezvous, the same on every node (torchrun's --rdzv_endpoint); required with --nnodes > 1")
@@ -202,6 +205,13 @@ func execute(ctx context.Context, o options, log io.Writer) (*Report, error) {
 		}
 	}
 	rep.compareDevice(p, dev)
+	svg, err := rep.addStages(ctx, p, c, results)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeTimeline(rep, svg, o, dir); err != nil {
+		return nil, err
+	}
 	if o.check && rep.hasAllLosses(c) {
 		return rep, checkAgainstReference(ctx, python, dir, c, rep)
 	}
@@ -231,6 +241,27 @@ func readResults(dir string, c *runConfig, n nodeSpec) ([]*rankResult, error) {
 		return nil, fmt.Errorf("this node ran %d ranks but %d wrote a result", n.nproc, len(out))
 	}
 	return out, nil
+}
+
+// writeTimeline writes the timelines' SVG to --timeline and, with --keep,
+// into the run directory, and records where in the report.
+func writeTimeline(rep *Report, svg []byte, o options, dir string) error {
+	if svg == nil {
+		return nil
+	}
+	if o.keep {
+		rep.TimelineSVG = filepath.Join(dir, "timeline.svg")
+		if err := os.WriteFile(rep.TimelineSVG, svg, 0o644); err != nil {
+			return err
+		}
+	}
+	if o.timeline != "" {
+		rep.TimelineSVG = o.timeline
+		if err := atomicfile.WriteFile(o.timeline, svg); err != nil {
+			return fmt.Errorf("--timeline: %w", err)
+		}
+	}
+	return nil
 }
 
 // errMismatch marks a run whose losses differ from the unpipelined reference.

@@ -47,6 +47,19 @@ type Report struct {
 	// MaxLossRelDiff is max |loss − reference| / |reference| (--check only).
 	MaxLossRelDiff *float64     `json:"max_loss_rel_diff,omitempty"`
 	PerRank        []RankReport `json:"per_rank"`
+	// PerStage is each virtual stage's measured F, B (or I) and W times per
+	// microbatch against the plan's (from the workers' action records).
+	PerStage []StageReport `json:"per_stage,omitempty"`
+	// PredictedStageTimesFrom says where the predicted per-stage times come from.
+	PredictedStageTimesFrom string `json:"predicted_stage_times_from,omitempty"`
+	// BubbleFraction is the measured idle share of the step (median over
+	// the recorded steps); PredictedBubbleFraction is the plan's.
+	BubbleFraction          *float64 `json:"bubble_fraction,omitempty"`
+	PredictedBubbleFraction float64  `json:"predicted_bubble_fraction"`
+	// PerStageNote says why per-stage fields are missing, when they are.
+	PerStageNote string `json:"per_stage_note,omitempty"`
+	// TimelineSVG is where the predicted and measured timelines were drawn.
+	TimelineSVG string `json:"timeline_svg,omitempty"`
 	// lossReplicas is how many replicas' losses Losses averages.
 	lossReplicas int
 }
@@ -108,6 +121,7 @@ func newReport(p *plan.Plan, c *runConfig, results []*rankResult) *Report {
 		SamplesPerStep: c.Replicas * c.Microbatches * c.MicrobatchSize, Comparable: c.Comparable,
 		PredictedIterationSeconds: p.Predictions.IterationSeconds,
 		PredictedSamplesPerSecond: p.Predictions.SamplesPerSecond,
+		PredictedBubbleFraction:   p.Predictions.BubbleFraction,
 	}
 	switch {
 	case c.ScaledDown:
@@ -246,7 +260,37 @@ func (r *Report) writeTable(w io.Writer) error {
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%.4g\t%s\t%s\t%s\n", k.Rank, k.Stage, k.Replica, k.MedianStepSeconds,
 			mem, orDash(k.PredictedPeakBytes/(1<<30)), orDash(k.MemoryRatio))
 	}
+	r.writeStages(tw)
 	return tw.Flush()
+}
+
+// writeStages prints the per-stage times and the bubble, measured against
+// predicted, or why there are none.
+func (r *Report) writeStages(tw io.Writer) {
+	fmt.Fprintln(tw)
+	if r.PerStageNote != "" {
+		fmt.Fprintf(tw, "per stage: NOTE: %s\n", r.PerStageNote)
+	}
+	if len(r.PerStage) > 0 {
+		fmt.Fprintln(tw, "stage (position, chunk)\tF ms\tpredicted\tB or I ms\tpredicted\tW ms\tpredicted")
+		ms := func(v float64) string { return orDash(1e3 * v) }
+		for _, s := range r.PerStage {
+			fmt.Fprintf(tw, "%d (%d, %d)\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Stage, s.Position, s.Chunk,
+				ms(s.ForwardSeconds), ms(s.PredictedForwardSeconds), ms(s.BackwardSeconds), ms(s.PredictedBackwardSeconds),
+				ms(s.WeightSeconds), ms(s.PredictedWeightSeconds))
+		}
+	}
+	measured := "-"
+	if r.BubbleFraction != nil {
+		measured = fmt.Sprintf("%.1f%%", 100*(*r.BubbleFraction))
+	}
+	fmt.Fprintf(tw, "bubble (idle share of the step)\t%s\tpredicted %.1f%%\n", measured, 100*r.PredictedBubbleFraction)
+	if r.PredictedStageTimesFrom != "" {
+		fmt.Fprintf(tw, "predicted stage times: %s\n", r.PredictedStageTimesFrom)
+	}
+	if r.TimelineSVG != "" {
+		fmt.Fprintf(tw, "timelines (predicted above measured): %s\n", r.TimelineSVG)
+	}
 }
 
 // orDash formats v, or "-" when it is zero (not predicted).

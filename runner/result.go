@@ -23,6 +23,9 @@ type rankResult struct {
 	// PeakMemoryBytes is torch.cuda.max_memory_allocated, or maxrss on CPU.
 	PeakMemoryBytes float64 `json:"peak_memory_bytes"`
 	TorchVersion    string  `json:"torch_version"`
+	// Actions are the measured steps' compute actions with their times
+	// (none from a worker that does not record them).
+	Actions []actionRecord `json:"actions,omitempty"`
 }
 
 // maxResultBytes bounds a result file (a few numbers per step).
@@ -51,6 +54,9 @@ func parseResult(data []byte, want rankInfo, c *runConfig) (*rankResult, error) 
 		return nil, fmt.Errorf("result.step_seconds: want %d steps, got %d", c.Steps, len(r.StepSeconds))
 	case !finiteNonNegative(r.PeakMemoryBytes):
 		return nil, fmt.Errorf("result.peak_memory_bytes: must be a finite number >= 0, got %v", r.PeakMemoryBytes)
+	}
+	if err := checkActions(r.Actions, want, c); err != nil {
+		return nil, err
 	}
 	for i, s := range r.StepSeconds {
 		if !finiteNonNegative(s) {

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"pipeplan/core/model"
+	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
+)
+
+// actionRecord is one compute action a worker timed in a measured step:
+// kind F, B, I or W of virtual stage Stage (chunk Chunk of the rank's
+// position) on microbatch Microbatch, Start and End in seconds from the
+// step's start. A rank's records follow its action list, step after step.
+type actionRecord struct {
+	Kind       string  `json:"kind"`
+	Stage      int     `json:"stage"`
+	Chunk      int     `json:"chunk"`
+	Microbatch int     `json:"microbatch"`
+	Start      float64 `json:"start"`
+	End        float64 `json:"end"`
+}
+
+// computeActions are the F, B, I and W actions of a position's list, in order.
+func computeActions(s *schedule.Schedule, position int) []schedule.Action {
+	var out []schedule.Action
+	for _, a := range s.Devices[position] {
+		if a.Kind <= schedule.BackwardWeight {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// checkActions checks a rank's action records against its action list:
+// whole steps (at most the measured ones), each record the list's action
+// in order (a split schedule's I may be recorded as B), times finite with
+// 0 <= start <= end.
+func checkActions(recs []actionRecord, want rankInfo, c *runConfig) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	list := computeActions(c.schedule, want.Stage)
+	n := len(list)
+	if n == 0 || len(recs)%n != 0 || len(recs)/n > c.Steps {
+		return fmt.Errorf("result.actions: want whole steps of the rank's %d compute actions, at most %d steps, got %d records", n, c.Steps, len(recs))
+	}
+	for i, r := range recs {
+		a := list[i%n]
+		kindOK := r.Kind == a.Kind.String() || (r.Kind == "B" && a.Kind == schedule.BackwardInput)
+		if !kindOK || r.Stage != a.Stage || r.Microbatch != a.Microbatch || r.Chunk != c.schedule.Chunk(a.Stage) {
+			return fmt.Errorf("result.actions[%d]: want %s of chunk %d (the rank's action list, in order), got kind %q stage %d chunk %d microbatch %d",
+				i, a, c.schedule.Chunk(a.Stage), r.Kind, r.Stage, r.Chunk, r.Microbatch)
+		}
+		if !finiteNonNegative(r.Start) || !finiteNonNegative(r.End) || r.End < r.Start {
+			return fmt.Errorf("result.actions[%d]: want finite times 0 <= start <= end, got start %v end %v", i, r.Start, r.End)
+		}
+	}
+	return nil
+}
+
+// StageReport is one (virtual) stage's median measured time per
+// microbatch of each kind of action against the plan's.
+type StageReport struct {
+	// Stage is the virtual stage (chunk Chunk of pipeline position Position).
+	Stage    int `json:"stage"`
+	Position int `json:"position"`
+	Chunk    int `json:"chunk"`
+	// ForwardSeconds is F; BackwardSeconds is B, or I when the schedule
+	// splits the backward; WeightSeconds is W (split schedules only).
+	ForwardSeconds           float64 `json:"forward_seconds"`
+	PredictedForwardSeconds  float64 `json:"predicted_forward_seconds"`
+	BackwardSeconds          float64 `json:"backward_seconds"`
+	PredictedBackwardSeconds float64 `json:"predicted_backward_seconds"`
+	WeightSeconds            float64 `json:"weight_seconds,omitempty"`
+	PredictedWeightSeconds   float64 `json:"predicted_weight_seconds,omitempty"`
+}
+
+// predictedStageCosts are the plan's per-microbatch times of each virtual
+// stage (model order), with where they come from: a layer profile's
+// layer times summed over the stage, or, for a transformer plan (which
+// carries no per-stage times), the predicted busy time per device,
+// iteration × (1 − bubble), split over its m × v microbatch-chunks with
+// B = 2F (3F with full recomputation, eq. 4.2). A split schedule's W is
+// half the backward, as app's schedule view takes it.
+func predictedStageCosts(p *plan.Plan, c *runConfig) ([]schedule.StageCost, string) {
+	virtual := c.Stages * c.Chunks
+	costs := make([]schedule.StageCost, virtual)
+	split := false
+	for _, list := range c.schedule.Devices {
+		split = split || slices.ContainsFunc(list, func(a schedule.Action) bool { return a.Kind == schedule.BackwardWeight })
+	}
+	var from string
+	if prof := p.Model.Profile; prof != nil && p.Model.Transformer == nil {
+		for k := range costs {
+			st := p.Stages[k]
+			for _, l := range prof.Layers[st.FirstLayer : st.LastLayer+1] {
+				costs[k].FwdSeconds += l.FwdSeconds
+				costs[k].BwdSeconds += l.BwdSeconds
+			}
+		}
+		from = "the layer profile's times, summed over each stage's layers"
+	} else {
+		busy := p.Predictions.IterationSeconds * (1 - p.Predictions.BubbleFraction)
+		ratio := 2.0
+		if p.Execution.Recompute == model.RecomputeFull {
+			ratio = 3
+		}
+		per := busy / float64(c.Microbatches*c.Chunks) / (1 + ratio)
+		for k := range costs {
+			costs[k] = schedule.StageCost{FwdSeconds: per, BwdSeconds: ratio * per}
+		}
+		from = fmt.Sprintf("derived from the plan's iteration time and bubble: busy time per device over %d microbatches × %d chunks, backward = %g × forward (the plan carries no per-stage times)",
+			c.Microbatches, c.Chunks, ratio)
+	}
+	if split {
+		for k := range costs {
+			costs[k].WgradSeconds = costs[k].BwdSeconds / 2
+		}
+		from += "; W = half the backward"
+	}
+	return costs, from
+}
+
+// stageAnalysis is what the action records give: per-stage times, the
+// measured bubble and the measured timeline against the predicted one.
+type stageAnalysis struct {
+	stages    []StageReport
+	bubble    float64
+	steps     int // recorded steps the bubble is the median of
+	predicted *schedule.Timeline
+	measured  *schedule.Timeline
+	// timelineNote says why there is no measured timeline ("" when there is one).
+	timelineNote string
+}
+
+// missingActions names the ranks that recorded no actions, or "" when all did.
+func missingActions(results []*rankResult) string {
+	var ranks []string
+	for _, r := range results {
+		if len(r.Actions) == 0 {
+			ranks = append(ranks, fmt.Sprint(r.Rank))
+		}
+	}
+	switch {
+	case len(ranks) == 0:
+		return ""
+	case len(ranks) == len(results):
+		return "the workers recorded no action times (no \"actions\" in their results): no per-stage times, measured bubble or measured timeline"
+	}
+	return fmt.Sprintf("rank(s) %s recorded no action times (no \"actions\" in their results): no per-stage times, measured bubble or measured timeline", strings.Join(ranks, ", "))
+}
+
+// analyzeStages computes the per-stage report from every rank's records
+// (all present, checked by checkActions): medians over ranks, steps and
+// microbatches; the bubble of a step is 1 − busy rank-time / (ranks ×
+// the step's slowest rank), the median over the recorded steps; the
+// measured timeline is replica 0's tensor-parallel rank 0 of each
+// position in the median step.
+func analyzeStages(ctx context.Context, p *plan.Plan, c *runConfig, results []*rankResult) (*stageAnalysis, error) {
+	costs, _ := predictedStageCosts(p, c)
+	pred, err := schedule.Simulate(ctx, c.schedule, schedule.Costs{Stages: costs}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("predicted timeline: %w", err)
+	}
+	virtual := c.Stages * c.Chunks
+	durations := make([][3][]float64, virtual) // F, B or I, W
+	recorded := c.Steps
+	for _, res := range results {
+		recorded = min(recorded, len(res.Actions)/len(computeActions(c.schedule, res.Stage)))
+	}
+	busy := make([]float64, recorded)
+	iter := make([]float64, recorded)
+	for _, res := range results {
+		per := len(computeActions(c.schedule, res.Stage))
+		first := len(res.Actions)/per - recorded // records of the last `recorded` steps
+		for j := range recorded {
+			iter[j] = max(iter[j], res.StepSeconds[c.Steps-recorded+j])
+			for _, r := range res.Actions[(first+j)*per : (first+j+1)*per] {
+				d := r.End - r.Start
+				busy[j] += d
+				durations[r.Stage][kindSlot(r.Kind)] = append(durations[r.Stage][kindSlot(r.Kind)], d)
+			}
+		}
+	}
+	a := &stageAnalysis{predicted: pred, steps: recorded}
+	for k := range virtual {
+		a.stages = append(a.stages, StageReport{
+			Stage: k, Position: k % c.Stages, Chunk: k / c.Stages,
+			ForwardSeconds: summarize(durations[k][0]).Median, PredictedForwardSeconds: costs[k].FwdSeconds,
+			BackwardSeconds: summarize(durations[k][1]).Median, PredictedBackwardSeconds: costs[k].BwdSeconds - costs[k].WgradSeconds,
+			WeightSeconds: summarize(durations[k][2]).Median, PredictedWeightSeconds: costs[k].WgradSeconds,
+		})
+	}
+	bubbles := make([]float64, recorded)
+	for j := range recorded {
+		if iter[j] > 0 {
+			bubbles[j] = max(0, 1-busy[j]/(float64(len(results))*iter[j]))
+		}
+	}
+	a.bubble = summarize(bubbles).Median
+	// The median step by iteration time (the lower middle one for even counts).
+	order := make([]int, recorded)
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmpFloat(iter[x], iter[y]) })
+	a.measured, a.timelineNote = measuredTimeline(c, results, order[(recorded-1)/2], recorded)
+	return a, nil
+}
+
+func cmpFloat(x, y float64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+// kindSlot is the StageReport column of a recorded kind: 0 F, 1 B or I, 2 W.
+func kindSlot(kind string) int {
+	switch kind {
+	case "F":
+		return 0
+	case "W":
+		return 2
+	}
+	return 1
+}
+
+// measuredTimeline builds the timeline of recorded step j (of the last
+// `recorded` ones) of replica 0's tensor-parallel rank 0 at each position,
+// from the step's start to its slowest rank's end; or says why it cannot.
+func measuredTimeline(c *runConfig, results []*rankResult, j, recorded int) (*schedule.Timeline, string) {
+	byPosition := make([]*rankResult, c.Stages)
+	for _, r := range results {
+		if r.Replica == 0 && r.TPRank == 0 {
+			byPosition[r.Stage] = r
+		}
+	}
+	t := &schedule.Timeline{Kind: schedule.Kind(c.Schedule), Stages: c.Stages * c.Chunks, Chunks: c.Chunks,
+		Microbatches: c.Microbatches, Batches: 1, Ops: make([][]schedule.Op, c.Stages), Devices: make([]schedule.DeviceStats, c.Stages)}
+	for d, r := range byPosition {
+		if r == nil {
+			return nil, fmt.Sprintf("replica 0's tp rank 0 of position %d ran on another node: no measured timeline here", d)
+		}
+		list := computeActions(c.schedule, d)
+		per := len(list)
+		first := len(r.Actions)/per - recorded
+		for i, rec := range r.Actions[(first+j)*per : (first+j+1)*per] {
+			t.Ops[d] = append(t.Ops[d], schedule.Op{Action: list[i], Device: d, Chunk: rec.Chunk,
+				StartSeconds: rec.Start, EndSeconds: rec.End})
+			t.Devices[d].BusySeconds += rec.End - rec.Start
+			t.EndSeconds = max(t.EndSeconds, rec.End)
+		}
+		t.EndSeconds = max(t.EndSeconds, r.StepSeconds[c.Steps-recorded+j])
+	}
+	t.StepSeconds = t.EndSeconds
+	idle := 0.0
+	for d := range t.Devices {
+		st := &t.Devices[d]
+		st.IdleSeconds = max(0, t.StepSeconds-st.BusySeconds)
+		if t.StepSeconds > 0 {
+			st.BubbleFraction = st.IdleSeconds / t.StepSeconds
+		}
+		idle += st.IdleSeconds
+	}
+	if t.StepSeconds > 0 {
+		t.BubbleFraction = idle / (float64(c.Stages) * t.StepSeconds)
+	}
+	return t, ""
+}
+
+// svgPlotMargins is the horizontal space schedule.RenderSVG keeps beside
+// the plot (64 px left, 24 px right).
+const svgPlotMargins = 88
+
+// timelinesSVG draws the predicted timeline above the measured one in one
+// SVG document, both by schedule.RenderSVG; with sameScale the widths are
+// proportional to the step times (the longer step spans widthPx), so a
+// second is as wide in both.
+func timelinesSVG(pred, meas *schedule.Timeline, predTitle, measTitle string, sameScale bool, widthPx int) []byte {
+	widths := [2]int{widthPx, widthPx}
+	if span := max(pred.StepSeconds, meas.StepSeconds); sameScale && span > 0 {
+		for i, t := range []*schedule.Timeline{pred, meas} {
+			widths[i] = svgPlotMargins + max(1, int(math.Round(float64(widthPx-svgPlotMargins)*t.StepSeconds/span)))
+		}
+	}
+	var b strings.Builder
+	y := 0.0
+	var parts []string
+	for i, t := range []*schedule.Timeline{pred, meas} {
+		title := []string{predTitle, measTitle}[i]
+		svg := string(schedule.RenderSVG(t, schedule.SVGOptions{WidthPx: widths[i], Title: title}))
+		var w int
+		var h float64
+		fmt.Sscanf(svg[strings.Index(svg, "width="):], `width="%d" height="%g"`, &w, &h)
+		// Nested documents clip to their width: let the title run on.
+		svg = strings.Replace(svg, "<svg ", `<svg overflow="visible" `, 1)
+		parts = append(parts, fmt.Sprintf(`<g transform="translate(0,%g)">`+"\n%s</g>\n", y, svg))
+		y += h
+	}
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%g" viewBox="0 0 %d %g">`+"\n", widthPx, y, widthPx, y)
+	for _, p := range parts {
+		b.WriteString(p)
+	}
+	b.WriteString("</svg>\n")
+	return []byte(b.String())
+}
+
+// addStages fills the report's per-stage fields from the workers' action
+// records and returns the predicted and measured timelines as one SVG;
+// without records (or without a measured timeline on this node) it says
+// so in PerStageNote and returns nil.
+func (r *Report) addStages(ctx context.Context, p *plan.Plan, c *runConfig, results []*rankResult) ([]byte, error) {
+	_, r.PredictedStageTimesFrom = predictedStageCosts(p, c)
+	if why := missingActions(results); why != "" {
+		r.PerStageNote = why
+		return nil, nil
+	}
+	a, err := analyzeStages(ctx, p, c, results)
+	if err != nil {
+		return nil, err
+	}
+	r.PerStage, r.BubbleFraction = a.stages, &a.bubble
+	if a.measured == nil {
+		r.PerStageNote = a.timelineNote
+		return nil, nil
+	}
+	scale := "same time scale"
+	if !r.Comparable {
+		scale = "each on its own time scale: the run is not comparable to the prediction"
+	}
+	predTitle := fmt.Sprintf("predicted: %s · %d stages · %d microbatches · step %.4g s · bubble %.1f%% (%s)",
+		c.Schedule, c.Stages*c.Chunks, c.Microbatches, a.predicted.StepSeconds, 100*a.predicted.BubbleFraction, scale)
+	measTitle := fmt.Sprintf("measured on %s: replica 0, tp rank 0 · the median step of %d recorded · step %.4g s · bubble %.1f%%",
+		c.Device, a.steps, a.measured.StepSeconds, 100*a.measured.BubbleFraction)
+	return timelinesSVG(a.predicted, a.measured, predTitle, measTitle, r.Comparable, timelineWidthPx), nil
+}
+
+// timelineWidthPx is the width of the timelines' drawing.
+const timelineWidthPx = 1200
