@@ -35,7 +35,12 @@ func main() {
 		return
 	}
 	ctx, stop := withSignals(context.Background())
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == "profile" {
+		err = runProfile(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	} else {
+		err = run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	}
 	var sig signalError
 	if errors.As(context.Cause(ctx), &sig) {
 		fmt.Fprintln(os.Stderr, "runner: stopped:", err)
