@@ -32,6 +32,7 @@ var transformerFlags = map[string]string{
 	"plan.cp": "cp", "plan.ep": "ep", "plan.flash_attention": "flash-attention",
 	"plan.microbatch": "microbatch", "plan.interleave": "interleave", "plan.recompute": "recompute",
 	"plan.optimizer": "optimizer", "plan.zero": "zero", "plan.top": "top",
+	"plan.calibration": "calibration",
 }
 
 // transformerDefaults explains each defaulted flag, printed with the table.
@@ -89,6 +90,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	breakdown := fs.Bool("breakdown", false, "print the chosen configuration's step-time breakdown")
 	exportPlan := fs.String("export-plan", "", "write the chosen configuration as a core/plan JSON file")
 	asJSON := fs.Bool("json", false, "print JSON (the same as POST /api/v1/plan) instead of a table")
+	calibration := fs.String("calibration", "", "a GEMM calibration measured on --gpu (go run ./runner profile --calibration FILE): the cost model's GEMM efficiency curve instead of the default")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -144,6 +146,13 @@ func runTransformer(args []string, stdout io.Writer) error {
 	in.GlobalBatch, in.TP, in.PP, in.CP, in.EP = *batch, *tp, *pp, *cp, *ep
 	in.Microbatch, in.Interleave, in.Recompute = *micro, *interleave, *recompute
 	in.SequenceParallel, in.AllowCrossNodeTP, in.Top = *seqPar, *crossNode, *top
+	if *calibration != "" {
+		data, err := readLimited(*calibration, request.MaxCalibrationBytes)
+		if err != nil {
+			return fmt.Errorf("--calibration: %w", err)
+		}
+		in.Calibration = string(data)
+	}
 	res, err := app.Plan(context.Background(), in)
 	if err != nil {
 		if set["model"] {

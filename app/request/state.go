@@ -103,6 +103,11 @@ type Plan struct {
 	// PricePerGPUHour prices a GPU-hour in dollars for the run's cost (0 =
 	// the GPU's sourced price, if there is one).
 	PricePerGPUHour float64 `json:"price_per_gpu_hour,omitempty"`
+
+	// Calibration is the text of a GEMM calibration measured on plan.gpu
+	// (`runner profile --calibration`, cost.Calibration): the transformer
+	// cost model then takes its efficiency curve instead of the default.
+	Calibration string `json:"calibration,omitempty"`
 }
 
 // Limits of the run-cost inputs.
@@ -254,6 +259,9 @@ func (p Plan) Validate() error {
 	}
 	if len(p.HFConfig) > MaxHFConfigBytes {
 		return fieldErr("plan.hf_config", "must be at most %d bytes, got %d", MaxHFConfigBytes, len(p.HFConfig))
+	}
+	if err := p.validateCalibration(); err != nil {
+		return err
 	}
 	if !slices.Contains(Planners, p.Planner) {
 		return fieldErr("plan.planner", "must be one of %v, got %q", Planners, p.Planner)
