@@ -58,8 +58,9 @@ func FuzzParseResult(f *testing.F) {
 	f.Add([]byte(`{"rank":3,"stage":1,"replica":1,"step_seconds":[NaN],"losses":null}`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`{"rank":0,"stage":0,"replica":0,"step_seconds":[1,1],"losses":[],"peak_memory_bytes":0,"torch_version":"",` +
-		`"actions":[{"kind":"F","stage":0,"chunk":0,"microbatch":0,"start":0,"end":0.1},{"kind":"F","stage":0,"chunk":0,"microbatch":1,"start":0.1,"end":0.2},` +
-		`{"kind":"B","stage":0,"chunk":0,"microbatch":0,"start":0.5,"end":0.7},{"kind":"B","stage":0,"chunk":0,"microbatch":1,"start":0.7,"end":0.9}]}`))
+		`"actions":[{"kind":"F","stage":0,"chunk":0,"microbatch":0,"step":1,"start":0,"end":0.1},{"kind":"F","stage":0,"chunk":0,"microbatch":1,"step":1,"start":0.1,"end":0.2},` +
+		`{"kind":"B","stage":0,"chunk":0,"microbatch":0,"step":1,"start":0.5,"end":0.7},{"kind":"B","stage":0,"chunk":0,"microbatch":1,"step":1,"start":0.7,"end":0.9},` +
+		`{"kind":"OPT_STEP","stage":0,"chunk":0,"microbatch":-1,"step":1,"start":0.9,"end":0.95}]}`))
 	f.Add([]byte(`{"rank":0,"stage":0,"replica":0,"step_seconds":[1,1],"losses":[],"peak_memory_bytes":0,"actions":[{}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, want := range []rankInfo{{}, {Rank: 3, Stage: 1, Replica: 1}} {
@@ -75,12 +76,19 @@ func FuzzParseResult(f *testing.F) {
 					t.Fatalf("accepted a bad value %v in %+v", v, r)
 				}
 			}
-			if n := len(r.Actions); n%4 != 0 || n > 4*resultConfig.Steps {
-				t.Fatalf("accepted %d action records (whole steps of 4, at most 2 steps)", n)
+			// The per-stage report checks the action records.
+			steps, err := stepActions(r, resultConfig, true)
+			if err != nil {
+				continue
 			}
-			for _, a := range r.Actions {
-				if !finiteNonNegative(a.Start) || a.End < a.Start || a.Stage != want.Stage {
-					t.Fatalf("accepted a bad action record %+v", a)
+			for _, recs := range steps {
+				if recs != nil && len(recs) != 4 {
+					t.Fatalf("accepted a step of %d compute actions (the list has 4)", len(recs))
+				}
+				for _, a := range recs {
+					if !finiteNonNegative(a.Start) || a.End < a.Start || a.Stage != want.Stage {
+						t.Fatalf("accepted a bad action record %+v", a)
+					}
 				}
 			}
 		}

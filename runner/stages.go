@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -12,18 +13,9 @@ import (
 	"pipeplan/core/schedule"
 )
 
-// actionRecord is one compute action a worker timed in a measured step:
-// kind F, B, I or W of virtual stage Stage (chunk Chunk of the rank's
-// position) on microbatch Microbatch, Start and End in seconds from the
-// step's start. A rank's records follow its action list, step after step.
-type actionRecord struct {
-	Kind       string  `json:"kind"`
-	Stage      int     `json:"stage"`
-	Chunk      int     `json:"chunk"`
-	Microbatch int     `json:"microbatch"`
-	Start      float64 `json:"start"`
-	End        float64 `json:"end"`
-}
+// isCompute reports whether a recorded kind is a computation on one
+// microbatch (F, B, I or W), the actions the per-stage report times.
+func isCompute(kind string) bool { return kind == "F" || kind == "B" || kind == "I" || kind == "W" }
 
 // computeActions are the F, B, I and W actions of a position's list, in order.
 func computeActions(s *schedule.Schedule, position int) []schedule.Action {
@@ -36,32 +28,54 @@ func computeActions(s *schedule.Schedule, position int) []schedule.Action {
 	return out
 }
 
-// checkActions checks a rank's action records against its action list:
-// whole steps (at most the measured ones), each record the list's action
-// in order (a split schedule's I may be recorded as B), times finite with
-// 0 <= start <= end.
-func checkActions(recs []actionRecord, want rankInfo, c *runConfig) error {
-	if len(recs) == 0 {
-		return nil
-	}
-	list := computeActions(c.schedule, want.Stage)
-	n := len(list)
-	if n == 0 || len(recs)%n != 0 || len(recs)/n > c.Steps {
-		return fmt.Errorf("result.actions: want whole steps of the rank's %d compute actions, at most %d steps, got %d records", n, c.Steps, len(recs))
-	}
-	for i, r := range recs {
-		a := list[i%n]
-		kindOK := r.Kind == a.Kind.String() || (r.Kind == "B" && a.Kind == schedule.BackwardInput)
-		if !kindOK || r.Stage != a.Stage || r.Microbatch != a.Microbatch || r.Chunk != c.schedule.Chunk(a.Stage) {
-			return fmt.Errorf("result.actions[%d]: want %s of chunk %d (the rank's action list, in order), got kind %q stage %d chunk %d microbatch %d",
-				i, a, c.schedule.Chunk(a.Stage), r.Kind, r.Stage, r.Chunk, r.Microbatch)
+// stepActions checks a rank's timed actions and returns the compute ones
+// of each measured step (index 0 is step Warmup), nil for a step without
+// records: every record of a measured step with finite times, 0 <= start
+// <= end; with a flushing schedule, a recorded step's compute actions are
+// the rank's action list's, in order (a split schedule's I may be recorded
+// as B).
+func stepActions(res *rankResult, c *runConfig, flushes bool) ([][]actionTiming, error) {
+	steps := make([][]actionTiming, c.Steps)
+	for i, r := range res.Actions {
+		if r.Step < c.Warmup || r.Step >= c.Warmup+c.Steps {
+			return nil, fmt.Errorf("result.actions[%d].step: want a measured step in [%d, %d], got %d", i, c.Warmup, c.Warmup+c.Steps-1, r.Step)
 		}
 		if !finiteNonNegative(r.Start) || !finiteNonNegative(r.End) || r.End < r.Start {
-			return fmt.Errorf("result.actions[%d]: want finite times 0 <= start <= end, got start %v end %v", i, r.Start, r.End)
+			return nil, fmt.Errorf("result.actions[%d]: want finite times 0 <= start <= end, got start %v end %v", i, r.Start, r.End)
+		}
+		if isCompute(r.Kind) {
+			if r.Stage < 0 || r.Stage >= c.Stages*c.Chunks {
+				return nil, fmt.Errorf("result.actions[%d].stage: want a virtual stage in [0, %d], got %d", i, c.Stages*c.Chunks-1, r.Stage)
+			}
+			steps[r.Step-c.Warmup] = append(steps[r.Step-c.Warmup], r)
 		}
 	}
-	return nil
+	if !flushes {
+		return steps, nil
+	}
+	list := computeActions(c.schedule, position(res))
+	for j, recs := range steps {
+		if recs == nil {
+			continue
+		}
+		if len(recs) != len(list) {
+			return nil, fmt.Errorf("result.actions: step %d has %d compute actions, the rank's list %d", c.Warmup+j, len(recs), len(list))
+		}
+		for i, r := range recs {
+			a := list[i]
+			kindOK := r.Kind == a.Kind.String() || (r.Kind == "B" && a.Kind == schedule.BackwardInput)
+			if !kindOK || r.Stage != a.Stage || r.Microbatch != a.Microbatch || r.Chunk != c.schedule.Chunk(a.Stage) {
+				return nil, fmt.Errorf("result.actions: step %d's compute action %d: want %s of chunk %d (the rank's action list, in order), got kind %q stage %d chunk %d microbatch %d",
+					c.Warmup+j, i, a, c.schedule.Chunk(a.Stage), r.Kind, r.Stage, r.Chunk, r.Microbatch)
+			}
+		}
+	}
+	return steps, nil
 }
+
+// position is the schedule device (pipeline position) whose action list
+// the rank runs.
+func position(res *rankResult) int { return res.Stage }
 
 // StageReport is one (virtual) stage's median measured time per
 // microbatch of each kind of action against the plan's.
@@ -130,11 +144,11 @@ func predictedStageCosts(p *plan.Plan, c *runConfig) ([]schedule.StageCost, stri
 // measured bubble and the measured timeline against the predicted one.
 type stageAnalysis struct {
 	stages    []StageReport
-	bubble    float64
+	bubble    *float64
 	steps     int // recorded steps the bubble is the median of
 	predicted *schedule.Timeline
 	measured  *schedule.Timeline
-	// timelineNote says why there is no measured timeline ("" when there is one).
+	// timelineNote says why there is no measured bubble or timeline ("" when there are).
 	timelineNote string
 }
 
@@ -155,39 +169,44 @@ func missingActions(results []*rankResult) string {
 	return fmt.Sprintf("rank(s) %s recorded no action times (no \"actions\" in their results): no per-stage times, measured bubble or measured timeline", strings.Join(ranks, ", "))
 }
 
-// analyzeStages computes the per-stage report from every rank's records
-// (all present, checked by checkActions): medians over ranks, steps and
-// microbatches; the bubble of a step is 1 − busy rank-time / (ranks ×
-// the step's slowest rank), the median over the recorded steps; the
-// measured timeline is replica 0's tensor-parallel rank 0 of each
-// position in the median step.
+// analyzeStages computes the per-stage report from every rank's records:
+// medians over ranks, steps and microbatches. With a flushing schedule, the
+// bubble of a step every rank recorded is 1 − busy rank-time / (ranks ×
+// the step's slowest rank), the median over those steps, and the measured
+// timeline is replica 0's tensor-parallel rank 0 of each position in the
+// median one; a schedule without flushes has neither (timelineNote says so).
 func analyzeStages(ctx context.Context, p *plan.Plan, c *runConfig, results []*rankResult) (*stageAnalysis, error) {
+	info, err := schedule.Kind(c.Schedule).Info()
+	if err != nil {
+		return nil, err
+	}
 	costs, _ := predictedStageCosts(p, c)
 	pred, err := schedule.Simulate(ctx, c.schedule, schedule.Costs{Stages: costs}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("predicted timeline: %w", err)
 	}
-	virtual := c.Stages * c.Chunks
-	durations := make([][3][]float64, virtual) // F, B or I, W
-	recorded := c.Steps
-	for _, res := range results {
-		recorded = min(recorded, len(res.Actions)/len(computeActions(c.schedule, res.Stage)))
-	}
-	busy := make([]float64, recorded)
-	iter := make([]float64, recorded)
-	for _, res := range results {
-		per := len(computeActions(c.schedule, res.Stage))
-		first := len(res.Actions)/per - recorded // records of the last `recorded` steps
-		for j := range recorded {
-			iter[j] = max(iter[j], res.StepSeconds[c.Steps-recorded+j])
-			for _, r := range res.Actions[(first+j)*per : (first+j+1)*per] {
-				d := r.End - r.Start
-				busy[j] += d
-				durations[r.Stage][kindSlot(r.Kind)] = append(durations[r.Stage][kindSlot(r.Kind)], d)
-			}
+	perRank := make([][][]actionTiming, len(results))
+	for i, res := range results {
+		if perRank[i], err = stepActions(res, c, info.Flushes()); err != nil {
+			return nil, fmt.Errorf("rank %d: %w", res.Rank, err)
 		}
 	}
-	a := &stageAnalysis{predicted: pred, steps: recorded}
+	virtual := c.Stages * c.Chunks
+	durations := make([][3][]float64, virtual) // F, B or I, W
+	var recorded []int                         // measured steps every rank recorded
+	for j := range c.Steps {
+		all := true
+		for i := range results {
+			for _, r := range perRank[i][j] {
+				durations[r.Stage][kindSlot(r.Kind)] = append(durations[r.Stage][kindSlot(r.Kind)], r.End-r.Start)
+			}
+			all = all && perRank[i][j] != nil
+		}
+		if all {
+			recorded = append(recorded, j)
+		}
+	}
+	a := &stageAnalysis{predicted: pred, steps: len(recorded)}
 	for k := range virtual {
 		a.stages = append(a.stages, StageReport{
 			Stage: k, Position: k % c.Stages, Chunk: k / c.Stages,
@@ -196,31 +215,43 @@ func analyzeStages(ctx context.Context, p *plan.Plan, c *runConfig, results []*r
 			WeightSeconds: summarize(durations[k][2]).Median, PredictedWeightSeconds: costs[k].WgradSeconds,
 		})
 	}
-	bubbles := make([]float64, recorded)
-	for j := range recorded {
-		if iter[j] > 0 {
-			bubbles[j] = max(0, 1-busy[j]/(float64(len(results))*iter[j]))
+	switch {
+	case !info.Flushes():
+		a.timelineNote = fmt.Sprintf("%s has no flush (steps overlap): no per-step bubble or measured timeline", c.Schedule)
+		return a, nil
+	case len(recorded) == 0:
+		a.timelineNote = "no measured step was recorded by every rank: no measured bubble or timeline"
+		return a, nil
+	}
+	bubbles := make([]float64, len(recorded))
+	iter := make([]float64, len(recorded))
+	for n, j := range recorded {
+		busy := 0.0
+		for i, res := range results {
+			iter[n] = max(iter[n], res.StepSeconds[j])
+			for _, r := range perRank[i][j] {
+				busy += r.End - r.Start
+			}
+		}
+		if iter[n] > 0 {
+			bubbles[n] = max(0, 1-busy/(float64(len(results))*iter[n]))
 		}
 	}
-	a.bubble = summarize(bubbles).Median
+	med := summarize(bubbles).Median
+	a.bubble = &med
 	// The median step by iteration time (the lower middle one for even counts).
-	order := make([]int, recorded)
-	for j := range order {
-		order[j] = j
+	order := make([]int, len(recorded))
+	for n := range order {
+		order[n] = n
 	}
-	slices.SortStableFunc(order, func(x, y int) int { return cmpFloat(iter[x], iter[y]) })
-	a.measured, a.timelineNote = measuredTimeline(c, results, order[(recorded-1)/2], recorded)
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(iter[x], iter[y]) })
+	j := recorded[order[(len(recorded)-1)/2]]
+	steps := make([][]actionTiming, len(results))
+	for i := range results {
+		steps[i] = perRank[i][j]
+	}
+	a.measured, a.timelineNote = measuredTimeline(c, results, steps, j)
 	return a, nil
-}
-
-func cmpFloat(x, y float64) int {
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
-	}
-	return 0
 }
 
 // kindSlot is the StageReport column of a recorded kind: 0 F, 1 B or I, 2 W.
@@ -234,32 +265,30 @@ func kindSlot(kind string) int {
 	return 1
 }
 
-// measuredTimeline builds the timeline of recorded step j (of the last
-// `recorded` ones) of replica 0's tensor-parallel rank 0 at each position,
-// from the step's start to its slowest rank's end; or says why it cannot.
-func measuredTimeline(c *runConfig, results []*rankResult, j, recorded int) (*schedule.Timeline, string) {
-	byPosition := make([]*rankResult, c.Stages)
-	for _, r := range results {
-		if r.Replica == 0 && r.TPRank == 0 {
-			byPosition[r.Stage] = r
-		}
-	}
+// measuredTimeline builds the timeline of measured step j from replica
+// 0's tensor-parallel rank 0 at each position (steps holds each result's
+// compute records of step j), from the step's start to its slowest
+// rank's end; or says why it cannot.
+func measuredTimeline(c *runConfig, results []*rankResult, steps [][]actionTiming, j int) (*schedule.Timeline, string) {
 	t := &schedule.Timeline{Kind: schedule.Kind(c.Schedule), Stages: c.Stages * c.Chunks, Chunks: c.Chunks,
 		Microbatches: c.Microbatches, Batches: 1, Ops: make([][]schedule.Op, c.Stages), Devices: make([]schedule.DeviceStats, c.Stages)}
-	for d, r := range byPosition {
-		if r == nil {
-			return nil, fmt.Sprintf("replica 0's tp rank 0 of position %d ran on another node: no measured timeline here", d)
+	seen := make([]bool, c.Stages)
+	for i, r := range results {
+		d := position(r)
+		if r.Replica != 0 || r.TPRank != 0 || seen[d] {
+			continue
 		}
-		list := computeActions(c.schedule, d)
-		per := len(list)
-		first := len(r.Actions)/per - recorded
-		for i, rec := range r.Actions[(first+j)*per : (first+j+1)*per] {
-			t.Ops[d] = append(t.Ops[d], schedule.Op{Action: list[i], Device: d, Chunk: rec.Chunk,
+		seen[d] = true
+		for k, rec := range steps[i] {
+			t.Ops[d] = append(t.Ops[d], schedule.Op{Action: computeActions(c.schedule, d)[k], Device: d, Chunk: rec.Chunk,
 				StartSeconds: rec.Start, EndSeconds: rec.End})
 			t.Devices[d].BusySeconds += rec.End - rec.Start
 			t.EndSeconds = max(t.EndSeconds, rec.End)
 		}
-		t.EndSeconds = max(t.EndSeconds, r.StepSeconds[c.Steps-recorded+j])
+		t.EndSeconds = max(t.EndSeconds, r.StepSeconds[j])
+	}
+	if d := slices.Index(seen, false); d >= 0 {
+		return nil, fmt.Sprintf("replica 0's tp rank 0 of position %d ran on another node: no measured timeline here", d)
 	}
 	t.StepSeconds = t.EndSeconds
 	idle := 0.0
@@ -326,9 +355,10 @@ func (r *Report) addStages(ctx context.Context, p *plan.Plan, c *runConfig, resu
 	}
 	a, err := analyzeStages(ctx, p, c, results)
 	if err != nil {
-		return nil, err
+		r.PerStageNote = fmt.Sprintf("the action records are not usable (%v): no per-stage times, measured bubble or measured timeline", err)
+		return nil, nil
 	}
-	r.PerStage, r.BubbleFraction = a.stages, &a.bubble
+	r.PerStage, r.BubbleFraction = a.stages, a.bubble
 	if a.measured == nil {
 		r.PerStageNote = a.timelineNote
 		return nil, nil

@@ -159,33 +159,62 @@ func TestPerStageReportWithoutActions(t *testing.T) {
 	}
 }
 
-// TestCheckActionsRejects: records out of the action list's order, of the
-// wrong chunk, partial steps or bad times are refused with the field.
-func TestCheckActionsRejects(t *testing.T) {
+// TestStepActionsRejects: records of an unmeasured step, out of the action
+// list's order, of the wrong chunk or kind, partial steps or bad times are
+// refused with the field; waits and optimizer steps are left out.
+func TestStepActionsRejects(t *testing.T) {
 	p := loadPlan(t, "tiny-profile.json")
 	c, err := newRunConfig(p, options{device: "cpu", steps: 2, warmup: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := fixtureResults(t, "tiny-profile-gpipe", c)[0].Actions
+	res := fixtureResults(t, "tiny-profile-gpipe", c)[1]
+	steps, err := stepActions(res, c, true)
+	if err != nil || len(steps) != 2 || len(steps[0]) != 8 || len(steps[1]) != 8 || steps[1][0].Kind != "F" || steps[1][0].Step != 2 {
+		t.Fatalf("rank 1's steps: %+v, %v", steps, err)
+	}
+	good := res.Actions // RECV_F, F, ... B, OPT_STEP per step: F0 is record 1, B0 record 8
 	for _, tc := range []struct {
-		edit func([]actionRecord) []actionRecord
+		edit func([]actionTiming) []actionTiming
 		want string
 	}{
-		{func(a []actionRecord) []actionRecord { return a[:7] }, "result.actions: want whole steps of the rank's 8 compute actions, at most 2 steps, got 7 records"},
-		{func(a []actionRecord) []actionRecord { return append(a, a[:8]...) }, "at most 2 steps, got 24 records"},
-		{func(a []actionRecord) []actionRecord { a[1], a[2] = a[2], a[1]; return a }, "result.actions[1]: want 0F1 of chunk 0 (the rank's action list, in order), got kind \"F\" stage 0 chunk 0 microbatch 2"},
-		{func(a []actionRecord) []actionRecord { a[3].Chunk = 1; return a }, "result.actions[3]: want 0F3 of chunk 0"},
-		{func(a []actionRecord) []actionRecord { a[4].Kind = "W"; return a }, "result.actions[4]: want 0B0"},
-		{func(a []actionRecord) []actionRecord { a[5].End = a[5].Start - 1e-3; return a }, "result.actions[5]: want finite times 0 <= start <= end"},
-		{func(a []actionRecord) []actionRecord { a[0].Start = math.Inf(1); return a }, "result.actions[0]: want finite times"},
+		{func(a []actionTiming) []actionTiming { a[1].Step = 0; return a }, "result.actions[1].step: want a measured step in [1, 2], got 0"},
+		{func(a []actionTiming) []actionTiming { return append(a[:1], a[2:]...) }, "result.actions: step 1 has 7 compute actions, the rank's list 8"},
+		{func(a []actionTiming) []actionTiming { a[1].Microbatch, a[3].Microbatch = 1, 0; return a }, "step 1's compute action 0: want 1F0 of chunk 0 (the rank's action list, in order), got kind \"F\" stage 1 chunk 0 microbatch 1"},
+		{func(a []actionTiming) []actionTiming { a[3].Chunk = 1; return a }, "step 1's compute action 1: want 1F1 of chunk 0"},
+		{func(a []actionTiming) []actionTiming { a[8].Kind = "W"; return a }, "step 1's compute action 4: want 1B0"},
+		{func(a []actionTiming) []actionTiming { a[8].Stage = 7; return a }, "result.actions[8].stage: want a virtual stage in [0, 1], got 7"},
+		{func(a []actionTiming) []actionTiming { a[5].End = a[5].Start - 1e-3; return a }, "result.actions[5]: want finite times 0 <= start <= end"},
+		{func(a []actionTiming) []actionTiming { a[0].Start = math.Inf(1); return a }, "result.actions[0]: want finite times"},
 	} {
-		recs := tc.edit(append([]actionRecord(nil), good...))
-		if err := checkActions(recs, c.Ranks[0], c); err == nil || !strings.Contains(err.Error(), tc.want) {
+		r := *res
+		r.Actions = tc.edit(append([]actionTiming(nil), good...))
+		if _, err := stepActions(&r, c, true); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("got %v, want %q", err, tc.want)
 		}
 	}
-	if err := checkActions(good[:8], c.Ranks[0], c); err != nil {
-		t.Errorf("one recorded step: %v", err)
+	// Without a flush the order is not checked (steps overlap).
+	r := *res
+	r.Actions = append([]actionTiming(nil), good...)
+	r.Actions[1].Microbatch, r.Actions[3].Microbatch = 1, 0
+	if _, err := stepActions(&r, c, false); err != nil {
+		t.Errorf("no flush: %v", err)
+	}
+}
+
+// TestPerStageReportBadRecords: records that do not match the action list
+// leave the per-stage fields empty and say why.
+func TestPerStageReportBadRecords(t *testing.T) {
+	p := loadPlan(t, "tiny-profile.json")
+	c, err := newRunConfig(p, options{device: "cpu", steps: 2, warmup: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := fixtureResults(t, "tiny-profile-gpipe", c)
+	results[0].Actions = results[0].Actions[1:]
+	r := newReport(p, c, results)
+	if svg, err := r.addStages(context.Background(), p, c, results); err != nil || svg != nil || r.PerStage != nil ||
+		!strings.HasPrefix(r.PerStageNote, "the action records are not usable (rank 0: result.actions: step 1 has 7 compute actions") {
+		t.Errorf("svg %d bytes, %v, per stage %+v, note %q", len(svg), err, r.PerStage, r.PerStageNote)
 	}
 }
