@@ -62,6 +62,7 @@ func TestNodeSpecValidation(t *testing.T) {
 // node of two the rendezvous.
 func TestLaunchArgsParsedByTorchrun(t *testing.T) {
 	py := torchPython(t)
+	t.Parallel()
 	parse := func(args []string) map[string]any {
 		t.Helper()
 		if args[0] != "-m" || args[1] != "torch.distributed.run" {

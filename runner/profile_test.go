@@ -24,6 +24,7 @@ import (
 // independent count, and its output is b × s × h fp32 values.
 func TestProfileEndToEnd(t *testing.T) {
 	torchPython(t)
+	t.Parallel() // a torch process of its own
 	dir := t.TempDir()
 	profPath, calPath := filepath.Join(dir, "profile.json"), filepath.Join(dir, "calibration.json")
 	var stdout, stderr bytes.Buffer

@@ -98,11 +98,13 @@ func waitForWorkers(t *testing.T, dir string, n int, done <-chan struct{}) []pro
 // directory is gone unless --keep.
 func TestEndToEndSignalStopsRealRun(t *testing.T) {
 	torchPython(t)
+	t.Parallel() // each a runner and torchrun job of its own
 	for _, tc := range []struct {
 		sig  syscall.Signal
 		keep bool
 	}{{syscall.SIGINT, false}, {syscall.SIGTERM, true}} {
 		t.Run(tc.sig.String(), func(t *testing.T) {
+			t.Parallel()
 			tmp := t.TempDir()
 			args := []string{"--scale-down", "--steps", "100000", "--timeout", "10m", "testdata/tiny-profile.json"}
 			if tc.keep {
@@ -150,6 +152,7 @@ func TestEndToEndSignalStopsRealRun(t *testing.T) {
 // run: the error names that rank and the signal (from torchrun's summary).
 func TestEndToEndRankKilledBySignal(t *testing.T) {
 	py := torchPython(t)
+	t.Parallel() // a torchrun job of its own
 	c, err := newRunConfig(loadPlan(t, "tiny-profile.json"), options{device: "cpu", scaleDown: true, steps: 100000, warmup: 0})
 	if err != nil {
 		t.Fatal(err)
