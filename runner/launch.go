@@ -62,7 +62,8 @@ func launch(ctx context.Context, python, dir string, n nodeSpec, log io.Writer) 
 	cmd := exec.CommandContext(ctx, python, launchArgs(n, port)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS=1", "PYTHONUNBUFFERED=1")
-	ownProcessGroup(ctx, cmd)
+	var states string // the ranks' states when the run was stopped
+	ownProcessGroup(ctx, cmd, func(pgid int) { states = rankStates(pgid) })
 	cmd.WaitDelay = stopGrace
 	out := newTails(log)
 	cmd.Stdout, cmd.Stderr = out, out // the same writer: exec serializes the writes
@@ -73,7 +74,10 @@ func launch(ctx context.Context, python, dir string, n nodeSpec, log io.Writer) 
 		return nil
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("workers stopped: %v (the process group was killed)%s", context.Cause(ctx), out.stopped())
+		if states != "" {
+			states = "\nwhen stopped:\n" + states
+		}
+		return fmt.Errorf("workers stopped: %v (the process group was killed)%s%s", context.Cause(ctx), out.stopped(), states)
 	}
 	return fmt.Errorf("worker failed (torchrun: %v)%s", err, out.failure())
 }
