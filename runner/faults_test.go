@@ -20,14 +20,33 @@ import (
 // the runner's signal is forwarded to the group, torchrun exits, and the
 // orphaned worker is killed and reaped: neither pid exists afterwards.
 func TestLaunchStopsOnSignalWithoutOrphans(t *testing.T) {
+	cancel, done, fields := startFakeRun(t, `(trap '' INT TERM; exec sleep 600) &
+echo "$$ $!" > ready
+wait`, 2)
+	cancel(signalError{syscall.SIGINT})
+	err := <-done
+	if err == nil || !strings.Contains(err.Error(), "workers stopped: received interrupt (the process group was killed)") {
+		t.Fatalf("got %v", err)
+	}
+	for _, f := range fields {
+		pid, _ := strconv.Atoi(f)
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("process %d survived the runner (kill 0: %v)", pid, err)
+		}
+	}
+}
+
+// startFakeRun launches a fake torchrun (body, a shell script run in its
+// own directory) that writes n words (its pids) to the FIFO "ready"; it
+// returns once they are written, with the launch's cancel and result.
+func startFakeRun(t *testing.T, body string, n int) (context.CancelCauseFunc, <-chan error, []string) {
+	t.Helper()
 	dir := t.TempDir()
 	ready := filepath.Join(dir, "ready")
 	if err := syscall.Mkfifo(ready, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	py := fakePython(t, dir, "python3", `(trap '' INT TERM; exec sleep 600) &
-echo "$$ $!" > ready
-wait`)
+	py := fakePython(t, dir, "python3", body)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -39,24 +58,11 @@ wait`)
 		done <- err
 	}()
 	data, err := os.ReadFile(ready) // blocks until the fake torchrun has written
-	if err != nil {
-		t.Fatal(err)
-	}
 	fields := strings.Fields(string(data))
-	if len(fields) != 2 {
-		t.Fatalf("fake torchrun did not report its pids: %q (launch: %v)", data, <-done)
+	if err != nil || len(fields) != n {
+		t.Fatalf("fake torchrun did not report its pids: %q, %v (launch: %v)", data, err, <-done)
 	}
-	cancel(signalError{syscall.SIGINT})
-	err = <-done
-	if err == nil || !strings.Contains(err.Error(), "workers stopped: received interrupt (the process group was killed)") {
-		t.Fatalf("got %v", err)
-	}
-	for _, f := range fields {
-		pid, _ := strconv.Atoi(f)
-		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("process %d survived the runner (kill 0: %v)", pid, err)
-		}
-	}
+	return cancel, done, fields
 }
 
 // TestLaunchNamesRankExitAndSignal: torchrun's failure summary gives the
@@ -101,30 +107,11 @@ exit 1`)
 // (sleep) and rank 1 spinning; a run stopped from outside (as --timeout
 // does), once rank 0 sleeps, says which rank was running and which waiting.
 func TestLaunchStopNamesRankStates(t *testing.T) {
-	dir := t.TempDir()
-	ready := filepath.Join(dir, "ready")
-	if err := syscall.Mkfifo(ready, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	py := fakePython(t, dir, "python3", `RANK=0 sleep 600 &
+	cancel, done, pids := startFakeRun(t, `RANK=0 sleep 600 &
 a=$!
 RANK=1 sh -c 'while :; do :; done' &
 echo "$a $!" > ready
-wait`)
-	ctx, cancel := context.WithCancelCause(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		err := launch(ctx, py, dir, singleNode(2), &bytes.Buffer{})
-		if f, ferr := os.OpenFile(ready, os.O_WRONLY|syscall.O_NONBLOCK, 0); ferr == nil {
-			f.Close()
-		}
-		done <- err
-	}()
-	data, err := os.ReadFile(ready) // blocks until both ranks have started
-	pids := strings.Fields(string(data))
-	if err != nil || len(pids) != 2 {
-		t.Fatalf("fake torchrun did not start its ranks: %q, %v (launch: %v)", data, err, <-done)
-	}
+wait`, 2)
 	// Wait (polling /proc, generous deadline) until rank 0 sleeps with RANK set.
 	deadline := time.Now().Add(time.Minute)
 	for !strings.Contains(rankStates(pgidOf(t, pids[0])), "rank 0 (pid "+pids[0]+") was waiting") {
@@ -134,7 +121,7 @@ wait`)
 		time.Sleep(10 * time.Millisecond)
 	}
 	cancel(errors.New("--timeout 1s elapsed"))
-	err = <-done
+	err := <-done
 	if err == nil || !strings.Contains(err.Error(), "workers stopped: --timeout 1s elapsed (the process group was killed)") {
 		t.Fatalf("got %v", err)
 	}
