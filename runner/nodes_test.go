@@ -146,6 +146,10 @@ func TestEndToEndTwoNodes(t *testing.T) {
 		if k.Stage != k.Rank {
 			t.Errorf("node %d: rank %d ran stage %d", node, k.Rank, k.Stage)
 		}
+		// A worker that records its actions gives this node's stage only.
+		if r.PerStageNote == "" && (len(r.PerStage) != 1 || r.PerStage[0].Stage != k.Stage || !(r.PerStage[0].ForwardSeconds > 0)) {
+			t.Errorf("node %d: per stage %+v, want stage %d's measured times", node, r.PerStage, k.Stage)
+		}
 		if !strings.Contains(r.Note, fmt.Sprintf("node %d of 2", node)) {
 			t.Errorf("node %d: note %q does not place the node", node, r.Note)
 		}

@@ -170,7 +170,8 @@ func missingActions(results []*rankResult) string {
 }
 
 // analyzeStages computes the per-stage report from every rank's records:
-// medians over ranks, steps and microbatches. With a flushing schedule, the
+// medians over ranks, steps and microbatches, for the stages with records
+// (on one node of several, those it ran). With a flushing schedule, the
 // bubble of a step every rank recorded is 1 − busy rank-time / (ranks ×
 // the step's slowest rank), the median over those steps, and the measured
 // timeline is replica 0's tensor-parallel rank 0 of each position in the
@@ -208,6 +209,9 @@ func analyzeStages(ctx context.Context, p *plan.Plan, c *runConfig, results []*r
 	}
 	a := &stageAnalysis{predicted: pred, steps: len(recorded)}
 	for k := range virtual {
+		if len(durations[k][0])+len(durations[k][1])+len(durations[k][2]) == 0 {
+			continue // run on another node
+		}
 		a.stages = append(a.stages, StageReport{
 			Stage: k, Position: k % c.Stages, Chunk: k / c.Stages,
 			ForwardSeconds: summarize(durations[k][0]).Median, PredictedForwardSeconds: costs[k].FwdSeconds,
