@@ -1,11 +1,14 @@
 // Command runner executes an exported pipeplan plan on local devices through
 // PyTorch distributed (torchrun, gloo on CPU, nccl on CUDA) and reports the
-// measured step time, throughput and peak memory against the plan's
-// predictions.
+// measured step time, throughput, peak memory and per-stage times against
+// the plan's predictions; `runner profile` measures a model's layers and the
+// device's GEMMs for the planner, `runner export` writes launch artifacts.
 //
 // Usage:
 //
 //	go run ./runner [flags] plan.json
+//	go run ./runner profile [flags] (--model PRESET | plan.json)
+//	go run ./runner export --format FORMAT plan.json
 //
 // See runner/README.md for the flags and the worker protocol.
 package main
@@ -79,7 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("runner", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: go run ./runner [flags] plan.json")
+		fmt.Fprintln(stderr, "usage: go run ./runner [flags] plan.json\n       go run ./runner profile [flags] (--model PRESET | plan.json)\n       go run ./runner export --format FORMAT plan.json")
 		fs.PrintDefaults()
 	}
 	var o options
