@@ -300,6 +300,10 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 	// lower bound of every pipeline split after k. preMin[k*M+x] is the best
 	// with at most x+1 workers, min(a[k*M .. k*M+x]).
 	rowMin, preMin := make([]float64, n), make([]float64, n*M)
+	inv := make([]float64, M) // 1/min(row[m], bound), for maySplit
+	// A level's worker is gpusBelow GPUs: a stage's compute there is at
+	// least its span over them (the level below's bottleneck, recursively).
+	perGPU := 1 / float64(s.gpusBelow(lv))
 	for j := i; j < n; j++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -309,6 +313,9 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 		// row (a split whose lower bound reaches it cannot improve any
 		// entry, and ties keep the first), or the bound.
 		worst := min(slices.Max(row), bound)
+		for m, v := range row {
+			inv[m] = 1 / min(v, bound)
+		}
 		anc := c.ancestors(j)
 		// The sub-pipeline i..k needs k >= i (the original also skips k
 		// preceding i−1, implied by the order); pipeplan also needs i−1 to
@@ -316,6 +323,9 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 		from, _ := slices.BinarySearch(anc, i)
 		for q := from; q < len(anc); q++ {
 			k := anc[q]
+			if !maySplit(span(c.ComputeSeconds, i, k)*perGPU, span(c.ComputeSeconds, k+1, j)*perGPU, inv, maxMP) {
+				continue
+			}
 			if rowMin[k] >= worst || (!s.exact && i > 0 && !c.precedes(i-1, k)) {
 				continue
 			}
@@ -324,6 +334,16 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 				continue
 			}
 			prev := a[k*M : (k+1)*M]
+			// Every split's candidate is at least the larger of its two
+			// parts' work per worker (workBound): the last stage's compute
+			// or transfers, the prefix's compute spread over all its GPUs
+			// or, for pipeplan, its last stage's output.
+			out := s.outBytes(k, j)
+			wb := workBound{prefix: span(c.ComputeSeconds, i, k) * perGPU, last: max(t, out/B) * workMargin}
+			if !s.exact {
+				wb.prefix = max(wb.prefix, 2*c.OutputBytes[k]/B)
+			}
+			wb.prefix *= workMargin
 			if !mayImprove(row, prev, max(t, s.outBytes(k, j)/B), cf.ct, bound) {
 				continue
 			}
@@ -341,7 +361,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 				continue
 			}
 			sp := split{row: row, prev: prev, pre: preMin[k*M : (k+1)*M], st: st, bound: bound,
-				nmax: nmax, maxMP: maxMP, limited: s.opt.MemoryBytes > 0, mono: mono}
+				nmax: nmax, maxMP: maxMP, limited: s.opt.MemoryBytes > 0, mono: mono, work: wb}
 			improved := false
 			for m := 1; m < M; m++ {
 				if mp := sp.best(m); mp > 0 {
@@ -353,6 +373,9 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			}
 			if improved {
 				worst = min(slices.Max(row), bound)
+				for m, v := range row {
+					inv[m] = 1 / min(v, bound)
+				}
 			}
 		}
 		pm := inf
@@ -477,6 +500,63 @@ type split struct {
 	limited            bool
 	// mono reports st[2..maxMP] non-increasing, which lets best stop early.
 	mono bool
+	// work, when set, bounds the candidates from below by compute per worker.
+	work workBound
+}
+
+// maySplit is workBound's test without divisions, for every split of a
+// row: with compute per GPU prefix up to the split and last after it, and
+// inv[m] the reciprocal of what entry m must beat, it reports whether some
+// m may have an mp <= maxMP with last/mp and prefix/(m+1−mp) both under
+// it, i.e. mp > x = last·inv[m] and m+1−mp > y = prefix·inv[m]. Both are
+// shrunk by 2e-9, twice workMargin, so rounding never makes it refuse a
+// split the bound (or the exact search) would take.
+func maySplit(prefix, last float64, inv []float64, maxMP int) bool {
+	const shrink = 1 - 2e-9
+	prefix, last = prefix*shrink, last*shrink
+	for m := 1; m < len(inv); m++ {
+		x, y := math.Floor(last*inv[m]), math.Floor(prefix*inv[m])
+		// mp = x+1 is the smallest allowed; it needs m+1−mp >= y+1.
+		if x+y+2 <= float64(m+1) && x+1 <= float64(maxMP) || math.IsNaN(x+y) {
+			return true
+		}
+	}
+	return false
+}
+
+// workMargin shrinks a workBound's compute far beyond rounding (a few ulps).
+const workMargin = 1 - 1e-9
+
+// workBound bounds a split's candidates from below: a pipeline's
+// bottleneck is at least its compute over its GPUs (the largest of the
+// stages' compute/replicas is at least their sum over the replicas' sum,
+// compute spans telescope, and a level's compute is the level below's
+// bottleneck), and a stage's time at least its compute or transfers over
+// its replicas. With prefix such a bound of states i..k and last one
+// of the stage k+1..j, each per worker and times workMargin, the candidate
+// with mp workers for the last stage and m+1 in all is at least
+// max(prefix/(m−mp+1), last/mp). Zero means no bound.
+type workBound struct{ prefix, last float64 }
+
+// mps narrows [lo, hi] to the mp whose bound is under best: mp > last/best
+// and m+1−mp > prefix/best.
+func (w workBound) mps(m, lo, hi int, best float64) (int, int) {
+	if w.last == 0 && w.prefix == 0 || !(best > 0) || math.IsInf(best, 1) {
+		return lo, hi
+	}
+	if x := w.last / best; x >= 1 {
+		lo = max(lo, int(min(x, float64(hi+1)))) // every mp below floor(x) is bounded by >= best
+		for lo <= hi && w.last/float64(lo) >= best {
+			lo++
+		}
+	}
+	if y := w.prefix / best; y >= 1 {
+		hi = min(hi, m+1-int(min(y, float64(m+1))))
+		for hi >= lo && w.prefix/float64(m-hi+1) >= best {
+			hi--
+		}
+	}
+	return lo, hi
 }
 
 // best lowers row[m] to the split's best candidate max(prev[m−mp], st[mp])
@@ -497,7 +577,7 @@ func (sp *split) best(m int) int {
 		}
 	}
 	best, bestMP := min(sp.row[m], sp.bound), 0
-	if lo > hi {
+	if lo, hi = sp.work.mps(m, lo, hi, best); lo > hi {
 		return 0
 	}
 	if !sp.mono {

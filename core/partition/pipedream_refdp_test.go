@@ -170,7 +170,8 @@ func solveWith(t testing.TB, c *Cuts, opt PipeDreamOptions, row func(*pdSolver, 
 
 // TestPipeDreamMatchesReference checks that the bounded, windowed DP returns
 // exactly what the reference row search returns — bottleneck, stages and
-// replicas bit for bit — on random chains over one to three levels and on
+// replicas bit for bit — on random chains (a third of identical layers,
+// whose proportional splits tie) over one to three levels and on
 // embedded graphs, for both cost models, straight or not, with and without
 // memory limits.
 func TestPipeDreamMatchesReference(t *testing.T) {
@@ -184,7 +185,15 @@ func TestPipeDreamMatchesReference(t *testing.T) {
 	}
 	for trial := range 400 {
 		n := 1 + rng.IntN(24)
-		cuts, err := ChainCuts(randomChain(rng, n))
+		prof := randomChain(rng, n)
+		if trial%3 == 0 {
+			// Identical layers: proportional splits tie with data
+			// parallelism, as ResNet's do, and ties must break alike.
+			for l := range prof.Layers {
+				prof.Layers[l] = prof.Layers[0]
+			}
+		}
+		cuts, err := ChainCuts(prof)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,6 +209,8 @@ func TestPipeDreamMatchesReference(t *testing.T) {
 			check(fmt.Sprintf("trial %d", trial), cuts, PipeDreamOptions{Levels: levels(lv...), Straight: rng.IntN(5) == 0, MemoryBytes: mem, CostModel: cm})
 		}
 	}
+	// The playground's default cluster (128 servers × 8 A100s) with ResNet-50.
+	check("resnet50 on 128×8", graphCuts(t, "resnet50"), PipeDreamOptions{Levels: levels(8, 300e9, 128, 25e9), MemoryBytes: 80e9})
 	for _, name := range []string{"alexnet", "vgg16", "gnmt", "resnet18"} {
 		c := graphCuts(t, name)
 		total := c.ActivationBytes[c.Len()-1] + c.ParameterBytes[c.Len()-1]
