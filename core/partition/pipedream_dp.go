@@ -344,7 +344,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 				wb.prefix = max(wb.prefix, 2*c.OutputBytes[k]/B)
 			}
 			wb.prefix *= workMargin
-			if !mayImprove(row, prev, max(t, s.outBytes(k, j)/B), cf.ct, bound) {
+			if !mayImprove(row, prev, max(t, out/B), cf.ct, bound) {
 				continue
 			}
 			// The last stage k+1..j on mp workers: its time st[mp], and the

@@ -114,8 +114,8 @@ func RenderSVG(t *Timeline, o SVGOptions) []byte {
 	}
 	height := l.top + float64(devices)*rowH + 48
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%.0f" viewBox="0 0 %d %.0f" font-family="sans-serif" font-size="12" role="img">`+"\n",
-		o.WidthPx, height, o.WidthPx, height)
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%.0f" viewBox="0 0 %d %.0f" font-family="sans-serif" font-size="12" role="img" aria-label="%s">`+"\n",
+		o.WidthPx, height, o.WidthPx, height, html.EscapeString("timeline: "+o.Title))
 	fmt.Fprintf(&b, "<title>%s</title>\n", html.EscapeString(o.Title))
 	b.WriteString(`<defs><pattern id="idle" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">` +
 		`<rect width="6" height="6" fill="#f4f4f4"/><line x1="0" y1="0" x2="0" y2="6" stroke="#bbbbbb" stroke-width="2"/></pattern>` +
