@@ -323,10 +323,8 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 		from, _ := slices.BinarySearch(anc, i)
 		for q := from; q < len(anc); q++ {
 			k := anc[q]
-			if !maySplit(span(c.ComputeSeconds, i, k)*perGPU, span(c.ComputeSeconds, k+1, j)*perGPU, inv, maxMP) {
-				continue
-			}
-			if rowMin[k] >= worst || (!s.exact && i > 0 && !c.precedes(i-1, k)) {
+			if rowMin[k] >= worst || (!s.exact && i > 0 && !c.precedes(i-1, k)) ||
+				!maySplit(span(c.ComputeSeconds, i, k)*perGPU, span(c.ComputeSeconds, k+1, j)*perGPU, inv, maxMP) {
 				continue
 			}
 			t := s.compute(lv, k+1, j)
@@ -515,9 +513,15 @@ func maySplit(prefix, last float64, inv []float64, maxMP int) bool {
 	const shrink = 1 - 2e-9
 	prefix, last = prefix*shrink, last*shrink
 	for m := 1; m < len(inv); m++ {
-		x, y := math.Floor(last*inv[m]), math.Floor(prefix*inv[m])
-		// mp = x+1 is the smallest allowed; it needs m+1−mp >= y+1.
-		if x+y+2 <= float64(m+1) && x+1 <= float64(maxMP) || math.IsNaN(x+y) {
+		// mp = floor(x)+1 is the smallest allowed; it needs m+1−mp >=
+		// floor(y)+1, so both are under m (NaN, from an entry of 0 that
+		// nothing beats, is not). Truncation is floor here: x, y >= 0.
+		fm := float64(m)
+		x, y := last*inv[m], prefix*inv[m]
+		if !(x < fm) || !(y < fm) {
+			continue
+		}
+		if xi := int(x); xi+int(y)+1 <= m && xi < maxMP {
 			return true
 		}
 	}
