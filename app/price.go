@@ -8,11 +8,12 @@ import (
 
 // GPUPrice is the default price of one GPU-hour of a GPU (a gpus.json id):
 // from the first of gpuprofiles' price lists that prices it, with the
-// list's name, date and source. ok is false when no list does.
+// list's name and date; the Cost page shows the list's sources. ok is
+// false when no list does.
 func GPUPrice(gpuID string) (dollars float64, source string, ok bool) {
 	for _, l := range gpuprofiles.PriceLists() {
 		if p, found := l.DollarsPerGPUHour[gpuID]; found {
-			return p, fmt.Sprintf("%s, %s: %s", l.Name, l.Date, l.Source), true
+			return p, fmt.Sprintf("%s price list, %s (its sources on the Cost page)", l.Name, l.Date), true
 		}
 	}
 	return 0, "", false

@@ -8,7 +8,7 @@ import (
 )
 
 // TestGPUPrice checks that the default price of a GPU is the first price
-// list's that has it, with that list's date and source, and that a GPU no
+// list's that has it, named with that list's name and date, and that a GPU no
 // list prices has none.
 func TestGPUPrice(t *testing.T) {
 	seen := map[string]bool{}
@@ -19,7 +19,7 @@ func TestGPUPrice(t *testing.T) {
 			}
 			seen[id] = true
 			got, src, ok := GPUPrice(id)
-			if !ok || got != want || !strings.Contains(src, l.Date) || !strings.Contains(src, l.Source) {
+			if !ok || got != want || !strings.Contains(src, l.Name) || !strings.Contains(src, l.Date) {
 				t.Errorf("GPUPrice(%q) = %v, %q, %v; want %v from %q (%s)", id, got, src, ok, want, l.Name, l.Date)
 			}
 		}
