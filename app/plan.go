@@ -263,7 +263,7 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan)
 		return Result{}, err
 	}
 	res.StageMemory = pr.StageMemory
-	if res.TimelineSVG, res.TimelineCaption, err = TimelineSVG(ctx, res.Plan, pr.Time); err != nil {
+	if res.TimelineSVG, res.TimelineCaption, err = TimelineSVG(ctx, res.Plan, pr); err != nil {
 		return Result{}, err
 	}
 	return res, nil
