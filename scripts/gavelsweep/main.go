@@ -6,11 +6,13 @@
 // rate with several seeds (the paper: 3). It prints the table (mean ±
 // standard deviation over the seeds of each policy's average JCT, and of the
 // per-seed ratio) and, with -write, replaces the part of RESULTS.md between
-// "<!-- results:gavel-las-sweep begin -->" and "... end -->".
+// "<!-- gavelsweep:las begin -->" and "<!-- gavelsweep:las end -->" (not
+// scripts/results' markers: that test re-runs its tables in CI, this sweep
+// is too long for it).
 //
 // It is not part of the tests (the full sweep is ~30 CPU-minutes);
 // core/gavel's TestHeterogeneityAwareLASBeatsAgnostic pins the direction on a
-// small run. Run it with scripts/gavel-results.sh.
+// small run. Run it with scripts/gavel-sweep.sh.
 package main
 
 import (
@@ -131,7 +133,7 @@ func run(jobs int, rateList string, seeds int, window string, parallel int, writ
 	if write == "" {
 		return nil
 	}
-	return replaceBetween(write, "gavel-las-sweep", b.Bytes())
+	return replaceBetween(write, "las", b.Bytes())
 }
 
 // meanSD returns the mean and the sample standard deviation of xs.
@@ -151,13 +153,13 @@ func meanSD(xs []float64) (float64, float64) {
 	return m, math.Sqrt(v / float64(len(xs)-1))
 }
 
-// replaceBetween rewrites path's text between the named results markers.
+// replaceBetween rewrites path's text between the named gavelsweep markers.
 func replaceBetween(path, name string, body []byte) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	begin, end := []byte("<!-- results:"+name+" begin -->\n"), []byte("<!-- results:"+name+" end -->")
+	begin, end := []byte("<!-- gavelsweep:"+name+" begin -->\n"), []byte("<!-- gavelsweep:"+name+" end -->")
 	i, k := bytes.Index(data, begin), bytes.Index(data, end)
 	if i < 0 || k < i {
 		return fmt.Errorf("%s: no %q ... %q markers", path, begin, end)
