@@ -97,7 +97,8 @@ func TestSimulateTraceCompletesAndCancels(t *testing.T) {
 // effective throughput is eq. 5.1 over both, computed here by hand.
 func TestAllocatePlacementSensitive(t *testing.T) {
 	in := request.DefaultCluster()
-	in.Workload, in.GPUs, in.PlacementSensitive = request.WorkloadJobTypes, []int{4, 4, 4}, true
+	// Two 4-GPU servers per type: on one server no job can be spread.
+	in.Workload, in.GPUs, in.PlacementSensitive = request.WorkloadJobTypes, []int{8, 8, 8}, true
 	// Gavel measured ResNet-18 (batch size 256) ×2 faster spread than
 	// consolidated on V100s (19.7 vs 15.9 steps/s), so the policy uses it.
 	in.Jobs = append(in.Jobs, request.Job{Type: "ResNet-18 (batch size 256)", Scale: 2, Weight: 1})
@@ -310,7 +311,8 @@ func TestAllocateSpaceSharing(t *testing.T) {
 // has no pairs and allocates as the _perf policy does.
 func TestAllocateSpaceSharingNotes(t *testing.T) {
 	in := request.DefaultCluster()
-	in.Workload, in.GPUs, in.PlacementSensitive = request.WorkloadJobTypes, []int{4, 4, 4}, true
+	// Two 4-GPU servers per type: on one server no job can be spread.
+	in.Workload, in.GPUs, in.PlacementSensitive = request.WorkloadJobTypes, []int{8, 8, 8}, true
 	// Gavel measured no co-location of these two ×4 jobs on any GPU type.
 	in.Jobs = append(in.Jobs, request.Job{Type: "ResNet-18 (batch size 16)", Scale: 4, Weight: 1},
 		request.Job{Type: "ResNet-18 (batch size 32)", Scale: 4, Weight: 1})

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"pipeplan/app/request"
@@ -88,5 +89,51 @@ func TestCostPerJobStepsAndSLOOverride(t *testing.T) {
 		if !(h <= in.DeadlineHours*(1+1e-6)) {
 			t.Errorf("job %d finishes in %v h, after the %v-hour deadline", m+1, h, in.DeadlineHours)
 		}
+	}
+}
+
+// TestCostPricesTodaysGPUs: the GPUs beyond Gavel's (issue 11) each have a
+// sourced on-demand price; the spot list lacks B200 and L4, whose prices
+// then come from the first list that has them; a GPU no list prices is an
+// error naming the field and the GPU; the page's own prices win when they
+// match the types.
+func TestCostPricesTodaysGPUs(t *testing.T) {
+	types := []string{"nvidia-a100-sxm4-80gb", "nvidia-h100-sxm5-80gb", "nvidia-h200-sxm-141gb", "nvidia-b200-sxm", "amd-mi300x", "nvidia-l4", "nvidia-l40s"}
+	lists := PriceListsFor(types)
+	byID := map[string]PricePreset{}
+	for _, l := range lists {
+		byID[l.ID] = l
+	}
+	od, spot := byID["specialty-clouds-2026"], byID["gpu-clouds-spot-2026"]
+	for j, wt := range types {
+		if od.Prices[j] <= 0 {
+			t.Errorf("%s: no on-demand price in %q", wt, od.Name)
+		}
+	}
+	if od.Source == "" || od.Date == "" || spot.Source == "" || spot.Date == "" {
+		t.Fatalf("price lists without source or date: %+v %+v", od, spot)
+	}
+	got, err := CostPrices(types, request.Cost{Preset: "gpu-clouds-spot-2026"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range types {
+		want := spot.Prices[j]
+		if want == 0 {
+			want = od.Prices[j] // B200, L4: no spot price; the on-demand list is the first that has one
+		}
+		if got[j] != want {
+			t.Errorf("%s: price %v, want %v", types[j], got[j], want)
+		}
+	}
+	if spot.Prices[1] >= od.Prices[1] {
+		t.Errorf("H100 spot %v not below on-demand %v", spot.Prices[1], od.Prices[1])
+	}
+	if _, err := CostPrices([]string{"v100", "google-tpu-v5e"}, request.Cost{Preset: "gcp-on-demand"}); err == nil || !strings.Contains(err.Error(), "cost.prices[1]") || !strings.Contains(err.Error(), "google-tpu-v5e") {
+		t.Errorf("a TPU no list prices: error %v, want one naming cost.prices[1] and the GPU", err)
+	}
+	own := []float64{1, 2}
+	if got, err := CostPrices([]string{"v100", "k80"}, request.Cost{Preset: "custom", Prices: own}); err != nil || got[0] != 1 || got[1] != 2 {
+		t.Errorf("the page's own prices: %v, %v", got, err)
 	}
 }

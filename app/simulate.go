@@ -92,15 +92,12 @@ func listedTrace(ctx context.Context, in request.Cluster) ([]gavel.Job, *gavel.T
 		return nil, nil, fmt.Errorf("cluster.jobs: %w", err)
 	}
 	jobs, err := gavel.GenerateTrace(gavel.TraceConfig{NumJobs: in.TraceJobs, JobsPerHour: in.TraceJobsPerHour,
-		Templates: templates, Throughputs: table, ReferenceWorkerType: traceReference})
+		Templates: templates, Throughputs: table, ReferenceWorkerType: gavel.DefaultReferenceWorkerType})
 	if err != nil {
 		return nil, nil, err
 	}
 	return jobs, table, nil
 }
-
-// traceReference is the GPU a trace's job durations are drawn for (§5.7.1).
-const traceReference = "v100"
 
 // byWorkerType maps a row of per-type values to the worker types.
 func byWorkerType(types []string, row []float64) map[string]float64 {

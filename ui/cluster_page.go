@@ -39,7 +39,18 @@ func (v ClusterView) TimingText() string {
 }
 
 func (c *ClusterPage) policies() []app.PolicyInfo { return app.Policies() }
-func (c *ClusterPage) jobTypes() []string         { return app.JobTypes() }
+
+// policyTitle is a Gavel policy's human-readable name (its raw name goes
+// in a tooltip beside it), or the raw name when no policy has it.
+func policyTitle(name string) string {
+	for _, p := range app.Policies() {
+		if p.Name == name {
+			return p.Title
+		}
+	}
+	return name
+}
+func (c *ClusterPage) jobTypes() []string { return app.JobTypes() }
 
 // maxScale is the largest scale factor of job j: Gavel measured its job
 // types on up to 8 GPUs; a planned job spans servers.
@@ -72,11 +83,11 @@ func (c *ClusterPage) sharingNote() string {
 	case r.Sharing == nil:
 		return ""
 	case len(r.Pairs) == 0:
-		return "No two jobs here can share GPUs, so " + r.Policy + " allocates as its _perf version does."
+		return "No two jobs here can share GPUs, so " + policyTitle(r.Policy) + " allocates as its version without space sharing does."
 	}
 	shared := len(pairsWithTime(r))
 	if shared == 0 {
-		return "No pair got time: " + r.Policy + " does better with every job running alone."
+		return "No pair got time: " + policyTitle(r.Policy) + " does better with every job running alone."
 	}
 	below := "each pair that got time"
 	if shared > maxPairRows {
@@ -103,7 +114,7 @@ func (c *ClusterPage) placementNote() string {
 	case r.UnconsolidatedThroughputs == nil:
 		return ""
 	case r.UnconsolidatedX == nil:
-		return r.Policy + " is heterogeneity-agnostic: it tells neither GPU types nor placements apart, so its time is shown undivided and credited consolidated throughput."
+		return policyTitle(r.Policy) + " is heterogeneity-agnostic: it tells neither GPU types nor placements apart, so its time is shown undivided and credited consolidated throughput."
 	}
 	return "Blue columns: the job's GPUs on one server; orange \"spread\" columns: on separate servers, at the unconsolidated throughput (§5.3.1). Both share each type's GPUs; the agnostic baseline below is credited consolidated throughput."
 }
@@ -369,7 +380,7 @@ func (c *ClusterPage) traceNote() string {
 func (c *ClusterPage) simMetrics() []kv {
 	r := c.App.Sim.Result
 	return []kv{
-		{"policy", r.Policy, "the Gavel policy simulated"},
+		{"policy", policyTitle(r.Policy), "the Gavel policy simulated (" + r.Policy + ")"},
 		{"average JCT", fmt.Sprintf("%.2f h", r.AvgJCTSeconds/3600), "mean job completion time (finish − arrival) over the trace (§5.7.1)"},
 		{"makespan", fmt.Sprintf("%.2f h", r.MakespanSeconds/3600), "first arrival to last completion"},
 		{"utilization", pct(r.Utilization), "busy GPU-time / available GPU-time over the makespan"},

@@ -3,7 +3,9 @@ package ui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/vugu/vugu"
 
@@ -25,14 +27,41 @@ type CostView struct {
 	Err    string
 }
 
-func (c *CostPage) presets() []app.PricePreset { return app.PricePresets() }
-func (c *CostPage) workerTypes() []string      { return request.WorkerTypes(request.WorkloadJobTypes) }
+func (c *CostPage) presets() []app.PricePreset { return app.PriceListsFor(c.workerTypes()) }
+
+// workerTypes are the Cost page's GPU types: the Cluster page's (app.CostTypes).
+func (c *CostPage) workerTypes() []string {
+	types, _ := app.CostTypes(c.App.State.Cluster)
+	return types
+}
+
+// price is the price of worker type i shown in its input: the page's own,
+// or the preset's when the Cluster page's types changed.
+func (c *CostPage) price(i int) string {
+	prices, err := app.CostPrices(c.workerTypes(), c.App.State.Cost)
+	if err != nil || i >= len(prices) {
+		return ""
+	}
+	return strconv.FormatFloat(prices[i], 'f', -1, 64)
+}
 
 func (c *CostPage) presetSource() string {
-	for _, p := range app.PricePresets() {
-		if p.ID == c.App.State.Cost.Preset {
-			return "Source: " + p.Source
+	types := c.workerTypes()
+	for _, l := range c.presets() {
+		if l.ID != c.App.State.Cost.Preset {
+			continue
 		}
+		var missing []string
+		for j, p := range l.Prices {
+			if p == 0 {
+				missing = append(missing, types[j])
+			}
+		}
+		text := "Source (" + l.Date + "): " + l.Source
+		if len(missing) > 0 {
+			text += " This list has no price for " + strings.Join(missing, ", ") + ": taken from the first list that has one; edit it below."
+		}
+		return text
 	}
 	return "Prices edited by hand."
 }
@@ -42,9 +71,12 @@ func (c *CostPage) costHeaders() []column {
 	for _, wt := range c.workerTypes() {
 		out = append(out, column{wt + " steps/$", "cost-normalized throughput: steps/s × 3600 / (price × GPUs) (§6.3.1)"})
 	}
-	for _, wt := range c.workerTypes()[:2] {
-		out = append(out, column{wt + " vs k80", "throughput speedup over the K80 (Table 6.1)"},
-			column{wt + " $ vs k80", "cost-normalized speedup over the K80 (Table 6.1)"})
+	ref := c.App.CostView.Result.Reference
+	for _, wt := range c.workerTypes() {
+		if wt != ref {
+			out = append(out, column{wt + " vs " + ref, "throughput speedup over the " + ref + " (Table 6.1)"},
+				column{wt + " $ vs " + ref, "cost-normalized speedup over the " + ref + " (Table 6.1)"})
+		}
 	}
 	return out
 }
@@ -57,8 +89,11 @@ func (c *CostPage) costRows() []tableRow {
 			cells = append(cells, num(v))
 		}
 		times := func(v float64) string { return fmt.Sprintf("%.2f×", v) }
-		for j := 0; j < 2; j++ { // a job that cannot run on the K80 (a planned job) has no ratio
-			cells = append(cells, orDash(r.Speedup[j], times), orDash(r.DollarSpeedup[j], times))
+		res := c.App.CostView.Result
+		for j, wt := range res.WorkerTypes { // a job that cannot run on the reference (a planned job) has no ratio
+			if wt != res.Reference {
+				cells = append(cells, orDash(r.Speedup[j], times), orDash(r.DollarSpeedup[j], times))
+			}
 		}
 		out = append(out, tableRow{Index: i, Cells: append(cells, r.Cheapest)})
 	}
@@ -108,25 +143,35 @@ func (a *App) setCost(field string, change func(c *request.Cost) error) {
 	a.changed()
 }
 
-// SetCostPreset loads a price list.
+// SetCostPreset loads a price list for the Cost page's worker types
+// (a type the list lacks from the first list that has it, app.CostPrices).
 func (a *App) SetCostPreset(id string) {
+	types, _ := app.CostTypes(a.State.Cluster)
 	a.setCost("preset", func(c *request.Cost) error {
-		for _, p := range app.PricePresets() {
-			if p.ID == id {
-				c.Preset, c.Prices = id, append([]float64(nil), p.Prices...)
-				return nil
-			}
+		if !slices.ContainsFunc(app.PriceListsFor(types), func(p app.PricePreset) bool { return p.ID == id }) {
+			c.Preset = "custom"
+			return nil
 		}
-		c.Preset = "custom"
-		return nil
+		prices, err := app.CostPrices(types, request.Cost{Preset: id})
+		c.Preset, c.Prices = id, prices
+		return err
 	})
 }
 
 // SetCostPrice edits the price of worker type i (the list becomes custom).
 func (a *App) SetCostPrice(i int, value string) {
+	types, _ := app.CostTypes(a.State.Cluster)
 	a.setCost("prices", func(c *request.Cost) error {
+		prices, err := app.CostPrices(types, *c)
+		if err != nil {
+			prices = make([]float64, len(types))
+		}
+		if i < 0 || i >= len(prices) {
+			return fmt.Errorf("no GPU type %d (the page has %d)", i, len(prices))
+		}
 		v, err := strconv.ParseFloat(value, 64)
-		c.Prices[i], c.Preset = v, "custom"
+		c.Prices, c.Preset = append([]float64(nil), prices...), "custom"
+		c.Prices[i] = v
 		return err
 	})
 }

@@ -13,8 +13,9 @@ import (
 type Cost struct {
 	// Preset names the price list the prices came from ("custom" once edited).
 	Preset string `json:"preset"`
-	// Prices is the price of one GPU-hour in dollars per worker type
-	// (WorkerTypes(WorkloadJobTypes) order).
+	// Prices is the price of one GPU-hour in dollars per worker type of the
+	// Cost page (the Cluster page's types, app.CostTypes); prices for other
+	// types (the cluster changed) give way to the preset's.
 	Prices []float64 `json:"prices"`
 	// WorkHours is each job's work, in hours of its throughput on a V100.
 	WorkHours float64 `json:"work_hours"`
@@ -45,8 +46,8 @@ func (c Cost) Validate() error {
 	if c.Preset == "" || len(c.Preset) > 32 || !utf8.ValidString(c.Preset) {
 		return fieldErr("cost.preset", "must name a price list, got %q", c.Preset)
 	}
-	if want := len(WorkerTypes(WorkloadJobTypes)); len(c.Prices) != want {
-		return fieldErr("cost.prices", "must have %d prices (%v), got %d", want, WorkerTypes(WorkloadJobTypes), len(c.Prices))
+	if len(c.Prices) < 1 || len(c.Prices) > MaxWorkerTypes {
+		return fieldErr("cost.prices", "must have 1 to %d prices (one per GPU type), got %d", MaxWorkerTypes, len(c.Prices))
 	}
 	for i, p := range c.Prices {
 		if math.IsNaN(p) || p <= 0 || p > MaxPricePerHour {

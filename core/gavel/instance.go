@@ -110,6 +110,16 @@ func (inst *Instance) Validate() error {
 	if err := validateUnconsolidated(inst); err != nil {
 		return err
 	}
+	if inst.GPUsPerServer != nil {
+		if len(inst.GPUsPerServer) != k {
+			return fmt.Errorf("instance.gpus_per_server: must have %d entries (one per worker type), got %d", k, len(inst.GPUsPerServer))
+		}
+		for j, g := range inst.GPUsPerServer {
+			if g < 1 || g > MaxWorkersPerType {
+				return fmt.Errorf("instance.gpus_per_server[%d]: must be in [1, %d], got %d", j, MaxWorkersPerType, g)
+			}
+		}
+	}
 	if inst.PricePerHour != nil {
 		if len(inst.PricePerHour) != k {
 			return fmt.Errorf("instance.price_per_hour: must have %d entries (one per worker type), got %d", k, len(inst.PricePerHour))

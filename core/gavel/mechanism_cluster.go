@@ -76,10 +76,35 @@ func (c ClusterSpec) Validate() error {
 
 // serverSize is the number of GPUs per server of worker type j.
 func (c ClusterSpec) serverSize(j int) int {
-	if c.GPUsPerServer == nil {
+	return serverSizeOf(c.GPUsPerServer, j)
+}
+
+// serverSizeOf is sizes[j], or DefaultGPUsPerServer when sizes is nil.
+func serverSizeOf(sizes []int, j int) int {
+	if sizes == nil {
 		return DefaultGPUsPerServer
 	}
-	return c.GPUsPerServer[j]
+	return sizes[j]
+}
+
+// minServers is the fewest servers of size gpusPerServer that hold n GPUs:
+// a job on that many is consolidated (§5.3.1), on more unconsolidated.
+func minServers(gpusPerServer, n int) int {
+	return (n + gpusPerServer - 1) / gpusPerServer
+}
+
+// consolidatedSlots is how many jobs of scale s fit consolidated at once on
+// workers GPUs in servers of size gpusPerServer (the last one holding the
+// remainder): floor(size/s) per server when s fits in one, else one per
+// group of minServers(size, s) whole servers (exact when the size divides
+// s, a lower bound otherwise, where the mechanism may pair the pieces of
+// two jobs on one server).
+func consolidatedSlots(workers, gpusPerServer, s int) int {
+	full, rest := workers/gpusPerServer, workers%gpusPerServer
+	if s <= gpusPerServer {
+		return full*(gpusPerServer/s) + rest/s
+	}
+	return full / minServers(gpusPerServer, s)
 }
 
 // TotalWorkers is the number of GPUs of all types.

@@ -158,8 +158,7 @@ func (m *Mechanism) take(j int, servers []int, n int, free func(int) bool) []int
 
 // minServers is the fewest servers of type j that hold n GPUs.
 func (m *Mechanism) minServers(j, n int) int {
-	size := m.cluster.serverSize(j)
-	return (n + size - 1) / size
+	return minServers(m.cluster.serverSize(j), n)
 }
 
 // serversUsed counts the distinct servers of type j among gpus.

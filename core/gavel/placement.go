@@ -2,6 +2,7 @@ package gavel
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -17,8 +18,14 @@ func placementSensitive(name string, inst *Instance) bool {
 // withPlacements models placement sensitivity as §5.3.1 describes: every
 // worker type w gets a second column, w+"_unconsolidated", with the
 // unconsolidated throughputs, and both columns share w's GPUs (capacityOf).
-// Policies then decide how much of each job's time runs consolidated. Pairs
-// and single-GPU jobs only run consolidated.
+// Consolidation is limited by the servers: at most consolidatedSlots jobs
+// of each multi-GPU scale factor run consolidated on a type at once
+// (consolidatedCaps, rows of the allocation LP), so when the servers fill
+// up a policy chooses which jobs run spread, at their unconsolidated
+// throughput. A job can run unconsolidated only on a type with more
+// servers than it needs consolidated. Policies then decide how much of
+// each job's time runs consolidated. Pairs and single-GPU jobs only run
+// consolidated.
 func (inst *Instance) withPlacements() *Instance {
 	k := len(inst.WorkerTypes)
 	ex := *inst
@@ -35,13 +42,31 @@ func (inst *Instance) withPlacements() *Instance {
 	if inst.PricePerHour != nil {
 		ex.PricePerHour = append(slices.Clone(inst.PricePerHour), inst.PricePerHour...)
 	}
+	if inst.GPUsPerServer != nil {
+		ex.GPUsPerServer = append(slices.Clone(inst.GPUsPerServer), inst.GPUsPerServer...)
+	}
 	ex.Throughputs = make([][]float64, len(inst.Jobs))
+	scales := map[int]bool{}
 	for m, row := range inst.Throughputs {
 		spread := make([]float64, k)
-		if inst.Jobs[m].ScaleFactor > 1 {
-			copy(spread, inst.UnconsolidatedThroughputs[m])
+		if s := inst.Jobs[m].ScaleFactor; s > 1 {
+			scales[s] = true
+			for j := range k {
+				size := serverSizeOf(inst.GPUsPerServer, j)
+				if minServers(size, inst.NumWorkers[j]) > minServers(size, s) {
+					spread[j] = inst.UnconsolidatedThroughputs[m][j]
+				}
+			}
 		}
 		ex.Throughputs[m] = append(slices.Clone(row), spread...)
+	}
+	ex.consolidatedCaps = nil
+	for _, s := range slices.Sorted(maps.Keys(scales)) {
+		for j, n := range inst.NumWorkers {
+			if gpus := s * consolidatedSlots(n, serverSizeOf(inst.GPUsPerServer, j), s); gpus < n {
+				ex.consolidatedCaps = append(ex.consolidatedCaps, consolidatedCap{column: j, scale: s, gpus: float64(gpus)})
+			}
+		}
 	}
 	ex.Pairs = make([]Pair, len(inst.Pairs))
 	for p, pair := range inst.Pairs {
@@ -49,6 +74,14 @@ func (inst *Instance) withPlacements() *Instance {
 		ex.Pairs[p].Throughputs = append(slices.Clone(pair.Throughputs), make([][2]float64, k)...)
 	}
 	return &ex
+}
+
+// consolidatedCap bounds the GPUs that jobs of one scale factor may use
+// consolidated on one worker type: sum over those jobs m of scale*X[m][column]
+// <= gpus (placement sensitivity, withPlacements).
+type consolidatedCap struct {
+	column, scale int
+	gpus          float64
 }
 
 // foldPlacements turns an allocation of inst.withPlacements() back into

@@ -8,12 +8,12 @@ import (
 	"testing"
 )
 
-// placementInstance: 4 V100s; job 0 (2 GPUs) runs at 10 steps/s
+// placementInstance: 4 V100s in two servers of 2; job 0 (2 GPUs) runs at 10 steps/s
 // consolidated and 2 unconsolidated, job 1 (2 GPUs) at 5 and 6 (it scales
 // better across servers), job 2 (1 GPU) at 2.9.
 func placementInstance() *Instance {
 	return &Instance{
-		WorkerTypes: []string{"v100"}, NumWorkers: []int{4},
+		WorkerTypes: []string{"v100"}, NumWorkers: []int{4}, GPUsPerServer: []int{2},
 		Jobs: []Job{
 			{ID: 0, ScaleFactor: 2, PriorityWeight: 1, NumSteps: 1000},
 			{ID: 1, ScaleFactor: 2, PriorityWeight: 1, NumSteps: 1000},
@@ -55,11 +55,67 @@ func TestPlacementSensitiveMaxThroughput(t *testing.T) {
 	}
 }
 
+// TestPlacementServersLimitConsolidation works §5.3.1's server limit by
+// hand: 12 V100s in two 6-GPU servers and three 4-GPU jobs, each at 10
+// steps/s consolidated; unconsolidated, job 0 runs at 9 and jobs 1 and 2 at
+// 2. Only two 4-GPU jobs fit consolidated at once (one per server), so
+// max_sum_throughput_perf runs jobs 1 and 2 consolidated and job 0 spread
+// over the two servers' remaining 2+2 GPUs: 10 + 10 + 9 = 29 steps/s
+// (moving consolidated time from job 1 or 2 to job 0 loses 8 per unit).
+// Without sensitivity the policy sees 12 GPUs for three 4-GPU jobs, puts
+// all three consolidated and promises 30, which no placement achieves;
+// and with one 12-GPU server the limit is gone (three fit) while no job can
+// be spread, so the sensitive policy agrees with the insensitive one.
+func TestPlacementServersLimitConsolidation(t *testing.T) {
+	inst := &Instance{WorkerTypes: []string{"v100"}, NumWorkers: []int{12}, GPUsPerServer: []int{6},
+		Throughputs:               [][]float64{{10}, {10}, {10}},
+		UnconsolidatedThroughputs: [][]float64{{9}, {2}, {2}}}
+	for m := range 3 {
+		inst.Jobs = append(inst.Jobs, Job{ID: m, ScaleFactor: 4, PriorityWeight: 1, NumSteps: 1000})
+	}
+	al := allocate(t, "max_sum_throughput_perf", inst)
+	if math.Abs(al.Objective-29) > 1e-6 {
+		t.Fatalf("objective %v, want 29 (X %v, unconsolidated %v)", al.Objective, al.X, al.UnconsolidatedX)
+	}
+	for m, w := range [][2]float64{{0, 1}, {1, 0}, {1, 0}} {
+		if math.Abs(al.X[m][0]-w[0]) > 1e-6 || math.Abs(al.UnconsolidatedX[m][0]-w[1]) > 1e-6 {
+			t.Fatalf("job %d: consolidated %v unconsolidated %v, want %v", m, al.X[m][0], al.UnconsolidatedX[m][0], w)
+		}
+	}
+	plain := *inst
+	plain.UnconsolidatedThroughputs = nil
+	if got := allocate(t, "max_sum_throughput_perf", &plain); math.Abs(got.Objective-30) > 1e-6 {
+		t.Fatalf("placement-insensitive objective %v, want 30", got.Objective)
+	}
+	one := *inst
+	one.GPUsPerServer = []int{12}
+	if got := allocate(t, "max_sum_throughput_perf", &one); math.Abs(got.Objective-30) > 1e-6 || got.UnconsolidatedX[0][0] > 1e-9 {
+		t.Fatalf("one 12-GPU server: objective %v (job 0 unconsolidated %v), want 30 and none", got.Objective, got.UnconsolidatedX[0][0])
+	}
+	// Max-min fairness (LAS) pays the same way. Each job's level is
+	// 4/10 of its throughput (scale factor over its equal-share throughput,
+	// §5.4.1). Insensitive: all three run consolidated, level 0.4·10 = 4.
+	// Sensitive: every job runs all the time, job 0 a of it consolidated,
+	// jobs 1 and 2 b, with a + 2b <= 2; job 0 gets 9 + a steps/s, the others
+	// 2 + 8b; the minimum is best where 9 + a = 2 + 8(2-a)/2, a = 0.2, b = 0.9:
+	// 9.2 steps/s each, level 3.68.
+	for _, c := range []struct {
+		inst        *Instance
+		level, job0 float64 // job 0's consolidated time
+	}{{inst, 3.68, 0.2}, {&plain, 4, 1}} {
+		al := allocate(t, "max_min_fairness_perf", c.inst)
+		if math.Abs(al.Objective-c.level) > 1e-6 || math.Abs(al.X[0][0]-c.job0) > 1e-6 {
+			t.Fatalf("LAS (sensitive: %v): level %v, job 0 consolidated %v; want %v and %v", c.inst.UnconsolidatedThroughputs != nil, al.Objective, al.X[0][0], c.level, c.job0)
+		}
+	}
+}
+
 // randomPlacementInstance has n multi- and single-GPU jobs on 3 worker
-// types; unconsolidated throughputs are the consolidated ones times a
-// factor drawn from [lo, hi].
+// types of 4 to 12 GPUs in 4-GPU servers (so scale factors 1, 2 and 4 all
+// fit consolidated at once); unconsolidated throughputs are the
+// consolidated ones times a factor drawn from [lo, hi].
 func randomPlacementInstance(rng *rand.Rand, n int, lo, hi float64) *Instance {
-	inst := &Instance{WorkerTypes: []string{"k80", "p100", "v100"}, NumWorkers: []int{4 + rng.IntN(8), 4 + rng.IntN(8), 4 + rng.IntN(8)}}
+	inst := &Instance{WorkerTypes: []string{"k80", "p100", "v100"}, NumWorkers: []int{4 + 4*rng.IntN(3), 4 + 4*rng.IntN(3), 4 + 4*rng.IntN(3)}}
 	for m := range n {
 		sf := []int{1, 2, 4}[rng.IntN(3)]
 		inst.Jobs = append(inst.Jobs, Job{ID: m, ScaleFactor: sf, PriorityWeight: 1 + float64(rng.IntN(3)),
@@ -79,11 +135,13 @@ func randomPlacementInstance(rng *rand.Rand, n int, lo, hi float64) *Instance {
 // unique optimum of one LP (so it can be compared across formulations).
 var exactPolicies = []string{"max_sum_throughput_perf", "max_min_fairness_perf", "min_total_duration_perf"}
 
-// TestPlacementNeverWorse: the consolidated and unconsolidated columns
+// TestPlacementNeverWorse: on servers that do not limit consolidation
+// (randomPlacementInstance), the consolidated and unconsolidated columns
 // share each type's GPUs (checkValid), so when unconsolidated is never
 // faster the optimum equals the placement-insensitive one; when it can be
 // faster the optimum can only improve. Double-counted capacity would make
-// the first comparison fail.
+// the first comparison fail. (Where servers do limit it, the insensitive
+// optimum promises what no placement gives: TestPlacementServersLimitConsolidation.)
 func TestPlacementNeverWorse(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 3))
 	for trial := range 30 {

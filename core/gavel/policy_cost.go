@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 
 	"pipeplan/core/lp"
 )
@@ -67,11 +69,11 @@ func sloNeeds(inst *Instance, r []float64) ([]float64, error) {
 		}
 		left := job.SLOSeconds - job.ElapsedSeconds
 		if left <= 0 {
-			return nil, fmt.Errorf("%w: instance.jobs[%d]: SLO of %g s already passed (elapsed %g s)", ErrSLOsUnmet, m, job.SLOSeconds, job.ElapsedSeconds)
+			return nil, fmt.Errorf("%w: instance.jobs[%d]: its SLO of %s h has passed (%s h elapsed)", ErrSLOsUnmet, m, formatNum(job.SLOSeconds/3600), formatNum(job.ElapsedSeconds/3600))
 		}
 		need[m] = r[m] / left
 		if f := fastest(inst, inst.Throughputs, m); need[m] > f {
-			return nil, fmt.Errorf("%w: instance.jobs[%d]: SLO needs %g steps/s but its fastest worker type gives %g", ErrSLOsUnmet, m, need[m], f)
+			return nil, fmt.Errorf("%w: instance.jobs[%d]: its SLO needs %s steps/s, at most %s on its fastest type", ErrSLOsUnmet, m, formatNum(need[m]), formatNum(f))
 		}
 	}
 	return need, nil
@@ -172,4 +174,15 @@ func RelaxSLOs(inst *Instance) bool {
 		inst.Jobs[tightest].SLOSeconds, dropped = 0, true
 	}
 	return dropped
+}
+
+// formatNum writes a computed number for a message: three significant
+// digits below 1,000 (43.9, 4.39, 0.0123; 1.23e-05 when tiny), whole
+// numbers from 1,000 to 1e15 (12346).
+func formatNum(v float64) string {
+	s := strconv.FormatFloat(v, 'g', 3, 64)
+	if r, _ := strconv.ParseFloat(s, 64); math.Abs(r) >= 1000 && math.Abs(v) < 1e15 {
+		return strconv.FormatFloat(math.Round(v), 'f', -1, 64)
+	}
+	return s
 }

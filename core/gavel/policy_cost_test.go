@@ -3,7 +3,9 @@ package gavel
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -196,6 +198,28 @@ func TestMinCostSLOSimplexCycleRegression(t *testing.T) {
 	for m, eff := range effectiveThroughputs(inst, inst.Throughputs, al) {
 		if eff < need[m]*(1-1e-6) {
 			t.Errorf("job %d: %v steps/s, its SLO needs %v", m, eff, need[m])
+		}
+	}
+}
+
+// TestSLOErrorFormatsNumbers: the unmet-SLO error gives computed numbers
+// to three significant digits, not Go's shortest round-trip form.
+func TestSLOErrorFormatsNumbers(t *testing.T) {
+	inst := twoTypeJob(1e4)
+	inst.Jobs[0].SLOSeconds = 9 * 25.3 // needs 43.9 steps/s, more than either type gives
+	p, err := PolicyByName("min_cost_slo_perf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Allocate(context.Background(), inst)
+	f := fastest(inst, inst.Throughputs, 0)
+	want := fmt.Sprintf("needs %s steps/s, at most %s on its fastest type", formatNum(1e4/(9*25.3)), formatNum(f))
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "43.92") {
+		t.Fatalf("error %v, want it to contain %q", err, want)
+	}
+	for v, want := range map[float64]string{43.917: "43.9", 4.3917: "4.39", 0.012345: "0.0123", 12345.6: "12346", 999.94: "1000"} {
+		if got := formatNum(v); got != want {
+			t.Errorf("formatNum(%v) = %q, want %q", v, got, want)
 		}
 	}
 }

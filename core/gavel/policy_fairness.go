@@ -150,6 +150,7 @@ func holdVariables(a *allocLP, z int, sol []float64) {
 // usable worker type stays idle while a job could take more time.
 func fillIdle(inst *Instance, t [][]float64, al *Allocation) {
 	free, share := freeCapacity(inst, al)
+	consolidated := consolidatedFree(inst, al)
 	eff := effectiveThroughputs(inst, t, al)
 	order := jobOrder(len(inst.Jobs), func(m int) float64 { return eff[m] * fairnessScale(inst, t, m) })
 	for _, m := range order {
@@ -161,11 +162,33 @@ func fillIdle(inst *Instance, t [][]float64, al *Allocation) {
 				continue
 			}
 			add := min(1-share[m], free[g]/sf)
+			c, capped := consolidated[[2]int{j, inst.Jobs[m].ScaleFactor}]
+			if capped {
+				add = min(add, max(0, c/sf))
+				consolidated[[2]int{j, inst.Jobs[m].ScaleFactor}] -= add * sf
+			}
 			al.X[m][j] += add
 			share[m] += add
 			free[g] -= add * sf
 		}
 	}
+}
+
+// consolidatedFree returns the GPUs each consolidated cap of inst
+// (withPlacements) leaves to its scale factor under al, keyed by (column,
+// scale factor).
+func consolidatedFree(inst *Instance, al *Allocation) map[[2]int]float64 {
+	free := map[[2]int]float64{}
+	for _, c := range inst.consolidatedCaps {
+		used := 0.0
+		for m, job := range inst.Jobs {
+			if job.ScaleFactor == c.scale {
+				used += al.X[m][c.column] * float64(c.scale)
+			}
+		}
+		free[[2]int{c.column, c.scale}] = c.gpus - used
+	}
+	return free
 }
 
 // freeCapacity returns the GPUs al leaves idle per capacity type (free[g]

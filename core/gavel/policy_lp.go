@@ -78,6 +78,22 @@ func newAllocLP(inst *Instance, t [][]float64, packed bool) *allocLP {
 			a.capRows = append(a.capRows, a.addRow(capIdx[j], capVal[j], lp.LE, float64(inst.NumWorkers[j])))
 		}
 	}
+	// Consolidated placements fit only so many jobs per server (withPlacements).
+	for _, c := range inst.consolidatedCaps {
+		var idx []int
+		for m, job := range inst.Jobs {
+			if v := a.x[m][c.column]; v >= 0 && job.ScaleFactor == c.scale {
+				idx = append(idx, v)
+			}
+		}
+		if len(idx) > 0 {
+			vals := make([]float64, len(idx))
+			for i := range vals {
+				vals[i] = float64(c.scale)
+			}
+			a.addRow(idx, vals, lp.LE, c.gpus)
+		}
+	}
 	return a
 }
 

@@ -198,7 +198,7 @@ func (s *simulation) retire() {
 // reallocate builds the instance of the active jobs and asks the policy.
 func (s *simulation) reallocate(ctx context.Context) error {
 	c := s.cfg.Cluster
-	inst := &Instance{WorkerTypes: c.WorkerTypes, NumWorkers: c.NumWorkers, PricePerHour: s.instancePrices()}
+	inst := &Instance{WorkerTypes: c.WorkerTypes, NumWorkers: c.NumWorkers, GPUsPerServer: c.GPUsPerServer, PricePerHour: s.instancePrices()}
 	for _, j := range s.active {
 		job := j.job
 		job.StepsRemaining = j.remaining

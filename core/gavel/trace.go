@@ -6,6 +6,10 @@ import (
 	"math/rand/v2"
 )
 
+// DefaultReferenceWorkerType is the GPU whose throughput sizes a generated
+// job (§5.7.1: "the duration of each job on a V100 GPU").
+const DefaultReferenceWorkerType = "v100"
+
 // TraceConfig configures the synthetic trace generator of §5.7.1.
 type TraceConfig struct {
 	// NumJobs is the number of jobs to generate.
@@ -29,7 +33,8 @@ type TraceConfig struct {
 	// Throughputs to size jobs with; nil means DefaultThroughputs().
 	Throughputs *ThroughputTable
 	// ReferenceWorkerType is the GPU the durations are drawn for; "" means
-	// "v100". A job that cannot run there is sized on its fastest GPU type.
+	// DefaultReferenceWorkerType. A job that cannot run there is sized on
+	// its fastest GPU type.
 	ReferenceWorkerType string
 	// Templates, if set, replaces the draw of job type and scale factor:
 	// each job copies the JobType, ScaleFactor and PriorityWeight (0 means
@@ -62,7 +67,7 @@ func GenerateTrace(cfg TraceConfig) ([]Job, error) {
 	}
 	ref := cfg.ReferenceWorkerType
 	if ref == "" {
-		ref = "v100"
+		ref = DefaultReferenceWorkerType
 	}
 	if len(jobTypes) == 0 && cfg.Templates == nil {
 		return nil, fmt.Errorf("trace: job_types: must not be empty")

@@ -67,11 +67,19 @@ type Instance struct {
 	// then holds the consolidated values. Single-GPU jobs are always
 	// consolidated; their entries are ignored.
 	UnconsolidatedThroughputs [][]float64 `json:"unconsolidated_throughputs,omitempty"`
+	// GPUsPerServer is the server size per worker type; nil means
+	// DefaultGPUsPerServer. Placement-sensitive policies use it: a
+	// consolidated job of scale s needs s GPUs in one server (or whole
+	// servers when s exceeds the server size), so only so many fit at once.
+	GPUsPerServer []int `json:"gpus_per_server,omitempty"`
 
 	// capacityOf maps the worker types of an instance expanded by
 	// withPlacements to the type whose GPUs they share; nil means each type
 	// owns its GPUs.
 	capacityOf []int
+	// consolidatedCaps bounds the consolidated columns of an instance
+	// expanded by withPlacements, one entry per (column, scale factor).
+	consolidatedCaps []consolidatedCap
 }
 
 // Allocation is a policy's answer: the fraction of time each job (row) should
