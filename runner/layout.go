@@ -28,7 +28,7 @@ type rankInfo struct {
 	Chunks [][2]int `json:"chunks"`
 }
 
-// workerModel is the model the worker builds (see worker.py Chunk).
+// workerModel is the model the worker builds (see model.py Chunk).
 type workerModel struct {
 	// Kind is "transformer" (GPT decoder blocks between a token embedding
 	// and a vocabulary projection with cross-entropy) or "profile"

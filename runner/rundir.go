@@ -18,7 +18,12 @@ import (
 //go:embed worker.py
 var workerScript []byte
 
-// writeRunDir writes worker.py, run.json and the schedule in torch's CSV
+// modelScript is the worker's model (model.py, imported by worker.py).
+//
+//go:embed model.py
+var modelScript []byte
+
+// writeRunDir writes worker.py, model.py, run.json and the schedule in torch's CSV
 // form (schedule.csv, for reading or for torch.distributed.pipelining).
 func writeRunDir(dir string, c *runConfig) error {
 	cfg, err := json.MarshalIndent(c, "", "  ")
@@ -29,7 +34,7 @@ func writeRunDir(dir string, c *runConfig) error {
 	if err := schedule.WriteCSV(&csv, c.schedule, true); err != nil {
 		return fmt.Errorf("schedule.csv: %w", err)
 	}
-	for name, data := range map[string][]byte{"worker.py": workerScript, "run.json": cfg, "schedule.csv": csv.Bytes()} {
+	for name, data := range map[string][]byte{"worker.py": workerScript, "model.py": modelScript, "run.json": cfg, "schedule.csv": csv.Bytes()} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return err
 		}
