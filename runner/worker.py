@@ -25,7 +25,7 @@ import time
 import torch
 import torch.distributed as dist
 
-from model import Chunk, TensorParallel, activation_shape, microbatch
+from model import Chunk, ContextParallel, ExpertParallel, Parallel, TensorParallel, activation_shape, microbatch
 
 ACTION = re.compile(r"^(\d+)(F|B|I|W|OPT_STEP)(\d*)$")
 
@@ -72,33 +72,61 @@ def parse_actions(strings):
     return out
 
 
+def place(r):
+    """place is a rank's (replica, stage, cp_rank, tp_rank)."""
+    return r["replica"], r["stage"], r["cp_rank"], r["tp_rank"]
+
+
 def make_groups(cfg, me):
     """make_groups creates every process group, on every rank in the same order
-    (torch requires it), and returns this rank's tensor-parallel group, its
-    data-parallel group (the same shard of the same stage on every replica) and
-    its tied-embedding group (first and last stage, same replica and shard)."""
-    stages, replicas, tp = cfg["stages"], cfg["replicas"], cfg["tp"]
-    at = {(r["replica"], r["stage"], r["tp_rank"]): r["rank"] for r in cfg["ranks"]}
+    (torch requires it), and returns this rank's Parallel (its tensor-parallel
+    group; its context-parallel group and ring; its expert-parallel group and
+    the group summing its experts' gradients), its data-parallel group (the
+    same shard of the same stage on every replica and context-parallel rank,
+    which sum their gradients) and its tied-embedding group (first and last
+    stage, same replica and shards). Expert-parallel groups are drawn from the
+    data × context-parallel ranks of a stage's tensor-parallel rank, listed
+    replica-major, as consecutive runs of ep."""
+    stages, replicas, tp, cp, ep = cfg["stages"], cfg["replicas"], cfg["tp"], cfg["cp"], cfg["ep"]
+    at = {place(r): r["rank"] for r in cfg["ranks"]}
     mine = {}
 
     def make(name, ranks):
         g = dist.new_group(ranks)
         if me["rank"] in ranks:
-            mine[name] = g
+            mine[name], mine[name + " ranks"] = g, ranks
 
-    if tp > 1:
-        for r in range(replicas):
-            for s in range(stages):
-                make("tp", [at[(r, s, t)] for t in range(tp)])
-    if replicas > 1:
+    for r in range(replicas):
         for s in range(stages):
+            for c in range(cp):
+                if tp > 1:
+                    make("tp", [at[(r, s, c, t)] for t in range(tp)])
             for t in range(tp):
-                make("dp", [at[(r, s, t)] for r in range(replicas)])
+                if cp > 1:
+                    make("cp", [at[(r, s, c, t)] for c in range(cp)])
+    for s in range(stages):
+        for t in range(tp):
+            wide = [at[(r, s, c, t)] for r in range(replicas) for c in range(cp)]
+            if len(wide) > 1:
+                make("dp", wide)
+            if ep > 1:
+                for i in range(0, len(wide), ep):
+                    make("ep", wide[i:i + ep])
+                if len(wide) > ep:
+                    for j in range(ep):
+                        make("expert grads", wide[j::ep])
     if cfg["model"]["tied"] and stages > 1:
         for r in range(replicas):
-            for t in range(tp):
-                make("tied", [at[(r, 0, t)], at[(r, stages - 1, t)]])
-    return mine.get("tp"), mine.get("dp"), mine.get("tied")
+            for c in range(cp):
+                for t in range(tp):
+                    make("tied", [at[(r, 0, c, t)], at[(r, stages - 1, c, t)]])
+    model = cfg["model"]
+    par = Parallel(
+        model,
+        TensorParallel(tp, me["tp_rank"], mine.get("tp"), cfg["sequence_parallel"]),
+        ContextParallel(model.get("seq", 1), cp, me["cp_rank"], mine.get("cp"), mine.get("cp ranks")),
+        ExpertParallel(ep, mine["ep ranks"].index(me["rank"]) if ep > 1 else 0, mine.get("ep"), mine.get("expert grads")))
+    return par, mine.get("dp"), mine.get("tied")
 
 
 class Rank:
@@ -108,13 +136,12 @@ class Rank:
     def __init__(self, cfg, me, device):
         self.cfg, self.me, self.device = cfg, me, device
         model = cfg["model"]
-        tp_group, self.dp_group, self.tied_group = make_groups(cfg, me)
-        tp = TensorParallel(cfg["tp"], me["tp_rank"], tp_group)
+        par, self.dp_group, self.tied_group = make_groups(cfg, me)
         self.virtual = cfg["stages"] * cfg["chunks"]
         self.chunks = {}
         for c, (first, last) in enumerate(me["chunks"]):
             vs = me["stage"] + c * cfg["stages"]
-            self.chunks[vs] = Chunk(model, first, last, vs == 0, vs == self.virtual - 1, tp).to(device)
+            self.chunks[vs] = Chunk(model, first, last, vs == 0, vs == self.virtual - 1, par).to(device)
         emb = self.chunks.get(0)
         head = self.chunks.get(self.virtual - 1)
         if model["tied"] and emb is not None and head is not None:
@@ -124,14 +151,14 @@ class Rank:
             self.tied = emb.embedding.weight if emb is not None else head.head.weight
         params = torch.nn.ModuleList(list(self.chunks.values())).parameters()
         self.opt = torch.optim.SGD(params, lr=cfg["lr"])
-        self.at = {(r["replica"], r["stage"], r["tp_rank"]): r["rank"] for r in cfg["ranks"]}
-        self.shape = activation_shape(model, cfg["microbatch_size"])
+        self.at = {place(r): r["rank"] for r in cfg["ranks"]}
+        self.shape = activation_shape(cfg)
         self.scale = 1.0 / (cfg["microbatches"] * cfg["replicas"])
         self.synced = set()
 
     def peer(self, vs):
         """peer is the rank of virtual stage vs with this rank's replica and shard."""
-        return self.at[(self.me["replica"], vs % self.cfg["stages"], self.me["tp_rank"])]
+        return self.at[(self.me["replica"], vs % self.cfg["stages"], self.me["cp_rank"], self.me["tp_rank"])]
 
     def tag(self, grad, vs, mb):
         """tag names a message by what it carries, so that messages between the
@@ -203,7 +230,10 @@ class Rank:
             handle.wait()
         if self.dp_group is not None:
             for p in chunk.parameters():
-                dist.all_reduce(p.grad, group=self.dp_group)
+                # An expert's gradient is summed over the ranks holding that expert only.
+                group = getattr(p, "grad_group", self.dp_group)
+                if group is not None:
+                    dist.all_reduce(p.grad, group=group)
         self.synced.add(vs)
         if len(self.synced) < len(self.chunks):
             return
@@ -227,7 +257,7 @@ def run_rank(cfg):
     me = cfg["ranks"][rank]
     worker = Rank(cfg, me, device)
     actions = parse_actions(cfg["actions"][me["stage"]])
-    reports_loss = me["stage"] == cfg["stages"] - 1 and me["tp_rank"] == 0
+    reports_loss = me["stage"] == cfg["stages"] - 1 and me["tp_rank"] == 0 and me["cp_rank"] == 0
     seconds, losses = [], []
     for step in range(cfg["warmup"] + cfg["steps"]):
         dist.barrier()
@@ -257,7 +287,7 @@ def run_reference(cfg):
     microbatching; a synchronous schedule must give the same losses."""
     torch.set_num_threads(1)
     model = cfg["model"]
-    net = Chunk(model, 0, model["layers"] - 1, True, True, TensorParallel())
+    net = Chunk(model, 0, model["layers"] - 1, True, True, Parallel(model))
     opt = torch.optim.SGD(net.parameters(), lr=cfg["lr"])
     scale = 1.0 / (cfg["microbatches"] * cfg["replicas"])
     losses = []
