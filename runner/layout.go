@@ -412,18 +412,18 @@ func splitDegrees(m *workerModel, c *runConfig, scaleDown bool) error {
 	case c.EP > 1 && width%c.EP != 0:
 		return fmt.Errorf("execution.ep: %d must divide the data × context-parallel ranks it is drawn from (%d replicas × cp %d = %d)", c.EP, c.Replicas, c.CP, width)
 	}
-	unit := 1
+	unit, why := 1, []string{}
 	if c.CP > 1 {
-		unit = 2 * c.CP
+		unit, why = 2*c.CP, append(why, fmt.Sprintf("2·cp = %d load-balanced chunks", 2*c.CP))
 	}
 	if c.SequenceParallel {
-		unit *= c.TP
+		unit, why = unit*c.TP, append(why, fmt.Sprintf("split over tp %d by sequence parallelism", c.TP))
 	}
 	if scaleDown {
 		m.Seq = max(unit, m.Seq/unit*unit)
 	}
 	if m.Seq%unit != 0 {
-		return fmt.Errorf("model.transformer.seq: %d must be a multiple of %d (2 × cp %d chunks, each pair split over tp %d with sequence parallelism %v)", m.Seq, unit, c.CP, c.TP, c.SequenceParallel)
+		return fmt.Errorf("model.transformer.seq: %d must be a multiple of %d (%s)", m.Seq, unit, strings.Join(why, ", "))
 	}
 	return nil
 }
