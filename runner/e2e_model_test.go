@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -74,18 +75,24 @@ func TestRunConfigCarriesPlanModel(t *testing.T) {
 }
 
 // TestScaleDownKeepsCPAndEP: scaled down, a plan keeps cp (at most 2) and
-// the expert parallelism its one replica's cp ranks can hold.
+// the expert parallelism its one replica's cp ranks can hold; the report's
+// note says what was lowered.
 func TestScaleDownKeepsCPAndEP(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		cp, ep int
-	}{{"moe-tp2-sp-cp2-ep2.json", 2, 2}, {"moe-ep2.json", 1, 1}} {
-		c, err := newRunConfig(loadPlan(t, tc.name), options{device: "cpu", scaleDown: true, steps: 1, warmup: 0})
+		note   string
+	}{{"moe-tp2-sp-cp2-ep2.json", 2, 2, ""}, {"moe-ep2.json", 1, 1, "; ep 2 ran as ep 1"}} {
+		p := loadPlan(t, tc.name)
+		c, err := newRunConfig(p, options{device: "cpu", scaleDown: true, steps: 1, warmup: 0})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		if c.Replicas != 1 || c.CP != tc.cp || c.EP != tc.ep || c.Model.Seq%(2*c.CP*c.TP) != 0 {
 			t.Errorf("%s scaled down: replicas %d cp %d ep %d seq %d; want 1, %d, %d and seq a multiple of 2·cp·tp", tc.name, c.Replicas, c.CP, c.EP, c.Model.Seq, tc.cp, tc.ep)
+		}
+		if note := newReport(p, c, nil).Note; !strings.HasSuffix(note, "not comparable to the plan's predictions"+tc.note) {
+			t.Errorf("%s: note %q does not end with %q", tc.name, note, tc.note)
 		}
 	}
 }

@@ -266,13 +266,13 @@ class ContextParallel:
             block_lse = scores.logsumexp(-1)
             block = (scores - block_lse.unsqueeze(-1)).exp() @ vv
             if out is None:  # step 0, the diagonal block: every row sees itself
-                out, lse = block, block_lse
+                out, lse = block.float(), block_lse.float()  # combined in fp32 (under autocast too)
                 continue
             old, old_lse = out.index_select(2, rows), lse.index_select(2, rows)
             new_lse = torch.logaddexp(old_lse, block_lse)
             merged = old * (old_lse - new_lse).exp().unsqueeze(-1) + block * (block_lse - new_lse).exp().unsqueeze(-1)
-            out, lse = out.index_copy(2, rows, merged), lse.index_copy(2, rows, new_lse)
-        return out
+            out, lse = out.index_copy(2, rows, merged.float()), lse.index_copy(2, rows, new_lse.float())
+        return out.to(q.dtype)
 
 
 class ExpertParallel:
@@ -357,13 +357,13 @@ class Norm(torch.nn.Module):
 
 def rotary(t, positions):
     """rotary applies the rotary position embedding (Su et al. 2021) to (b, heads, s, d)
-    whose s rows are at the given sequence positions."""
+    whose s rows are at the given sequence positions; the angles in fp32."""
     d = t.shape[-1]
-    inv = 1.0 / 10000.0 ** (torch.arange(0, d, 2, dtype=t.dtype, device=t.device) / d)
-    angle = positions.to(device=t.device, dtype=t.dtype)[:, None] * inv[None]
+    inv = 1.0 / 10000.0 ** (torch.arange(0, d, 2, dtype=torch.float32, device=t.device) / d)
+    angle = positions.to(device=t.device, dtype=torch.float32)[:, None] * inv[None]
     cos, sin = angle.cos(), angle.sin()
-    even, odd = t[..., 0::2], t[..., 1::2]
-    return torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten(-2)
+    even, odd = t[..., 0::2].float(), t[..., 1::2].float()
+    return torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten(-2).to(t.dtype)
 
 
 class MLP(torch.nn.Module):
