@@ -41,6 +41,31 @@ def reduce_scatter_seq(x, size, group):
     return out.view(size, t.shape[0] // size, *t.shape[1:]).sum(0).transpose(0, 1).contiguous()
 
 
+def operator(forward, backward):
+    """operator is an autograd function of one tensor: forward(x) forward,
+    backward(g) for its gradient (communication on both ways)."""
+
+    class Op(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return forward(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            return backward(g)
+
+    return Op
+
+
+def all_reduced(group, scale=1.0):
+    """all_reduced returns a function: the group's sum of a copy of x, times scale."""
+    def f(x):
+        x = x.clone()
+        dist.all_reduce(x, group=group)
+        return x if scale == 1.0 else x * scale
+    return f
+
+
 class TensorParallel:
     """TensorParallel is one rank's place in its tensor-parallel group and
     Megatron-LM's operators over it (Shoeybi et al. 2019 §3; dissertation
@@ -59,45 +84,14 @@ class TensorParallel:
         self.sequence_parallel = sequence_parallel and size > 1
         grp = group
 
-        class Copy(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x.view_as(x)
+        def gather(x):
+            return all_gather_seq(x, size, grp)
 
-            @staticmethod
-            def backward(ctx, g):
-                g = g.clone()
-                dist.all_reduce(g, group=grp)
-                return g
+        def scatter(x):
+            return reduce_scatter_seq(x, size, grp)
 
-        class Reduce(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                x = x.clone()
-                dist.all_reduce(x, group=grp)
-                return x
-
-            @staticmethod
-            def backward(ctx, g):
-                return g
-
-        class Gather(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return all_gather_seq(x, size, grp)
-
-            @staticmethod
-            def backward(ctx, g):
-                return reduce_scatter_seq(g, size, grp)
-
-        class Scatter(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return reduce_scatter_seq(x, size, grp)
-
-            @staticmethod
-            def backward(ctx, g):
-                return all_gather_seq(g, size, grp)
+        def identity(x):
+            return x.view_as(x)
 
         class VocabCrossEntropy(torch.autograd.Function):
             """Cross-entropy over logits split by vocabulary rows: a max, the
@@ -128,8 +122,9 @@ class TensorParallel:
                 grad[rows, local] -= (~outside).to(grad.dtype)
                 return grad * g.unsqueeze(-1), None, None
 
-        self._copy, self._reduce, self._ce = Copy, Reduce, VocabCrossEntropy
-        self._gather, self._scatter = Gather, Scatter
+        self._copy, self._reduce = operator(identity, all_reduced(grp)), operator(all_reduced(grp), identity)
+        self._gather, self._scatter = operator(gather, scatter), operator(scatter, gather)
+        self._ce = VocabCrossEntropy
 
     def enter(self, x):
         """enter makes x (b, s, h) whole for a column-parallel layer."""
@@ -197,33 +192,12 @@ class ContextParallel:
             req.wait()
             return out
 
-        class Shift(torch.autograd.Function):
-            """Shift sends to the next rank of the ring and receives from
-            the previous one; the gradient goes back the other way."""
-
-            @staticmethod
-            def forward(ctx, t):
-                return exchange(t, nxt, prev)
-
-            @staticmethod
-            def backward(ctx, g):
-                return exchange(g, prev, nxt)
-
-        class Mean(torch.autograd.Function):
-            """Mean is the group's mean of a loss each rank holds, the same
-            on every rank; each rank's share of the gradient is 1/size."""
-
-            @staticmethod
-            def forward(ctx, x):
-                x = x.clone()
-                dist.all_reduce(x, group=group)
-                return x / size
-
-            @staticmethod
-            def backward(ctx, g):
-                return g / size
-
-        self._shift, self._mean = Shift, Mean
+        # shift sends to the next rank of the ring and receives from the
+        # previous one; the gradient goes back the other way. mean is the
+        # group's mean of a loss each rank holds, the same on every rank;
+        # each rank's share of the gradient is 1/size.
+        self._shift = operator(lambda t: exchange(t, nxt, prev), lambda g: exchange(g, prev, nxt))
+        self._mean = operator(all_reduced(group, 1.0 / size), lambda g: g / size)
 
     def chunk_positions(self, rank):
         """chunk_positions are the sequence positions rank holds, in order."""

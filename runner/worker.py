@@ -9,7 +9,8 @@ Modes (the protocol is documented in runner/README.md):
                                         writes reference.json (the correctness check)
 
 A rank holds one or more model chunks (virtual stages; interleaved schedules give a
-device v of them) of one tensor-parallel shard, and executes its action list from
+device v of them) of one tensor-parallel shard of one context-parallel rank's
+positions (model.py builds them), and executes its action list from
 core/schedule: F, B, I (input gradient), W (weight gradient), OPT_STEP.
 
 Works with torch >= 1.13 (Debian's python3-torch) and torch 2.x.
