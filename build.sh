@@ -141,7 +141,9 @@ test)
 	if command -v npm >/dev/null; then
 		scripts/workerd.sh install >/dev/null
 	fi
-	go test -count=1 ./...
+	# The runner's end-to-end tests start real torch jobs: under load the
+	# package takes over go test's default 10 minutes.
+	go test -count=1 -timeout 45m ./...
 	fuzz_all
 	;;
 worker)

@@ -220,6 +220,9 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan)
 	}
 	var found partition.PTDPResult
 	var err error
+	if opt.Cost.Efficiency, err = calibratedCurve(in, tr, c); err != nil {
+		return Result{}, err
+	}
 	if in.Evaluates() {
 		res.Mode = "evaluate"
 		found, err = evaluatePTDP(tr, c, opt)
@@ -260,7 +263,7 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan)
 		return Result{}, err
 	}
 	res.StageMemory = pr.StageMemory
-	if res.TimelineSVG, res.TimelineCaption, err = TimelineSVG(ctx, res.Plan, pr.Time); err != nil {
+	if res.TimelineSVG, res.TimelineCaption, err = TimelineSVG(ctx, res.Plan, pr); err != nil {
 		return Result{}, err
 	}
 	return res, nil

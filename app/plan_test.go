@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -222,4 +223,32 @@ func TestCandidateExecutionsValid(t *testing.T) {
 func withPlanner(in request.Plan, planner string) request.Plan {
 	in.Planner = planner
 	return in
+}
+
+// TestPlanTimelineIsTheStep checks that the default plan's timeline draws
+// every microbatch and the flush, so its step is the predicted one, that
+// the caption names p and v as the plan has them, and that the SVG stays
+// under 100 KB, for the default GPT-3 and the largest preset.
+func TestPlanTimelineIsTheStep(t *testing.T) {
+	for _, mdl := range []string{"", "gpt-1t"} {
+		in := request.Default().Plan
+		if mdl != "" {
+			in.Model = mdl
+		}
+		res, err := Plan(context.Background(), in)
+		if err != nil || res.Plan == nil {
+			t.Fatalf("%s: %v %s", in.Model, err, res.Problem)
+		}
+		e := res.Plan.Execution
+		want := fmt.Sprintf("p = %d stages", e.PP)
+		if e.Interleave > 1 {
+			want += fmt.Sprintf(" × v = %d chunks, %d microbatches", e.Interleave, e.Microbatches())
+		}
+		if !strings.Contains(res.TimelineCaption, want) || !strings.Contains(res.TimelineCaption, "as predicted") {
+			t.Errorf("%s: caption %q, want %q and the step as predicted", in.Model, res.TimelineCaption, want)
+		}
+		if n := len(res.TimelineSVG); n > 100<<10 {
+			t.Errorf("%s: timeline SVG is %d bytes, want under 100 KB", in.Model, n)
+		}
+	}
 }

@@ -3,46 +3,55 @@ package app
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"pipeplan/core/cost"
 	"pipeplan/core/plan"
 	"pipeplan/core/schedule"
 )
 
-// maxTimelineMicrobatches bounds the microbatches drawn: enough to show
-// the fill, the steady state and the drain; the caption says when it is cut.
-const maxTimelineMicrobatches = 32
+// maxTimelineWork bounds the (virtual stage, microbatch) pairs simulated
+// for a drawing (tens of ms): every microbatch of the presets' plans on the
+// default cluster (GPT 1T: p = 64, v = 2, m = 768 is 98,304); beyond it the
+// first microbatches are drawn and the caption says so.
+const maxTimelineWork = 1 << 17
 
 // TimelineSVG simulates a PTD-P plan's pipeline schedule with core/schedule
 // and draws it with schedule.RenderSVG. Every (virtual) stage gets the
-// slowest stage's predicted time per microbatch, so the drawing shows the
-// schedule's shape and bubble, not per-layer skew. It also returns a
-// one-line caption of those assumptions.
-func TimelineSVG(ctx context.Context, p *plan.Plan, pr cost.TimeBreakdown) (string, string, error) {
+// slowest stage's predicted time per microbatch (compute, tensor-parallel,
+// context- and expert-parallel, ZeRO-3 and point-to-point time), and the
+// flush the exposed data-parallel reduction and the optimizer step, so the
+// drawn step is the predicted one (eq. 4.4's form) when the stages are
+// alike; the caption says both. It also returns that caption.
+func TimelineSVG(ctx context.Context, p *plan.Plan, pr cost.Prediction) (string, string, error) {
 	e := p.Execution
 	m, pp, v := e.Microbatches(), e.PP, e.Interleave
 	if m < 1 || pp < 1 || v < 1 {
 		return "", "", fmt.Errorf("timeline: plan has no pipeline to draw")
 	}
-	perMB := (pr.ComputeSeconds + pr.TensorParallelSeconds) / float64(m)
-	comm := pr.PipelineP2PSeconds / float64(m) / float64(v)
-	return drawUniform(ctx, e.Schedule, pp, v, m, perMB, comm, "the slowest stage's predicted time per microbatch")
+	t := pr.Time
+	perMB := (t.ComputeSeconds + t.TensorParallelSeconds + t.ContextParallelSeconds + t.ExpertParallelSeconds +
+		t.ZeRO3GatherSeconds + t.PipelineP2PSeconds) / float64(m)
+	return drawUniform(ctx, e.Schedule, pp, v, m, perMB, t.DataParallelSeconds+t.OptimizerSeconds, pr.IterationSeconds,
+		"the slowest stage's predicted time per microbatch")
 }
 
 // uniformTimeline draws a schedule of stages × m microbatches, every stage
 // taking perMBSeconds per microbatch (what says where that time comes from).
 func uniformTimeline(ctx context.Context, kind schedule.Kind, stages, m int, perMBSeconds float64, what string) (string, string, error) {
-	return drawUniform(ctx, kind, stages, 1, m, perMBSeconds, 0, what)
+	return drawUniform(ctx, kind, stages, 1, m, perMBSeconds, 0, 0, what)
 }
 
-// drawUniform simulates and draws kind on pp devices with v chunks each,
-// the first microbatches of m (at most maxTimelineMicrobatches), each device
-// taking perMBSeconds per microbatch split forward:backward 1:2 (the
-// backward pass does twice the forward's matrix multiplications, §4.2.1).
-func drawUniform(ctx context.Context, kind schedule.Kind, pp, v, m int, perMBSeconds, commSeconds float64, what string) (string, string, error) {
+// drawUniform simulates and draws kind on pp devices with v chunks each
+// and m microbatches (the first ones, at most maxTimelineWork pairs), each
+// device taking perMBSeconds per microbatch split forward:backward 1:2 (the
+// backward pass does twice the forward's matrix multiplications, §4.2.1)
+// and flushSeconds for the flush; predicted, if > 0, is the step time the
+// caption compares the drawn one with.
+func drawUniform(ctx context.Context, kind schedule.Kind, pp, v, m int, perMBSeconds, flushSeconds, predicted float64, what string) (string, string, error) {
 	drawn := m
-	if drawn > maxTimelineMicrobatches {
-		drawn = maxTimelineMicrobatches
+	if pp*v*m > maxTimelineWork {
+		drawn = max(maxTimelineWork/(pp*v), 1)
 		switch kind {
 		case schedule.Interleaved:
 			drawn = max(drawn-drawn%pp, pp) // interleaving needs m to be a multiple of p
@@ -59,13 +68,44 @@ func drawUniform(ctx context.Context, kind schedule.Kind, pp, v, m int, perMBSec
 		return "", "", fmt.Errorf("timeline: %w", err)
 	}
 	chunk := perMBSeconds / float64(v)
-	tl, err := schedule.Simulate(ctx, s, schedule.Uniform(chunk/3, 2*chunk/3, 0, commSeconds), nil)
+	costs := schedule.Uniform(chunk/3, 2*chunk/3, 0, 0)
+	costs.OptStepSeconds = flushSeconds / float64(v) // one per chunk on each device
+	tl, err := schedule.Simulate(ctx, s, costs, nil)
 	if err != nil {
 		return "", "", fmt.Errorf("timeline: %w", err)
 	}
-	caption := fmt.Sprintf("%s schedule, %d stages, every stage at %s, %.1f ms (forward:backward 1:2)", kind, pp, what, perMBSeconds*1e3)
-	if drawn < m {
-		caption += fmt.Sprintf("; first %d of %d microbatches drawn, so the drawing's idle share is larger than the step's", drawn, m)
+	stages := fmt.Sprintf("p = %d stages", pp)
+	if v > 1 {
+		stages += fmt.Sprintf(" × v = %d chunks", v)
 	}
-	return string(schedule.RenderSVG(tl, schedule.SVGOptions{WidthPx: 900})), caption, nil
+	caption := fmt.Sprintf("%s schedule, %s, %d microbatches, every stage at %s, %s (forward:backward 1:2)",
+		kind, stages, m, what, secondsText(perMBSeconds))
+	if flushSeconds > 0 {
+		caption += fmt.Sprintf("; the flush (green) is the exposed data-parallel reduction and optimizer step, %s", secondsText(flushSeconds))
+	}
+	switch {
+	case drawn < m:
+		caption += fmt.Sprintf("; first %d of %d microbatches drawn (step drawn %s), so the drawing's idle share is larger than the step's", drawn, m, secondsText(tl.StepSeconds))
+	case predicted > 0 && math.Abs(tl.StepSeconds-predicted) > 0.005*predicted:
+		caption += fmt.Sprintf("; step drawn %s, predicted %s: the stages differ, and the drawing gives each the slowest one's time", secondsText(tl.StepSeconds), secondsText(predicted))
+	case predicted > 0:
+		caption += fmt.Sprintf("; step %s as predicted", secondsText(tl.StepSeconds))
+	}
+	return string(schedule.RenderSVG(tl, schedule.SVGOptions{WidthPx: 900, MaxBoxes: timelineMaxBoxes})), caption, nil
+}
+
+// timelineMaxBoxes is the most boxes the page's timeline draws one by one
+// (about 250 bytes each): beyond, the steady state is collapsed or the
+// step aggregated, which keeps the SVG near 100 KB at most.
+const timelineMaxBoxes = 400
+
+// secondsText formats a duration in s, ms or µs with three significant digits.
+func secondsText(s float64) string {
+	switch {
+	case s >= 1:
+		return fmt.Sprintf("%.3g s", s)
+	case s >= 1e-3:
+		return fmt.Sprintf("%.3g ms", s*1e3)
+	}
+	return fmt.Sprintf("%.3g µs", s*1e6)
 }

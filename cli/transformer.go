@@ -36,6 +36,7 @@ var transformerFlags = map[string]string{
 	"plan.microbatch": "microbatch", "plan.interleave": "interleave", "plan.recompute": "recompute",
 	"plan.optimizer": "optimizer", "plan.zero": "zero", "plan.top": "top",
 	"plan.planner": "planner", "plan.schedule": "schedule",
+	"plan.calibration": "calibration",
 }
 
 // transformerDefaults explains each defaulted flag, printed with the table.
@@ -119,6 +120,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	// The planner (issue 15: PipeDream-2BW's planner on a transformer spec).
 	sched := fs.String("schedule", "", "PTD-P's pipeline schedule: gpipe, 1f1b (PipeDream-Flush), interleaved or 2bw (empty: 1f1b, interleaved when --interleave > 1)")
 	planner := fs.String("planner", "ptdp", "planner: ptdp (tensor × pipeline × data search, §4.3) or 2bw (PipeDream-2BW's planner, §3.3.2: width × depth, microbatch size and recomputation; --pp, --microbatch and --recompute fix its choices)")
+	calibration := fs.String("calibration", "", "a GEMM calibration measured on --gpu (go run ./runner profile --calibration FILE): the cost model's GEMM efficiency curve instead of the default")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -189,6 +191,13 @@ func runTransformer(args []string, stdout io.Writer) error {
 	in.GlobalBatch, in.TP, in.PP, in.CP, in.EP = *batch, *tp, *pp, *cp, *ep
 	in.Microbatch, in.Interleave, in.Recompute = *micro, *interleave, *recompute
 	in.SequenceParallel, in.AllowCrossNodeTP, in.Top = *seqPar, *crossNode, *top
+	if *calibration != "" {
+		data, err := readLimited(*calibration, request.MaxCalibrationBytes)
+		if err != nil {
+			return fmt.Errorf("--calibration: %w", err)
+		}
+		in.Calibration = string(data)
+	}
 	res, err := app.Plan(context.Background(), in)
 	if err != nil {
 		if set[presetFlag] {

@@ -31,11 +31,7 @@ func (r *Report) compareDevice(p *plan.Plan, dev deviceInfo) {
 	for i := range r.PerRank {
 		r.PerRank[i].MemoryRatio = 0
 	}
-	note := why + ": the report compares the losses (numerics, with --check) and the measured peak memory of the runner's model, not the timing, throughput or memory predicted for the plan's GPUs"
-	if r.Note != "" {
-		note = r.Note + "; " + note
-	}
-	r.Note = note
+	r.addNote(why + ": the report compares the losses (numerics, with --check) and the measured peak memory of the runner's model, not the timing, throughput or memory predicted for the plan's GPUs")
 }
 
 // deviceMismatch says how the run's device differs from the plan's GPUs,

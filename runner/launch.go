@@ -19,34 +19,65 @@ import (
 // tailLines is how many of each rank's last output lines a failure shows.
 const tailLines = 15
 
-// launch runs nproc ranks of worker.py in dir under torchrun, streaming
-// their output to log; on failure the error holds the failing ranks' last lines.
-func launch(ctx context.Context, python, dir string, nproc int, log io.Writer) error {
-	port, err := freePort()
-	if err != nil {
-		return err
+// nodeSpec is this node's share of a run: one node of nnodes, each
+// starting nproc ranks, meeting at a torchrun rendezvous when nnodes > 1.
+type nodeSpec struct {
+	nproc, nnodes, nodeRank int
+	// rdzvBackend, rdzvEndpoint and rdzvID are torchrun's --rdzv_backend,
+	// --rdzv_endpoint (host:port) and --rdzv_id; unused on one node.
+	rdzvBackend, rdzvEndpoint, rdzvID string
+}
+
+// singleNode is a run of nproc ranks on this machine alone.
+func singleNode(nproc int) nodeSpec { return nodeSpec{nproc: nproc, nnodes: 1} }
+
+// launchArgs is torchrun's command line (after python) for this node: one
+// node with a free loopback port as its master, or one node of a
+// rendezvous. torch 1.13 and 2.x both accept the underscore spellings.
+func launchArgs(n nodeSpec, port int) []string {
+	args := []string{"-m", "torch.distributed.run", "--nproc_per_node=" + strconv.Itoa(n.nproc)}
+	if n.nnodes <= 1 {
+		args = append(args, "--nnodes=1", "--master_addr=127.0.0.1", "--master_port="+strconv.Itoa(port))
+	} else {
+		args = append(args, "--nnodes="+strconv.Itoa(n.nnodes), "--node_rank="+strconv.Itoa(n.nodeRank),
+			"--rdzv_backend="+n.rdzvBackend, "--rdzv_endpoint="+n.rdzvEndpoint, "--rdzv_id="+n.rdzvID)
 	}
-	cmd := exec.CommandContext(ctx, python, "-m", "torch.distributed.run", "--nnodes=1",
-		"--nproc_per_node="+strconv.Itoa(nproc), "--master_addr=127.0.0.1", "--master_port="+strconv.Itoa(port),
-		// torch 1.13 on Python >= 3.11 cannot parse its default "0" for these
-		// two flags (Std.from_str returns None); "1" (stdout) parses everywhere,
-		// and stderr, where the workers write, stays on the console.
-		"--redirects=1", "--tee=1", "--log_dir=logs",
-		"worker.py", "--config", "run.json")
+	// torch 1.13 on Python >= 3.11 cannot parse its default "0" for these
+	// two flags (Std.from_str returns None); "1" (stdout) parses everywhere,
+	// and stderr, where the workers write, stays on the console.
+	return append(args, "--redirects=1", "--tee=1", "--log_dir=logs", "worker.py", "--config", "run.json")
+}
+
+// launch runs this node's ranks of worker.py in dir under torchrun,
+// streaming their output to log; on failure the error holds the failing
+// ranks' last lines.
+func launch(ctx context.Context, python, dir string, n nodeSpec, log io.Writer) error {
+	port := 0
+	if n.nnodes <= 1 {
+		var err error
+		if port, err = freePort(); err != nil {
+			return err
+		}
+	}
+	cmd := exec.CommandContext(ctx, python, launchArgs(n, port)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS=1", "PYTHONUNBUFFERED=1")
-	ownProcessGroup(ctx, cmd)
+	var states string // the ranks' states when the run was stopped
+	ownProcessGroup(ctx, cmd, func(pgid int) { states = rankStates(pgid) })
 	cmd.WaitDelay = stopGrace
 	out := newTails(log)
 	cmd.Stdout, cmd.Stderr = out, out // the same writer: exec serializes the writes
-	err = cmd.Run()
+	err := cmd.Run()
 	killGroup(cmd)
 	out.flush()
 	if err == nil {
 		return nil
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("workers stopped: %v (the process group was killed)%s", context.Cause(ctx), out.stopped())
+		if states != "" {
+			states = "\nwhen stopped:\n" + states
+		}
+		return fmt.Errorf("workers stopped: %v (the process group was killed)%s%s", context.Cause(ctx), out.stopped(), states)
 	}
 	return fmt.Errorf("worker failed (torchrun: %v)%s", err, out.failure())
 }

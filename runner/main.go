@@ -1,11 +1,14 @@
 // Command runner executes an exported pipeplan plan on local devices through
 // PyTorch distributed (torchrun, gloo on CPU, nccl on CUDA) and reports the
-// measured step time, throughput and peak memory against the plan's
-// predictions.
+// measured step time, throughput, peak memory and per-stage times against
+// the plan's predictions; `runner profile` measures a model's layers and the
+// device's GEMMs for the planner, `runner export` writes launch artifacts.
 //
 // Usage:
 //
 //	go run ./runner [flags] plan.json
+//	go run ./runner profile [flags] (--model PRESET | plan.json)
+//	go run ./runner export --format FORMAT plan.json
 //
 // See runner/README.md for the flags and the worker protocol.
 package main
@@ -19,6 +22,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"pipeplan/core/plan"
@@ -34,7 +38,12 @@ func main() {
 		return
 	}
 	ctx, stop := withSignals(context.Background())
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == "profile" {
+		err = runProfile(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	} else {
+		err = run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	}
 	var sig signalError
 	if errors.As(context.Cause(ctx), &sig) {
 		fmt.Fprintln(os.Stderr, "runner: stopped:", err)
@@ -62,6 +71,12 @@ type options struct {
 	check        bool
 	keep         bool
 	timeout      time.Duration
+	// timeline is where to write the predicted and measured timelines (SVG).
+	timeline string
+	// nnodes, nodeRank and the rdzv* fields place this runner's ranks in a
+	// multi-node run (torchrun's rendezvous); see newNodeSpec.
+	nnodes, nodeRank                  int
+	rdzvEndpoint, rdzvID, rdzvBackend string
 }
 
 // run parses the flags, executes the plan and prints the report.
@@ -69,7 +84,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("runner", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: go run ./runner [flags] plan.json")
+		fmt.Fprintln(stderr, "usage: go run ./runner [flags] plan.json\n       go run ./runner profile [flags] (--model PRESET | plan.json)\n       go run ./runner export --format FORMAT plan.json")
 		fs.PrintDefaults()
 	}
 	var o options
@@ -84,6 +99,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.check, "check", false, "also train the same model unpipelined in one process and compare the losses (a synchronous schedule must match)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the run directory (run.json, schedule.csv, worker.py, results) and print its path")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "stop the workers (kill their process group) after this long")
+	fs.StringVar(&o.timeline, "timeline", "", "write the predicted and measured timelines, drawn one above the other, to this SVG file (with --keep also timeline.svg in the run directory)")
+	fs.IntVar(&o.nnodes, "nnodes", 1, "nodes the run spans; each runs this runner with its --node-rank, the same plan and flags, and meets the others at --rdzv-endpoint")
+	fs.IntVar(&o.nodeRank, "node-rank", 0, "this node's rank, 0 to --nnodes-1 (torchrun's --node_rank)")
+	fs.StringVar(&o.rdzvEndpoint, "rdzv-endpoint", "", "host:port of the rendezvous, the same on every node (torchrun's --rdzv_endpoint); required with --nnodes > 1")
+	fs.StringVar(&o.rdzvID, "rdzv-id", "pipeplan", "the run's id at the rendezvous, the same on every node (torchrun's --rdzv_id)")
+	fs.StringVar(&o.rdzvBackend, "rdzv-backend", "c10d", "torchrun's --rdzv_backend: "+strings.Join(rdzvBackends, ", "))
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	outPath := fs.String("out", "", "also write the JSON report to this file (atomically)")
 	if err := fs.Parse(args); err != nil {
@@ -148,7 +169,11 @@ func execute(ctx context.Context, o options, log io.Writer) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkLimits(c, o); err != nil {
+	node, err := newNodeSpec(o, p, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkLimits(c, o, node); err != nil {
 		return nil, err
 	}
 	python := o.python
@@ -172,17 +197,18 @@ func execute(ctx context.Context, o options, log io.Writer) (*Report, error) {
 	if err := writeRunDir(dir, c); err != nil {
 		return nil, err
 	}
-	if err := checkDevices(ctx, python, dir, c, o); err != nil {
+	if err := checkDevices(ctx, python, dir, c, o, node); err != nil {
 		return nil, err
 	}
-	if err := launch(ctx, python, dir, len(c.Ranks), log); err != nil {
+	if err := launch(ctx, python, dir, node, log); err != nil {
 		return nil, err
 	}
-	results, err := readResults(dir, c)
+	results, err := readResults(dir, c, node)
 	if err != nil {
 		return nil, err
 	}
 	rep := newReport(p, c, results)
+	rep.placeNode(node, len(c.Ranks))
 	dev := deviceInfo{Kind: o.device}
 	if o.device == "cuda" {
 		if dev.Name, err = cudaDeviceName(ctx, python); err != nil {
@@ -190,25 +216,63 @@ func execute(ctx context.Context, o options, log io.Writer) (*Report, error) {
 		}
 	}
 	rep.compareDevice(p, dev)
-	if o.check {
+	svg, err := rep.addStages(ctx, p, c, results)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeTimeline(rep, svg, o, dir); err != nil {
+		return nil, err
+	}
+	if o.check && rep.hasAllLosses(c) {
 		return rep, checkAgainstReference(ctx, python, dir, c, rep)
 	}
 	return rep, nil
 }
 
-// readResults reads and checks every rank's result file.
-func readResults(dir string, c *runConfig) ([]*rankResult, error) {
-	out := make([]*rankResult, len(c.Ranks))
-	for i, rk := range c.Ranks {
+// readResults reads and checks the result file of every rank this node
+// ran: all of them on one node; on one node of several, the nproc ranks
+// the rendezvous gave it (c10d assigns them in its own order).
+func readResults(dir string, c *runConfig, n nodeSpec) ([]*rankResult, error) {
+	var out []*rankResult
+	for _, rk := range c.Ranks {
 		data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("result-rank%d.json", rk.Rank)))
+		if errors.Is(err, os.ErrNotExist) && n.nnodes > 1 {
+			continue // another node's rank
+		}
 		if err != nil {
 			return nil, fmt.Errorf("rank %d: %w", rk.Rank, err)
 		}
-		if out[i], err = parseResult(data, rk, c); err != nil {
+		res, err := parseResult(data, rk, c)
+		if err != nil {
 			return nil, fmt.Errorf("rank %d: %w", rk.Rank, err)
 		}
+		out = append(out, res)
+	}
+	if len(out) != n.nproc {
+		return nil, fmt.Errorf("this node ran %d ranks but %d wrote a result", n.nproc, len(out))
 	}
 	return out, nil
+}
+
+// writeTimeline writes the timelines' SVG to --timeline and, with --keep,
+// into the run directory, and records where in the report.
+func writeTimeline(rep *Report, svg []byte, o options, dir string) error {
+	if svg == nil {
+		return nil
+	}
+	if o.keep {
+		rep.TimelineSVG = filepath.Join(dir, "timeline.svg")
+		if err := os.WriteFile(rep.TimelineSVG, svg, 0o644); err != nil {
+			return err
+		}
+	}
+	if o.timeline != "" {
+		rep.TimelineSVG = o.timeline
+		if err := atomicfile.WriteFile(o.timeline, svg); err != nil {
+			return fmt.Errorf("--timeline: %w", err)
+		}
+	}
+	return nil
 }
 
 // errMismatch marks a run whose losses differ from the unpipelined reference.

@@ -9,7 +9,7 @@ import (
 
 // ownProcessGroup leaves cmd as it is: without process groups, cancelling
 // kills torchrun only.
-func ownProcessGroup(ctx context.Context, cmd *exec.Cmd) {}
+func ownProcessGroup(ctx context.Context, cmd *exec.Cmd, onStop func(pgid int)) {}
 
 // killGroup does nothing without process groups.
 func killGroup(cmd *exec.Cmd) {}

@@ -9,13 +9,15 @@ import (
 	"syscall"
 )
 
-// ownProcessGroup starts cmd in a new process group. When ctx ends, the
-// group gets the signal the runner received (SIGINT, SIGTERM), so torchrun
-// can stop its workers, or SIGKILL on a timeout; cmd.WaitDelay bounds the
-// wait after that, and killGroup ends whatever is left.
-func ownProcessGroup(ctx context.Context, cmd *exec.Cmd) {
+// ownProcessGroup starts cmd in a new process group. When ctx ends,
+// onStop sees the group before it is signalled, then the group gets the
+// signal the runner received (SIGINT, SIGTERM), so torchrun can stop its
+// workers, or SIGKILL on a timeout; cmd.WaitDelay bounds the wait after
+// that, and killGroup ends whatever is left.
+func ownProcessGroup(ctx context.Context, cmd *exec.Cmd, onStop func(pgid int)) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
+		onStop(cmd.Process.Pid)
 		sig := syscall.SIGKILL
 		var se signalError
 		if errors.As(context.Cause(ctx), &se) {

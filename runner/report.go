@@ -15,9 +15,14 @@ type Report struct {
 	Model    string `json:"model"`
 	Schedule string `json:"schedule"`
 	Device   string `json:"device"`
-	Ranks    int    `json:"ranks"`
-	Stages   int    `json:"stages"`
-	Replicas int    `json:"replicas"`
+	// Ranks is the run's ranks, on every node; PerRank holds this node's.
+	Ranks int `json:"ranks"`
+	// Nodes and NodeRank place this report's node in a multi-node run
+	// (Nodes 0 on one node).
+	Nodes    int `json:"nodes,omitempty"`
+	NodeRank int `json:"node_rank,omitempty"`
+	Stages   int `json:"stages"`
+	Replicas int `json:"replicas"`
 	// Steps is the number of measured steps (after warmup).
 	Steps int `json:"steps"`
 	// SamplesPerStep is replicas × microbatches × microbatch size of the run.
@@ -42,6 +47,51 @@ type Report struct {
 	// MaxLossRelDiff is max |loss − reference| / |reference| (--check only).
 	MaxLossRelDiff *float64     `json:"max_loss_rel_diff,omitempty"`
 	PerRank        []RankReport `json:"per_rank"`
+	// PerStage is each virtual stage's measured F, B (or I) and W times per
+	// microbatch against the plan's (from the workers' action records).
+	PerStage []StageReport `json:"per_stage,omitempty"`
+	// PredictedStageTimesFrom says where the predicted per-stage times come from.
+	PredictedStageTimesFrom string `json:"predicted_stage_times_from,omitempty"`
+	// BubbleFraction is the measured idle share of the step (median over
+	// the recorded steps); PredictedBubbleFraction is the plan's.
+	BubbleFraction          *float64 `json:"bubble_fraction,omitempty"`
+	PredictedBubbleFraction float64  `json:"predicted_bubble_fraction"`
+	// PerStageNote says why per-stage fields are missing, when they are.
+	PerStageNote string `json:"per_stage_note,omitempty"`
+	// TimelineSVG is where the predicted and measured timelines were drawn.
+	TimelineSVG string `json:"timeline_svg,omitempty"`
+	// lossReplicas is how many replicas' losses Losses averages.
+	lossReplicas int
+}
+
+// placeNode records, for one node of a multi-node run, which node the
+// report is of and what it covers: this node's ranks, its slowest rank's
+// step time, and the losses only where the last stages ran.
+func (r *Report) placeNode(n nodeSpec, ranks int) {
+	if n.nnodes <= 1 {
+		return
+	}
+	r.Nodes, r.NodeRank, r.Ranks = n.nnodes, n.nodeRank, ranks
+	note := fmt.Sprintf("node %d of %d: per_rank and the iteration time are this node's %d ranks", n.nodeRank, n.nnodes, len(r.PerRank))
+	switch {
+	case r.lossReplicas == 0:
+		note += "; the losses (and --check) are reported by the node(s) running the last stage"
+	case r.lossReplicas < r.Replicas:
+		note += fmt.Sprintf("; the losses average the %d of %d replicas whose last stage ran here (no --check against the reference)", r.lossReplicas, r.Replicas)
+	}
+	r.addNote(note)
+}
+
+// hasAllLosses reports whether every replica's losses are in the report,
+// as --check's comparison with the reference needs.
+func (r *Report) hasAllLosses(c *runConfig) bool { return r.lossReplicas == c.Replicas }
+
+// addNote appends a sentence to the report's note.
+func (r *Report) addNote(s string) {
+	if r.Note != "" {
+		s = r.Note + "; " + s
+	}
+	r.Note = s
 }
 
 // Stats summarizes a sample.
@@ -71,6 +121,7 @@ func newReport(p *plan.Plan, c *runConfig, results []*rankResult) *Report {
 		SamplesPerStep: c.Replicas * c.Microbatches * c.MicrobatchSize, Comparable: c.Comparable,
 		PredictedIterationSeconds: p.Predictions.IterationSeconds,
 		PredictedSamplesPerSecond: p.Predictions.SamplesPerSecond,
+		PredictedBubbleFraction:   p.Predictions.BubbleFraction,
 	}
 	switch {
 	case c.ScaledDown:
@@ -87,6 +138,7 @@ func newReport(p *plan.Plan, c *runConfig, results []*rankResult) *Report {
 		r.Note = fmt.Sprintf("--schedule %s: the plan was predicted for %s; timing and memory are not comparable", c.Schedule, p.Execution.Schedule)
 	}
 	steps := make([]float64, c.Steps)
+	lossRanks := 0
 	for _, res := range results {
 		for i, s := range res.StepSeconds {
 			steps[i] = max(steps[i], s)
@@ -105,11 +157,16 @@ func newReport(p *plan.Plan, c *runConfig, results []*rankResult) *Report {
 			if r.Losses == nil {
 				r.Losses = make([]float64, len(res.Losses))
 			}
+			lossRanks++
 			for i, l := range res.Losses {
-				r.Losses[i] += l / float64(c.Replicas)
+				r.Losses[i] += l
 			}
 		}
 	}
+	for i := range r.Losses {
+		r.Losses[i] /= float64(lossRanks) // the replicas' mean
+	}
+	r.lossReplicas = lossRanks
 	r.IterationSeconds = summarize(steps)
 	if r.IterationSeconds.Median > 0 {
 		r.SamplesPerSecond = float64(r.SamplesPerStep) / r.IterationSeconds.Median
@@ -208,7 +265,37 @@ func (r *Report) writeTable(w io.Writer) error {
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%.4g\t%s\t%s\t%s\n", k.Rank, k.Stage, k.Replica, k.MedianStepSeconds,
 			mem, orDash(k.PredictedPeakBytes/(1<<30)), orDash(k.MemoryRatio))
 	}
+	r.writeStages(tw)
 	return tw.Flush()
+}
+
+// writeStages prints the per-stage times and the bubble, measured against
+// predicted, or why there are none.
+func (r *Report) writeStages(tw io.Writer) {
+	fmt.Fprintln(tw)
+	if r.PerStageNote != "" {
+		fmt.Fprintf(tw, "per stage: NOTE: %s\n", r.PerStageNote)
+	}
+	if len(r.PerStage) > 0 {
+		fmt.Fprintln(tw, "stage (position, chunk)\tF ms\tpredicted\tB or I ms\tpredicted\tW ms\tpredicted")
+		ms := func(v float64) string { return orDash(1e3 * v) }
+		for _, s := range r.PerStage {
+			fmt.Fprintf(tw, "%d (%d, %d)\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Stage, s.Position, s.Chunk,
+				ms(s.ForwardSeconds), ms(s.PredictedForwardSeconds), ms(s.BackwardSeconds), ms(s.PredictedBackwardSeconds),
+				ms(s.WeightSeconds), ms(s.PredictedWeightSeconds))
+		}
+	}
+	measured := "-"
+	if r.BubbleFraction != nil {
+		measured = fmt.Sprintf("%.1f%%", 100*(*r.BubbleFraction))
+	}
+	fmt.Fprintf(tw, "bubble (idle share of the step)\t%s\tpredicted %.1f%%\n", measured, 100*r.PredictedBubbleFraction)
+	if r.PredictedStageTimesFrom != "" {
+		fmt.Fprintf(tw, "predicted stage times: %s\n", r.PredictedStageTimesFrom)
+	}
+	if r.TimelineSVG != "" {
+		fmt.Fprintf(tw, "timelines (predicted above measured): %s\n", r.TimelineSVG)
+	}
 }
 
 // orDash formats v, or "-" when it is zero (not predicted).

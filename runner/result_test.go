@@ -4,10 +4,19 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"pipeplan/core/schedule"
 )
 
-// resultConfig is a 2-stage run of 2 measured steps after 1 warmup step.
-var resultConfig = &runConfig{Stages: 2, Steps: 2, Warmup: 1}
+// resultConfig is a 2-stage GPipe run of 2 microbatches, 2 measured steps
+// after 1 warmup step.
+var resultConfig = func() *runConfig {
+	s, err := schedule.Generate(schedule.GPipe, schedule.Options{Stages: 2, Microbatches: 2})
+	if err != nil {
+		panic(err)
+	}
+	return &runConfig{Stages: 2, Chunks: 1, Microbatches: 2, Steps: 2, Warmup: 1, schedule: s}
+}()
 
 func TestParseResult(t *testing.T) {
 	last := rankInfo{Rank: 3, Stage: 1, Replica: 1}
@@ -54,6 +63,11 @@ func FuzzParseResult(f *testing.F) {
 	f.Add([]byte(`{"rank":0,"stage":0,"replica":0,"step_seconds":[1,1],"losses":[],"peak_memory_bytes":0,"torch_version":""}`))
 	f.Add([]byte(`{"rank":3,"stage":1,"replica":1,"step_seconds":[NaN],"losses":null}`))
 	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"rank":0,"stage":0,"replica":0,"step_seconds":[1,1],"losses":[],"peak_memory_bytes":0,"torch_version":"",` +
+		`"actions":[{"kind":"F","stage":0,"chunk":0,"microbatch":0,"step":1,"start":0,"end":0.1},{"kind":"F","stage":0,"chunk":0,"microbatch":1,"step":1,"start":0.1,"end":0.2},` +
+		`{"kind":"B","stage":0,"chunk":0,"microbatch":0,"step":1,"start":0.5,"end":0.7},{"kind":"B","stage":0,"chunk":0,"microbatch":1,"step":1,"start":0.7,"end":0.9},` +
+		`{"kind":"OPT_STEP","stage":0,"chunk":0,"microbatch":-1,"step":1,"start":0.9,"end":0.95}]}`))
+	f.Add([]byte(`{"rank":0,"stage":0,"replica":0,"step_seconds":[1,1],"losses":[],"peak_memory_bytes":0,"actions":[{}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, want := range []rankInfo{{}, {Rank: 3, Stage: 1, Replica: 1}} {
 			r, err := parseResult(data, want, resultConfig)
@@ -71,6 +85,21 @@ func FuzzParseResult(f *testing.F) {
 			for _, v := range append(r.StepSeconds, r.Losses...) {
 				if !finiteNonNegative(v) {
 					t.Fatalf("accepted a bad value %v in %+v", v, r)
+				}
+			}
+			// The per-stage report checks the action records.
+			steps, err := stepActions(r, resultConfig, true)
+			if err != nil {
+				continue
+			}
+			for _, recs := range steps {
+				if recs != nil && len(recs) != 4 {
+					t.Fatalf("accepted a step of %d compute actions (the list has 4)", len(recs))
+				}
+				for _, a := range recs {
+					if !finiteNonNegative(a.Start) || a.End < a.Start || a.Stage != want.Stage {
+						t.Fatalf("accepted a bad action record %+v", a)
+					}
 				}
 			}
 		}

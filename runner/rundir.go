@@ -61,19 +61,19 @@ func parseProbe(out []byte) (probe, error) {
 }
 
 // checkLimits checks, before any python starts, that a CPU run's rank
-// processes are within --max-procs.
-func checkLimits(c *runConfig, o options) error {
-	if need := len(c.Ranks); o.device == "cpu" && need > o.maxProcs {
-		return fmt.Errorf("plan needs %d rank processes (%d stages × %d replicas × tp %d × cp %d), over --max-procs %d; raise --max-procs or use --scale-down to run 1 replica per stage with tp <= %d and cp <= %d (%d ranks)",
-			need, c.Stages, c.Replicas, c.TP, c.CP, o.maxProcs, scaleTP, scaleCP, c.Stages*min(c.TP, scaleTP)*min(c.CP, scaleCP))
+// processes on this node are within --max-procs.
+func checkLimits(c *runConfig, o options, n nodeSpec) error {
+	if need := n.nproc; o.device == "cpu" && need > o.maxProcs {
+		return fmt.Errorf("plan needs %d rank processes%s (%d stages × %d replicas × tp %d × cp %d), over --max-procs %d; raise --max-procs or use --scale-down to run 1 replica per stage with tp <= %d and cp <= %d (%d ranks)",
+			need, n.share(), c.Stages, c.Replicas, c.TP, c.CP, o.maxProcs, scaleTP, scaleCP, c.Stages*min(c.TP, scaleTP)*min(c.CP, scaleCP))
 	}
 	return nil
 }
 
 // checkDevices checks that this machine has the GPUs a CUDA run needs.
-func checkDevices(ctx context.Context, python, dir string, c *runConfig, o options) error {
-	need := len(c.Ranks)
-	what := fmt.Sprintf("%d stages × %d replicas × tp %d × cp %d", c.Stages, c.Replicas, c.TP, c.CP)
+func checkDevices(ctx context.Context, python, dir string, c *runConfig, o options, n nodeSpec) error {
+	need := n.nproc
+	what := fmt.Sprintf("%d stages × %d replicas × tp %d × cp %d%s", c.Stages, c.Replicas, c.TP, c.CP, n.share())
 	if o.device == "cpu" {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -511,11 +512,13 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("%d linked sources", n)
 		}
 		run := tb.text(t, "#run-cost")
-		if !strings.Contains(run, "300 B tokens") || !strings.Contains(run, "days") || !strings.Contains(run, "enter a price") {
-			t.Errorf("run cost = %q", short(run))
+		// The A100's default price comes from gpuprofiles' dated list.
+		if !strings.Contains(run, "300 B tokens") || !strings.Contains(run, "days") || !strings.Contains(run, "$") {
+			t.Errorf("run cost = %q, want it in dollars at the sourced default price", short(run))
 		}
+		was, _ := json.Marshal(run)
 		tb.setSelect(t, "price-per-gpu-hour", "2.5")
-		tb.waitFor(t, `document.getElementById("run-cost").textContent.includes("$")`)
+		tb.waitFor(t, `document.getElementById("run-cost").textContent.includes("$") && document.getElementById("run-cost").innerText !== `+string(was))
 		tb.click(t, "#pin-candidate")
 		tb.click(t, "#candidates tbody tr:nth-child(2)")
 		tb.waitFor(t, `document.getElementById("compare") !== null && document.querySelector("#candidates tbody tr:nth-child(2)").classList.contains("selected")`)
@@ -940,6 +943,63 @@ func TestBrowser(t *testing.T) {
 		}
 		tb.checkPageErrors(t)
 	})
+	t.Run("UnknownPresetFallsBackVisibly", func(t *testing.T) {
+		// A link naming a preset this build lacks opens on the defaults
+		// with a banner that names it.
+		st := request.Default()
+		st.Plan.Model = "gpt-9000"
+		frag, err := plan.EncodeFragment(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb := b.newTab(t)
+		tb.openPlan(t, b.server.URL+"/#"+frag)
+		tb.waitFor(t, `document.getElementById("error") !== null`)
+		if msg := tb.text(t, "#error"); !strings.Contains(msg, "gpt-9000") || !strings.Contains(msg, "default model, GPT-3 175B") {
+			t.Errorf("banner = %q, want the unknown preset named and the default model", short(msg))
+		}
+		if in := tb.inputs(t); in["model"] != "gpt3-175b" {
+			t.Errorf("model input %q, want the default preset", in["model"])
+		}
+		tb.checkPageErrors(t)
+	})
+	t.Run("ErrorsInWords", func(t *testing.T) {
+		// Bad inputs are answered in words that name the field, with
+		// formatted numbers: no Go parser's text, no doubled field prefix,
+		// no 17-digit float.
+		tb := b.openState(t, request.Default())
+		for _, c := range []struct{ id, value string }{{"nodes", "1.5"}, {"global-batch", "0.1"}, {"nodes", "100000000"}} {
+			eval[bool](t, tb, fmt.Sprintf(`(() => { const e = document.getElementById(%q); e.value = %q; e.dispatchEvent(new Event("change", {bubbles: true})); return true; })()`, c.id, c.value))
+			tb.waitFor(t, `document.getElementById("error") !== null`)
+			msg := tb.text(t, "#error")
+			if strings.Contains(msg, "strconv") || strings.Contains(msg, "parsing") || strings.Contains(msg, "plan.plan.") ||
+				regexp.MustCompile(`\d\.\d{7,}|\d{13,}`).MatchString(msg) || !strings.Contains(msg, strings.ReplaceAll(c.id, "-", "_")) {
+				t.Errorf("%s = %s: banner %q, want words naming the field and formatted numbers", c.id, c.value, short(msg))
+			}
+		}
+		tb.checkPageErrors(t)
+	})
+	t.Run("CostTableFitsAt1400", func(t *testing.T) {
+		// At 1400 px the Cost page's table stays inside the window.
+		tb := b.openState(t, jobTypesState("cost"))
+		if over := eval[float64](t, tb, `Math.max(document.documentElement.scrollWidth - window.innerWidth, document.getElementById("cost-table").getBoundingClientRect().right - window.innerWidth)`); over > 0 {
+			t.Errorf("the Cost page overflows the %d px window by %.0f px", eval[int](t, tb, `window.innerWidth`), over)
+		}
+		tb.checkPageErrors(t)
+	})
+	t.Run("ChartsHaveLabels", func(t *testing.T) {
+		// Every chart on every page is an image with a text alternative.
+		tb := b.openState(t, request.Default())
+		bad := `[...document.querySelectorAll("main svg, .results svg, #timeline svg")].filter(e => e.getAttribute("role") !== "img" || !(e.getAttribute("aria-label") || "").trim()).map(e => (e.closest("[id]") || {}).id)`
+		for _, page := range []string{"plan", "cluster", "cost"} {
+			tb.click(t, "#tab-"+page)
+			tb.waitFor(t, fmt.Sprintf(`document.getElementById("tab-%s").getAttribute("aria-selected") === "true" && document.querySelector("svg") !== null`, page))
+			if ids := eval[[]string](t, tb, bad); len(ids) > 0 {
+				t.Errorf("%s page: charts without role=img and an aria-label, in %q", page, ids)
+			}
+		}
+		tb.checkPageErrors(t)
+	})
 	t.Run("Accessibility", func(t *testing.T) {
 		tb := b.openState(t, request.Default())
 		// Every control has an accessible name, on every page.
@@ -1007,13 +1067,19 @@ func TestBrowserPresetTimings(t *testing.T) {
 		t.Skip("set PIPEPLAN_TIMINGS=1 to time every preset in the browser")
 	}
 	b := startBrowser(t)
-	tb := b.openState(t, request.Default())
-	t.Logf("first render %.0f ms after navigation start; first plan %.0f ms", eval[float64](t, tb, `window.pipeplanTimings.firstRenderMs`), tb.replanMillis(t))
-	for _, m := range app.Models() {
-		run := eval[string](t, tb, `document.getElementById("plan-timing").dataset.run`)
-		tb.setSelect(t, "model", m.ID)
-		// data-run counts the plans started: wait for this one to end.
-		tb.waitFor(t, fmt.Sprintf(`document.getElementById("plan-timing").dataset.run !== %q && document.getElementById("cancel-plan") === null`, run))
-		t.Logf("%-16s %s", m.ID, tb.text(t, "#plan-timing"))
+	for q, m := range app.Models() {
+		// Each preset in its own tab, with its own deadline, switched to
+		// from the default plan once the worker runs.
+		t.Run(m.ID, func(t *testing.T) {
+			tb := b.openState(t, request.Default())
+			if q == 0 {
+				t.Logf("first render %.0f ms after navigation start; first plan %.0f ms", eval[float64](t, tb, `window.pipeplanTimings.firstRenderMs`), tb.replanMillis(t))
+			}
+			run := eval[string](t, tb, `document.getElementById("plan-timing").dataset.run`)
+			tb.setSelect(t, "model", m.ID)
+			// data-run counts the plans started: wait for this one to end.
+			tb.waitFor(t, fmt.Sprintf(`document.getElementById("plan-timing").dataset.run !== %q && document.getElementById("cancel-plan") === null`, run))
+			t.Logf("%-16s %s", m.ID, tb.text(t, "#plan-timing"))
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"pipeplan/core/model"
 
+	"pipeplan/app"
 	"pipeplan/app/request"
 )
 
@@ -92,6 +93,18 @@ func (a *App) LoadFragment(fragment string) {
 	a.Err = ""
 	if err != nil {
 		a.Err = err.Error() + " — showing the defaults instead."
+	} else if !app.KnownModel(s.Plan.Model) {
+		// A link from another build may name a preset this one lacks:
+		// the rest of the link still holds, on the default model.
+		def := request.Default().Plan.Model
+		name := def
+		for _, m := range app.Models() {
+			if m.ID == def {
+				name = m.Name
+			}
+		}
+		a.Err = fmt.Sprintf("shared link: plan.model: unknown preset %q — showing the default model, %s, instead.", s.Plan.Model, name)
+		s.Plan.Model = def
 	}
 	a.State = s
 	a.fragment = fragment

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"pipeplan/app/request"
+	"pipeplan/core/plan"
 )
 
 // fakeBrowser records what the UI asks of the page.
@@ -106,5 +107,24 @@ func TestAddPlannedJobThatFitsNowhere(t *testing.T) {
 	a.SetJob(1, "slo", "-1")
 	if !strings.Contains(a.Err, "slo_hours") || a.State.Cluster.Jobs[1].SLOHours != 2.5 {
 		t.Errorf("negative SLO: err %q, SLO %v", a.Err, a.State.Cluster.Jobs[1].SLOHours)
+	}
+}
+
+// TestUnknownPresetFallsBack checks that a link naming a preset this build
+// lacks opens on the default model, keeping the rest of the link, with a
+// banner that names the preset.
+func TestUnknownPresetFallsBack(t *testing.T) {
+	st := request.Default()
+	st.Plan.Model, st.Plan.Nodes = "gpt-9000", 64
+	frag, err := plan.EncodeFragment(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewApp(&fakeBrowser{}, frag)
+	if a.State.Plan.Model != request.Default().Plan.Model || a.State.Plan.Nodes != 64 {
+		t.Errorf("model %q, nodes %d; want the default model and the link's 64 nodes", a.State.Plan.Model, a.State.Plan.Nodes)
+	}
+	if !strings.Contains(a.Err, `unknown preset "gpt-9000"`) || !strings.Contains(a.Err, "GPT-3 175B") {
+		t.Errorf("banner %q", a.Err)
 	}
 }

@@ -3,7 +3,9 @@ package ui
 import (
 	"fmt"
 	"html"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"pipeplan/core/gavel"
@@ -38,7 +40,8 @@ func utilizationSVG(samples []gavel.UtilizationSample) string {
 }
 
 // stepSVG draws y in [0, 1] as a step function of x (#0072B2): from (0, 0)
-// it steps to ys[i] at xs[i] (xs ascending, from 0) and runs to xEnd.
+// it steps to ys[i] at xs[i] (xs ascending, from 0) and runs to xEnd, on
+// axes with round ticks (x in 1-2-5 steps to a round end, y in fifths).
 func stepSVG(xs, ys []float64, xEnd float64, xLabel, yLabel, ariaLabel, title string) string {
 	const width, height, left, right, top, bottom = 560.0, 240.0, 48.0, 16.0, 12.0, 40.0
 	var b strings.Builder
@@ -47,20 +50,29 @@ func stepSVG(xs, ys []float64, xEnd float64, xLabel, yLabel, ariaLabel, title st
 		b.WriteString(`</svg>`)
 		return b.String()
 	}
-	maxX := xEnd
+	// The x axis runs to a round number past xEnd, ticked in 1-2-5 steps
+	// (about five ticks); the y axis in fifths.
+	step := roundStep(xEnd / 5)
+	maxX := math.Ceil(xEnd/step-1e-9) * step
 	if maxX <= 0 {
-		maxX = 1
+		maxX = step
 	}
 	px := func(x float64) float64 { return left + x/maxX*(width-left-right) }
 	py := func(f float64) float64 { return height - bottom - f*(height-top-bottom) }
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#333"/>`, left, py(0), width-right, py(0))
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#333"/>`, left, py(0), left, py(1))
-	for _, f := range []float64{0, 0.5, 1} {
+	for q := 0; q <= 5; q++ {
+		f := float64(q) / 5
+		if q > 0 {
+			fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#e4e4e4"/>`, left, py(f), width-right, py(f))
+		}
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%.1f</text>`, left-4, py(f)+4, f)
 	}
-	for _, x := range []float64{0, maxX / 2, maxX} {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%.3g</text>`, px(x), py(0)+14, x)
+	for q := 0; float64(q)*step <= maxX*(1+1e-9); q++ {
+		x := float64(q) * step
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="#333"/><text x="%.1f" y="%.0f" text-anchor="middle">%s</text>`,
+			px(x), py(0), px(x), py(0)+4, px(x), py(0)+16, strconv.FormatFloat(x, 'g', 4, 64))
 	}
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#333"/>`, left, py(0), width-right, py(0))
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#333"/>`, left, py(0), left, py(1))
 	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%s</text>`, (left+width-right)/2, height-6, html.EscapeString(xLabel))
 	fmt.Fprintf(&b, `<text transform="translate(12 %.0f) rotate(-90)" text-anchor="middle">%s</text>`, (py(0)+py(1))/2, html.EscapeString(yLabel))
 	var path strings.Builder

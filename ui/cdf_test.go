@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,5 +29,29 @@ func TestStepCharts(t *testing.T) {
 	}
 	if empty := utilizationSVG(nil); strings.Contains(empty, "<path") {
 		t.Errorf("an empty series draws a line: %s", empty)
+	}
+}
+
+// TestStepChartTicks checks that the x axis is ticked at round 1-2-5
+// multiples up to a round end past the last value, with short labels.
+func TestStepChartTicks(t *testing.T) {
+	for _, c := range []struct {
+		max  float64
+		want []string // tick labels, in order
+	}{
+		{3.7, []string{"0", "1", "2", "3", "4"}},
+		{0.137, []string{"0", "0.05", "0.1", "0.15"}},
+		{23.4, []string{"0", "5", "10", "15", "20", "25"}},
+		{1234, []string{"0", "500", "1000", "1500"}},
+	} {
+		svg := cdfSVG([]float64{c.max / 2, c.max}, "JCT (hours)")
+		got := regexp.MustCompile(`text-anchor="middle">([^<]*)</text>`).FindAllStringSubmatch(svg, -1)
+		var labels []string
+		for _, g := range got[:len(got)-2] { // the last two are the axis titles
+			labels = append(labels, g[1])
+		}
+		if !slices.Equal(labels, c.want) {
+			t.Errorf("max %g: ticks %q, want %q", c.max, labels, c.want)
+		}
 	}
 }

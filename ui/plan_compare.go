@@ -128,17 +128,14 @@ type priceOf struct {
 	Source  string
 }
 
-// price is the page's price per GPU-hour: the user's, or the GPU's in the
-// first sourced price list (app.PricePresets: Gavel's worker types), or none.
+// price is the page's price per GPU-hour: the user's, or the GPU's default
+// from gpuprofiles' sourced, dated price lists (app.GPUPrice), or none.
 func (a *App) price() priceOf {
 	if p := a.State.Plan.PricePerGPUHour; p > 0 {
 		return priceOf{p, "your price"}
 	}
-	list := app.PricePresets()[0]
-	for i, wt := range request.WorkerTypes(request.WorkloadJobTypes) {
-		if strings.HasPrefix(a.State.Plan.GPU, "nvidia-"+wt+"-") && i < len(list.Prices) {
-			return priceOf{list.Prices[i], list.Source}
-		}
+	if p, src, ok := app.GPUPrice(a.State.Plan.GPU); ok {
+		return priceOf{p, src}
 	}
 	return priceOf{}
 }

@@ -1,9 +1,13 @@
 package ui
 
 import (
+	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
+
+	"pipeplan/app"
 )
 
 func TestCount(t *testing.T) {
@@ -27,8 +31,17 @@ func TestRunCostAndCompare(t *testing.T) {
 	a.Start()
 	c := &PlanPage{App: a}
 	cost := c.runCost()
-	if len(cost) != 4 || cost[0].Value != "300 B tokens" || !strings.HasSuffix(cost[1].Value, " days") || cost[3].Value != "enter a price per GPU-hour" {
+	// The default GPU's price comes from gpuprofiles, with its date.
+	price, _, ok := app.GPUPrice(a.State.Plan.GPU)
+	if !ok {
+		t.Fatalf("no sourced price for the default GPU %s", a.State.Plan.GPU)
+	}
+	if len(cost) != 4 || cost[0].Value != "300 B tokens" || !strings.HasSuffix(cost[1].Value, " days") ||
+		!strings.HasPrefix(cost[3].Value, "$") || !strings.Contains(cost[3].Title, fmt.Sprintf("$%.3g per GPU-hour", price)) {
 		t.Fatalf("run cost = %v", cost)
+	}
+	if got := c.priceText(); got != strconv.FormatFloat(price, 'g', -1, 64) {
+		t.Errorf("price input shows %q, want the sourced default %v", got, price)
 	}
 	before := a.planRun
 	a.SetRunCost("price_per_gpu_hour", "2")

@@ -119,6 +119,10 @@ type Plan struct {
 	// PTDPSchedules ("" = 1F1B, interleaved when v > 1): GPipe,
 	// PipeDream-Flush (1f1b) and 2BW side by side (issue 15, §3.4.3).
 	Schedule string `json:"schedule,omitempty"`
+	// Calibration is the text of a GEMM calibration measured on plan.gpu
+	// (`runner profile --calibration`, cost.Calibration): the transformer
+	// cost model then takes its efficiency curve instead of the default.
+	Calibration string `json:"calibration,omitempty"`
 }
 
 // PTDPSchedules are the schedules Plan.Schedule takes ("" first: the default).
@@ -317,6 +321,9 @@ func (p Plan) Validate() error {
 		if !utf8.ValidString(f.v) {
 			return fieldErr(f.name, "must be UTF-8 text, got %q", clip(f.v))
 		}
+	}
+	if err := p.validateCalibration(); err != nil {
+		return err
 	}
 	if !slices.Contains(Planners, p.Planner) {
 		return fieldErr("plan.planner", "must be one of %v, got %q", Planners, p.Planner)

@@ -57,3 +57,32 @@ func TestPipeDreamDeterministic(t *testing.T) {
 		t.Fatalf("GOMAXPROCS 1 and 4 differ:\n%+v\n%+v", results[0], results[1])
 	}
 }
+
+// countdownCtx is a context whose Err turns context.Canceled on its n-th call.
+type countdownCtx struct {
+	context.Context
+	n, calls int
+}
+
+func (c *countdownCtx) Err() error {
+	if c.calls++; c.calls >= c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestPipeDreamCancelsWithinARow checks that the search looks at its
+// context inside a DP row, not only between rows: on one level (a single
+// row) cancelled at its 5th look, it stops at once with the error instead
+// of finishing the row.
+func TestPipeDreamCancelsWithinARow(t *testing.T) {
+	c := graphCuts(t, "resnet50")
+	ctx := &countdownCtx{Context: context.Background(), n: 5}
+	_, err := PipeDream(ctx, c, PipeDreamOptions{Levels: levels(256, 25e9)}, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if ctx.calls > ctx.n {
+		t.Fatalf("Err called %d times, want it to stop at the %d-th", ctx.calls, ctx.n)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -24,6 +25,14 @@ type pdSolver struct {
 	// final is the last level's row 0, with choices.
 	final     []float64
 	finalBack []pdChoice
+	// tables[lv] caches the splits of level lv below the last (table).
+	tables []*pdTable
+	// bound[lv] is the value above which no entry of level lv's DP can be
+	// part of the optimum (bounds).
+	bound []float64
+	// row, when not nil, replaces rowDP's search: tests run the reference
+	// implementation through it.
+	row func(s *pdSolver, lv, i int, a []float64, back []pdChoice)
 }
 
 // pdChoice is how A(i→j, m) was reached: a single stage with r replicas
@@ -35,8 +44,38 @@ type pdChoice struct {
 }
 
 func newPDSolver(c *Cuts, opt PipeDreamOptions) *pdSolver {
-	return &pdSolver{c: c, opt: opt, exact: opt.CostModel == CostPipeDream, n: c.Len(),
-		comp: make([][]float64, len(opt.Levels))}
+	s := &pdSolver{c: c, opt: opt, exact: opt.CostModel == CostPipeDream, n: c.Len(),
+		comp: make([][]float64, len(opt.Levels)), tables: make([]*pdTable, len(opt.Levels))}
+	s.bound = s.bounds()
+	return s
+}
+
+// bounds returns, per level, a value above which no entry of the level's DP
+// can be part of the optimum, so rowDP may leave such entries larger: at the
+// top level, plain data parallelism's time at every level (an upper bound
+// of the optimum; +Inf when it does not fit or the pipeline is straight),
+// and at a level below, the next level's bound times that level's workers
+// (a stage there on r of them takes at least its compute / r). Each carries
+// a relative margin of 1e-9, far above rounding.
+func (s *pdSolver) bounds() []float64 {
+	const margin = 1 + 1e-9
+	L := len(s.opt.Levels)
+	b := make([]float64, L)
+	t, act, w := s.c.ComputeSeconds[s.n-1], s.c.ActivationBytes[s.n-1], s.c.ParameterBytes[s.n-1]
+	for lv, l := range s.opt.Levels {
+		if (s.opt.Straight && l.Workers > 1) || !s.fits(lv, act, w, l.Workers, l.Workers, l.Workers) {
+			t = math.Inf(1)
+			break
+		}
+		// The DP's row 0 at this level offers this single stage on all
+		// workers, with a compute no larger than t (monotone in it).
+		t = s.stageSeconds(t, w, l.Workers, l.BandwidthBytesPerSec, true, s.below(lv))
+	}
+	b[L-1] = t * margin
+	for lv := L - 2; lv >= 0; lv-- {
+		b[lv] = b[lv+1] * float64(s.opt.Levels[lv+1].Workers) * margin
+	}
+	return b
 }
 
 // solveLevels fills comp for every level and the last level's row 0. The
@@ -58,6 +97,7 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 	for lv := 0; lv < L-1; lv++ {
 		M := s.opt.Levels[lv].Workers
 		next := make([]float64, s.n*s.n)
+		s.tables[lv] = s.table(lv)
 		var row atomic.Int64
 		var wg sync.WaitGroup
 		for range min(runtime.GOMAXPROCS(0), s.n) {
@@ -66,7 +106,9 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 				defer wg.Done()
 				a := make([]float64, s.n*M)
 				for i := int(row.Add(1) - 1); i < s.n && ctx.Err() == nil; i = int(row.Add(1) - 1) {
-					s.rowDP(lv, i, a, nil)
+					if s.rowDP(ctx, lv, i, a, nil) != nil {
+						return
+					}
 					for j := range s.n {
 						next[i*s.n+j] = a[j*M+M-1]
 					}
@@ -82,9 +124,11 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 	}
 	M := s.opt.Levels[L-1].Workers
 	s.final, s.finalBack = make([]float64, s.n*M), make([]pdChoice, s.n*M)
-	s.rowDP(L-1, 0, s.final, s.finalBack)
+	if err := s.rowDP(ctx, L-1, 0, s.final, s.finalBack); err != nil {
+		return err
+	}
 	report()
-	return ctx.Err()
+	return nil
 }
 
 // compute is the stage i..j's compute time at level lv, +Inf when the
@@ -148,7 +192,26 @@ func (s *pdSolver) minUsed(lv int, act, w float64, r, M int) int {
 	if s.opt.MemoryBytes == 0 {
 		return r
 	}
-	// nmax is the most inputs in flight that fit.
+	return usedFor(s.maxInFlight(lv, act, w, M), r, M)
+}
+
+// usedFor is minUsed for a stage on r replicas that holds at most nmax
+// inputs in flight (maxInFlight): M+1 (never) when nmax < 0.
+func usedFor(nmax, r, M int) int {
+	if nmax < 0 {
+		return M + 1
+	}
+	return max(r, M-nmax*r)
+}
+
+// maxInFlight is the most inputs in flight, besides the stage's own, that a
+// stage with activations act and parameters w can hold in memory at level
+// lv, capped at M+1 (unlimited memory): −1 when it fits none. It does not
+// depend on the stage's replicas.
+func (s *pdSolver) maxInFlight(lv int, act, w float64, M int) int {
+	if s.opt.MemoryBytes == 0 {
+		return M + 1
+	}
 	var ok func(n int) bool
 	if s.exact {
 		// The original: ceil((M − used)/r)·(Act + Par) <= memory, which lets
@@ -172,10 +235,7 @@ func (s *pdSolver) minUsed(lv int, act, w float64, r, M int) int {
 	if !s.exact {
 		nmax-- // the stage's own input is in flight too
 	}
-	if nmax < 0 {
-		return M + 1
-	}
-	return max(r, M-nmax*r)
+	return nmax
 }
 
 // stageMemoryBytes is pipeplan's per-GPU memory of a PipeDream stage with n
@@ -191,11 +251,19 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // bottleneck over states i..j with exactly m+1 workers (+Inf if none), and
 // back, when not nil, how it was reached (dissertation §2.4.1 recurrence;
 // for CostPipeDream, the original's loops: split states k preceding j, not
-// preceding i−1, then m' ascending, first strict minimum kept).
-func (s *pdSolver) rowDP(lv, i int, a []float64, back []pdChoice) {
+// preceding i−1, then m' ascending, first strict minimum kept). Entries
+// whose value exceeds s.bound[lv] may be left larger (+Inf): none of them
+// can be part of the optimum (see bounds). It returns ctx's error, checked
+// once per state j.
+func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdChoice) error {
+	if s.row != nil {
+		s.row(s, lv, i, a, back)
+		return ctx.Err()
+	}
 	c, n := s.c, s.n
 	lvl := s.opt.Levels[lv]
 	M, B, g := lvl.Workers, lvl.BandwidthBytesPerSec, s.below(lv)
+	bound := s.bound[lv]
 	inf := math.Inf(1)
 	maxR := M
 	if s.opt.Straight {
@@ -225,103 +293,341 @@ func (s *pdSolver) rowDP(lv, i int, a []float64, back []pdChoice) {
 			}
 		}
 	}
-	last := n - 1
-	maxMP := M - 1
-	if s.opt.Straight {
-		maxMP = min(maxMP, 1)
-	}
-	st, minM := make([]float64, maxMP+1), make([]int, maxMP+1)
-	// stageSeconds and the transfer term as coefficients per replica count:
-	// st = max(T·ct + W·cw, out·co) for the original, max(max(T, W·cw)·ct,
-	// out·co) for pipeplan.
-	ct, cw, co := make([]float64, maxMP+1), make([]float64, maxMP+1), make([]float64, maxMP+1)
-	for mp := 1; mp <= maxMP; mp++ {
-		f := float64(mp)
-		ct[mp], co[mp] = 1/f, 1/(B*f)
-		if s.exact {
-			cw[mp] = 4 * (f - 1) / (B * f) / f
-		} else {
-			cw[mp] = cost.RingAllReduceBytes(mp, 1) / B
-		}
-		minM[mp] = mp - 1
-	}
+	cf := s.coefficients(lv)
+	maxMP, st := cf.maxMP, make([]float64, cf.maxMP+1)
+	tab := s.tables[lv]
 	// rowMin[k] is the best time over states i..k with any worker count: a
-	// lower bound of every pipeline split after k.
-	rowMin := make([]float64, n)
+	// lower bound of every pipeline split after k. preMin[k*M+x] is the best
+	// with at most x+1 workers, min(a[k*M .. k*M+x]).
+	rowMin, preMin := make([]float64, n), make([]float64, n*M)
+	inv := make([]float64, M) // 1/min(row[m], bound), for maySplit
+	// A level's worker is gpusBelow GPUs: a stage's compute there is at
+	// least its span over them (the level below's bottleneck, recursively).
+	perGPU := 1 / float64(s.gpusBelow(lv))
 	for j := i; j < n; j++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		row := a[j*M : (j+1)*M]
-		// worst is the largest entry of row: a split whose lower bound
-		// reaches it cannot improve any entry (and ties keep the first).
-		worst := slices.Max(row)
+		// worst caps what a split must beat to matter: the largest entry of
+		// row (a split whose lower bound reaches it cannot improve any
+		// entry, and ties keep the first), or the bound.
+		worst := min(slices.Max(row), bound)
+		for m, v := range row {
+			inv[m] = 1 / min(v, bound)
+		}
 		anc := c.ancestors(j)
 		// The sub-pipeline i..k needs k >= i (the original also skips k
 		// preceding i−1, implied by the order); pipeplan also needs i−1 to
 		// precede k for i..k to be a stage.
 		from, _ := slices.BinarySearch(anc, i)
-		for _, k := range anc[from:] {
-			if rowMin[k] >= worst || (!s.exact && i > 0 && !c.precedes(i-1, k)) {
+		for q := from; q < len(anc); q++ {
+			k := anc[q]
+			if rowMin[k] >= worst || (!s.exact && i > 0 && !c.precedes(i-1, k)) ||
+				!maySplit(span(c.ComputeSeconds, i, k)*perGPU, span(c.ComputeSeconds, k+1, j)*perGPU, inv, maxMP) {
 				continue
 			}
 			t := s.compute(lv, k+1, j)
 			if math.IsInf(t, 1) || t/float64(maxMP) >= worst {
 				continue
 			}
-			out := 2 * c.OutputBytes[k]
-			if j < last {
-				out = max(out, 2*c.OutputBytes[j])
-			}
 			prev := a[k*M : (k+1)*M]
-			if !mayImprove(row, prev, max(t, out/B), ct) {
+			// Every split's candidate is at least the larger of its two
+			// parts' work per worker (workBound): the last stage's compute
+			// or transfers, the prefix's compute spread over all its GPUs
+			// or, for pipeplan, its last stage's output.
+			out := s.outBytes(k, j)
+			wb := workBound{prefix: span(c.ComputeSeconds, i, k) * perGPU, last: max(t, out/B) * workMargin}
+			if !s.exact {
+				wb.prefix = max(wb.prefix, 2*c.OutputBytes[k]/B)
+			}
+			wb.prefix *= workMargin
+			if !mayImprove(row, prev, max(t, out/B), cf.ct, bound) {
 				continue
 			}
-			act, w := span(c.ActivationBytes, k+1, j), span(c.ParameterBytes, k+1, j)
-			// The last stage k+1..j on mp workers: its time and the fewest
-			// workers m+1 the pipeline must use for it to fit.
-			for mp := 1; mp <= maxMP; mp++ {
-				if s.exact {
-					st[mp] = max(t*ct[mp]+w*cw[mp], out*co[mp])
-				} else {
-					st[mp] = max(max(t, w*cw[mp])*ct[mp], out*co[mp])
-				}
-				if s.opt.MemoryBytes > 0 {
-					minM[mp] = s.minUsed(lv, act, w, mp, M) - 1
-				}
+			// The last stage k+1..j on mp workers: its time st[mp], and the
+			// fewest workers it needs to fit, at most nmax inputs in flight.
+			var nmax int
+			var mono bool
+			if tab != nil {
+				p := tab.off[j] + q
+				st, nmax, mono = tab.st[p*(maxMP+1):(p+1)*(maxMP+1)], int(tab.nmax[p]), tab.mono[p]
+			} else {
+				nmax, mono = s.lastStage(lv, k, j, t, cf, st)
 			}
+			if nmax < 0 {
+				continue
+			}
+			sp := split{row: row, prev: prev, pre: preMin[k*M : (k+1)*M], st: st, bound: bound,
+				nmax: nmax, maxMP: maxMP, limited: s.opt.MemoryBytes > 0, mono: mono, work: wb}
 			improved := false
 			for m := 1; m < M; m++ {
-				best, bestMP := row[m], 0
-				for mp := 1; mp <= min(m, maxMP); mp++ {
-					if m < minM[mp] {
-						continue
-					}
-					if cand := max(prev[m-mp], st[mp]); cand < best {
-						best, bestMP = cand, mp
-					}
-				}
-				if bestMP > 0 {
-					row[m], improved = best, true
+				if mp := sp.best(m); mp > 0 {
+					improved = true
 					if back != nil {
-						back[j*M+m] = pdChoice{int32(k), int32(bestMP)}
+						back[j*M+m] = pdChoice{int32(k), int32(mp)}
 					}
 				}
 			}
 			if improved {
-				worst = slices.Max(row)
+				worst = min(slices.Max(row), bound)
+				for m, v := range row {
+					inv[m] = 1 / min(v, bound)
+				}
 			}
 		}
-		rowMin[j] = slices.Min(row)
+		pm := inf
+		for m, v := range row {
+			pm = min(pm, v)
+			preMin[j*M+m] = pm
+		}
+		rowMin[j] = pm
 	}
+	return nil
 }
 
-// mayImprove reports whether a split could lower some entry m of row: its
-// candidates are at least max(min(prev[0..m−1]), lb/min(m, maxMP)), where
-// lb·ct[mp] = lb/mp bounds the last stage's time on mp workers from below.
-func mayImprove(row, prev []float64, lb float64, ct []float64) bool {
+// pdCoefficients are stageSeconds and the transfer term of level lv as
+// coefficients per replica count mp <= maxMP: a stage's time is
+// max(T·ct + W·cw, out·co) for the original, max(max(T, W·cw)·ct, out·co)
+// for pipeplan.
+type pdCoefficients struct {
+	maxMP      int
+	ct, cw, co []float64
+}
+
+// coefficients returns level lv's pdCoefficients; maxMP is the most
+// replicas a stage after a split may take.
+func (s *pdSolver) coefficients(lv int) *pdCoefficients {
+	M, B := s.opt.Levels[lv].Workers, s.opt.Levels[lv].BandwidthBytesPerSec
+	maxMP := M - 1
+	if s.opt.Straight {
+		maxMP = min(maxMP, 1)
+	}
+	cf := &pdCoefficients{maxMP: maxMP, ct: make([]float64, maxMP+1), cw: make([]float64, maxMP+1), co: make([]float64, maxMP+1)}
+	for mp := 1; mp <= maxMP; mp++ {
+		f := float64(mp)
+		cf.ct[mp], cf.co[mp] = 1/f, 1/(B*f)
+		if s.exact {
+			cf.cw[mp] = 4 * (f - 1) / (B * f) / f
+		} else {
+			cf.cw[mp] = cost.RingAllReduceBytes(mp, 1) / B
+		}
+	}
+	return cf
+}
+
+// outBytes is what the stage k+1..j sends and receives per input: twice
+// the larger boundary, the output counting unless j is the last state.
+func (s *pdSolver) outBytes(k, j int) float64 {
+	out := 2 * s.c.OutputBytes[k]
+	if j < s.n-1 {
+		out = max(out, 2*s.c.OutputBytes[j])
+	}
+	return out
+}
+
+// lastStage fills st[mp] with the time of the stage k+1..j (compute t) on
+// mp workers of level lv after a split at k, and returns the most inputs it
+// can hold in flight besides its own (maxInFlight) and whether st[2..] is
+// non-increasing.
+func (s *pdSolver) lastStage(lv, k, j int, t float64, cf *pdCoefficients, st []float64) (nmax int, mono bool) {
+	c := s.c
+	out := s.outBytes(k, j)
+	act, w := span(c.ActivationBytes, k+1, j), span(c.ParameterBytes, k+1, j)
+	mono = true
+	for mp := 1; mp <= cf.maxMP; mp++ {
+		if s.exact {
+			st[mp] = max(t*cf.ct[mp]+w*cf.cw[mp], out*cf.co[mp])
+		} else {
+			st[mp] = max(max(t, w*cf.cw[mp])*cf.ct[mp], out*cf.co[mp])
+		}
+		mono = mono && (mp < 3 || st[mp] <= st[mp-1])
+	}
+	return s.maxInFlight(lv, act, w, s.opt.Levels[lv].Workers), mono
+}
+
+// pdTable holds lastStage for every split (k, j) of a level, k an ancestor
+// of j, the same in every row: entry off[j]+q for k = ancestors(j)[q].
+type pdTable struct {
+	off  []int
+	st   []float64 // maxMP+1 per entry
+	nmax []int32
+	mono []bool
+}
+
+// maxTableFloats bounds a level's pdTable (8 bytes each).
+const maxTableFloats = 2 << 20
+
+// table builds level lv's pdTable, or returns nil when it would exceed
+// maxTableFloats (the rows then compute each split themselves).
+func (s *pdSolver) table(lv int) *pdTable {
+	cf := s.coefficients(lv)
+	w := cf.maxMP + 1
+	tab := &pdTable{off: make([]int, s.n)}
+	pairs := 0
+	for j := range s.n {
+		tab.off[j] = pairs
+		pairs += len(s.c.ancestors(j))
+	}
+	if pairs*w > maxTableFloats {
+		return nil
+	}
+	tab.st, tab.nmax, tab.mono = make([]float64, pairs*w), make([]int32, pairs), make([]bool, pairs)
+	for j := range s.n {
+		for q, k := range s.c.ancestors(j) {
+			p := tab.off[j] + q
+			t := s.compute(lv, k+1, j)
+			if math.IsInf(t, 1) {
+				continue // never read
+			}
+			nmax, mono := s.lastStage(lv, k, j, t, cf, tab.st[p*w:(p+1)*w])
+			tab.nmax[p], tab.mono[p] = int32(nmax), mono
+		}
+	}
+	return tab
+}
+
+// split is one split of a DP row: the pipeline's entries row, to be
+// improved by the sub-pipeline prev (its prefix minima pre) followed by a
+// last stage taking st[mp] on mp workers that holds at most nmax inputs in
+// flight (when memory is limited).
+type split struct {
+	row, prev, pre, st []float64
+	bound              float64
+	nmax, maxMP        int
+	limited            bool
+	// mono reports st[2..maxMP] non-increasing, which lets best stop early.
+	mono bool
+	// work, when set, bounds the candidates from below by compute per worker.
+	work workBound
+}
+
+// maySplit is workBound's test without divisions, for every split of a
+// row: with compute per GPU prefix up to the split and last after it, and
+// inv[m] the reciprocal of what entry m must beat, it reports whether some
+// m may have an mp <= maxMP with last/mp and prefix/(m+1−mp) both under
+// it, i.e. mp > x = last·inv[m] and m+1−mp > y = prefix·inv[m]. Both are
+// shrunk by 2e-9, twice workMargin, so rounding never makes it refuse a
+// split the bound (or the exact search) would take.
+func maySplit(prefix, last float64, inv []float64, maxMP int) bool {
+	const shrink = 1 - 2e-9
+	prefix, last = prefix*shrink, last*shrink
+	for m := 1; m < len(inv); m++ {
+		// mp = floor(x)+1 is the smallest allowed; it needs m+1−mp >=
+		// floor(y)+1, so both are under m (NaN, from an entry of 0 that
+		// nothing beats, is not). Truncation is floor here: x, y >= 0.
+		fm := float64(m)
+		x, y := last*inv[m], prefix*inv[m]
+		if !(x < fm) || !(y < fm) {
+			continue
+		}
+		if xi := int(x); xi+int(y)+1 <= m && xi < maxMP {
+			return true
+		}
+	}
+	return false
+}
+
+// workMargin shrinks a workBound's compute far beyond rounding (a few ulps).
+const workMargin = 1 - 1e-9
+
+// workBound bounds a split's candidates from below: a pipeline's
+// bottleneck is at least its compute over its GPUs (the largest of the
+// stages' compute/replicas is at least their sum over the replicas' sum,
+// compute spans telescope, and a level's compute is the level below's
+// bottleneck), and a stage's time at least its compute or transfers over
+// its replicas. With prefix such a bound of states i..k and last one
+// of the stage k+1..j, each per worker and times workMargin, the candidate
+// with mp workers for the last stage and m+1 in all is at least
+// max(prefix/(m−mp+1), last/mp). Zero means no bound.
+type workBound struct{ prefix, last float64 }
+
+// mps narrows [lo, hi] to the mp whose bound is under best: mp > last/best
+// and m+1−mp > prefix/best.
+func (w workBound) mps(m, lo, hi int, best float64) (int, int) {
+	if w.last == 0 && w.prefix == 0 || !(best > 0) || math.IsInf(best, 1) {
+		return lo, hi
+	}
+	if x := w.last / best; x >= 1 {
+		lo = max(lo, int(min(x, float64(hi+1)))) // every mp below floor(x) is bounded by >= best
+		for lo <= hi && w.last/float64(lo) >= best {
+			lo++
+		}
+	}
+	if y := w.prefix / best; y >= 1 {
+		hi = min(hi, m+1-int(min(y, float64(m+1))))
+		for hi >= lo && w.prefix/float64(m-hi+1) >= best {
+			hi--
+		}
+	}
+	return lo, hi
+}
+
+// best lowers row[m] to the split's best candidate max(prev[m−mp], st[mp])
+// when that is smaller (and under the bound), and returns the mp it took:
+// the smallest of those achieving the minimum, as the ascending scan with
+// strict improvement finds it; 0 when row[m] stays.
+func (sp *split) best(m int) int {
+	lo, hi := 1, min(m, sp.maxMP)
+	if sp.limited {
+		// The stage fits when the pipeline takes m+1 >= M − nmax·mp workers
+		// (usedFor), i.e. mp >= (M − m − 1)/nmax.
+		need := len(sp.row) - m - 1
+		if need > 0 {
+			if sp.nmax == 0 {
+				return 0
+			}
+			lo = max(lo, ceilDiv(need, sp.nmax))
+		}
+	}
+	best, bestMP := min(sp.row[m], sp.bound), 0
+	if lo, hi = sp.work.mps(m, lo, hi, best); lo > hi {
+		return 0
+	}
+	if !sp.mono {
+		for mp := lo; mp <= hi; mp++ {
+			if cand := max(sp.prev[m-mp], sp.st[mp]); cand < best {
+				best, bestMP = cand, mp
+			}
+		}
+	} else {
+		// Every candidate is at least pre[m−mp], which grows with mp: none
+		// past the largest mp with pre[m−mp] <= best can improve row[m].
+		hi = lo - 1 + sort.Search(hi-lo+1, func(q int) bool { return sp.pre[m-lo-q] > best })
+		mp := hi
+		for ; mp >= lo; mp-- {
+			s := sp.st[mp]
+			if mp >= 2 && (s > best || (s == best && bestMP == 0)) {
+				break // st only grows as mp falls, down to 2
+			}
+			// Downwards, a tie goes to the smaller mp: the ascending
+			// scan's first strict minimum.
+			if cand := max(sp.prev[m-mp], s); cand < best || (cand == best && bestMP > 0) {
+				best, bestMP = cand, mp
+			}
+		}
+		if mp >= 1 && lo <= 1 {
+			if cand := max(sp.prev[m-1], sp.st[1]); cand < best || (cand == best && bestMP > 0) {
+				best, bestMP = cand, 1
+			}
+		}
+	}
+	if bestMP > 0 {
+		sp.row[m] = best
+	}
+	return bestMP
+}
+
+// mayImprove reports whether a split could lower some entry m of row below
+// min(row[m], bound): its candidates are at least max(min(prev[0..m−1]),
+// lb/min(m, maxMP)), where lb·ct[mp] = lb/mp bounds the last stage's time
+// on mp workers from below.
+func mayImprove(row, prev []float64, lb float64, ct []float64, bound float64) bool {
 	maxMP := len(ct) - 1
 	pm := math.Inf(1)
 	for m := 1; m < len(row); m++ {
 		pm = min(pm, prev[m-1])
-		if max(pm, lb*ct[min(m, maxMP)]) < row[m] {
+		if max(pm, lb*ct[min(m, maxMP)]) < min(row[m], bound) {
 			return true
 		}
 	}
@@ -381,7 +687,7 @@ func (s *pdSolver) place(lv, i, j, mult int, out *[]PipeDreamStage) {
 	}
 	M := s.opt.Levels[lv-1].Workers
 	a, back := make([]float64, s.n*M), make([]pdChoice, s.n*M)
-	s.rowDP(lv-1, i, a, back)
+	s.rowDP(context.Background(), lv-1, i, a, back) // one row, bounded: the search is over
 	s.walk(lv-1, i, j, M-1, mult, a, back, out)
 }
 

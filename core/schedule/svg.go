@@ -20,6 +20,12 @@ type SVGOptions struct {
 	// FromSeconds and ToSeconds zoom into part of the step (seconds since
 	// it started); ToSeconds <= FromSeconds draws the whole step.
 	FromSeconds, ToSeconds float64
+	// KeepSteadyState draws every period of a long steady state. By
+	// default, when the whole step would need aggregating but would not
+	// without its steady state's repeats, all but the first and last of
+	// its repeated periods are left out: in their place a marked band says
+	// how many, and a strip above the rows shows the whole step to scale.
+	KeepSteadyState bool
 }
 
 // Colour-blind-safe palette (Okabe & Ito): forward light, backward dark,
@@ -40,6 +46,7 @@ type svgLayout struct {
 	t0, span, scale        float64 // seconds at x = left, seconds drawn, pixels per second
 	origin                 float64 // the step's start: times are shown relative to it
 	unit                   timeUnit
+	gap                    gap // the steady-state periods left out, if any
 }
 
 // clip returns the part of [from, to] inside the drawn window.
@@ -66,9 +73,15 @@ func RenderSVG(t *Timeline, o SVGOptions) []byte {
 		if t.Batches > 1 {
 			batches = fmt.Sprintf(" × %d batches", t.Batches)
 		}
-		o.Title = fmt.Sprintf("%s · %d stages · %d microbatches%s · step %s · bubble %.1f%%",
-			t.Kind, t.Stages, t.Microbatches, batches, pickUnit(t.StepSeconds).format(t.StepSeconds), 100*t.BubbleFraction)
+		stages := fmt.Sprintf("%d stages", t.Stages)
+		if t.Chunks > 1 {
+			stages = fmt.Sprintf("p = %d stages × v = %d chunks", t.Stages/t.Chunks, t.Chunks)
+		}
+		o.Title = fmt.Sprintf("%s · %s · %d microbatches%s · step %s · bubble %.1f%%",
+			t.Kind, stages, t.Microbatches, batches, pickUnit(t.StepSeconds).format(t.StepSeconds), 100*t.BubbleFraction)
 	}
+	real := t // the timeline as simulated; t becomes the one drawn
+	zoomed := false
 	devices := len(t.Ops)
 	rowH := math.Max(8, math.Min(30, 900/float64(max(devices, 1))))
 	from, to := 0.0, t.StepSeconds
@@ -77,9 +90,22 @@ func RenderSVG(t *Timeline, o SVGOptions) []byte {
 		if to <= from {
 			from, to = 0, t.StepSeconds
 		}
+		zoomed = to-from < t.StepSeconds
 	}
-	l := svgLayout{left: 64, top: 56, width: float64(o.WidthPx) - 64 - 24, rowH: rowH,
-		t0: t.StartSeconds + from, span: to - from, origin: t.StartSeconds, unit: pickUnit(to - from)}
+	width := float64(o.WidthPx) - 64 - 24
+	var g gap
+	if !zoomed && !o.KeepSteadyState && aggregates(t, width, 0, t.StepSeconds, o.MaxBoxes) {
+		// Leave out the steady state's repeats if the rest can then be
+		// drawn box by box; otherwise the whole step is aggregated.
+		if ss, ok := findSteadyState(t); ok && ss.Repeats > 4 {
+			if c, cg := collapse(t, ss, gapPx/width); !aggregates(c, width, 0, c.StepSeconds, o.MaxBoxes) {
+				t, g = c, cg
+				from, to = 0, t.StepSeconds
+			}
+		}
+	}
+	l := svgLayout{left: 64, top: 56, width: width, rowH: rowH,
+		t0: t.StartSeconds + from, span: to - from, origin: t.StartSeconds, unit: pickUnit(to - from), gap: g}
 	if l.span > 0 {
 		l.scale = l.width / l.span
 	}
@@ -88,39 +114,84 @@ func RenderSVG(t *Timeline, o SVGOptions) []byte {
 	}
 	height := l.top + float64(devices)*rowH + 48
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%.0f" viewBox="0 0 %d %.0f" font-family="sans-serif" font-size="12" role="img">`+"\n",
-		o.WidthPx, height, o.WidthPx, height)
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%.0f" viewBox="0 0 %d %.0f" font-family="sans-serif" font-size="12" role="img" aria-label="%s">`+"\n",
+		o.WidthPx, height, o.WidthPx, height, html.EscapeString("timeline: "+o.Title))
 	fmt.Fprintf(&b, "<title>%s</title>\n", html.EscapeString(o.Title))
 	b.WriteString(`<defs><pattern id="idle" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">` +
 		`<rect width="6" height="6" fill="#f4f4f4"/><line x1="0" y1="0" x2="0" y2="6" stroke="#bbbbbb" stroke-width="2"/></pattern>` +
 		`<pattern id="mixed" width="4" height="4" patternUnits="userSpaceOnUse"><rect width="2" height="4" fill="` + colForward + `"/>` +
 		`<rect x="2" width="2" height="4" fill="` + colBackward + `"/></pattern></defs>` + "\n")
 	fmt.Fprintf(&b, `<text x="%g" y="18" font-size="14" font-weight="bold">%s</text>`+"\n", l.left, html.EscapeString(o.Title))
-	boxes := 0
-	for _, ops := range t.Ops {
-		for _, op := range ops {
-			if a, b := l.clip(op.StartSeconds, op.EndSeconds); b > a {
-				boxes++
-			}
-		}
-	}
-	aggregate := boxes > o.MaxBoxes || (boxes > 0 && l.width*float64(devices)/float64(boxes) < 3)
+	aggregate := aggregates(t, l.width, from, to, o.MaxBoxes)
 	legend(&b, l, t, aggregate)
+	if g.Periods > 0 {
+		overview(&b, l, real)
+	}
 	for d, ops := range t.Ops {
 		y := l.y(d)
 		fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="end" dominant-baseline="middle" font-size="%.0f">GPU %d</text>`+"\n",
 			l.left-6, y+rowH/2, math.Min(12, rowH-1), d)
 		fmt.Fprintf(&b, `<rect x="%g" y="%.1f" width="%.1f" height="%.1f" fill="url(#idle)"><title>GPU %d idle %s of %s (%.1f%%)</title></rect>`+"\n",
-			l.left, y+1, l.width, rowH-2, d, l.unit.format(t.Devices[d].IdleSeconds), l.unit.format(t.StepSeconds), 100*t.Devices[d].BubbleFraction)
+			l.left, y+1, l.width, rowH-2, d, l.unit.format(t.Devices[d].IdleSeconds), l.unit.format(real.StepSeconds), 100*t.Devices[d].BubbleFraction)
 		if aggregate {
 			drawRuns(&b, l, d, ops)
 		} else {
 			drawBoxes(&b, l, ops)
 		}
 	}
+	if g.Periods > 0 {
+		band(&b, l, devices)
+	}
 	axis(&b, l, height-48)
 	b.WriteString("</svg>\n")
 	return []byte(b.String())
+}
+
+// gapPx is the width of the band standing for a collapsed steady state.
+const gapPx = 30
+
+// aggregates reports whether the actions of t in [from, to] (seconds since
+// the start) are too many (over maxBoxes) or too narrow (under 3 px on
+// average at width px) to draw one by one.
+func aggregates(t *Timeline, width, from, to float64, maxBoxes int) bool {
+	boxes := 0
+	for _, ops := range t.Ops {
+		for _, op := range ops {
+			if max(op.StartSeconds, t.StartSeconds+from) < min(op.EndSeconds, t.StartSeconds+to) {
+				boxes++
+			}
+		}
+	}
+	return boxes > maxBoxes || (boxes > 0 && width*float64(len(t.Ops))/float64(boxes) < 3)
+}
+
+// overview draws, between the legend and the rows, the whole step to scale
+// as a thin bar with the collapsed steady state marked on it.
+func overview(b *strings.Builder, l svgLayout, t *Timeline) {
+	g := l.gap
+	scale := l.width / t.StepSeconds
+	x0 := l.left + (g.AtSeconds-t.StartSeconds)*scale
+	w := float64(g.Periods) * g.PeriodSeconds * scale
+	fmt.Fprintf(b, `<rect x="%g" y="45" width="%g" height="6" fill="#cccccc"><title>the whole step to scale: %s</title></rect>`+"\n",
+		l.left, l.width, l.unit.format(t.StepSeconds))
+	fmt.Fprintf(b, `<rect x="%.1f" y="45" width="%.1f" height="6" fill="#666666"><title>left out below: %d repeated periods of %s (%s)</title></rect>`+"\n",
+		x0, w, g.Periods, pickUnit(g.PeriodSeconds).format(g.PeriodSeconds), l.unit.format(float64(g.Periods)*g.PeriodSeconds))
+}
+
+// band draws the marked gap where the collapsed periods would be, across
+// every row, saying how many periods of what length it stands for.
+func band(b *strings.Builder, l svgLayout, devices int) {
+	g := l.gap
+	x, h := l.x(g.AtSeconds), float64(devices)*l.rowH
+	what := fmt.Sprintf("⋯ %d × %s left out ⋯", g.Periods, pickUnit(g.PeriodSeconds).format(g.PeriodSeconds))
+	fmt.Fprintf(b, `<g><title>%d repeated steady-state periods of %s (%s in all) left out: the drawing continues with the same actions after them</title>`,
+		g.Periods, pickUnit(g.PeriodSeconds).format(g.PeriodSeconds), l.unit.format(float64(g.Periods)*g.PeriodSeconds))
+	fmt.Fprintf(b, `<rect x="%.1f" y="%g" width="%.1f" height="%.1f" fill="#ffffff"/>`, x, l.top, gapPx*1.0, h)
+	for _, e := range []float64{x, x + gapPx} {
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%g" x2="%.1f" y2="%.1f" stroke="%s" stroke-dasharray="4 3"/>`, e, l.top, e, l.top+h, colAxis)
+	}
+	fmt.Fprintf(b, `<text transform="translate(%.1f %.1f) rotate(-90)" text-anchor="middle" dominant-baseline="central" font-size="11">%s</text></g>`+"\n",
+		x+gapPx/2, l.top+h/2, html.EscapeString(what))
 }
 
 // opColour returns the fill of an action.
@@ -178,7 +249,7 @@ func describe(o Op, l svgLayout) string {
 	if o.UsedVersion >= 0 {
 		s += fmt.Sprintf(" · weights v%d", o.UsedVersion)
 	}
-	return s + fmt.Sprintf(" · %s – %s", l.unit.format(o.StartSeconds-l.origin), l.unit.format(o.EndSeconds-l.origin))
+	return s + fmt.Sprintf(" · %s – %s", l.unit.format(l.gap.real(o.StartSeconds)-l.origin), l.unit.format(l.gap.real(o.EndSeconds)-l.origin))
 }
 
 var kindWords = [numKinds]string{"forward", "backward", "input gradient", "weight gradient", "send activation",
@@ -221,14 +292,21 @@ func drawRuns(b *strings.Builder, l svgLayout, d int, ops []Op) {
 			acc[i] += math.Max(0, math.Min(hi, o.EndSeconds)-math.Max(lo, o.StartSeconds))
 		}
 	}
+	// A bin is idle when under half busy; otherwise forward, backward or
+	// alternating by its shares over it and two bins each side, so that a
+	// steady state whose period beats with the bins reads as one run.
 	class := func(i int) runClass {
-		busy := fwd[i] + bwd[i]
-		switch {
-		case busy < binSec/2:
+		if fwd[i]+bwd[i] < binSec/2 {
 			return runIdle
-		case fwd[i] >= 0.75*busy:
+		}
+		f, bw := 0.0, 0.0
+		for j := max(i-2, 0); j <= min(i+2, bins-1); j++ {
+			f, bw = f+fwd[j], bw+bwd[j]
+		}
+		switch {
+		case f >= 0.75*(f+bw):
 			return runForward
-		case bwd[i] >= 0.75*busy:
+		case bw >= 0.75*(f+bw):
 			return runBackward
 		}
 		return runMixed
@@ -254,7 +332,7 @@ func drawRuns(b *strings.Builder, l svgLayout, d int, ops []Op) {
 				}
 			}
 			fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>GPU %d · %s · %d forward and %d backward actions · %s – %s</title></rect>`+"\n",
-				l.left+float64(i)*binPx, l.y(d)+1, float64(j-i)*binPx, l.rowH-2, fills[c], d, words[c], nf, nb, l.unit.format(from-l.origin), l.unit.format(to-l.origin))
+				l.left+float64(i)*binPx, l.y(d)+1, float64(j-i)*binPx, l.rowH-2, fills[c], d, words[c], nf, nb, l.unit.format(l.gap.real(from)-l.origin), l.unit.format(l.gap.real(to)-l.origin))
 		}
 		i = j
 	}
@@ -300,8 +378,16 @@ func axis(b *strings.Builder, l svgLayout, y float64) {
 	}
 	step := niceStep(l.span / 10)
 	from := l.t0 - l.origin
-	for v := max(math.Ceil(from/step-1e-9)*step, 0); v <= from+l.span*(1+1e-9); v += step {
-		x := l.x(l.origin + v)
+	g := l.gap
+	end := g.real(l.t0+l.span) - l.origin // the real time at the right edge
+	for v := max(math.Ceil(from/step-1e-9)*step, 0); v <= end+l.span*1e-9; v += step {
+		at := l.origin + v // drawn time of real time v
+		if g.Periods > 0 && at > g.AtSeconds {
+			if at -= g.ShiftSeconds; at < g.AtSeconds+g.BandSeconds {
+				continue // left out
+			}
+		}
+		x := l.x(at)
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s"/><text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n",
 			x, y, x, y+5, colAxis, x, y+18, l.unit.format(v))
 	}

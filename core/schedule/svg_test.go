@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"encoding/xml"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -113,5 +114,51 @@ func TestRenderSVGZoom(t *testing.T) {
 	}
 	if strings.Contains(string(out), ">30 s<") {
 		t.Error("axis has a tick before the window")
+	}
+}
+
+// A long 1F1B steady state too big to draw box by box is collapsed: the
+// boxes drawn, the band's count of left-out periods and the tooltips' real
+// times add up to the whole step, the title keeps the real step, and the
+// SVG stays small.
+func TestRenderSVGCollapsesSteadyState(t *testing.T) {
+	const p, m = 8, 1536
+	tl := simulate(t, OneFOneB, Options{Stages: p, Microbatches: m}, Uniform(1, 2, 0, 0))
+	out := string(RenderSVG(tl, SVGOptions{WidthPx: 900, MaxBoxes: 400}))
+	_, titles := svgCounts(t, []byte(out))
+	boxes, periods := 0, 0
+	for _, ti := range titles {
+		if strings.Contains(ti, " · microbatch ") {
+			boxes++
+		}
+		fmt.Sscanf(ti, "%d repeated steady-state periods of 3 s", &periods)
+	}
+	// 1F1B on uniform stages: warm-up and drain of p−1 microbatches around
+	// m−p+1 one-forward-one-backward periods of 3 s; all but the first
+	// and last steady-state windows found are left out.
+	if periods < m-2*p || periods > m-p {
+		t.Fatalf("%d periods left out, want about m − p = %d", periods, m-p)
+	}
+	// The F and B of the microbatches not left out, and up to one action
+	// per device that straddles the band's end.
+	if want := 2 * p * (m - periods); boxes < want || boxes > want+p {
+		t.Errorf("%d boxes drawn, want the F and B of the %d microbatches not left out = %d (+ up to %d)", boxes, m-periods, want, p)
+	}
+	if !strings.Contains(out, "step 4629 s") || !strings.Contains(out, "· 4627 s – 4629 s</title>") || !strings.Contains(out, "the whole step to scale: 4629 s") {
+		t.Errorf("the real step (4629 s = 3·(m+p−1)) is not the title's, the last backward's end and the overview's")
+	}
+	if len(out) > 100<<10 {
+		t.Errorf("SVG is %d bytes, want under 100 KB", len(out))
+	}
+	if keep := string(RenderSVG(tl, SVGOptions{WidthPx: 900, MaxBoxes: 400, KeepSteadyState: true})); strings.Contains(keep, "left out") {
+		t.Error("KeepSteadyState collapsed the steady state")
+	}
+}
+
+// The title counts pipeline stages p and chunks v, not virtual stages.
+func TestRenderSVGTitleNamesChunks(t *testing.T) {
+	tl := simulate(t, Interleaved, Options{Stages: 8, Chunks: 12, Microbatches: 16}, Uniform(1, 2, 0, 0))
+	if out := string(RenderSVG(tl, SVGOptions{})); !strings.Contains(out, "interleaved · p = 8 stages × v = 12 chunks · 16 microbatches") {
+		t.Errorf("title: %.200s", out[strings.Index(out, "<title>"):])
 	}
 }
