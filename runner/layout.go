@@ -15,12 +15,14 @@ import (
 // for 2bw).
 var supportedKinds = schedule.Kinds
 
-// rankInfo is what one torchrun rank runs: one tensor-parallel shard of a
-// pipeline position's chunks on one replica.
+// rankInfo is what one torchrun rank runs: one tensor-parallel shard of one
+// context-parallel rank's share of a pipeline position's chunks on one replica.
 type rankInfo struct {
 	Rank    int `json:"rank"`
 	Stage   int `json:"stage"`
 	Replica int `json:"replica"`
+	// CPRank is the rank's place in its context-parallel group.
+	CPRank int `json:"cp_rank"`
 	// TPRank is the rank's place in its tensor-parallel group.
 	TPRank int `json:"tp_rank"`
 	// Chunks are the first and last layers of each model chunk the rank
@@ -30,7 +32,7 @@ type rankInfo struct {
 	Device int `json:"device"`
 }
 
-// workerModel is the model the worker builds (see worker.py Chunk).
+// workerModel is the model the worker builds (see model.py Chunk).
 type workerModel struct {
 	// Kind is "transformer" (GPT decoder blocks between a token embedding
 	// and a vocabulary projection with cross-entropy) or "profile"
@@ -57,6 +59,18 @@ type workerModel struct {
 	Bias     string `json:"bias,omitempty"`
 	Position string `json:"position,omitempty"`
 	Tied     bool   `json:"tied"`
+	// Experts is the number of routed experts of a MoE model (0: dense);
+	// TopK the experts each token goes to; ExpertFFN an expert's inner
+	// size; SharedExperts the shared experts every token goes through;
+	// FirstDense the leading layers that keep a dense MLP of size FFN.
+	Experts       int `json:"experts,omitempty"`
+	TopK          int `json:"topk,omitempty"`
+	ExpertFFN     int `json:"expert_ffn,omitempty"`
+	SharedExperts int `json:"shared_experts,omitempty"`
+	FirstDense    int `json:"first_dense,omitempty"`
+	// Precision is the plan's training precision; "bf16" runs the
+	// transformer under torch.autocast on CUDA (fp32 on CPU).
+	Precision string `json:"precision,omitempty"`
 	// Width is the activation width of a profile model's layers.
 	Width int `json:"width,omitempty"`
 	// Bottleneck is each profile layer's inner width, chosen so that the
@@ -75,8 +89,15 @@ type runConfig struct {
 	Stages int `json:"stages"`
 	// Chunks is the number of model chunks per position (interleave v).
 	Chunks int `json:"chunks"`
-	// TP is the tensor-parallel degree run.
-	TP             int        `json:"tp"`
+	// TP is the tensor-parallel degree run; SequenceParallel shards the
+	// activations outside the tensor-parallel layers over its ranks.
+	TP               int  `json:"tp"`
+	SequenceParallel bool `json:"sequence_parallel"`
+	// CP is the context-parallel degree run (the sequence split over
+	// ranks); EP the expert-parallel degree (experts split over the
+	// replicas × cp ranks of a stage's tensor-parallel rank).
+	CP             int        `json:"cp"`
+	EP             int        `json:"ep"`
 	Replicas       int        `json:"replicas"`
 	Microbatches   int        `json:"microbatches"`
 	MicrobatchSize int        `json:"microbatch_size"`
@@ -129,6 +150,9 @@ const (
 	scaleSeq            = 16
 	scaleVocab          = 128
 	scaleTP             = 2
+	scaleCP             = 2
+	scaleExperts        = 8
+	maxExperts          = 4096 // model.py's MAX_EXPERTS
 	scaleMicrobatches   = 8
 	scaleMicrobatchSize = 2
 	scaleProfileWidth   = 64
@@ -151,11 +175,9 @@ const (
 	sgdMomentum = 0.9
 )
 
-// newRunConfig maps a plan onto ranks (rank = (replica·stages + stage)·tp +
-// tp rank for parallel pipelines; stage by stage, replica by replica for
-// 1F1B-RR) and the worker's model; with o.scaleDown it keeps the stages but
-// runs one replica of each, tp at most 2, with fewer layers and smaller
-// dimensions.
+// newRunConfig maps a plan onto ranks (see placeRanks) and the worker's
+// model; with o.scaleDown it keeps the stages but runs one replica of each,
+// tp and cp at most 2, with fewer layers, experts and smaller dimensions.
 func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 	kind := p.Execution.Schedule
 	where := "execution.schedule"
@@ -173,13 +195,13 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 		return nil, err
 	}
 	scaleDown := o.scaleDown
-	reps, err := stageReplicas(p, scaleDown)
-	if err != nil {
-		return nil, err
-	}
+	reps := stageReplicas(p, scaleDown)
 	// PipeDream feeds replicated stages round-robin (1F1B-RR); the other
 	// kinds run equal replicas as parallel pipelines.
 	roundRobin := kind == schedule.OneFOneBRR || (kind == schedule.PipeDream && slices.Max(reps) > 1)
+	if err := checkRoundRobin(p, roundRobin); err != nil {
+		return nil, err
+	}
 	replicas := reps[0]
 	if roundRobin {
 		replicas = 1
@@ -199,12 +221,13 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 		}
 		stages = p.Execution.PP
 	}
-	tp := max(1, p.Execution.TP)
+	tp, cp := max(1, p.Execution.TP), max(1, p.Execution.CP)
 	if scaleDown {
-		tp = min(tp, scaleTP)
+		tp, cp = min(tp, scaleTP), min(cp, scaleCP)
 	}
 	c := &runConfig{
 		Device: o.device, Backend: "gloo", Schedule: string(kind), Stages: stages, Chunks: chunks, TP: tp,
+		SequenceParallel: p.Execution.SequenceParallel && tp > 1, CP: cp, EP: max(1, p.Execution.EP),
 		Replicas: replicas, Microbatches: p.Execution.Microbatches(), MicrobatchSize: p.Execution.MicrobatchSize,
 		Steps: o.steps, Warmup: o.warmup, LR: 0.05, Momentum: sgdMomentum, ScaledDown: scaleDown,
 		Comparable: !scaleDown && kind == p.Execution.Schedule, Batches: 1,
@@ -227,7 +250,7 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 		c.MicrobatchSize = min(c.MicrobatchSize, scaleMicrobatchSize)
 		ranges = shrinkStages(ranges, scaleLayersPerStage)
 	}
-	if c.Model, err = newWorkerModel(p, ranges, tp, scaleDown); err != nil {
+	if c.Model, err = newWorkerModel(p, ranges, c, scaleDown); err != nil {
 		return nil, err
 	}
 	if roundRobin && c.Model.Tied && stages > 1 && reps[0] != reps[stages-1] {
@@ -245,7 +268,7 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 		}
 		c.Actions = append(c.Actions, acts)
 	}
-	c.Ranks = placeRanks(stages, chunks, tp, replicas, c.StageReplicas, ranges)
+	c.Ranks = placeRanks(stages, chunks, tp, cp, replicas, c.StageReplicas, ranges)
 	return c, nil
 }
 
@@ -307,19 +330,21 @@ func starGroups(p *plan.Plan, stages int) ([]int, error) {
 	return schedule.StarGroups(costs, period)
 }
 
-// placeRanks lists the ranks: parallel pipelines (rank = (replica·stages +
-// stage)·tp + tp rank, all running their position's list), or, with
-// stage replicas, stage by stage and replica by replica, each replica
-// running its own 1F1B-RR list.
-func placeRanks(stages, chunks, tp, replicas int, stageReps []int, ranges [][2]int) []rankInfo {
+// placeRanks lists the ranks: parallel pipelines (rank = ((replica·stages
+// + stage)·cp + cp rank)·tp + tp rank, all running their position's list),
+// or, with stage replicas (cp 1), stage by stage and replica by replica,
+// each replica running its own 1F1B-RR list.
+func placeRanks(stages, chunks, tp, cp, replicas int, stageReps []int, ranges [][2]int) []rankInfo {
 	var out []rankInfo
 	add := func(s, r, device int) {
 		var own [][2]int
 		for k := range chunks {
 			own = append(own, ranges[s+k*stages])
 		}
-		for t := range tp {
-			out = append(out, rankInfo{Rank: len(out), Stage: s, Replica: r, TPRank: t, Chunks: own, Device: device})
+		for x := range cp {
+			for t := range tp {
+				out = append(out, rankInfo{Rank: len(out), Stage: s, Replica: r, CPRank: x, TPRank: t, Chunks: own, Device: device})
+			}
 		}
 	}
 	if stageReps != nil {
@@ -340,6 +365,24 @@ func placeRanks(stages, chunks, tp, replicas int, stageReps []int, ranges [][2]i
 	return out
 }
 
+// checkRoundRobin refuses what the worker does not run with round-robin
+// stage replicas (1F1B-RR, or PipeDream with replicated stages): context
+// and expert parallelism, whose groups it draws from equal replicas.
+func checkRoundRobin(p *plan.Plan, roundRobin bool) error {
+	if !roundRobin {
+		return nil
+	}
+	for _, d := range []struct {
+		field, what string
+		v           int
+	}{{"cp", "context", p.Execution.CP}, {"ep", "expert", p.Execution.EP}} {
+		if d.v > 1 {
+			return fmt.Errorf("execution.%s: %s parallelism (%d) under 1f1b-rr (round-robin stage replicas) is not supported by the runner", d.field, d.what, d.v)
+		}
+	}
+	return nil
+}
+
 // supported reports whether the worker executes kind k.
 func supported(k schedule.Kind) bool { return slices.Contains(supportedKinds, k) }
 
@@ -357,15 +400,7 @@ func supportedList() string {
 
 // stageReplicas is each stage's replica count the runner starts: the
 // plan's stage replicas times dp, or 1 when scaling down.
-func stageReplicas(p *plan.Plan, scaleDown bool) ([]int, error) {
-	for _, d := range []struct {
-		field, what string
-		v           int
-	}{{"cp", "context", p.Execution.CP}, {"ep", "expert", p.Execution.EP}} {
-		if d.v > 1 {
-			return nil, fmt.Errorf("execution.%s: %s parallelism (%d) is not supported by the runner yet", d.field, d.what, d.v)
-		}
-	}
+func stageReplicas(p *plan.Plan, scaleDown bool) []int {
 	out := make([]int, len(p.Stages))
 	for i, s := range p.Stages {
 		out[i] = 1
@@ -373,7 +408,7 @@ func stageReplicas(p *plan.Plan, scaleDown bool) ([]int, error) {
 			out[i] = s.Replicas * p.Execution.DP
 		}
 	}
-	return out, nil
+	return out
 }
 
 // shrinkStages keeps the number of stages and gives each at most perStage
@@ -390,14 +425,24 @@ func shrinkStages(ranges [][2]int, perStage int) [][2]int {
 }
 
 // newWorkerModel describes the model to build: the plan's transformer
-// sharded tp ways, or Linear layers matching the profile's parameter bytes.
-func newWorkerModel(p *plan.Plan, ranges [][2]int, tp int, scaleDown bool) (workerModel, error) {
+// sharded as c says (c.EP lowered to fit when scaling down), or Linear
+// layers matching the profile's parameter bytes.
+func newWorkerModel(p *plan.Plan, ranges [][2]int, c *runConfig, scaleDown bool) (workerModel, error) {
 	m := workerModel{Layers: ranges[len(ranges)-1][1] + 1, Seed: 1}
 	if t := p.Model.Transformer; t != nil {
-		return transformerModel(m, t, tp, scaleDown)
+		m, err := transformerModel(m, t, c.TP, scaleDown)
+		if err != nil {
+			return m, err
+		}
+		return m, splitDegrees(&m, c, scaleDown)
 	}
-	if tp > 1 {
-		return m, fmt.Errorf("execution.tp: tensor parallelism (%d) needs a transformer model; a layer-profile plan has no layers to split", tp)
+	for _, d := range []struct {
+		field, what string
+		v           int
+	}{{"tp", "tensor", c.TP}, {"cp", "context", c.CP}, {"ep", "expert", c.EP}} {
+		if d.v > 1 {
+			return m, fmt.Errorf("execution.%s: %s parallelism (%d) needs a transformer model; a layer-profile plan has no layers to split", d.field, d.what, d.v)
+		}
 	}
 	m.Kind, m.Width = "profile", profileWidth
 	if scaleDown {
@@ -424,10 +469,7 @@ func newWorkerModel(p *plan.Plan, ranges [][2]int, tp int, scaleDown bool) (work
 // transformerModel fills m with t's dimensions and architecture, shrunk
 // under scaleDown, and checks that tp divides what it splits.
 func transformerModel(m workerModel, t *model.Transformer, tp int, scaleDown bool) (workerModel, error) {
-	switch {
-	case t.MoE != nil:
-		return m, fmt.Errorf("model.transformer.moe: mixture-of-experts layers are not run by the runner yet")
-	case t.MLA != nil:
+	if t.MLA != nil {
 		return m, fmt.Errorf("model.transformer.mla: multi-head latent attention is not run by the runner yet")
 	}
 	m.Kind, m.Hidden, m.Heads, m.KVHeads, m.HeadDim = "transformer", t.Hidden, t.Heads, t.KVHeads, t.HeadDim
@@ -448,6 +490,16 @@ func transformerModel(m workerModel, t *model.Transformer, tp int, scaleDown boo
 	if m.KVHeads == 0 {
 		m.KVHeads = m.Heads
 	}
+	m.Precision = string(t.Precision)
+	if m.Precision == "" {
+		m.Precision = string(model.BF16)
+	}
+	if e := t.MoE; e != nil {
+		m.Experts, m.TopK, m.ExpertFFN, m.SharedExperts, m.FirstDense = e.Experts, e.TopK, e.FFN, e.SharedExperts, e.FirstDense
+		if m.ExpertFFN == 0 {
+			m.ExpertFFN = m.FFN
+		}
+	}
 	if scaleDown {
 		gqa := m.KVHeads < m.Heads
 		m.Heads = max(1, min(m.Heads, scaleHeads))
@@ -459,6 +511,12 @@ func transformerModel(m workerModel, t *model.Transformer, tp int, scaleDown boo
 		m.Seq = max(1, min(m.Seq, scaleSeq))
 		m.FFN = max(tp, min(m.FFN, 4*m.Hidden)/tp*tp)
 		m.Vocab = max(1, min(m.Vocab, scaleVocab))
+		if m.Experts > 0 {
+			m.Experts = min(m.Experts, scaleExperts)
+			m.TopK = min(m.TopK, m.Experts)
+			m.ExpertFFN = max(tp, min(m.ExpertFFN, 4*m.Hidden)/tp*tp)
+			m.FirstDense = min(m.FirstDense, m.Layers-1)
+		}
 	}
 	if m.HeadDim == 0 {
 		if m.Hidden < 1 || m.Heads < 1 || m.Hidden%m.Heads != 0 {
@@ -469,7 +527,7 @@ func transformerModel(m workerModel, t *model.Transformer, tp int, scaleDown boo
 	for _, c := range []struct {
 		field string
 		v     int
-	}{{"heads", m.Heads}, {"kv_heads", m.KVHeads}, {"ffn", m.FFN}} {
+	}{{"heads", m.Heads}, {"kv_heads", m.KVHeads}, {"ffn", m.FFN}, {"moe.ffn", max(tp, m.ExpertFFN)}} {
 		if c.v < 1 || c.v%tp != 0 {
 			return m, fmt.Errorf("model.transformer.%s: %d must be a positive multiple of execution.tp (%d), which splits it", c.field, c.v, tp)
 		}
@@ -483,7 +541,49 @@ func transformerModel(m workerModel, t *model.Transformer, tp int, scaleDown boo
 		return m, fmt.Errorf("model.transformer.seq: must be >= 1, got %d", m.Seq)
 	case m.Vocab < 1:
 		return m, fmt.Errorf("model.transformer.vocab: must be >= 1, got %d", m.Vocab)
+	case m.Experts > maxExperts:
+		return m, fmt.Errorf("model.transformer.moe.experts: the runner runs at most %d experts per layer, got %d", maxExperts, m.Experts)
+	case m.Experts > 0 && (m.TopK < 1 || m.TopK > m.Experts):
+		return m, fmt.Errorf("model.transformer.moe.topk: must be in [1, experts %d], got %d", m.Experts, m.TopK)
+	case m.Experts > 0 && (m.SharedExperts < 0 || m.FirstDense < 0):
+		return m, fmt.Errorf("model.transformer.moe: shared_experts (%d) and first_dense (%d) must be >= 0", m.SharedExperts, m.FirstDense)
 	}
 	m.PaddedVocab = (m.Vocab + tp - 1) / tp * tp
 	return m, nil
+}
+
+// splitDegrees checks that the model splits as the run's degrees need:
+// experts over ep (ep dividing the replicas × cp ranks it is drawn from),
+// the sequence into 2·cp chunks (Megatron-LM's load-balanced causal split),
+// each chunk pair over tp under sequence parallelism. Scaling down, it
+// lowers ep to fit and rounds the sequence to a multiple of what splits it.
+func splitDegrees(m *workerModel, c *runConfig, scaleDown bool) error {
+	width := c.Replicas * c.CP
+	if scaleDown && m.Experts > 0 {
+		for c.EP > 1 && (m.Experts%c.EP != 0 || width%c.EP != 0) {
+			c.EP--
+		}
+	}
+	switch {
+	case c.EP > 1 && m.Experts == 0:
+		return fmt.Errorf("execution.ep: expert parallelism (%d) needs a mixture-of-experts model (model.transformer.moe)", c.EP)
+	case c.EP > 1 && m.Experts%c.EP != 0:
+		return fmt.Errorf("execution.ep: %d must divide model.transformer.moe.experts (%d)", c.EP, m.Experts)
+	case c.EP > 1 && width%c.EP != 0:
+		return fmt.Errorf("execution.ep: %d must divide the data × context-parallel ranks it is drawn from (%d replicas × cp %d = %d)", c.EP, c.Replicas, c.CP, width)
+	}
+	unit, why := 1, []string{}
+	if c.CP > 1 {
+		unit, why = 2*c.CP, append(why, fmt.Sprintf("2·cp = %d load-balanced chunks", 2*c.CP))
+	}
+	if c.SequenceParallel {
+		unit, why = unit*c.TP, append(why, fmt.Sprintf("split over tp %d by sequence parallelism", c.TP))
+	}
+	if scaleDown {
+		m.Seq = max(unit, m.Seq/unit*unit)
+	}
+	if m.Seq%unit != 0 {
+		return fmt.Errorf("model.transformer.seq: %d must be a multiple of %d (%s)", m.Seq, unit, strings.Join(why, ", "))
+	}
+	return nil
 }

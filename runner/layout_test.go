@@ -193,13 +193,20 @@ func TestRunConfigRejects(t *testing.T) {
 		{"rr tied", func(p *plan.Plan) { p.Execution.Schedule, p.Stages[0].Replicas = schedule.OneFOneBRR, 2 }, "stages[1].replicas: a tied embedding's two copies update together, so 1F1B-RR needs as many replicas on the last stage as on the first (2), got 1"},
 		{"tp heads", func(p *plan.Plan) { p.Execution.TP = 8 }, "model.transformer.heads: 4 must be a positive multiple of execution.tp (8), which splits it"},
 		{"kv heads", func(p *plan.Plan) { p.Execution.TP, p.Model.Transformer.KVHeads = 2, 1 }, "model.transformer.kv_heads: 1 must be a positive multiple of execution.tp (2)"},
-		{"moe", func(p *plan.Plan) { p.Model.Transformer.MoE = &model.MoE{Experts: 8, TopK: 2} }, "model.transformer.moe: mixture-of-experts layers are not run by the runner yet"},
+		{"mla", func(p *plan.Plan) { p.Model.Transformer.MLA = &model.MLA{KVLoraRank: 8} }, "model.transformer.mla: multi-head latent attention is not run by the runner yet"},
+		{"topk", func(p *plan.Plan) { p.Model.Transformer.MoE = &model.MoE{Experts: 4, TopK: 5} }, "model.transformer.moe.topk: must be in [1, experts 4], got 5"},
 		{"rope", func(p *plan.Plan) {
 			p.Model.Transformer.PositionEmbedding, p.Model.Transformer.HeadDim = model.PositionNone, 7
 		}, "model.transformer.head_dim: rotary position embedding needs an even head size, got 7"},
 		{"chunks", func(p *plan.Plan) { p.Execution.Schedule, p.Execution.Interleave = schedule.Interleaved, 2 }, "stages: interleaved with pp 2 × interleave 2 needs 4 model chunks, got 2"},
-		{"cp", func(p *plan.Plan) { p.Execution.CP = 2 }, "execution.cp: context parallelism (2) is not supported by the runner yet"},
-		{"ep", func(p *plan.Plan) { p.Execution.EP = 2 }, "execution.ep: expert parallelism (2) is not supported by the runner yet"},
+		{"cp seq", func(p *plan.Plan) { p.Execution.CP, p.Model.Transformer.Seq = 2, 6 }, "model.transformer.seq: 6 must be a multiple of 4"},
+		{"ep dense", func(p *plan.Plan) { p.Execution.EP = 2 }, "execution.ep: expert parallelism (2) needs a mixture-of-experts model"},
+		{"ep experts", func(p *plan.Plan) { p.Execution.EP, p.Model.Transformer.MoE = 2, &model.MoE{Experts: 3, TopK: 1} }, "execution.ep: 2 must divide model.transformer.moe.experts (3)"},
+		{"ep width", func(p *plan.Plan) { p.Execution.EP, p.Model.Transformer.MoE = 4, &model.MoE{Experts: 8, TopK: 2} }, "execution.ep: 4 must divide the data × context-parallel ranks it is drawn from (2 replicas × cp 1 = 2)"},
+		{"cp rr", func(p *plan.Plan) { p.Execution.Schedule, p.Execution.CP = schedule.OneFOneBRR, 2 }, "execution.cp: context parallelism (2) under 1f1b-rr (round-robin stage replicas) is not supported by the runner"},
+		{"ep pipedream replicas", func(p *plan.Plan) {
+			p.Execution.Schedule, p.Execution.EP, p.Stages[0].Replicas = schedule.PipeDream, 2, 2
+		}, "execution.ep: expert parallelism (2) under 1f1b-rr (round-robin stage replicas) is not supported by the runner"},
 		{"unequal replicas", func(p *plan.Plan) { p.Stages[1].Replicas = 2 }, "stages[1].replicas: 1f1b needs equal replicas on every stage (stage 0 has 1, got 2); unequal replication runs under 1f1b-rr or pipedream"},
 		{"heads", func(p *plan.Plan) { p.Model.Transformer.Heads = 5 }, "model.transformer: hidden (32) must be a positive multiple of heads (5)"},
 	}

@@ -26,7 +26,7 @@ import (
 )
 
 // profileScript measures layers and GEMMs (runner profile); it imports
-// the model from workerScript.
+// the model from modelScript.
 //
 //go:embed profile.py
 var profileScript []byte
@@ -281,7 +281,7 @@ func measure(ctx context.Context, python, dir string, cfg profileConfig) (*profi
 	if err != nil {
 		return nil, err
 	}
-	for name, b := range map[string][]byte{"worker.py": workerScript, "profile.py": profileScript, "profile.json": data} {
+	for name, b := range map[string][]byte{"worker.py": workerScript, "model.py": modelScript, "profile.py": profileScript, "profile.json": data} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return nil, err
 		}

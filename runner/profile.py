@@ -3,7 +3,7 @@
 
   profile.py --config profile.json    writes the file named by its "out" key
 
-The model is the runner's own (worker.py's Embedding, Block and Head, unsplit),
+The model is the runner's own (model.py's Embedding, Block and Head, unsplit),
 profiled as a chain: the token embedding, each decoder block, then the head
 (final norm, vocabulary projection and cross-entropy). Each layer runs
 forward and backward on one microbatch; after `warmup` unmeasured runs, the
@@ -23,7 +23,8 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from worker import Block, Embedding, Head, TensorParallel, write_json  # noqa: E402
+from model import Block, Embedding, Head, Parallel  # noqa: E402
+from worker import write_json  # noqa: E402
 
 
 def timed(device, fn):
@@ -70,7 +71,7 @@ def profile_layer(cfg, device, name, layer, make_input, target=None):
 
 def profile_model(cfg, device):
     model = cfg["model"]
-    tp = TensorParallel()
+    par = Parallel(model)
     b, s, h = cfg["microbatch_size"], model["seq"], model["hidden"]
     g = torch.Generator().manual_seed(model["seed"])
     ids = torch.randint(0, model["vocab"], (b, s + 1), generator=g)
@@ -79,10 +80,10 @@ def profile_model(cfg, device):
     def hidden_input():
         return torch.randn(b, s, h, device=device, requires_grad=True)
 
-    layers = [profile_layer(cfg, device, "embedding", Embedding(model, tp), lambda: tokens)]
+    layers = [profile_layer(cfg, device, "embedding", Embedding(model, par), lambda: tokens)]
     for i in range(model["layers"]):
-        layers.append(profile_layer(cfg, device, "block%d" % i, Block(model, i, tp), hidden_input))
-    layers.append(profile_layer(cfg, device, "head", Head(model, tp), hidden_input, targets))
+        layers.append(profile_layer(cfg, device, "block%d" % i, Block(model, i, par), hidden_input))
+    layers.append(profile_layer(cfg, device, "head", Head(model, par), hidden_input, targets))
     return layers
 
 

@@ -64,7 +64,7 @@ func TestLimitsBeforeProbe(t *testing.T) {
 	py := fakePython(t, dir, "python3", "touch "+mark)
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"--python", py, "--max-procs", "2", filepath.Join("testdata", "tiny-transformer.json")}, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "plan needs 4 rank processes (2 stages × 2 replicas × tp 1), over --max-procs 2") {
+	if err == nil || !strings.Contains(err.Error(), "plan needs 4 rank processes (2 stages × 2 replicas × tp 1 × cp 1), over --max-procs 2") {
 		t.Fatalf("got %v", err)
 	}
 	if _, err := os.Stat(mark); !errors.Is(err, os.ErrNotExist) {

@@ -126,8 +126,13 @@ func newReport(p *plan.Plan, c *runConfig, results []*rankResult) *Report {
 	switch {
 	case c.ScaledDown:
 		r.Note = "--scale-down: a functional run of a smaller model; its timing and memory are not comparable to the plan's predictions"
-		if c.TP != p.Execution.TP {
-			r.Note += fmt.Sprintf("; tp %d ran as tp %d", p.Execution.TP, c.TP)
+		for _, d := range []struct {
+			name      string
+			plan, run int
+		}{{"tp", p.Execution.TP, c.TP}, {"cp", p.Execution.CP, c.CP}, {"ep", p.Execution.EP, c.EP}} {
+			if d.run != d.plan {
+				r.Note += fmt.Sprintf("; %s %d ran as %s %d", d.name, d.plan, d.name, d.run)
+			}
 		}
 	case !c.Comparable:
 		r.Note = fmt.Sprintf("--schedule %s: the plan was predicted for %s; timing and memory are not comparable", c.Schedule, p.Execution.Schedule)

@@ -18,7 +18,7 @@ type rankResult struct {
 	// StepSeconds are the measured (post-warmup) step times of this rank.
 	StepSeconds []float64 `json:"step_seconds"`
 	// Losses are the mean microbatch losses of every step (last stage,
-	// tensor-parallel rank 0 only).
+	// tensor- and context-parallel rank 0 only).
 	Losses []float64 `json:"losses"`
 	// PeakMemoryBytes is torch.cuda.max_memory_allocated, or maxrss on CPU.
 	PeakMemoryBytes float64 `json:"peak_memory_bytes"`
@@ -94,9 +94,9 @@ func parseResult(data []byte, want rankInfo, c *runConfig) (*rankResult, error) 
 		}
 	}
 	wantLosses := 0
-	// Parallel pipelines each report their losses; 1F1B-RR's last-stage
-	// replicas gather theirs on replica 0.
-	if want.Stage == c.Stages-1 && want.TPRank == 0 && (c.StageReplicas == nil || want.Replica == 0) {
+	// Parallel pipelines each report their losses (context-parallel rank
+	// 0); 1F1B-RR's last-stage replicas gather theirs on replica 0.
+	if want.Stage == c.Stages-1 && want.TPRank == 0 && want.CPRank == 0 && (c.StageReplicas == nil || want.Replica == 0) {
 		wantLosses = c.Warmup + c.Steps
 	}
 	if len(r.Losses) != wantLosses {

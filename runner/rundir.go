@@ -18,7 +18,12 @@ import (
 //go:embed worker.py
 var workerScript []byte
 
-// writeRunDir writes worker.py, run.json and the schedule in torch's CSV
+// modelScript is the worker's model (model.py, imported by worker.py).
+//
+//go:embed model.py
+var modelScript []byte
+
+// writeRunDir writes worker.py, model.py, run.json and the schedule in torch's CSV
 // form (schedule.csv, for reading or for torch.distributed.pipelining).
 func writeRunDir(dir string, c *runConfig) error {
 	cfg, err := json.MarshalIndent(c, "", "  ")
@@ -29,7 +34,7 @@ func writeRunDir(dir string, c *runConfig) error {
 	if err := schedule.WriteCSV(&csv, c.schedule, true); err != nil {
 		return fmt.Errorf("schedule.csv: %w", err)
 	}
-	for name, data := range map[string][]byte{"worker.py": workerScript, "run.json": cfg, "schedule.csv": csv.Bytes()} {
+	for name, data := range map[string][]byte{"worker.py": workerScript, "model.py": modelScript, "run.json": cfg, "schedule.csv": csv.Bytes()} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return err
 		}
@@ -59,8 +64,8 @@ func parseProbe(out []byte) (probe, error) {
 // processes on this node are within --max-procs.
 func checkLimits(c *runConfig, o options, n nodeSpec) error {
 	if need := n.nproc; o.device == "cpu" && need > o.maxProcs {
-		return fmt.Errorf("plan needs %d rank processes%s (%d stages × %d replicas × tp %d), over --max-procs %d; raise --max-procs or use --scale-down to run 1 replica per stage with tp <= %d (%d ranks)",
-			need, n.share(), c.Stages, c.Replicas, c.TP, o.maxProcs, scaleTP, c.Stages*min(c.TP, scaleTP))
+		return fmt.Errorf("plan needs %d rank processes%s (%d stages × %d replicas × tp %d × cp %d), over --max-procs %d; raise --max-procs or use --scale-down to run 1 replica per stage with tp <= %d and cp <= %d (%d ranks)",
+			need, n.share(), c.Stages, c.Replicas, c.TP, c.CP, o.maxProcs, scaleTP, scaleCP, c.Stages*min(c.TP, scaleTP)*min(c.CP, scaleCP))
 	}
 	return nil
 }
@@ -68,7 +73,7 @@ func checkLimits(c *runConfig, o options, n nodeSpec) error {
 // checkDevices checks that this machine has the GPUs a CUDA run needs.
 func checkDevices(ctx context.Context, python, dir string, c *runConfig, o options, n nodeSpec) error {
 	need := n.nproc
-	what := fmt.Sprintf("%d stages × %d replicas × tp %d%s", c.Stages, c.Replicas, c.TP, n.share())
+	what := fmt.Sprintf("%d stages × %d replicas × tp %d × cp %d%s", c.Stages, c.Replicas, c.TP, c.CP, n.share())
 	if o.device == "cpu" {
 		return nil
 	}
@@ -88,8 +93,8 @@ func checkDevices(ctx context.Context, python, dir string, c *runConfig, o optio
 	if c.ScaledDown {
 		return fmt.Errorf("even scaled down the plan needs %d GPUs (%s), this machine has %d; use --device cpu", need, what, pr.CUDADeviceCount)
 	}
-	return fmt.Errorf("plan needs %d GPUs (%s), this machine has %d; use --scale-down to run a smaller replica (1 replica per stage with tp <= %d, %d GPUs): a functional run whose timing is not comparable to the prediction",
-		need, what, pr.CUDADeviceCount, scaleTP, c.Stages*min(c.TP, scaleTP))
+	return fmt.Errorf("plan needs %d GPUs (%s), this machine has %d; use --scale-down to run a smaller replica (1 replica per stage with tp <= %d and cp <= %d, %d GPUs): a functional run whose timing is not comparable to the prediction",
+		need, what, pr.CUDADeviceCount, scaleTP, scaleCP, c.Stages*min(c.TP, scaleTP)*min(c.CP, scaleCP))
 }
 
 // Loss tolerances of --check: fp32 sums in another order on CPU; GPU
