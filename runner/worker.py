@@ -163,6 +163,7 @@ class Timeline:
 
     def __init__(self, stages):
         self.stages, self.origin, self.step, self.actions = stages, time.perf_counter(), 0, []
+        self.logged = -1  # the last step a progress line was printed for
 
     def start(self, step):
         self.origin, self.step = time.perf_counter(), step
@@ -171,8 +172,15 @@ class Timeline:
         return time.perf_counter() - self.origin
 
     def add(self, kind, vs, mb, start, step=None):
+        step = self.step if step is None else step
         self.actions.append({"kind": kind, "stage": vs, "chunk": vs // self.stages, "microbatch": mb,
-                             "step": self.step if step is None else step, "start": start, "end": self.now()})
+                             "step": step, "start": start, "end": self.now()})
+        if step > self.logged:
+            # One progress line per step on stderr: the runner shows each
+            # rank's last line when a run is stopped, so a hung rank is the
+            # one whose last step is behind the others'.
+            self.logged = step
+            print("step %d: %s of microbatch %d done" % (step, kind, mb), file=sys.stderr, flush=True)
 
 
 class GradBuckets:
