@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"pipeplan/app/request"
 )
@@ -61,6 +62,15 @@ func checkSetter(t *testing.T, a *App, b *fakeBrowser, before request.State, fie
 // (quoted), and the int or float it parses to.
 func numberShown(value string) []string {
 	out := []string{strconv.Quote(value)}
+	if len(value) > 64 {
+		// A long value is clipped in the message: its start shows, quoted.
+		cut := 64
+		for cut > 0 && !utf8.RuneStart(value[cut]) {
+			cut--
+		}
+		q := strconv.Quote(value[:cut])
+		out = append(out, q[:len(q)-1])
+	}
 	if n, err := strconv.Atoi(value); err == nil {
 		out = append(out, strconv.Itoa(n))
 	}
