@@ -132,6 +132,38 @@ func TestPredictRecomputeOrdering(t *testing.T) {
 	}
 }
 
+// TestZeRO3GathersWeightsOnlyPerMicrobatch: ZeRO-1 and -2 gather the
+// updated weights once after the step; stage 3 keeps them sharded and
+// gathers them before each forward and backward instead, so its exposed
+// data-parallel time (overlaps off) is the gradient reduce-scatter alone:
+// ZeRO-1's minus one all-gather of the weights.
+func TestZeRO3GathersWeightsOnlyPerMicrobatch(t *testing.T) {
+	tr := gpt(40, 6144, 48)
+	c := dgxA100(t, 64)
+	dp := func(zero int) (Prediction, float64) {
+		pr, err := Predict(tr, c, plan.Execution{TP: 8, PP: 4, DP: 2, MicrobatchSize: 1, GlobalBatch: 64, ZeRO: zero}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pr, pr.Time.DataParallelSeconds
+	}
+	_, one := dp(1)
+	z3, three := dp(3)
+	if z3.Time.ZeRO3GatherSeconds <= 0 {
+		t.Fatalf("ZeRO-3 charges no per-microbatch gathers: %+v", z3.Time)
+	}
+	if !(three > 0 && three < one) {
+		t.Fatalf("exposed data-parallel time: ZeRO-3 %g s, ZeRO-1 %g s; want 0 < ZeRO-3 < ZeRO-1", three, one)
+	}
+	// The gradients are at least as wide as the weights, so the
+	// reduce-scatter moves at least the all-gather's bytes: ZeRO-1's time
+	// is at most twice ZeRO-3's (counting the gather at stage 3 too made
+	// them equal).
+	if r := one / three; r > 2 {
+		t.Errorf("ZeRO-1 / ZeRO-3 data-parallel time = %.3f, want at most 2", r)
+	}
+}
+
 func TestPredictErrors(t *testing.T) {
 	tr := gpt(32, 4096, 32)
 	c := dgxA100(t, 32)

@@ -345,7 +345,12 @@ func (e *evaluator) dataParallelSeconds(i int) (reduce, gather float64) {
 		reduce = e.comm.AllReduceSeconds(d, dense*e.gradBytes, e.dpBW) + e.comm.AllReduceSeconds(de, experts*e.gradBytes, e.dpBW)
 	} else {
 		reduce = e.comm.GatherSeconds(d, dense*e.gradBytes, e.dpBW) + e.comm.GatherSeconds(de, experts*e.gradBytes, e.dpBW)
-		gather = e.comm.GatherSeconds(d, dense*e.w, e.dpBW) + e.comm.GatherSeconds(de, experts*e.w, e.dpBW)
+		if e.cfg.ZeRO < 3 {
+			// Sharded optimizer: the updated weights are gathered once
+			// after the step. Stage 3 keeps them sharded and gathers them
+			// per microbatch instead (zero3Seconds).
+			gather = e.comm.GatherSeconds(d, dense*e.w, e.dpBW) + e.comm.GatherSeconds(de, experts*e.w, e.dpBW)
+		}
 	}
 	if e.cfg.PP > 1 && !e.tr.UntiedEmbeddings && (i == 0 || i == e.cfg.PP-1) {
 		word := float64(e.tr.Vocab) * float64(e.tr.Hidden) / float64(e.cfg.TP)
