@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"pipeplan/app/request"
 	"pipeplan/core/cost"
@@ -87,6 +88,9 @@ type Candidate struct {
 	Fits bool `json:"fits"`
 	// Reason says why it does not fit ("" when it fits).
 	Reason string `json:"reason,omitempty"`
+	// Caveat says why its prediction is less certain than usual
+	// (cost.Prediction.Caveat; PTD-P only).
+	Caveat string `json:"caveat,omitempty"`
 }
 
 // Result is the planner's answer for the Plan page.
@@ -263,6 +267,9 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan)
 		return Result{}, err
 	}
 	res.StageMemory = pr.StageMemory
+	if pr.Caveat != "" {
+		res.Note = strings.TrimSpace(res.Note + " The chosen plan's prediction is uncertain: " + pr.Caveat + ".")
+	}
 	if res.TimelineSVG, res.TimelineCaption, err = TimelineSVG(ctx, res.Plan, pr); err != nil {
 		return Result{}, err
 	}
@@ -338,6 +345,6 @@ func fromPTDP(c partition.PTDPCandidate) Candidate {
 		Microbatches: p.Microbatches, GlobalBatch: c.Config.GlobalBatch,
 		IterationSeconds: p.IterationSeconds, SamplesPerSecond: p.SamplesPerSec, TokensPerSecond: p.TokensPerSec,
 		TFLOPSPerGPU: p.TFLOPSPerGPU, HardwareTFLOPSPerGPU: p.TFLOPSPerGPU, ModelTFLOPSPerGPU: p.ModelTFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
-		Memory: p.Memory, Breakdown: &breakdown, Fits: c.Fits, Reason: c.Reason,
+		Memory: p.Memory, Breakdown: &breakdown, Fits: c.Fits, Reason: c.Reason, Caveat: p.Caveat,
 	}
 }

@@ -212,6 +212,9 @@ func runTransformer(args []string, stdout io.Writer) error {
 		if err == nil && *breakdown {
 			err = printBreakdown(stdout, res)
 		}
+		if err == nil && res.Note != "" {
+			_, err = fmt.Fprintln(stdout, "note:", res.Note)
+		}
 	}
 	if err != nil {
 		return err

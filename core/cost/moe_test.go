@@ -137,3 +137,32 @@ func TestEPOverlap(t *testing.T) {
 		t.Errorf("dispatcher %q: got %v, want an error naming execution.ep_dispatcher", ex.EPDispatcher, err)
 	}
 }
+
+// TestExpertGEMMsPerExpert: a routed-expert GEMM is costed as its E/ep
+// local experts, each at the efficiency of its own share of the tokens
+// (the grouped GEMM's per-expert shapes), not as one GEMM of their total:
+// at the same FLOPs per GPU, twice the local experts take longer, by
+// exactly the curve's verdict on GEMMs of half the size.
+func TestExpertGEMMsPerExpert(t *testing.T) {
+	e8, e32 := moeEvaluator(t, 8, 32), moeEvaluator(t, 32, 32) // 16 and 4 local experts
+	experts := 0
+	for _, g := range e8.tr.ForwardGEMMs(1, 0) {
+		if !g.Expert {
+			continue
+		}
+		experts++
+		per := g.FLOPs / float64(e8.cfg.TP)
+		want16 := 16 * e8.curve.Seconds(per/16, e8.peak)
+		want4 := 4 * e32.curve.Seconds(per/4, e32.peak)
+		got16, got4 := e8.gemmSeconds(g), e32.gemmSeconds(g)
+		if math.Abs(got16-want16) > 1e-9*want16 || math.Abs(got4-want4) > 1e-9*want4 {
+			t.Errorf("%s: %v s with 16 local experts, %v s with 4; want %v and %v", g.Name, got16, got4, want16, want4)
+		}
+		if !(got16 > got4) || e8.curve.Seconds(per, e8.peak) >= got4 {
+			t.Errorf("%s: 16 experts %v s, 4 experts %v s, one GEMM %v s: smaller GEMMs must be slower", g.Name, got16, got4, e8.curve.Seconds(per, e8.peak))
+		}
+	}
+	if experts != 2 {
+		t.Errorf("%d routed-expert GEMMs in a Qwen3 layer, want 2 (up and down)", experts)
+	}
+}

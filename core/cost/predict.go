@@ -58,6 +58,9 @@ func (e *evaluator) predict() Prediction {
 	pr.ModelTFLOPSPerGPU = pr.ModelFLOPsPerIteration / (n * iter) / 1e12
 	pr.ActiveParams = e.tr.ActiveParams()
 	pr.MFU = pr.ModelFLOPsPerIteration / (n * iter * e.peak)
+	if e.localExperts() {
+		pr.Caveat = localExpertsCaveat
+	}
 	pr.StageMemory = make([]Memory, p)
 	for i := range pr.StageMemory {
 		pr.StageMemory[i] = e.memory(i)

@@ -114,6 +114,10 @@ type Prediction struct {
 	Memory Memory `json:"memory"`
 	// StageMemory holds the memory of each pipeline stage's GPUs.
 	StageMemory []Memory `json:"stage_memory"`
+	// Caveat says why the prediction is less certain than the model's
+	// tested accuracy ("" when it is not): a mixture-of-experts model
+	// whose expert exchange stays inside one server (localExpertsCaveat).
+	Caveat string `json:"caveat,omitempty"`
 }
 
 // Predict predicts the iteration time, throughput and per-GPU memory of
