@@ -4,7 +4,7 @@ import "fmt"
 
 // localExpertsSlowdown bounds how much slower than predicted the published
 // H100 runs of a mixture-of-experts model with its expert exchange inside
-// one server ran (published_test.go, TestLocalExpertsCaveat): from 1.05×
+// one server ran (published_test.go, TestLocalExpertsCaveat): from 1.10×
 // (Qwen3 235B-A22B BF16, ep 8, Megatron-FSDP, microbatch 4) to 2.74×
 // (Qwen3 30B-A3B FP8, ep 8, Megatron-Bridge 26.02).
 const localExpertsSlowdown = 2.8

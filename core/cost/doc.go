@@ -67,12 +67,11 @@
 //	Megatron-Bridge 25.11 / 26.02 Llama 3.1 405B FP8, cp 2   +7.7 / +6.2 % (−7.6 / −9.6)
 //	Megatron-Bridge 25.11 / 26.02 Qwen3 235B-A22B FP8, ep 32 +19.2 / +16.5 % (−5.2 / −7.6)
 //	  (the recipe's alltoall dispatcher with moe_a2a_overlap)
-//	Megatron-MoE-ModelZoo Qwen3 235B BF16 (no TP overlap, as its
-//	  configuration runs), DeepEP:
-//	  tp2 ep32 pp8 (across servers)                          +4.7 %
-//	  tp2 ep8, Megatron-FSDP, microbatch 4 (new)              +5.4 %
-//	  tp4 ep8 pp8 (reported only)                            +78 % (+93 with TP overlap)
-//	  tp2 ep8 pp32 vp3, alltoall (new, reported only)        +43 %
+//	Megatron-MoE-ModelZoo Qwen3 235B BF16, DeepEP:
+//	  tp2 ep32 pp8 (across servers)                          +7.1 %
+//	  tp2 ep8, Megatron-FSDP, microbatch 4 (new)              +9.6 %
+//	  tp4 ep8 pp8 (reported only)                            +93 %
+//	  tp2 ep8 pp32 vp3, alltoall (new, reported only)        +46 %
 //	Megatron-Bridge Qwen3 30B-A3B FP8, ep 8 (reported only)  +156 / +174 % (+212 / +231)
 //
 // Measured in tokens/s, the previous model was further off than its
@@ -83,12 +82,12 @@
 // published_test.go.
 //
 // Mixture of experts inside one server. Where the expert exchange stays
-// inside a server, the published runs ran 1.05× (the FSDP row) to 2.7×
+// inside a server, the published runs ran 1.10× (the FSDP row) to 2.7×
 // slower than predicted, while cross-server MoE runs are within 20 % and
 // dense runs within 10 %. Every such prediction carries Prediction.Caveat
 // (localExperts), because no physical cost the model leaves out closes the
 // gap. Checked, per token and MoE layer (forward and backward), against
-// the gap of 2.4 µs (Qwen3 30B-A3B, 25.11) and 4.4 µs (235B tp4 ep8):
+// the gap of 2.4 µs (Qwen3 30B-A3B, 25.11) and 4.9 µs (235B tp4 ep8):
 //   - memory-bound work: the model already charges at the achievable HBM
 //     bandwidth (DefaultMemoryBandwidthEfficiency) Megatron-Core's
 //     permutation and unpermutation (moe_utils.py permute/unpermute, fused
@@ -97,7 +96,7 @@
 //     pass over the stored activations (the routed copies' SwiGLU inputs
 //     and outputs included), the router's softmax/top-k and TE's FP8
 //     casts: 725 KB per token and layer for the 30B-A3B (0.31 µs), 1.06 MB
-//     for the 235B at tp 4 (0.45 µs). The gap would take 5.6 MB and 10.4 MB
+//     for the 235B at tp 4 (0.45 µs). The gap would take 5.6 MB and 11.4 MB
 //     more, where what the count leaves out (the router's aux loss, the
 //     dispatcher's receive buffers, FP8 current scaling's amax pass) is
 //     under 0.1 MB;
@@ -105,7 +104,7 @@
 //     its share of the tokens (gemmSeconds, TestExpertGEMMsPerExpert); the
 //     30B-A3B's are 26 and 13 GFLOP (4,096 tokens per expert), which the
 //     curve runs at 47 and 43 % of FP8 peak: the gap would need a tenth;
-//   - the NVLink exchange: the gap would need it at 55–60 GB/s per GPU,
+//   - the NVLink exchange: the gap would need it at about 55 GB/s per GPU,
 //     where DeepEP's intranode kernels measure 150–340 GB/s on Hopper
 //     (github.com/deepseek-ai/DeepEP issue 16).
 //
@@ -123,7 +122,7 @@
 // README). The CPU then cannot queue kernels ahead, and the launch time of
 // the expert path's many small kernels is exposed wherever the GPU's work
 // per layer and microbatch is short (5–13 ms predicted in the reported
-// rows, 44 ms in the FSDP row). It is a lead, not a model: the two 30B-A3B
+// rows, 43 ms in the FSDP row). It is a lead, not a model: the two 30B-A3B
 // rows (microbatch 2 and 1) cost the same per token, which a fixed host
 // time per layer would not give. Costing it needs the host's time per
 // launched kernel and the kernels per layer of each software release,

@@ -154,7 +154,7 @@ func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution,
 //   - MoE with the expert all-to-all crossing servers: 20 % — Qwen3
 //     235B-A22B FP8 (Megatron-Bridge, ep 32 over 4 servers, the recipe's
 //     alltoall dispatcher with moe_a2a_overlap) +19.2 % and +16.5 %, the
-//     same in BF16 (Megatron-MoE-ModelZoo, DeepEP, no overlap) +4.7 %;
+//     same in BF16 (Megatron-MoE-ModelZoo, DeepEP, no overlap) +7.1 %;
 //   - runs at s > 16K are only reported: there the attention core dominates
 //     the FLOP count, and whether the source counts it causal (half) or
 //     full, as Megatron-LM's formula does, is not stated, which alone moves
@@ -173,9 +173,9 @@ func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution,
 //   - MoE with the expert all-to-all inside a server is asserted within
 //     20 % only for the one such run the model gets right — Qwen3
 //     235B-A22B BF16, ep 8, pp 1, Megatron-FSDP, microbatch 4 (ModelZoo)
-//     +5.4 % — and otherwise reported: Qwen3 30B-A3B FP8 (Megatron-Bridge,
+//     +9.6 % — and otherwise reported: Qwen3 30B-A3B FP8 (Megatron-Bridge,
 //     ep 8) +156 % and +174 %, Qwen3 235B-A22B BF16 (ModelZoo) at tp 4 ep 8
-//     +78 % and at tp 2 ep 8 pp 32 +43 %. No physical cost the model
+//     +93 % and at tp 2 ep 8 pp 32 +46 %. No physical cost the model
 //     leaves out closes that gap (package doc, "Mixture of experts inside
 //     one server"); every prediction of this kind carries
 //     Prediction.Caveat (TestLocalExpertsCaveat).
