@@ -97,9 +97,10 @@
 //     and outputs included), the router's softmax/top-k and TE's FP8
 //     casts: 725 KB per token and layer for the 30B-A3B (0.31 µs), 1.06 MB
 //     for the 235B at tp 4 (0.45 µs). The gap would take 5.6 MB and 11.4 MB
-//     more, where what the count leaves out (the router's aux loss, the
-//     dispatcher's receive buffers, FP8 current scaling's amax pass) is
-//     under 0.1 MB;
+//     more, where what the count leaves out is under 0.2 MB: FP8 current
+//     scaling's amax pass over each cast input (2 B per value, 129 KB for
+//     the 30B-A3B), the router's aux loss (a few KB); the dispatcher's
+//     buffer copies run inside its NVLink kernels;
 //   - small grouped GEMMs: the expert GEMMs are costed per local expert on
 //     its share of the tokens (gemmSeconds, TestExpertGEMMsPerExpert); the
 //     30B-A3B's are 26 and 13 GFLOP (4,096 tokens per expert), which the
@@ -111,15 +112,18 @@
 // What the data point at is the host. The same H100 30B-A3B configuration
 // ran 10,494 tokens/s in Megatron-Bridge 25.09 with token dropping (its
 // precision not printed; predicted in FP8, +28 %) and 5,275 dropless in
-// 25.11; on B200 at microbatch 1,
-// 18,066 (token-drop) and 9,299 (dropless), while GB200 at microbatch 4
-// ran both alike (22,775 and 23,766; the performance-summary archive's
-// tables). Dropless, the host waits for the GPU in every MoE layer:
+// 25.11; on B200 at microbatch 1, 18,066 (token-drop) and 9,299
+// (dropless), while GB200 at microbatch 4 ran both alike (22,775 and
+// 23,766; NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md
+// at commit 0a25f911b2ed6c6905a539504fdb8e5b40e3438b, sections 25.09 and
+// 25.11). Dropless, the host waits for the GPU in every MoE layer:
 // Megatron-Core's alltoall dispatcher before the expert all-to-all, to
-// read the split sizes (token_dispatcher.py, cuda sync point
+// read the split sizes (NVIDIA/Megatron-LM
+// megatron/core/transformer/moe/token_dispatcher.py at commit
+// 0014f13713bfa38a8bab4ae11edd6917d35165ce, cuda sync point
 // "before_ep_alltoall"; drop-and-pad needs none), DeepEP's dispatch for
-// the received counts ("the CPU will wait for GPU's signal", its
-// README). The CPU then cannot queue kernels ahead, and the launch time of
+// the received counts ("the CPU will wait for GPU's signal", the
+// comment on dispatch in DeepEP's README example). The CPU then cannot queue kernels ahead, and the launch time of
 // the expert path's many small kernels is exposed wherever the GPU's work
 // per layer and microbatch is short (5–13 ms predicted in the reported
 // rows, 43 ms in the FSDP row). It is a lead, not a model: the two 30B-A3B
