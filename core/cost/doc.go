@@ -81,6 +81,17 @@
 // those below; why each reported row is not asserted is in
 // published_test.go.
 //
+// Korthikanti et al. 2022 (A100, testdata/korthikanti2022.json, from
+// Calculon's transcription) is held out too: Table 5's eight iteration
+// times (22B–1T, full recomputation and sequence parallelism + selective
+// recomputation) are predicted with a mean absolute error of 7.2 % and at
+// worst +14.6 % (1T), short of issue 10's 3 % / 6 %; Figure 1's per-GPU
+// memory within 9 %. The large models ran 9–10 % more hardware FLOP/s in
+// 2022 than the same per-pipeline configurations in Table 4.1 (2021), on
+// which the efficiency constants were fitted, while 22B ran slower than
+// predicted; korthikanti_test.go states the bounds and why they are not
+// tuned away.
+//
 // Mixture of experts inside one server. Where the expert exchange stays
 // inside a server, the published runs ran 1.10× (the FSDP row) to 2.7×
 // slower than predicted, while cross-server MoE runs are within 20 % and

@@ -8,27 +8,21 @@ import (
 	"strings"
 	"testing"
 
-	"pipeplan/core/hw"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
-	"pipeplan/gpuprofiles"
 )
 
 // korthikantiRun is one case of testdata/korthikanti2022.json: a GPT
 // configuration of Korthikanti et al. 2022 (Table 3) with its published
 // iteration time (Table 5, runs) or per-GPU memory (Figure 1, fig1_memory).
 type korthikantiRun struct {
-	ID               string  `json:"id"`
-	Layers           int     `json:"layers"`
-	Hidden           int     `json:"hidden"`
-	Heads            int     `json:"heads"`
-	Seq              int     `json:"seq"`
-	Vocab            int     `json:"vocab"`
-	GPU              string  `json:"gpu"`
-	GPUs             int     `json:"gpus"`
-	GPUsPerNode      int     `json:"gpus_per_node"`
-	InterNodeGbit    float64 `json:"inter_node_gbit_per_gpu"`
-	Precision        string  `json:"precision"`
+	ID     string `json:"id"`
+	Layers int    `json:"layers"`
+	Hidden int    `json:"hidden"`
+	Heads  int    `json:"heads"`
+	Seq    int    `json:"seq"`
+	Vocab  int    `json:"vocab"`
+	sourceSystem
 	TP               int     `json:"tp"`
 	PP               int     `json:"pp"`
 	VP               int     `json:"vp"`
@@ -85,14 +79,7 @@ func predictKorthikanti(t *testing.T, r korthikantiRun) Prediction {
 		t.Fatalf("%s: precision %q, want fp16 (the source's)", r.ID, r.Precision)
 	}
 	tr := model.Transformer{Layers: r.Layers, Hidden: r.Hidden, Heads: r.Heads, Seq: r.Seq, Vocab: r.Vocab, Precision: model.BF16}
-	g, err := gpuprofiles.ByID(r.GPU)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := hw.NewCluster(g, r.GPUsPerNode, r.GPUs/r.GPUsPerNode, r.InterNodeGbit*1e9/8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := r.cluster(t)
 	ex := plan.Execution{TP: r.TP, PP: r.PP, DP: r.DP, Interleave: r.VP, MicrobatchSize: r.Microbatch, GlobalBatch: r.GlobalBatch,
 		Recompute: model.Recompute(r.Recompute), SequenceParallel: r.SequenceParallel, ScatterGather: true,
 		Optimizer: string(MixedAdamFP32Grads)}

@@ -17,13 +17,9 @@ import (
 
 // publishedRun is one run of testdata/published_runs.json.
 type publishedRun struct {
-	ID              string  `json:"id"`
-	Model           string  `json:"model"`
-	GPU             string  `json:"gpu"`
-	GPUs            int     `json:"gpus"`
-	GPUsPerNode     int     `json:"gpus_per_node"`
-	InterNodeGbit   float64 `json:"inter_node_gbit_per_gpu"`
-	Precision       string  `json:"precision"`
+	ID    string `json:"id"`
+	Model string `json:"model"`
+	sourceSystem
 	TP              int     `json:"tp"`
 	CP              int     `json:"cp"`
 	PP              int     `json:"pp"`
@@ -61,6 +57,30 @@ func loadPublishedRuns(t *testing.T) []publishedRun {
 	return f.Runs
 }
 
+// sourceSystem is what the source of a published run says of its system.
+type sourceSystem struct {
+	GPU           string  `json:"gpu"`
+	GPUs          int     `json:"gpus"`
+	GPUsPerNode   int     `json:"gpus_per_node"`
+	InterNodeGbit float64 `json:"inter_node_gbit_per_gpu"`
+	Precision     string  `json:"precision"`
+}
+
+// cluster returns the system's cluster: GPUs of profile GPU, GPUsPerNode to
+// a server, InterNodeGbit Gb/s per GPU between servers.
+func (s sourceSystem) cluster(t *testing.T) hw.Cluster {
+	t.Helper()
+	g, err := gpuprofiles.ByID(s.GPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := hw.NewCluster(g, s.GPUsPerNode, s.GPUs/s.GPUsPerNode, s.InterNodeGbit*1e9/8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // predictPublished predicts a run with its published degrees (t, cp, p, d,
 // ep, vp when given), microbatch, batch and precision, and what Megatron-LM
 // recommends on H100 for the rest (flash attention, sequence parallelism,
@@ -86,14 +106,7 @@ func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution,
 	}
 	tr.Seq = r.Seq
 	tr.Precision = model.Precision(r.Precision)
-	g, err := gpuprofiles.ByID(r.GPU)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := hw.NewCluster(g, r.GPUsPerNode, r.GPUs/r.GPUsPerNode, r.InterNodeGbit*1e9/8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := r.cluster(t)
 	var best Prediction
 	var bestEx plan.Execution
 	vs := []int{r.VP}
