@@ -72,7 +72,7 @@ func loadKorthikanti(t *testing.T) (runs, fig1 []korthikantiRun) {
 // gpus.json has the measured matmul ceiling (271 TFLOP/s) that the Table
 // 4.1 fit was made with — for fp16 the model falls back to
 // DefaultMatmulCeiling (250 TFLOP/s), which would charge these runs 8 %
-// more compute than the 2021 runs the constants were fitted on (fp16 too).
+// more compute than the 2021 runs the constants were fitted on.
 func predictKorthikanti(t *testing.T, r korthikantiRun) Prediction {
 	t.Helper()
 	if r.Precision != string(model.FP16) {
@@ -92,9 +92,9 @@ func predictKorthikanti(t *testing.T, r korthikantiRun) Prediction {
 
 // Bounds on the Table 5 iteration times. Issue 10's target is a mean
 // absolute error ≤ 3 % and a worst case ≤ 6 % (the issue cites 3.65 % /
-// 8.87 % for a published analytic model); the model misses it and these bounds are what it
-// achieves (mean 7.2 %, worst +14.6 %), nothing having been tuned on the
-// cases. The gap is the efficiency curve's calibration: its constants were
+// 8.87 % for a published analytic model); the model misses it, and these
+// bounds are what it achieves (mean 7.2 %, worst +14.6 %), nothing having
+// been tuned on the cases. The gap is the efficiency curve's calibration: its constants were
 // fitted on dissertation Table 4.1 (2021), whose 529.6B and 1008B rows run
 // the same per-pipeline work as Table 5's 530B and 1T (t 8, p 35 and 64,
 // 280 and 512 microbatches of 1) and which the model reproduces within
@@ -111,7 +111,7 @@ const (
 	korthikantiWorstBound = 0.15
 	// korthikantiGainBound bounds the error, in percentage points, of the
 	// predicted speed-up of sequence parallelism + selective recomputation
-	// over full recomputation (Table 5's "throughput increase"): the
+	// over full recomputation (the ratio of Table 5's two times): the
 	// recomputation model separately from the efficiency calibration.
 	korthikantiGainBound = 0.06
 )
