@@ -67,18 +67,14 @@ func loadKorthikanti(t *testing.T) (runs, fig1 []korthikantiRun) {
 // and sequence parallelism; scatter/gather; no flash attention and no
 // overlap of communication (neither was used there); 16-bit weights with
 // fp32 gradients and Adam state (18 B per parameter, as Figure 1 counts).
-// The runs were fp16; they are costed as bf16, whose A100 tensor-core rate
-// is the same (312 TFLOP/s peak in gpus.json for both) but for which
-// gpus.json has the measured matmul ceiling (271 TFLOP/s) that the Table
-// 4.1 fit was made with — for fp16 the model falls back to
-// DefaultMatmulCeiling (250 TFLOP/s), which would charge these runs 8 %
-// more compute than the 2021 runs the constants were fitted on.
+// The runs were fp16, costed as such (A100's fp16 tensor-core rate and
+// matmul ceiling are bf16's: hw.GPU.MatmulCeiling).
 func predictKorthikanti(t *testing.T, r korthikantiRun) Prediction {
 	t.Helper()
 	if r.Precision != string(model.FP16) {
 		t.Fatalf("%s: precision %q, want fp16 (the source's)", r.ID, r.Precision)
 	}
-	tr := model.Transformer{Layers: r.Layers, Hidden: r.Hidden, Heads: r.Heads, Seq: r.Seq, Vocab: r.Vocab, Precision: model.BF16}
+	tr := model.Transformer{Layers: r.Layers, Hidden: r.Hidden, Heads: r.Heads, Seq: r.Seq, Vocab: r.Vocab, Precision: model.FP16}
 	c := r.cluster(t)
 	ex := plan.Execution{TP: r.TP, PP: r.PP, DP: r.DP, Interleave: r.VP, MicrobatchSize: r.Microbatch, GlobalBatch: r.GlobalBatch,
 		Recompute: model.Recompute(r.Recompute), SequenceParallel: r.SequenceParallel, ScatterGather: true,

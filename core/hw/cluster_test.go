@@ -115,7 +115,15 @@ func TestPeakAndCeiling(t *testing.T) {
 	if c, ok := g.MatmulCeiling(PrecisionBF16); !ok || math.Abs(c-271.2/312) > 1e-12 {
 		t.Errorf("ceiling %v %v, want 271.2/312", c, ok)
 	}
+	// fp16 has the same peak and tensor-core path as bf16: bf16's ceiling.
+	if c, ok := g.MatmulCeiling(PrecisionFP16); !ok || math.Abs(c-271.2/312) > 1e-12 {
+		t.Errorf("fp16 ceiling %v %v, want bf16's 271.2/312", c, ok)
+	}
+	if _, ok := g.MatmulCeiling(PrecisionFP32); ok {
+		t.Error("fp32 ceiling reported without a measurement")
+	}
+	g.PeakFLOPS[PrecisionFP16] *= 2
 	if _, ok := g.MatmulCeiling(PrecisionFP16); ok {
-		t.Error("fp16 ceiling reported without a measurement")
+		t.Error("fp16 ceiling borrowed from bf16 although their peaks differ")
 	}
 }

@@ -98,14 +98,24 @@ func sortedKeys(m map[string]float64) []string {
 
 // MatmulCeiling returns the fraction of the peak at precision p that the best
 // measured matmul reached (e.g. 0.87 for A100 bf16), and false when no
-// measurement exists.
+// measurement exists. fp16 and bf16 run on the same tensor-core path: where
+// only one of them was measured and both have the same peak, the other's
+// ceiling is that one's.
 func (g GPU) MatmulCeiling(p string) (float64, bool) {
 	peak, err := g.Peak(p)
-	m, ok := g.MeasuredMatmulFLOPS[p]
-	if err != nil || !ok || m <= 0 {
+	if err != nil {
 		return 0, false
 	}
-	return math.Min(1, m/peak), true
+	if m, ok := g.MeasuredMatmulFLOPS[p]; ok && m > 0 {
+		return math.Min(1, m/peak), true
+	}
+	twin := map[string]string{PrecisionFP16: PrecisionBF16, PrecisionBF16: PrecisionFP16}[p]
+	if twinPeak, err := g.Peak(twin); twin != "" && err == nil && twinPeak == peak {
+		if m, ok := g.MeasuredMatmulFLOPS[twin]; ok && m > 0 {
+			return math.Min(1, m/peak), true
+		}
+	}
+	return 0, false
 }
 
 // PeerBandwidthBytesPerSec is the default bandwidth between the GPUs of one
