@@ -27,20 +27,8 @@ func TestProfileEndToEnd(t *testing.T) {
 	t.Parallel() // a torch process of its own
 	dir := t.TempDir()
 	profPath, calPath := filepath.Join(dir, "profile.json"), filepath.Join(dir, "calibration.json")
-	var stdout, stderr bytes.Buffer
-	err := runProfile(context.Background(), []string{"--out", profPath, "--calibration", calPath, "--repeats", "2", "--warmup", "1",
-		"--gemm-sizes", "16,32,64", "--timeout", "5m", "testdata/tiny-llama-tp2.json"}, &stdout, &stderr)
-	if err != nil {
-		t.Fatalf("profile: %v\n%s", err, stderr.String())
-	}
-	data, err := os.ReadFile(profPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := app.ParseUploadedProfile("profile.json", data, 0)
-	if err != nil {
-		t.Fatalf("the playground's upload rejects the profile: %v\n%s", err, data)
-	}
+	prof, stdout := profileUploaded(t, profPath, "--calibration", calPath, "--repeats", "2", "--warmup", "1",
+		"--gemm-sizes", "16,32,64", "testdata/tiny-llama-tp2.json")
 	p := loadPlan(t, "tiny-llama-tp2.json")
 	tr := *p.Model.Transformer
 	if len(prof.Layers) != tr.Layers+2 || prof.MicrobatchSize != p.Execution.MicrobatchSize || prof.Device != "" {
@@ -91,6 +79,26 @@ func TestProfileEndToEnd(t *testing.T) {
 	}
 }
 
+// profileUploaded runs `runner profile --out out args...` and reads the
+// profile back as the playground's upload does; it returns the profile
+// and the summary printed.
+func profileUploaded(t *testing.T, out string, args ...string) (model.Profile, *bytes.Buffer) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if err := runProfile(context.Background(), append([]string{"--out", out, "--timeout", "5m"}, args...), &stdout, &stderr); err != nil {
+		t.Fatalf("profile: %v\n%s", err, stderr.String())
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := app.ParseUploadedProfile("profile.json", data, 0)
+	if err != nil {
+		t.Fatalf("the playground's upload rejects the profile: %v\n%s", err, data)
+	}
+	return prof, &stdout
+}
+
 // TestProfileMoE profiles a tiny MoE model (testdata/moe-ep2.json: 3
 // blocks, the first dense, then 4 experts of which 2 are routed to, plus a
 // shared one) on the CPU with real torch: the profile parses as the
@@ -100,21 +108,7 @@ func TestProfileEndToEnd(t *testing.T) {
 func TestProfileMoE(t *testing.T) {
 	torchPython(t)
 	t.Parallel() // a torch process of its own
-	profPath := filepath.Join(t.TempDir(), "profile.json")
-	var stdout, stderr bytes.Buffer
-	err := runProfile(context.Background(), []string{"--out", profPath, "--repeats", "1", "--warmup", "0",
-		"--timeout", "5m", "testdata/moe-ep2.json"}, &stdout, &stderr)
-	if err != nil {
-		t.Fatalf("profile: %v\n%s", err, stderr.String())
-	}
-	data, err := os.ReadFile(profPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := app.ParseUploadedProfile("profile.json", data, 0)
-	if err != nil {
-		t.Fatalf("the playground's upload rejects the profile: %v\n%s", err, data)
-	}
+	prof, _ := profileUploaded(t, filepath.Join(t.TempDir(), "profile.json"), "--repeats", "1", "--warmup", "0", "testdata/moe-ep2.json")
 	tr := *loadPlan(t, "moe-ep2.json").Model.Transformer
 	if len(prof.Layers) != tr.Layers+2 || tr.MoELayers() != 2 {
 		t.Fatalf("profile: %d layers, want %d; the plan has %d MoE blocks, want 2", len(prof.Layers), tr.Layers+2, tr.MoELayers())
