@@ -33,10 +33,10 @@ type GPUOption struct {
 	NetworkBandwidthBytesPerSec float64 `json:"network_bandwidth_bytes_per_sec,omitempty"`
 }
 
-// GPUs lists the embedded GPU profiles.
+// GPUs lists the embedded GPU profiles (GPUProfiles) as the cluster inputs offer them.
 func GPUs() []GPUOption {
 	var out []GPUOption
-	for _, g := range gpuprofiles.All() {
+	for _, g := range GPUProfiles() {
 		o := GPUOption{ID: g.ID, Name: g.Name, MemoryBytes: g.MemoryBytes, PeerBandwidthBytesPerSec: g.PeerBandwidthBytesPerSec(),
 			NetworkBandwidthBytesPerSec: g.NetworkBandwidthBytesPerSec}
 		switch {
