@@ -15,15 +15,17 @@ import (
 type listedPackage struct {
 	ImportPath string
 	Standard   bool
+	Imports    []string
 	Deps       []string
 	Module     *struct{ Path string }
 }
 
 // goListDeps lists every package of the module and everything they depend
-// on, each with its transitive dependencies.
+// on, each with its direct imports (tests' aside) and its transitive
+// dependencies.
 func goListDeps(t *testing.T) map[string]listedPackage {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-deps", "-json=ImportPath,Standard,Deps,Module", "./...").Output()
+	out, err := exec.Command("go", "list", "-deps", "-json=ImportPath,Standard,Imports,Deps,Module", "./...").Output()
 	if err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
@@ -52,7 +54,8 @@ func within(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/
 // core/ is pure, deterministic Go that depends on nothing of the project
 // outside core/ and on no module but gonum; only the playground (wasm/)
 // builds on the vugu components in ui/; the application layer (app/) knows
-// nothing of its shells (cli/, server/, wasm/, ui/).
+// nothing of its shells (cli/, server/, wasm/, ui/); the CLI (cli/)
+// reaches the engines and the profiles only through app/.
 func TestLayers(t *testing.T) {
 	pkgs := goListDeps(t)
 	const module = "pipeplan"
@@ -84,6 +87,21 @@ func TestLayers(t *testing.T) {
 					if within(dep, module+"/"+shell) {
 						t.Errorf("%s depends on %s: the application layer must not know its shells", path, dep)
 					}
+				}
+			}
+		}
+	}
+	// The CLI's own imports: of core/ only the types it parses flags into or
+	// prints (cliCoreTypes); the engines and the profiles through app/.
+	cliCoreTypes := []string{"core/hw", "core/model", "core/plan"}
+	for path, p := range pkgs {
+		if !within(path, module+"/cli") {
+			continue
+		}
+		for _, dep := range p.Imports {
+			for _, room := range []string{"core", "gpuprofiles", "modelprofiles"} {
+				if within(dep, module+"/"+room) && !slices.ContainsFunc(cliCoreTypes, func(t string) bool { return dep == module+"/"+t }) {
+					t.Errorf("%s imports %s: the CLI goes through app/ (of core/ it may import only %v, for their types)", path, dep, cliCoreTypes)
 				}
 			}
 		}

@@ -11,6 +11,7 @@ import (
 
 	"pipeplan/app/request"
 	"pipeplan/core/gavel"
+	"pipeplan/core/hw"
 	"pipeplan/gpuprofiles"
 )
 
@@ -32,10 +33,10 @@ type GPUOption struct {
 	NetworkBandwidthBytesPerSec float64 `json:"network_bandwidth_bytes_per_sec,omitempty"`
 }
 
-// GPUs lists the embedded GPU profiles.
+// GPUs lists the embedded GPU profiles (GPUProfiles) as the cluster inputs offer them.
 func GPUs() []GPUOption {
 	var out []GPUOption
-	for _, g := range gpuprofiles.All() {
+	for _, g := range GPUProfiles() {
 		o := GPUOption{ID: g.ID, Name: g.Name, MemoryBytes: g.MemoryBytes, PeerBandwidthBytesPerSec: g.PeerBandwidthBytesPerSec(),
 			NetworkBandwidthBytesPerSec: g.NetworkBandwidthBytesPerSec}
 		switch {
@@ -48,6 +49,9 @@ func GPUs() []GPUOption {
 	}
 	return out
 }
+
+// GPUProfiles is the embedded GPU profiles in full (`pipeplan gpus`).
+func GPUProfiles() []hw.GPU { return gpuprofiles.All() }
 
 // PlanJSON runs Plan on a JSON request (request.DecodePlan) and returns
 // the result as JSON: the JS API pipeplan.plan.
@@ -74,6 +78,10 @@ type InstanceAllocation struct {
 	// prices and unconsolidated throughputs (for labelling a table).
 	Instance *gavel.Instance `json:"-"`
 }
+
+// UnconsolidatedSuffix marks a worker type whose GPUs are on separate
+// servers (Gavel's throughput data, §5.4.1), e.g. "v100_unconsolidated".
+const UnconsolidatedSuffix = gavel.UnconsolidatedSuffix
 
 // AllocateInstance solves a Gavel policy (Table 5.1) on the request's LP
 // instance, with the co-located pairs of a space-sharing policy (the

@@ -18,3 +18,6 @@ func GPUPrice(gpuID string) (dollars float64, source string, ok bool) {
 	}
 	return 0, "", false
 }
+
+// PriceListByID returns the price list with that id (gpuprofiles/cloud.json).
+func PriceListByID(id string) (gpuprofiles.PriceList, error) { return gpuprofiles.PriceListByID(id) }

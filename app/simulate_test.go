@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -153,6 +154,32 @@ func BenchmarkListedTrace(b *testing.B) {
 	for b.Loop() {
 		if _, _, err := listedTrace(context.Background(), in); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestSimulateGavelTraceFields: bad inputs of the CLI's simulation name
+// their field (which the CLI turns into its flag), and a small generated
+// trace on Gavel's cluster completes its window.
+func TestSimulateGavelTraceFields(t *testing.T) {
+	ok := GavelTrace{Cluster: "2:2:2", GPUsPerServer: DefaultGPUsPerServer, Policy: "fifo", NumJobs: 6, JobsPerHour: 2,
+		RoundSeconds: DefaultRoundSeconds}
+	res, err := SimulateGavelTrace(context.Background(), ok)
+	if err != nil || res.NumJobs != 6 || res.JobsCompleted != 6 || res.Jobs != nil {
+		t.Fatalf("got %+v, %v; want 6 jobs completed, no per-job outcomes", res, err)
+	}
+	for field, edit := range map[string]func(*GavelTrace){
+		"policy":     func(g *GavelTrace) { g.Policy = "nope" },
+		"cluster":    func(g *GavelTrace) { g.Cluster = "2:2" },
+		"price_list": func(g *GavelTrace) { g.PriceList = "nope" },
+		"models":     func(g *GavelTrace) { g.Models = []string{"GPT"} },
+		"trace":      func(g *GavelTrace) { g.Trace = []byte("not a trace\n") },
+	} {
+		in := ok
+		edit(&in)
+		var fe *request.FieldError
+		if _, err := SimulateGavelTrace(context.Background(), in); !errors.As(err, &fe) || fe.Field != field {
+			t.Errorf("%s: got %v, want a field error naming it", field, err)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"pipeplan/core/cost"
 	"pipeplan/core/plan"
 	"pipeplan/core/schedule"
+	"pipeplan/internal/format"
 )
 
 // maxTimelineWork bounds the (virtual stage, microbatch) pairs simulated
@@ -79,17 +80,17 @@ func drawUniform(ctx context.Context, kind schedule.Kind, pp, v, m int, perMBSec
 		stages += fmt.Sprintf(" × v = %d chunks", v)
 	}
 	caption := fmt.Sprintf("%s schedule, %s, %d microbatches, every stage at %s, %s (forward:backward 1:2)",
-		kind, stages, m, what, secondsText(perMBSeconds))
+		kind, stages, m, what, format.Seconds(perMBSeconds))
 	if flushSeconds > 0 {
-		caption += fmt.Sprintf("; the flush (green) is the exposed data-parallel reduction and optimizer step, %s", secondsText(flushSeconds))
+		caption += fmt.Sprintf("; the flush (green) is the exposed data-parallel reduction and optimizer step, %s", format.Seconds(flushSeconds))
 	}
 	switch {
 	case drawn < m:
-		caption += fmt.Sprintf("; first %d of %d microbatches drawn (step drawn %s), so the drawing's idle share is larger than the step's", drawn, m, secondsText(tl.StepSeconds))
+		caption += fmt.Sprintf("; first %d of %d microbatches drawn (step drawn %s), so the drawing's idle share is larger than the step's", drawn, m, format.Seconds(tl.StepSeconds))
 	case predicted > 0 && math.Abs(tl.StepSeconds-predicted) > 0.005*predicted:
-		caption += fmt.Sprintf("; step drawn %s, predicted %s: the stages differ, and the drawing gives each the slowest one's time", secondsText(tl.StepSeconds), secondsText(predicted))
+		caption += fmt.Sprintf("; step drawn %s, predicted %s: the stages differ, and the drawing gives each the slowest one's time", format.Seconds(tl.StepSeconds), format.Seconds(predicted))
 	case predicted > 0:
-		caption += fmt.Sprintf("; step %s as predicted", secondsText(tl.StepSeconds))
+		caption += fmt.Sprintf("; step %s as predicted", format.Seconds(tl.StepSeconds))
 	}
 	return string(schedule.RenderSVG(tl, schedule.SVGOptions{WidthPx: 900, MaxBoxes: timelineMaxBoxes})), caption, nil
 }
@@ -98,14 +99,3 @@ func drawUniform(ctx context.Context, kind schedule.Kind, pp, v, m int, perMBSec
 // (about 250 bytes each): beyond, the steady state is collapsed or the
 // step aggregated, which keeps the SVG near 100 KB at most.
 const timelineMaxBoxes = 400
-
-// secondsText formats a duration in s, ms or µs with three significant digits.
-func secondsText(s float64) string {
-	switch {
-	case s >= 1:
-		return fmt.Sprintf("%.3g s", s)
-	case s >= 1e-3:
-		return fmt.Sprintf("%.3g ms", s*1e3)
-	}
-	return fmt.Sprintf("%.3g µs", s*1e6)
-}

@@ -12,7 +12,6 @@ import (
 
 	"pipeplan/app"
 	"pipeplan/app/request"
-	"pipeplan/core/gavel"
 )
 
 func init() {
@@ -42,7 +41,7 @@ func runGavelAllocate(args []string, stdout io.Writer) error {
 		return fmt.Errorf("gavel allocate: --instance: required")
 	}
 	if *policyName == "" {
-		return fmt.Errorf("gavel allocate: --policy: required (known: %s)", strings.Join(gavel.PolicyNames(), ", "))
+		return fmt.Errorf("gavel allocate: --policy: required (known: %s)", strings.Join(app.PolicyNames(), ", "))
 	}
 	req := request.Allocate{Policy: *policyName, BudgetDollars: *budget, PlacementSensitive: *placement}
 	var err error
@@ -111,7 +110,7 @@ func writeAllocationTable(w io.Writer, al app.InstanceAllocation, took time.Dura
 	}
 	if al.UnconsolidatedX != nil {
 		for _, wt := range inst.WorkerTypes {
-			fmt.Fprintf(tw, "\t%s%s", wt, gavel.UnconsolidatedSuffix)
+			fmt.Fprintf(tw, "\t%s%s", wt, app.UnconsolidatedSuffix)
 		}
 	}
 	fmt.Fprintln(tw)

@@ -6,12 +6,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
-	"pipeplan/core/gavel"
-	"pipeplan/gpuprofiles"
+	"pipeplan/app"
 )
 
 func init() {
@@ -21,24 +19,13 @@ func init() {
 	})
 }
 
-// gavelSimulateOutput is the JSON output of "gavel simulate": the settings
-// followed by the metrics.
-type gavelSimulateOutput struct {
-	Cluster     string  `json:"cluster"`
-	Trace       string  `json:"trace,omitempty"`
-	NumJobs     int     `json:"num_jobs"`
-	JobsPerHour float64 `json:"jobs_per_hour,omitempty"`
-	Seed        uint64  `json:"seed"`
-	MultiGPU    bool    `json:"multi_gpu,omitempty"`
-	*gavel.SimResult
-}
-
+// runGavelSimulate turns the flags into an app.GavelTrace, simulates it
+// with app.SimulateGavelTrace and prints the metrics as JSON or a table.
 func runGavelSimulate(args []string, stdout io.Writer) error {
 	fs := newFlagSet("gavel simulate")
-	types := simulateWorkerTypes()
-	cluster := fs.String("cluster", "36:36:36", "GPU counts "+strings.ToUpper(strings.Join(types, ":")))
-	priceList := fs.String("price-list", gpuprofiles.DefaultPriceList().ID, "price list of the cost metric and cost policies (gpuprofiles/cloud.json)")
-	perServer := fs.Int("gpus-per-server", gavel.DefaultGPUsPerServer, "GPUs per server (placement packs multi-GPU jobs on servers)")
+	cluster := fs.String("cluster", "36:36:36", "GPU counts "+strings.ToUpper(strings.Join(app.GavelTraceWorkerTypes(), ":")))
+	priceList := fs.String("price-list", app.DefaultPriceListID(), "price list of the cost metric and cost policies (gpuprofiles/cloud.json)")
+	perServer := fs.Int("gpus-per-server", app.DefaultGPUsPerServer, "GPUs per server (placement packs multi-GPU jobs on servers)")
 	policyName := fs.String("policy", "", "policy name, e.g. max_min_fairness_perf (required)")
 	numJobs := fs.Int("jobs", 100, "number of jobs to generate")
 	rate := fs.Float64("rate", 0, "Poisson arrival rate in jobs/hour (0: static trace, all jobs at t=0)")
@@ -50,7 +37,7 @@ func runGavelSimulate(args []string, stdout io.Writer) error {
 	durationsDays := fs.String("durations-days", "", "comma-separated job durations in days to draw from (default: §5.7.1's distribution)")
 	window := fs.String("window", "", "FROM:TO job IDs whose average JCT is reported (default all)")
 	traceFile := fs.String("trace", "", "Gavel trace file to simulate instead of generating one")
-	round := fs.Float64("round", gavel.DefaultRoundSeconds, "round length in seconds")
+	round := fs.Float64("round", app.DefaultRoundSeconds, "round length in seconds")
 	spaceSharing := fs.Bool("space-sharing", false, "offer co-located job pairs to the policy (implied by *_packed policies)")
 	placement := fs.Bool("placement-sensitive", false, "give heterogeneity-aware policies the unconsolidated throughputs of multi-GPU jobs (§5.3.1)")
 	perJob := fs.Bool("per-job", false, "include every window job's outcome in the JSON output")
@@ -60,103 +47,42 @@ func runGavelSimulate(args []string, stdout io.Writer) error {
 		return err
 	}
 	if *policyName == "" {
-		return fmt.Errorf("gavel simulate: --policy: required (known: %s)", strings.Join(gavel.PolicyNames(), ", "))
+		return fmt.Errorf("gavel simulate: --policy: required (known: %s)", strings.Join(app.PolicyNames(), ", "))
 	}
-	policy, err := gavel.PolicyByName(*policyName)
-	if err != nil {
-		return fmt.Errorf("gavel simulate: --policy: %w", err)
-	}
-	spec, err := gavel.ParseClusterSpec(*cluster, types)
-	if err != nil {
-		return fmt.Errorf("gavel simulate: --cluster: %w", err)
-	}
-	list, err := gpuprofiles.PriceListByID(*priceList)
-	if err != nil {
-		return fmt.Errorf("gavel simulate: --price-list: %w", err)
-	}
-	prices, err := list.ForWorkerTypes(types)
-	if err != nil {
-		return fmt.Errorf("gavel simulate: --price-list: %w", err)
-	}
-	spec.GPUsPerServer = []int{*perServer, *perServer, *perServer}
-	from, to, err := parseWindow(*window)
-	if err != nil {
+	in := app.GavelTrace{Cluster: *cluster, PriceList: *priceList, GPUsPerServer: *perServer, Policy: *policyName,
+		TraceName: *traceFile, NumJobs: *numJobs, JobsPerHour: *rate, Seed: *seed, MultiGPU: *multiGPU,
+		PriorityWeights: *priorities, SLOs: *slos, RoundSeconds: *round, SpaceSharing: *spaceSharing,
+		PlacementSensitive: *placement, PerJob: *perJob}
+	var err error
+	if in.WindowFrom, in.WindowTo, err = parseWindow(*window); err != nil {
 		return err
 	}
-	out := gavelSimulateOutput{Cluster: *cluster, Trace: *traceFile, Seed: *seed}
-	var jobs []gavel.Job
 	if *traceFile != "" {
-		data, err := os.ReadFile(*traceFile)
-		if err != nil {
+		if in.Trace, err = os.ReadFile(*traceFile); err != nil {
 			return fmt.Errorf("gavel simulate: --trace: %w", err)
 		}
-		if jobs, err = gavel.ParseTrace(data); err != nil {
-			return fmt.Errorf("gavel simulate: --trace %s: %w", *traceFile, err)
-		}
 	} else {
-		out.JobsPerHour, out.MultiGPU = *rate, *multiGPU
-		cfg := gavel.TraceConfig{NumJobs: *numJobs, JobsPerHour: *rate, Seed: *seed,
-			MultiGPU: *multiGPU, PriorityWeights: *priorities, SLOs: *slos}
-		if cfg.JobTypes, err = selectJobTypes(*models); err != nil {
+		if *models != "" {
+			in.Models = strings.Split(*models, ",")
+		}
+		if in.DurationChoicesSeconds, err = parseDurationsDays(*durationsDays); err != nil {
 			return err
 		}
-		if cfg.DurationChoicesSeconds, err = parseDurationsDays(*durationsDays); err != nil {
-			return err
-		}
-		if jobs, err = gavel.GenerateTrace(cfg); err != nil {
-			return fmt.Errorf("gavel simulate: %w", err)
-		}
-	}
-	out.NumJobs = len(jobs)
-	cfg := gavel.SimConfig{
-		Cluster: spec, Policy: policy, Jobs: jobs, RoundSeconds: *round,
-		SpaceSharing:       *spaceSharing || gavel.SpaceSharing(*policyName),
-		PlacementSensitive: *placement,
-		WindowFrom:         from, WindowTo: to,
-		PricePerHour: prices,
 	}
 	if *progress {
-		cfg.Progress = func(done, total int) { fmt.Fprintf(os.Stderr, "\rsimulate: %d/%d window jobs completed", done, total) }
+		in.Progress = func(done, total int) { fmt.Fprintf(os.Stderr, "\rsimulate: %d/%d window jobs completed", done, total) }
 		defer fmt.Fprintln(os.Stderr)
 	}
-	res, err := gavel.Simulate(context.Background(), cfg)
+	out, err := app.SimulateGavelTrace(context.Background(), in)
 	if err != nil {
-		return fmt.Errorf("gavel %w", err)
+		return fmt.Errorf("gavel simulate: %w", flagError(err, map[string]string{
+			"policy": "policy", "cluster": "cluster", "price_list": "price-list", "trace": "trace " + *traceFile, "models": "models",
+		}))
 	}
-	if !*perJob {
-		res.Jobs = nil
-	}
-	out.SimResult = res
 	if *asJSON {
 		return writeJSON(stdout, out)
 	}
 	return printSimulation(stdout, out)
-}
-
-// simulateWorkerTypes is the order of --cluster's counts: Gavel's worker
-// types slowest first, K80:P100:V100 (gpuprofiles lists them fastest first).
-func simulateWorkerTypes() []string {
-	types := gpuprofiles.GavelWorkerTypeNames()
-	slices.Reverse(types)
-	return types
-}
-
-// selectJobTypes returns the job table's types named in the comma-separated
-// list (nil for "": all types).
-func selectJobTypes(list string) ([]gavel.JobType, error) {
-	if list == "" {
-		return nil, nil
-	}
-	table := gavel.DefaultJobTable()
-	var out []gavel.JobType
-	for _, name := range strings.Split(list, ",") {
-		i := slices.IndexFunc(table, func(jt gavel.JobType) bool { return jt.Model == strings.TrimSpace(name) })
-		if i < 0 {
-			return nil, fmt.Errorf("gavel simulate: --models: unknown job type %q", name)
-		}
-		out = append(out, table[i])
-	}
-	return out, nil
 }
 
 // parseDurationsDays parses a comma-separated list of durations in days into
@@ -191,12 +117,12 @@ func parseWindow(s string) (from, to int, err error) {
 }
 
 // printSimulation prints the metrics as a table.
-func printSimulation(w io.Writer, o gavelSimulateOutput) error {
+func printSimulation(w io.Writer, o *app.GavelTraceResult) error {
 	tw := newTable(w)
 	r := o.SimResult
 	rows := [][2]string{
 		{"policy", r.Policy},
-		{"cluster (" + strings.ToUpper(strings.Join(simulateWorkerTypes(), ":")) + ")", o.Cluster},
+		{"cluster (" + strings.ToUpper(strings.Join(app.GavelTraceWorkerTypes(), ":")) + ")", o.Cluster},
 		{"jobs in trace / completed", fmt.Sprintf("%d / %d", o.NumJobs, r.JobsCompleted)},
 		{"window jobs", strconv.Itoa(r.WindowJobs)},
 		{"average JCT", fmt.Sprintf("%.2f h", r.AvgJCTSeconds/3600)},

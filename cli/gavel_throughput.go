@@ -9,7 +9,6 @@ import (
 
 	"pipeplan/app"
 	"pipeplan/app/request"
-	"pipeplan/gpuprofiles"
 )
 
 func init() {
@@ -54,7 +53,7 @@ func runGavelThroughput(args []string, stdout io.Writer) error {
 	}
 	perDollar := make([]string, len(res.WorkerTypes)) // steps per dollar, or why not
 	if *priceList != "" {
-		list, err := gpuprofiles.PriceListByID(*priceList)
+		list, err := app.PriceListByID(*priceList)
 		if err != nil {
 			return fmt.Errorf("gavel throughput: --price-list: %w", err)
 		}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"pipeplan/app"
 	"pipeplan/core/hw"
-	"pipeplan/gpuprofiles"
 )
 
 func init() {
@@ -22,7 +22,7 @@ func runGPUs(args []string, stdout io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("gpus: unexpected argument %q", fs.Arg(0))
 	}
-	gpus := gpuprofiles.All()
+	gpus := app.GPUProfiles()
 	if *asJSON {
 		return writeJSON(stdout, gpus)
 	}

@@ -1,14 +1,13 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
-	"pipeplan/core/schedule"
+	"pipeplan/app"
 	"pipeplan/internal/atomicfile"
 )
 
@@ -23,7 +22,7 @@ func init() {
 // a per-device table, JSON (--json), an SVG timeline (--svg) or torch's CSV (--csv).
 func runSchedule(args []string, stdout io.Writer) error {
 	fs := newFlagSet("schedule")
-	kind := fs.String("kind", "1f1b", "schedule `KIND`, one of:\n"+schedule.KindHelp("  "))
+	kind := fs.String("kind", "1f1b", "schedule `KIND`, one of:\n"+app.ScheduleKindHelp("  "))
 	stages := fs.Int("stages", 4, "pipeline stages P")
 	microbatches := fs.Int("microbatches", 8, "microbatches per batch M")
 	chunks := fs.Int("chunks", 2, "model chunks per device V (interleaved only)")
@@ -49,78 +48,47 @@ func runSchedule(args []string, stdout io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("schedule: unexpected argument %q", fs.Arg(0))
 	}
-	k := schedule.Kind(*kind)
-	o := schedule.Options{Stages: *stages, Microbatches: *microbatches, Batches: *batches, VerticalSync: *vsync}
-	if *wgrad < 0 {
-		*wgrad = *bwd / 2
-		if k != schedule.ZBH1 {
-			*wgrad = 0
-		}
-	}
-	if k == schedule.Interleaved {
-		o.Chunks = *chunks
-		if o.Chunks < 1 {
-			return fmt.Errorf("--chunks: must be >= 1, got %d", o.Chunks)
-		}
-		*fwd, *bwd, *wgrad = *fwd/float64(o.Chunks), *bwd/float64(o.Chunks), *wgrad/float64(o.Chunks)
-	}
-	costs := schedule.Uniform(*fwd, *bwd, *wgrad, *comm)
-	costs.Stages[0].ActivationBytes, costs.Stages[0].WeightBytes = *actBytes, *weightBytes
+	spec := app.ScheduleSpec{Kind: *kind, Stages: *stages, Microbatches: *microbatches, Chunks: *chunks, Batches: *batches,
+		VerticalSync: *vsync, PeriodSeconds: *period, FwdSeconds: *fwd, BwdSeconds: *bwd, WgradSeconds: *wgrad,
+		CommSeconds: *comm, ActivationBytes: *actBytes, WeightBytes: *weightBytes}
 	if *replicas != "" {
 		r, err := parseInts(*replicas)
 		if err != nil {
 			return fmt.Errorf("--replicas: %v", err)
 		}
-		o.Replicas = r
+		spec.Replicas = r
 	}
-	if k == schedule.OneFOneBStar {
-		if *period == 0 {
-			*period = *fwd + *bwd
-		}
-		stageCosts := make([]schedule.StageCost, max(*stages, 0))
-		for i := range stageCosts {
-			stageCosts[i] = costs.Stages[0]
-		}
-		g, err := schedule.StarGroups(stageCosts, *period)
-		if err != nil {
-			return fmt.Errorf("--period: %v", err)
-		}
-		o.Groups = g
-	}
-	s, err := schedule.Generate(k, o)
+	run, err := app.SimulateSchedule(context.Background(), spec)
 	if err != nil {
-		return fmt.Errorf("schedule: %v", err)
-	}
-	tl, err := schedule.Simulate(context.Background(), s, costs, nil)
-	if err != nil {
-		return fmt.Errorf("schedule: %v", err)
+		return fmt.Errorf("schedule: %w", flagError(err, map[string]string{"chunks": "chunks", "period_seconds": "period"}))
 	}
 	if *svgPath != "" {
-		if err := atomicfile.WriteFile(*svgPath, schedule.RenderSVG(tl, schedule.SVGOptions{FromSeconds: *from, ToSeconds: *to})); err != nil {
+		if err := atomicfile.WriteFile(*svgPath, run.SVG(*from, *to)); err != nil {
 			return err
 		}
 	}
 	if *csvPath != "" {
-		var buf bytes.Buffer
-		if err := schedule.WriteCSV(&buf, s, true); err != nil {
+		csv, err := run.TorchCSV()
+		if err != nil {
 			return err
 		}
-		if err := atomicfile.WriteFile(*csvPath, buf.Bytes()); err != nil {
+		if err := atomicfile.WriteFile(*csvPath, csv); err != nil {
 			return err
 		}
 	}
 	if *asJSON {
-		return writeJSON(stdout, tl.Report())
+		return writeJSON(stdout, run.Timeline.Report())
 	}
-	printSchedule(stdout, tl)
+	printSchedule(stdout, run)
 	if *grid {
-		fmt.Fprint(stdout, "\n"+s.Grid())
+		fmt.Fprint(stdout, "\n"+run.Schedule.Grid())
 	}
 	return nil
 }
 
 // printSchedule prints the summary and the per-device table.
-func printSchedule(w io.Writer, tl *schedule.Timeline) {
+func printSchedule(w io.Writer, run *app.ScheduleRun) {
+	tl := run.Timeline
 	fmt.Fprintf(w, "%s: %d devices, %d stages", tl.Kind, len(tl.Devices), tl.Stages)
 	if tl.Chunks > 1 {
 		fmt.Fprintf(w, " (%d chunks per device)", tl.Chunks)

@@ -111,6 +111,8 @@ func notExpressible(engine, field string, value any, why string) error {
 // common checks what every engine needs: a valid execution, replicas that
 // are whole pipelines, and the microbatching the engine derives
 // (B/(d·b)) matching the plan's. It returns the data-parallel width d.
+// That the GPUs match the cluster's is checkConsistency's, which
+// runExport runs first as `runner run` does.
 func common(engine string, in exportInput) (int, error) {
 	e := in.Exec
 	if err := e.Validate(); err != nil {
@@ -127,10 +129,6 @@ func common(engine string, in exportInput) (int, error) {
 	if m := e.GlobalBatch / (d * e.MicrobatchSize); m*d*e.MicrobatchSize != e.GlobalBatch || m != in.Microbatches {
 		return 0, notExpressible(engine, "execution.global_batch", e.GlobalBatch,
 			fmt.Sprintf("the engine runs global batch %d / (data parallel %d × microbatch size %d) microbatches per step", e.GlobalBatch, d, e.MicrobatchSize))
-	}
-	if gpus := e.TP * e.PP * d * e.CP; gpus != in.Cluster.GPUs() {
-		return 0, fmt.Errorf("cluster: %d nodes × %d GPUs = %d, but the execution uses tp %d × pp %d × dp %d × cp %d = %d",
-			in.Cluster.Nodes, in.Cluster.GPUsPerNode, in.Cluster.GPUs(), e.TP, e.PP, d, e.CP, gpus)
 	}
 	return d, nil
 }

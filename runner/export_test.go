@@ -381,6 +381,29 @@ func TestRunExportCLI(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "model.transformer = absent") {
 		t.Errorf("profile plan in Megatron: %v", err)
 	}
+	// A cluster larger than the plan's GPUs, which plan.Validate lets a
+	// plan with replicated stages leave idle: checkConsistency refuses it
+	// before any exporter runs.
+	p := gptPlan(t, 1)
+	p.Execution.DP = 1
+	for i := range p.Stages {
+		p.Stages[i].Replicas = 2
+	}
+	p.Cluster.Nodes = 4
+	data, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(t.TempDir(), "big-cluster.json")
+	if err := os.WriteFile(big, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range exportFormats {
+		err := runExport([]string{"--format", format, big}, &stdout, &stderr)
+		if want := "cluster: 4 nodes × 8 GPUs = 32, but the plan uses tp 2 × dp 1 × 8 stage replicas × cp 1 = 16 GPUs"; err == nil || err.Error() != want {
+			t.Errorf("%s on 32 GPUs: got %v, want %s", format, err, want)
+		}
+	}
 }
 
 // FuzzExport: whatever plan parses, every export either refuses with an

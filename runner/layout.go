@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"pipeplan/core/model"
@@ -396,6 +397,20 @@ func supportedList() string {
 		return strings.Join(names, "")
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// ranksText says how the run's ranks multiply out: "2 stages × 2 replicas
+// × tp 1 × cp 1", or under 1F1B-RR, whose stages have replica counts of
+// their own (Replicas is 1 there), "2 stages with 2 + 1 replicas × tp 1 × cp 1".
+func (c *runConfig) ranksText() string {
+	if c.StageReplicas == nil {
+		return fmt.Sprintf("%d stages × %d replicas × tp %d × cp %d", c.Stages, c.Replicas, c.TP, c.CP)
+	}
+	reps := make([]string, len(c.StageReplicas))
+	for i, r := range c.StageReplicas {
+		reps[i] = strconv.Itoa(r)
+	}
+	return fmt.Sprintf("%d stages with %s replicas × tp %d × cp %d", c.Stages, strings.Join(reps, " + "), c.TP, c.CP)
 }
 
 // stageReplicas is each stage's replica count the runner starts: the

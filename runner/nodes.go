@@ -40,8 +40,8 @@ func newNodeSpec(o options, p *plan.Plan, c *runConfig) (nodeSpec, error) {
 		return nodeSpec{}, fmt.Errorf("--rdzv-endpoint: must be host:port (port 1-65535), the same on every node, got %q", o.rdzvEndpoint)
 	}
 	if ranks%o.nnodes != 0 {
-		return nodeSpec{}, fmt.Errorf("--nnodes %d: the run's %d ranks (%d stages × %d replicas × tp %d) do not split evenly over %d nodes",
-			o.nnodes, ranks, c.Stages, c.Replicas, c.TP, o.nnodes)
+		return nodeSpec{}, fmt.Errorf("--nnodes %d: the run's %d ranks (%s) do not split evenly over %d nodes",
+			o.nnodes, ranks, c.ranksText(), o.nnodes)
 	}
 	perNode := ranks / o.nnodes
 	if !c.ScaledDown && (o.nnodes != p.Cluster.Nodes || perNode != p.Cluster.GPUsPerNode) {

@@ -37,7 +37,7 @@ func TestNodeSpecValidation(t *testing.T) {
 		{multi(2, 0, ""), scaled, `--rdzv-endpoint: must be host:port (port 1-65535), the same on every node, got ""`},
 		{multi(2, 0, "host"), scaled, `--rdzv-endpoint: must be host:port (port 1-65535), the same on every node, got "host"`},
 		{multi(2, 0, "host:70000"), scaled, `got "host:70000"`},
-		{multi(3, 0, "h:1"), full, "--nnodes 3: the run's 4 ranks (2 stages × 2 replicas × tp 1) do not split evenly over 3 nodes"},
+		{multi(3, 0, "h:1"), full, "--nnodes 3: the run's 4 ranks (2 stages × 2 replicas × tp 1 × cp 1) do not split evenly over 3 nodes"},
 		{multi(2, 0, "h:1"), full, "--nnodes 2: 2 ranks per node × 2 nodes, but the plan's cluster is 1 nodes × 4 GPUs per node; run it with --nnodes 1 (or --scale-down)"},
 		{options{nnodes: 2, rdzvEndpoint: "h:1", rdzvID: "job", rdzvBackend: "zmq"}, scaled, `--rdzv-backend: must be one of c10d, static, etcd, etcd-v2, got "zmq"`},
 		{options{nnodes: 2, rdzvEndpoint: "h:1", rdzvID: "a b", rdzvBackend: "c10d"}, scaled, `--rdzv-id: must be a non-empty word, got "a b"`},

@@ -27,20 +27,8 @@ func TestProfileEndToEnd(t *testing.T) {
 	t.Parallel() // a torch process of its own
 	dir := t.TempDir()
 	profPath, calPath := filepath.Join(dir, "profile.json"), filepath.Join(dir, "calibration.json")
-	var stdout, stderr bytes.Buffer
-	err := runProfile(context.Background(), []string{"--out", profPath, "--calibration", calPath, "--repeats", "2", "--warmup", "1",
-		"--gemm-sizes", "16,32,64", "--timeout", "5m", "testdata/tiny-llama-tp2.json"}, &stdout, &stderr)
-	if err != nil {
-		t.Fatalf("profile: %v\n%s", err, stderr.String())
-	}
-	data, err := os.ReadFile(profPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, err := app.ParseUploadedProfile("profile.json", data, 0)
-	if err != nil {
-		t.Fatalf("the playground's upload rejects the profile: %v\n%s", err, data)
-	}
+	prof, stdout := profileUploaded(t, profPath, "--calibration", calPath, "--repeats", "2", "--warmup", "1",
+		"--gemm-sizes", "16,32,64", "testdata/tiny-llama-tp2.json")
 	p := loadPlan(t, "tiny-llama-tp2.json")
 	tr := *p.Model.Transformer
 	if len(prof.Layers) != tr.Layers+2 || prof.MicrobatchSize != p.Execution.MicrobatchSize || prof.Device != "" {
@@ -88,6 +76,53 @@ func TestProfileEndToEnd(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "block3") || !strings.Contains(stdout.String(), "GEMM n (fp32)") {
 		t.Errorf("summary:\n%s", stdout.String())
+	}
+}
+
+// profileUploaded runs `runner profile --out out args...` and reads the
+// profile back as the playground's upload does; it returns the profile
+// and the summary printed.
+func profileUploaded(t *testing.T, out string, args ...string) (model.Profile, *bytes.Buffer) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if err := runProfile(context.Background(), append([]string{"--out", out, "--timeout", "5m"}, args...), &stdout, &stderr); err != nil {
+		t.Fatalf("profile: %v\n%s", err, stderr.String())
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := app.ParseUploadedProfile("profile.json", data, 0)
+	if err != nil {
+		t.Fatalf("the playground's upload rejects the profile: %v\n%s", err, data)
+	}
+	return prof, &stdout
+}
+
+// TestProfileMoE profiles a tiny MoE model (testdata/moe-ep2.json: 3
+// blocks, the first dense, then 4 experts of which 2 are routed to, plus a
+// shared one) on the CPU with real torch: the profile parses as the
+// playground's upload, and each block's parameter bytes are core/model's
+// count for that block × 4 (fp32), an independent count that tells the
+// dense block from the MoE ones.
+func TestProfileMoE(t *testing.T) {
+	torchPython(t)
+	t.Parallel() // a torch process of its own
+	prof, _ := profileUploaded(t, filepath.Join(t.TempDir(), "profile.json"), "--repeats", "1", "--warmup", "0", "testdata/moe-ep2.json")
+	tr := *loadPlan(t, "moe-ep2.json").Model.Transformer
+	if len(prof.Layers) != tr.Layers+2 || tr.MoELayers() != 2 {
+		t.Fatalf("profile: %d layers, want %d; the plan has %d MoE blocks, want 2", len(prof.Layers), tr.Layers+2, tr.MoELayers())
+	}
+	for i, l := range prof.Layers[1 : tr.Layers+1] {
+		if l.ParameterBytes != 4*tr.LayerParamsAt(i) {
+			t.Errorf("block %d (MoE %v): %v parameter bytes, want 4 × %v (core/model)", i, tr.IsMoELayer(i), l.ParameterBytes, tr.LayerParamsAt(i))
+		}
+		if !(l.FwdSeconds > 0) || !(l.BwdSeconds > 0) {
+			t.Errorf("block %d: times %v, %v", i, l.FwdSeconds, l.BwdSeconds)
+		}
+	}
+	if dense, moe := prof.Layers[1].ParameterBytes, prof.Layers[2].ParameterBytes; !(moe > dense) {
+		t.Errorf("MoE block holds %v parameter bytes, not more than the dense block's %v", moe, dense)
 	}
 }
 

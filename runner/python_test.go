@@ -63,9 +63,15 @@ func TestLimitsBeforeProbe(t *testing.T) {
 	mark := filepath.Join(dir, "probed")
 	py := fakePython(t, dir, "python3", "touch "+mark)
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"--python", py, "--max-procs", "2", filepath.Join("testdata", "tiny-transformer.json")}, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "plan needs 4 rank processes (2 stages × 2 replicas × tp 1 × cp 1), over --max-procs 2") {
-		t.Fatalf("got %v", err)
+	for plan, want := range map[string]string{
+		"tiny-transformer.json": "plan needs 4 rank processes (2 stages × 2 replicas × tp 1 × cp 1), over --max-procs 2",
+		// 1F1B-RR replicates each stage on its own (2 + 1 ranks), runConfig.Replicas is 1.
+		"tiny-1f1b-rr.json": "plan needs 3 rank processes (2 stages with 2 + 1 replicas × tp 1 × cp 1), over --max-procs 2",
+	} {
+		err := run(context.Background(), []string{"--python", py, "--max-procs", "2", filepath.Join("testdata", plan)}, &stdout, &stderr)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s: got %v, want %q", plan, err, want)
+		}
 	}
 	if _, err := os.Stat(mark); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("python was started before the limit check (%v)", err)

@@ -64,8 +64,8 @@ func parseProbe(out []byte) (probe, error) {
 // processes on this node are within --max-procs.
 func checkLimits(c *runConfig, o options, n nodeSpec) error {
 	if need := n.nproc; o.device == "cpu" && need > o.maxProcs {
-		return fmt.Errorf("plan needs %d rank processes%s (%d stages × %d replicas × tp %d × cp %d), over --max-procs %d; raise --max-procs or use --scale-down to run 1 replica per stage with tp <= %d and cp <= %d (%d ranks)",
-			need, n.share(), c.Stages, c.Replicas, c.TP, c.CP, o.maxProcs, scaleTP, scaleCP, c.Stages*min(c.TP, scaleTP)*min(c.CP, scaleCP))
+		return fmt.Errorf("plan needs %d rank processes%s (%s), over --max-procs %d; raise --max-procs or use --scale-down to run 1 replica per stage with tp <= %d and cp <= %d (%d ranks)",
+			need, n.share(), c.ranksText(), o.maxProcs, scaleTP, scaleCP, c.Stages*min(c.TP, scaleTP)*min(c.CP, scaleCP))
 	}
 	return nil
 }
@@ -73,7 +73,7 @@ func checkLimits(c *runConfig, o options, n nodeSpec) error {
 // checkDevices checks that this machine has the GPUs a CUDA run needs.
 func checkDevices(ctx context.Context, python, dir string, c *runConfig, o options, n nodeSpec) error {
 	need := n.nproc
-	what := fmt.Sprintf("%d stages × %d replicas × tp %d × cp %d%s", c.Stages, c.Replicas, c.TP, c.CP, n.share())
+	what := c.ranksText() + n.share()
 	if o.device == "cpu" {
 		return nil
 	}

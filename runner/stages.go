@@ -181,8 +181,8 @@ func missingActions(results []*rankResult) string {
 // (on one node of several, those it ran). With a flushing schedule, the
 // bubble of a step every rank recorded is 1 − busy rank-time / (ranks ×
 // the step's slowest rank), the median over those steps, and the measured
-// timeline is replica 0's tensor-parallel rank 0 of each position in the
-// median one; a schedule without flushes has neither (timelineNote says so).
+// timeline is replica 0's tensor- and context-parallel rank 0 of each
+// position in the median one; a schedule without flushes has neither (timelineNote says so).
 func analyzeStages(ctx context.Context, p *plan.Plan, c *runConfig, results []*rankResult) (*stageAnalysis, error) {
 	info, err := schedule.Kind(c.Schedule).Info()
 	if err != nil {
@@ -277,9 +277,12 @@ func kindSlot(kind string) int {
 }
 
 // measuredTimeline builds the timeline of measured step j from replica
-// 0's tensor-parallel rank 0 at each position (steps holds each result's
-// compute records of step j), from the step's start to its slowest
-// rank's end; or says why it cannot.
+// 0's tensor- and context-parallel rank 0 at each position: the first
+// replica-0, tp-rank-0 result there, as results are in rank order and
+// placeRanks numbers cp rank 0's tp ranks before the other cp ranks'.
+// steps holds each result's compute records of step j. The
+// timeline runs from the step's start to its slowest rank's end; or it
+// says why it cannot be built.
 func measuredTimeline(c *runConfig, results []*rankResult, steps [][]actionTiming, j int) (*schedule.Timeline, string) {
 	t := &schedule.Timeline{Kind: schedule.Kind(c.Schedule), Stages: c.Stages * c.Chunks, Chunks: c.Chunks,
 		Microbatches: c.Microbatches, Batches: 1, Ops: make([][]schedule.Op, c.Stages), Devices: make([]schedule.DeviceStats, c.Stages)}
@@ -299,7 +302,7 @@ func measuredTimeline(c *runConfig, results []*rankResult, steps [][]actionTimin
 		t.EndSeconds = max(t.EndSeconds, r.StepSeconds[j])
 	}
 	if d := slices.Index(seen, false); d >= 0 {
-		return nil, fmt.Sprintf("replica 0's tp rank 0 of position %d ran on another node: no measured timeline here", d)
+		return nil, fmt.Sprintf("replica 0's tp and cp rank 0 of position %d ran on another node: no measured timeline here", d)
 	}
 	t.StepSeconds = t.EndSeconds
 	idle := 0.0
@@ -380,7 +383,7 @@ func (r *Report) addStages(ctx context.Context, p *plan.Plan, c *runConfig, resu
 	}
 	predTitle := fmt.Sprintf("predicted: %s · %d stages · %d microbatches · step %.4g s · bubble %.1f%% (%s)",
 		c.Schedule, c.Stages*c.Chunks, c.Microbatches, a.predicted.StepSeconds, 100*a.predicted.BubbleFraction, scale)
-	measTitle := fmt.Sprintf("measured on %s: replica 0, tp rank 0 · the median step of %d recorded · step %.4g s · bubble %.1f%%",
+	measTitle := fmt.Sprintf("measured on %s: replica 0, tp and cp rank 0 · the median step of %d recorded · step %.4g s · bubble %.1f%%",
 		c.Device, a.steps, a.measured.StepSeconds, 100*a.measured.BubbleFraction)
 	return timelinesSVG(a.predicted, a.measured, predTitle, measTitle, r.Comparable, timelineWidthPx), nil
 }

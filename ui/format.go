@@ -3,6 +3,8 @@ package ui
 import (
 	"fmt"
 	"math"
+
+	"pipeplan/internal/format"
 )
 
 // Formatting at the UI edge: the core works in bytes, seconds and FLOP/s.
@@ -10,17 +12,9 @@ import (
 // gib formats bytes as GiB.
 func gib(bytes float64) string { return fmt.Sprintf("%.1f GiB", bytes/(1<<30)) }
 
-// secs formats a duration in seconds with a unit that keeps 3 significant digits.
-func secs(s float64) string {
-	switch {
-	case s >= 1:
-		return fmt.Sprintf("%.2f s", s)
-	case s >= 1e-3:
-		return fmt.Sprintf("%.1f ms", s*1e3)
-	default:
-		return fmt.Sprintf("%.0f µs", s*1e6)
-	}
-}
+// secs formats a duration in seconds with two, one or no decimals in s, ms
+// or µs (internal/format, whose choice of unit app's captions share).
+func secs(s float64) string { return format.SecondsFixed(s) }
 
 // pct formats a fraction as a percentage.
 func pct(f float64) string { return fmt.Sprintf("%.1f %%", 100*f) }

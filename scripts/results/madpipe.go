@@ -184,10 +184,8 @@ func MadPipeMarkdown() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var cmds []string
-	var tab [][]string
-	for _, r := range rows {
-		cmds = append(cmds, command(r.Args...))
+	runs := commandTable(rows, []string{"network", "P", "M GB", "β GB/s", "PipeDream DP (dashed)", "PipeDream + 1F1B* (solid)",
+		"MadPipe", "PipeDream / MadPipe", "MadPipe speedup over 1 GPU"}, func(r MadPipeRow) (string, []string) {
 		pd, ratio, mp, speed := "no valid 1F1B*", "—", "does not fit", "—"
 		if !math.IsInf(r.MadPipeSeconds, 1) {
 			mp, speed = fmt.Sprintf("%.4f", r.MadPipeSeconds), fmt.Sprintf("%.2f", r.SequentialSeconds/r.MadPipeSeconds)
@@ -198,15 +196,14 @@ func MadPipeMarkdown() (string, error) {
 		if !math.IsInf(r.PipeDreamSeconds, 1) {
 			pd = fmt.Sprintf("%.4f", r.PipeDreamSeconds)
 		}
-		tab = append(tab, []string{r.Case.Model, strconv.Itoa(r.Case.GPUs), fmt.Sprintf("%.0f", r.Case.MemoryGB), fmt.Sprintf("%.0f", r.Case.Bandwidth/1e9),
-			fmt.Sprintf("%.4f", r.PipeDreamDPSeconds), pd, mp, ratio, speed})
-	}
+		return command(r.Args...), []string{r.Case.Model, strconv.Itoa(r.Case.GPUs), fmt.Sprintf("%.0f", r.Case.MemoryGB), fmt.Sprintf("%.0f", r.Case.Bandwidth/1e9),
+			fmt.Sprintf("%.4f", r.PipeDreamDPSeconds), pd, mp, ratio, speed}
+	})
 	gm, inf := MadPipeGeomeans(rows)
 	var gtab [][]string
 	for _, m := range []string{"resnet50", "vgg16", "densenet121", "all"} {
 		gtab = append(gtab, []string{m, fmt.Sprintf("%.2f", gm[m]), strconv.Itoa(inf[m])})
 	}
-	return codeBlock(cmds) + "\n" + table([]string{"network", "P", "M GB", "β GB/s", "PipeDream DP (dashed)", "PipeDream + 1F1B* (solid)",
-		"MadPipe", "PipeDream / MadPipe", "MadPipe speedup over 1 GPU"}, tab) + "\n" +
+	return runs + "\n" +
 		table([]string{"network", "geometric mean PipeDream / MadPipe (valid baselines)", "cases where PipeDream's partition has no valid 1F1B*"}, gtab), nil
 }

@@ -154,17 +154,13 @@ func PipeDreamMarkdown() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var cmds []string
-	var tab [][]string
-	for _, r := range rows {
-		cmds = append(cmds, command(r.Args...)+" --cost-model pipeplan|pipedream")
+	return commandTable(rows, []string{"model", "cluster", "paper config", "ours (pipeplan)", "ours (pipedream)",
+		"paper speedup (epoch)", "predicted speedup (pipeplan)", "predicted speedup (pipedream)"}, func(r PipeDreamRow) (string, []string) {
 		p := r.Paper
-		tab = append(tab, []string{p.PaperModel, clusterName(p), p.Config,
+		return command(r.Args...) + " --cost-model pipeplan|pipedream", []string{p.PaperModel, clusterName(p), p.Config,
 			r.Config["pipeplan"], r.Config["pipedream"], fmt.Sprintf("%.2f×", p.EpochSpeedup),
-			fmt.Sprintf("%.2f×", r.Speedup["pipeplan"]), fmt.Sprintf("%.2f×", r.Speedup["pipedream"])})
-	}
-	return codeBlock(cmds) + "\n" + table([]string{"model", "cluster", "paper config", "ours (pipeplan)", "ours (pipedream)",
-		"paper speedup (epoch)", "predicted speedup (pipeplan)", "predicted speedup (pipedream)"}, tab), nil
+			fmt.Sprintf("%.2f×", r.Speedup["pipeplan"]), fmt.Sprintf("%.2f×", r.Speedup["pipedream"])}
+	}), nil
 }
 
 // clusterName is the paper's cluster label, "flat" for the one-level runs.

@@ -141,21 +141,17 @@ func PTDPTableMarkdown() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var cmds []string
-	var tab [][]string
-	var ratios []float64
-	for _, r := range rows {
-		cmds = append(cmds, command(r.Args...))
+	var ratios []float64 // filled as the table is built, before the geometric mean below
+	runs := commandTable(rows, []string{"model", "GPUs", "(t, p)", "batch", "v (searched)", "paper TFLOP/s/GPU",
+		"ours", "error", "memory GiB"}, func(r PTDPTableRow) (string, []string) {
 		ratio := r.Out.TFLOPSPerGPU / r.Paper.TFLOPS
 		ratios = append(ratios, ratio)
-		tab = append(tab, []string{r.Paper.Name, strconv.Itoa(r.Paper.GPUs), fmt.Sprintf("(%d, %d)", r.Paper.TP, r.Paper.PP),
+		return command(r.Args...), []string{r.Paper.Name, strconv.Itoa(r.Paper.GPUs), fmt.Sprintf("(%d, %d)", r.Paper.TP, r.Paper.PP),
 			strconv.Itoa(r.Paper.Batch), strconv.Itoa(r.Out.Execution.Interleave), fmt.Sprintf("%.0f", r.Paper.TFLOPS),
 			fmt.Sprintf("%.1f", r.Out.TFLOPSPerGPU), fmt.Sprintf("%+.1f %%", 100*(ratio-1)),
-			fmt.Sprintf("%.1f", r.Out.Memory.PeakBytes/(1<<30))})
-	}
-	return codeBlock(cmds) + "\n" + table([]string{"model", "GPUs", "(t, p)", "batch", "v (searched)", "paper TFLOP/s/GPU",
-		"ours", "error", "memory GiB"}, tab) +
-		fmt.Sprintf("\nGeometric mean of ours / paper over the 10 rows: %.3f.\n", geomean(ratios)), nil
+			fmt.Sprintf("%.1f", r.Out.Memory.PeakBytes/(1<<30))}
+	})
+	return runs + fmt.Sprintf("\nGeometric mean of ours / paper over the 10 rows: %.3f.\n", geomean(ratios)), nil
 }
 
 // PTDPSweepRow is one configuration of a figure sweep.
@@ -223,12 +219,9 @@ func PTDPFiguresMarkdown() (string, error) {
 	}
 	s := "Interleaved vs non-interleaved, GPT-3 175B on 96 A100s, (t, p) = (8, 12), b = 1 (Figure 4.12):\n\n" + codeBlock(cmds) + "\n" +
 		table([]string{"batch", "non-interleaved TFLOP/s/GPU", "interleaved (v = 2)", "interleaved / non-interleaved"}, tab)
-	cmds, tab = nil, nil
-	for _, r := range tp {
-		cmds = append(cmds, command(r.Args...))
-		tab = append(tab, []string{r.Label, strconv.Itoa(r.Batch), strconv.Itoa(r.Out.Execution.Interleave), fmt.Sprintf("%.1f", r.Out.TFLOPSPerGPU)})
-	}
-	s += "\nTensor vs pipeline parallelism, GPT 162.2B on 64 A100s (Figure 4.13):\n\n" + codeBlock(cmds) + "\n" +
-		table([]string{"(t, p)", "batch", "v (searched)", "TFLOP/s/GPU"}, tab)
+	s += "\nTensor vs pipeline parallelism, GPT 162.2B on 64 A100s (Figure 4.13):\n\n" +
+		commandTable(tp, []string{"(t, p)", "batch", "v (searched)", "TFLOP/s/GPU"}, func(r PTDPSweepRow) (string, []string) {
+			return command(r.Args...), []string{r.Label, strconv.Itoa(r.Batch), strconv.Itoa(r.Out.Execution.Interleave), fmt.Sprintf("%.1f", r.Out.TFLOPSPerGPU)}
+		})
 	return s, nil
 }

@@ -98,34 +98,27 @@ func PTDPZeroMarkdown() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var cmds []string
-	var tab [][]string
-	for _, r := range rows {
-		p := r.Paper
-		cmds = append(cmds, command(r.Args...))
-		ours, errPct := "does not fit", "—"
-		if t := r.TFLOPS(); t > 0 {
-			ours, errPct = fmt.Sprintf("%.1f", t), fmt.Sprintf("%+.0f %%", 100*(t/p.TFLOPS-1))
-		}
-		sys := "ZeRO-3 (t, p) = (1, 1)"
-		if p.System == "ptdp" {
-			sys = fmt.Sprintf("PTD-P (t, p) = (%d, %d)", p.TP, p.PP)
-		}
-		tab = append(tab, []string{p.Model, sys, strconv.Itoa(p.GPUs), strconv.Itoa(p.Batch), strconv.Itoa(p.B),
-			fmt.Sprintf("%.0f", p.TFLOPS), ours, errPct})
-	}
-	s := "PTD-P vs ZeRO-3 without model parallelism (Table 4.2):\n\n" + codeBlock(cmds) + "\n" +
-		table([]string{"model", "system", "GPUs", "batch", "b", "paper TFLOP/s/GPU", "ours", "error"}, tab)
+	s := "PTD-P vs ZeRO-3 without model parallelism (Table 4.2):\n\n" + commandTable(rows,
+		[]string{"model", "system", "GPUs", "batch", "b", "paper TFLOP/s/GPU", "ours", "error"}, func(r PTDPZeroRow) (string, []string) {
+			p := r.Paper
+			ours, errPct := "does not fit", "—"
+			if t := r.TFLOPS(); t > 0 {
+				ours, errPct = fmt.Sprintf("%.1f", t), fmt.Sprintf("%+.0f %%", 100*(t/p.TFLOPS-1))
+			}
+			sys := "ZeRO-3 (t, p) = (1, 1)"
+			if p.System == "ptdp" {
+				sys = fmt.Sprintf("PTD-P (t, p) = (%d, %d)", p.TP, p.PP)
+			}
+			return command(r.Args...), []string{p.Model, sys, strconv.Itoa(p.GPUs), strconv.Itoa(p.Batch), strconv.Itoa(p.B),
+				fmt.Sprintf("%.0f", p.TFLOPS), ours, errPct}
+		})
 	mb, err := PTDPMicrobatchRows()
 	if err != nil {
 		return "", err
 	}
-	cmds, tab = nil, nil
-	for _, r := range mb {
-		cmds = append(cmds, command(r.Args...))
-		tab = append(tab, []string{strconv.Itoa(r.Batch), r.Label, fmt.Sprintf("%.1f", r.Out.TFLOPSPerGPU), fmt.Sprintf("%.3f", r.Out.BubbleFraction)})
-	}
-	s += "\nMicrobatch size, GPT 91B (our dimensions) on 64 A100s, (t, p) = (8, 8) (Figure 4.16):\n\n" + codeBlock(cmds) + "\n" +
-		table([]string{"batch", "b", "TFLOP/s/GPU", "bubble"}, tab)
+	s += "\nMicrobatch size, GPT 91B (our dimensions) on 64 A100s, (t, p) = (8, 8) (Figure 4.16):\n\n" +
+		commandTable(mb, []string{"batch", "b", "TFLOP/s/GPU", "bubble"}, func(r PTDPSweepRow) (string, []string) {
+			return command(r.Args...), []string{strconv.Itoa(r.Batch), r.Label, fmt.Sprintf("%.1f", r.Out.TFLOPSPerGPU), fmt.Sprintf("%.3f", r.Out.BubbleFraction)}
+		})
 	return s, nil
 }

@@ -98,6 +98,18 @@ func table(header []string, rows [][]string) string {
 	return b.String()
 }
 
+// commandTable renders rows as the CLI commands that computed them, in a
+// fenced block, then a markdown table under header: row gives each row's
+// command and cells.
+func commandTable[R any](rows []R, header []string, row func(R) (cmd string, cells []string)) string {
+	cmds := make([]string, len(rows))
+	tab := make([][]string, len(rows))
+	for i, r := range rows {
+		cmds[i], tab[i] = row(r)
+	}
+	return codeBlock(cmds) + "\n" + table(header, tab)
+}
+
 // codeBlock renders shell commands as a fenced block.
 func codeBlock(lines []string) string {
 	return "```\n" + strings.Join(lines, "\n") + "\n```\n"

@@ -80,17 +80,13 @@ func SchedulesMarkdown() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var cmds []string
-	var tab [][]string
-	for _, r := range rows {
-		cmds = append(cmds, command(r.Args...))
+	return commandTable(rows, []string{"kind", "p", "m", "v", "batches", "analytic bubble (registry)",
+		"simulated idle / busy (device 0)", "simulated idle / step"}, func(r ScheduleRow) (string, []string) {
 		an := "none"
 		if r.HasAnalytic {
 			an = fmt.Sprintf("%.4f", r.Analytic)
 		}
-		tab = append(tab, []string{string(r.Kind), strconv.Itoa(r.Stages), strconv.Itoa(r.Microbatches), strconv.Itoa(r.Chunks),
-			strconv.Itoa(r.Batches), an, fmt.Sprintf("%.4f", r.SimulatedIdleOverBusy), fmt.Sprintf("%.4f", r.SimulatedIdleOverStepTime)})
-	}
-	return codeBlock(cmds) + "\n" + table([]string{"kind", "p", "m", "v", "batches", "analytic bubble (registry)",
-		"simulated idle / busy (device 0)", "simulated idle / step"}, tab), nil
+		return command(r.Args...), []string{string(r.Kind), strconv.Itoa(r.Stages), strconv.Itoa(r.Microbatches), strconv.Itoa(r.Chunks),
+			strconv.Itoa(r.Batches), an, fmt.Sprintf("%.4f", r.SimulatedIdleOverBusy), fmt.Sprintf("%.4f", r.SimulatedIdleOverStepTime)}
+	}), nil
 }
