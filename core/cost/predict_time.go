@@ -212,7 +212,7 @@ func (e *evaluator) cpAllToAllSeconds() float64 {
 		q, o = float64(e.tr.Heads*(m.QKNopeHeadDim+m.QKRopeHeadDim)), float64(e.tr.Heads*m.VHeadDim)
 	}
 	// Per tensor-parallel rank (t divides the heads and K/V heads:
-	// checkCPComm), bytes per value of a head's dimension.
+	// CheckCPComm), bytes per value of a head's dimension.
 	t := float64(e.cfg.TP)
 	tokens := float64(e.cfg.MicrobatchSize) * float64(e.tr.Seq) / float64(e.cfg.CP) * e.w
 	pair := e.groupAllToAllSeconds(e.cfg.CP, e.cfg.TP, tokens*(q/t+e.kvValuesPerToken()), e.cpBW) +

@@ -153,7 +153,7 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	if ex.CP > 1 && tr.Seq%(2*ex.CP) != 0 {
 		return fmt.Errorf("execution.cp: the sequence %d must split into 2·cp load-balanced chunks, got cp %d", tr.Seq, ex.CP)
 	}
-	if err := checkCPComm(tr, ex); err != nil {
+	if err := CheckCPComm(tr, ex); err != nil {
 		return err
 	}
 	if ex.EPDispatcher != "" && ex.EPDispatcher != EPAllToAll && ex.EPDispatcher != EPDeepEP {
@@ -215,12 +215,12 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	return nil
 }
 
-// checkCPComm checks the context-parallel communication type: one of
-// plan.CPComms, and for a2a attention heads and K/V heads that split over
-// the t·cp ranks (Transformer Engine's all-to-all attention gives each of
+// CheckCPComm checks an execution's context-parallel communication type
+// (its TP, CP and CPComm): one of plan.CPComms, and for a2a attention
+// heads and K/V heads that split over the t·cp ranks (Transformer Engine's all-to-all attention gives each of
 // the cp ranks of a tensor-parallel shard whole heads: "The number of
 // attention heads needs to be divisible by CP size!").
-func checkCPComm(tr model.Transformer, ex plan.Execution) error {
+func CheckCPComm(tr model.Transformer, ex plan.Execution) error {
 	if err := plan.CheckCPComm("execution.cp_comm", ex.CPComm); err != nil {
 		return err
 	}
