@@ -221,8 +221,8 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 // the cp ranks of a tensor-parallel shard whole heads: "The number of
 // attention heads needs to be divisible by CP size!").
 func CheckCPComm(tr model.Transformer, ex plan.Execution) error {
-	if err := plan.CheckCPComm("execution.cp_comm", ex.CPComm); err != nil {
-		return err
+	if err := plan.CheckCPComm(ex.CPComm); err != nil {
+		return fmt.Errorf("execution.cp_comm: %w", err)
 	}
 	if ex.CPComm != plan.CPCommA2A || ex.CP == 1 {
 		return nil

@@ -34,8 +34,8 @@ func (o PTDPOptions) validateFixed(tr model.Transformer, c hw.Cluster) error {
 			return fmt.Errorf("%s: must divide the %d GPUs, got %d", d.name, n, d.v)
 		}
 	}
-	if err := plan.CheckCPComm("cp_comm", f.CPComm); err != nil {
-		return err
+	if err := plan.CheckCPComm(f.CPComm); err != nil {
+		return fmt.Errorf("cp_comm: %w", err)
 	}
 	if f.TP > 0 && tr.Heads%f.TP != 0 {
 		return fmt.Errorf("tp: must divide the %d attention heads, got %d", tr.Heads, f.TP)

@@ -102,15 +102,16 @@ const (
 // Megatron-Core's hierarchical "a2a+p2p" is not modelled.
 var CPComms = []string{"", CPCommP2P, CPCommAllGather, CPCommA2A}
 
-// CheckCPComm returns an error naming field when s is not one of CPComms.
-func CheckCPComm(field, s string) error {
+// CheckCPComm returns an error when s is not one of CPComms, saying what
+// it must be (callers name the field).
+func CheckCPComm(s string) error {
 	if slices.Contains(CPComms, s) {
 		return nil
 	}
 	if s == "a2a+p2p" {
-		return fmt.Errorf("%s: hierarchical context parallelism (a2a+p2p) is not modelled yet; choose %q, %q or %q", field, CPCommP2P, CPCommAllGather, CPCommA2A)
+		return fmt.Errorf("hierarchical context parallelism (a2a+p2p) is not modelled yet; choose %q, %q or %q", CPCommP2P, CPCommAllGather, CPCommA2A)
 	}
-	return fmt.Errorf("%s: must be one of %q, %q, %q (or empty for %q), got %q", field, CPCommP2P, CPCommAllGather, CPCommA2A, CPCommP2P, s)
+	return fmt.Errorf("must be one of %q, %q, %q (or empty for %q), got %q", CPCommP2P, CPCommAllGather, CPCommA2A, CPCommP2P, s)
 }
 
 // MaxDegree bounds every degree and the microbatch size of a valid
@@ -158,8 +159,8 @@ func (e Execution) Validate() error {
 	if e.Interleave > 1 && !kind.Chunked {
 		return fmt.Errorf("execution.interleave: %d model chunks per device need a chunked schedule (%q), got %q", e.Interleave, schedule.Interleaved, e.Schedule)
 	}
-	if err := CheckCPComm("execution.cp_comm", e.CPComm); err != nil {
-		return err
+	if err := CheckCPComm(e.CPComm); err != nil {
+		return fmt.Errorf("execution.cp_comm: %w", err)
 	}
 	if e.ZeRO < 0 || e.ZeRO > 3 {
 		return fmt.Errorf("execution.zero: must be 0, 1, 2 or 3, got %d", e.ZeRO)
