@@ -30,7 +30,7 @@ func TestDecodePlan(t *testing.T) {
 		{`{"top":-1}`, "plan.top", "got -1"},
 		{`{"zero":4}`, "plan.zero", "must be in [0, 3], got 4"},
 		{`{"cp_comm":"allgather"}`, "plan.cp_comm", `must be one of "p2p", "all_gather", "a2a" (or empty for "p2p"), got "allgather"`},
-		{`{"cp_comm":"a2a+p2p"}`, "plan.cp_comm", "hierarchical context parallelism (a2a+p2p) is not modelled yet"},
+		{`{"cp_comm":"a2a+p2p"}`, "plan.cp_comm", "hierarchical context parallelism \"a2a+p2p\" is not modelled yet"},
 		{`{"cp_comm":2}`, "plan.cp_comm", "must be a JSON string"},
 		{`{"zero":"1"}`, "plan.zero", "must be a JSON int"},
 		{`{"overlap_grad_reduce":1}`, "plan.overlap_grad_reduce", "must be a JSON bool"},
