@@ -5,10 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"pipeplan/core/hw"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
-	"pipeplan/gpuprofiles"
 	"pipeplan/modelprofiles"
 )
 
@@ -21,14 +19,7 @@ func cpEvaluator(t *testing.T, preset string, seq, tp, cp, gpus int, comm string
 		t.Fatal(err)
 	}
 	tr.Seq = seq
-	g, err := gpuprofiles.ByID("nvidia-h100-sxm5-80gb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := hw.NewCluster(g, 8, gpus/8, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := servers(t, "nvidia-h100-sxm5-80gb", gpus)
 	d := gpus / (tp * cp)
 	ex := plan.Execution{TP: tp, PP: 1, DP: d, CP: cp, CPComm: comm, MicrobatchSize: 1, GlobalBatch: d, Recompute: rc,
 		SequenceParallel: true, FlashAttention: true}
@@ -98,11 +89,7 @@ func TestCPAllToAll(t *testing.T) {
 	ex := WithDefaults(e.cfg)
 	ex.TP, ex.CP, ex.DP = 2, 8, 1
 	ex.GlobalBatch = 1
-	c, err := hw.NewCluster(e.c.GPU, 8, 2, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Validate(e.tr, c, ex); err == nil || !strings.Contains(err.Error(), "execution.cp_comm: a2a needs the 32 attention heads and 8 K/V heads to split over tp·cp = 2·8") {
+	if err := Validate(e.tr, servers(t, "nvidia-h100-sxm5-80gb", 16), ex); err == nil || !strings.Contains(err.Error(), "execution.cp_comm: a2a needs the 32 attention heads and 8 K/V heads to split over tp·cp = 2·8") {
 		t.Errorf("a2a with t·cp = 16 > 8 K/V heads: %v", err)
 	}
 }
