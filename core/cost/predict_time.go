@@ -211,8 +211,9 @@ func (e *evaluator) cpAllToAllSeconds() float64 {
 	if m := e.tr.MLA; m != nil {
 		q, o = float64(e.tr.Heads*(m.QKNopeHeadDim+m.QKRopeHeadDim)), float64(e.tr.Heads*m.VHeadDim)
 	}
-	// Per tensor-parallel rank (t divides the heads and K/V heads:
-	// CheckCPComm), bytes per value of a head's dimension.
+	// q and o are values per token over all heads; a tensor-parallel rank
+	// holds 1/t of them (t divides the heads and K/V heads: CheckCPComm).
+	// tokens is the rank's b·s/cp tokens in bytes per value.
 	t := float64(e.cfg.TP)
 	tokens := float64(e.cfg.MicrobatchSize) * float64(e.tr.Seq) / float64(e.cfg.CP) * e.w
 	pair := e.groupAllToAllSeconds(e.cfg.CP, e.cfg.TP, tokens*(q/t+e.kvValuesPerToken()), e.cpBW) +

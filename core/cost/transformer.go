@@ -217,9 +217,10 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 
 // CheckCPComm checks an execution's context-parallel communication type
 // (its TP, CP and CPComm): one of plan.CPComms, and for a2a attention
-// heads and K/V heads that split over the t·cp ranks (Transformer Engine's all-to-all attention gives each of
-// the cp ranks of a tensor-parallel shard whole heads: "The number of
-// attention heads needs to be divisible by CP size!").
+// heads and K/V heads that split over the t·cp ranks (Transformer
+// Engine's all-to-all attention gives each of the cp ranks of a
+// tensor-parallel shard whole heads: "The number of attention heads needs
+// to be divisible by CP size!").
 func CheckCPComm(tr model.Transformer, ex plan.Execution) error {
 	if err := plan.CheckCPComm(ex.CPComm); err != nil {
 		return fmt.Errorf("execution.cp_comm: %w", err)

@@ -32,7 +32,12 @@ type Execution struct {
 	// the attention blocks; "all_gather" gathers the whole sequence's K/V
 	// before the attention (the Llama 3 paper's §3.3.2), exposed; "a2a"
 	// trades sequence for heads with all-to-alls (DeepSpeed-Ulysses),
-	// exposed. One of CPComms.
+	// exposed. One of CPComms. Sources: Transformer Engine's
+	// transformer_engine/pytorch/attention/dot_product_attention/
+	// context_parallel.py (AttnFuncWithCPAndKVP2P, …KVAllGather, …QKVOA2A)
+	// and Megatron-Bridge's table of the types ("Async / Overlap": p2p yes,
+	// all_gather no, a2a n/a; https://docs.nvidia.com/nemo/megatron-bridge/
+	// latest/training/hybrid-context-parallel.html).
 	CPComm string `json:"cp_comm,omitempty"`
 	// EP is the expert-parallel degree of MoE layers (1 = none).
 	EP int `json:"ep"`
