@@ -37,6 +37,8 @@ var transformerFlags = map[string]string{
 	"plan.optimizer": "optimizer", "plan.zero": "zero", "plan.top": "top",
 	"plan.planner": "planner", "plan.schedule": "schedule",
 	"plan.calibration": "calibration",
+	// Context parallelism's communication type.
+	"plan.cp_comm": "cp-comm",
 }
 
 // transformerDefaults explains each defaulted flag, printed with the table.
@@ -101,6 +103,8 @@ func runTransformer(args []string, stdout io.Writer) error {
 	pp := fs.Int("pp", d.PP, "pipeline-parallel size p (omit to search)")
 	cp := fs.Int("cp", d.CP, "context-parallel size (omit to search; 1 when every other degree is given)")
 	ep := fs.Int("ep", d.EP, "expert-parallel size of MoE layers (omit to search; 1 when every other degree is given)")
+	// Context parallelism's communication type (Megatron-Core's --cp-comm-type).
+	cpComm := fs.String("cp-comm", d.CPComm, "how context parallelism exchanges K and V: p2p (ring, overlapped with the attention), all_gather (the Llama 3 paper's, exposed) or a2a (Ulysses all-to-alls, exposed; t·cp must divide the K/V heads) (empty: p2p)")
 	micro := fs.Int("microbatch", d.Microbatch, "microbatch size b (omit to search)")
 	interleave := fs.Int("interleave", d.Interleave, "model chunks per GPU v (omit to search)")
 	recompute := fs.String("recompute", d.Recompute, "activation recomputation: none, selective or full (omit to search)")
@@ -190,6 +194,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	in.GPU, in.Nodes, in.GPUsPerNode, in.InterNodeGBps = *gpuID, *gpus / *perNode, *perNode, *interBW/1e9
 	in.GlobalBatch, in.TP, in.PP, in.CP, in.EP = *batch, *tp, *pp, *cp, *ep
 	in.Microbatch, in.Interleave, in.Recompute = *micro, *interleave, *recompute
+	in.CPComm = *cpComm
 	in.SequenceParallel, in.AllowCrossNodeTP, in.Top = *seqPar, *crossNode, *top
 	if *calibration != "" {
 		data, err := readLimited(*calibration, request.MaxCalibrationBytes)

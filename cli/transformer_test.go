@@ -163,6 +163,8 @@ func TestTransformerBadInput(t *testing.T) {
 		{[]string{"--zero", "4"}, "--zero (plan.zero): must be in [0, 3], got 4"},
 		{[]string{"--overlap-grad-reduce=maybe"}, "invalid boolean value"},
 		{[]string{"--cp", "-1"}, "--cp (plan.cp): must be in [0, 65536], got -1"},
+		{[]string{"--cp-comm", "ring"}, `--cp-comm (plan.cp_comm): must be one of "p2p", "all_gather", "a2a" (or empty for "p2p"), got "ring"`},
+		{[]string{"--cp-comm", "a2a+p2p"}, "--cp-comm (plan.cp_comm): hierarchical context parallelism \"a2a+p2p\" is not modelled yet"},
 		{[]string{"--ep", "2", "--tp", "8", "--pp", "12", "--microbatch", "1", "--interleave", "1", "--recompute", "full"}, "execution.ep: expert parallelism needs a mixture-of-experts model, got 2"},
 	} {
 		var out bytes.Buffer
@@ -295,5 +297,30 @@ func TestTransformerLocalExpertsCaveat(t *testing.T) {
 	note, _ := across["note"].(string)
 	if c, ok := first(t, across)["caveat"]; ok || strings.Contains(note, "uncertain") {
 		t.Errorf("ep 16 over two servers: caveat %v, note %q", c, note)
+	}
+}
+
+// TestTransformerCPComm: --cp-comm reaches the execution (JSON cp_comm)
+// and the breakdown: Llama 3 8B at 64K with cp 8 in a server exposes more
+// context-parallel time all-gathering K and V than passing them round the
+// ring; a2a beyond the 8 K/V heads is an error naming the field.
+func TestTransformerCPComm(t *testing.T) {
+	args := []string{"transformer", "--model", "llama3-8b", "--gpu", "nvidia-h100-sxm5-80gb", "--gpus", "8", "--batch", "8", "--seq", "65536",
+		"--tp", "1", "--pp", "1", "--cp", "8", "--microbatch", "1", "--interleave", "1", "--recompute", "full"}
+	exposed := map[string]float64{}
+	for _, comm := range []string{"p2p", "all_gather"} {
+		c := first(t, transformerJSON(t, append(args, "--cp-comm", comm)...))
+		if got := c["execution"].(map[string]any)["cp_comm"]; got != comm {
+			t.Errorf("--cp-comm %s: execution cp_comm %v", comm, got)
+		}
+		exposed[comm] = c["breakdown"].(map[string]any)["context_parallel_seconds"].(float64)
+	}
+	if !(exposed["all_gather"] > exposed["p2p"]) {
+		t.Errorf("exposed CP seconds %v: want all_gather's above p2p's", exposed)
+	}
+	var out bytes.Buffer
+	bad := append(append([]string{}, args...), "--cp-comm", "a2a", "--tp", "2", "--gpus", "16")
+	if err := Run(bad, &out); err == nil || !strings.Contains(err.Error(), "cp_comm: a2a needs the 32 attention heads and 8 K/V heads to split over tp·cp = 2·8") {
+		t.Errorf("a2a at t·cp = 16: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"pipeplan/core/model"
+	"pipeplan/core/plan"
 	"pipeplan/core/schedule"
 )
 
@@ -48,6 +49,9 @@ func megatronArgs(in exportInput) ([]flagArg, error) {
 	}
 	if e.Interleave > 1 {
 		args = append(args, flagArg{"--num-layers-per-virtual-pipeline-stage", itoa(perChunk)})
+	}
+	if e.CP > 1 && e.CPComm != "" {
+		args = append(args, flagArg{"--cp-comm-type", e.CPComm}) // Transformer Engine's cp_comm_type values
 	}
 	if e.SequenceParallel {
 		args = append(args, flagArg{"--sequence-parallel", ""})
@@ -247,6 +251,9 @@ func torchtitanTOML(in exportInput) (string, error) {
 	perChunk, err := layersPerChunk(engine, in)
 	if err != nil {
 		return "", err
+	}
+	if e.CP > 1 && e.CPComm != "" && e.CPComm != plan.CPCommP2P {
+		return "", notExpressible(engine, "execution.cp_comm", e.CPComm, "torchtitan's context parallelism is PyTorch's ring attention; no other exchange is exported")
 	}
 	replicate, shard, reshard := d, 1, ""
 	switch e.ZeRO {

@@ -155,6 +155,27 @@ func TestExportMegatronRoundTrip(t *testing.T) {
 	}
 }
 
+// TestExportCPComm: the context-parallel communication type goes to
+// Megatron-LM as --cp-comm-type (Transformer Engine's cp_comm_type
+// values); torchtitan, whose context parallelism is PyTorch's ring
+// attention, refuses another.
+func TestExportCPComm(t *testing.T) {
+	p := gptPlan(t, 1)
+	p.Execution.CP, p.Execution.DP, p.Execution.CPComm = 2, 1, plan.CPCommAllGather
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := megatronFlags(t, mustExport(t, "megatron", inputOf(p)))["--cp-comm-type"]; got != "all_gather" {
+		t.Errorf("--cp-comm-type = %q, want all_gather", got)
+	}
+	if _, err := export("torchtitan", inputOf(p)); !errors.Is(err, errNotExpressible) || !strings.Contains(err.Error(), "execution.cp_comm = all_gather") {
+		t.Errorf("torchtitan with all_gather: %v", err)
+	}
+	if _, ok := megatronFlags(t, mustExport(t, "megatron", inputOf(gptPlan(t, 1))))["--cp-comm-type"]; ok {
+		t.Errorf("cp 1: --cp-comm-type emitted")
+	}
+}
+
 func TestExportTorchtitanRoundTrip(t *testing.T) {
 	var job struct {
 		Training struct {

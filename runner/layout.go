@@ -195,6 +195,9 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 	if err := checkZero(p.Execution.ZeRO); err != nil {
 		return nil, err
 	}
+	if c := p.Execution.CPComm; p.Execution.CP > 1 && c != "" && c != plan.CPCommP2P {
+		return nil, fmt.Errorf("execution.cp_comm: %q is not run by the runner yet; its context parallelism is ring attention (p2p)", c)
+	}
 	scaleDown := o.scaleDown
 	reps := stageReplicas(p, scaleDown)
 	// PipeDream feeds replicated stages round-robin (1F1B-RR); the other

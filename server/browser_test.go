@@ -943,6 +943,26 @@ func TestBrowser(t *testing.T) {
 		}
 		tb.checkPageErrors(t)
 	})
+	t.Run("CPCommSelect", func(t *testing.T) {
+		// The CP communication select shows only with the sequence split;
+		// the link's choice is selected and the summary names it.
+		tb := b.openState(t, planState(func(p *request.Plan) {
+			p.Model, p.GPU, p.Nodes, p.GlobalBatch, p.Seq, p.CP, p.CPComm = "llama3-8b", "nvidia-h100-sxm5-80gb", 1, 8, 65536, 8, "all_gather"
+		}))
+		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("cancel-plan") === null`)
+		if got := eval[string](t, tb, `document.getElementById("cp-comm").value`); got != "all_gather" {
+			t.Errorf("cp-comm select %q, want all_gather", got)
+		}
+		if s := tb.text(t, "#plan-summary"); !strings.Contains(s, "all-gather K/V (Llama 3), exposed") {
+			t.Errorf("summary lacks the CP communication: %q (error %q)", short(s), tb.text(t, "#plan-error"))
+		}
+		tb = b.openState(t, planState(func(p *request.Plan) {}))
+		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("cancel-plan") === null`)
+		if eval[bool](t, tb, `document.getElementById("cp-comm") !== null`) {
+			t.Errorf("the default plan (seq 2048, cp 1) shows the CP communication select")
+		}
+		tb.checkPageErrors(t)
+	})
 	t.Run("UnknownPresetFallsBackVisibly", func(t *testing.T) {
 		// A link naming a preset this build lacks opens on the defaults
 		// with a banner that names it.

@@ -9,6 +9,7 @@ import (
 	"pipeplan/app"
 	"pipeplan/app/request"
 	"pipeplan/core/hw"
+	"pipeplan/core/plan"
 )
 
 // PlanPage is the Plan page: model, cluster and training inputs on the left,
@@ -57,14 +58,18 @@ func (c *PlanPage) planners() []option {
 	return out
 }
 
+// choiceNames name the values of the training options' selects.
+var choiceNames = map[string]string{
+	"bf16": "bf16", "fp16": "fp16", "fp32": "fp32", "fp8": "fp8",
+	"mixed-adam": "Adam, mixed precision", "mixed-adam-fp32-grads": "Adam, mixed precision, fp32 gradients",
+	"adam": "Adam, fp32", "sgd": "SGD with momentum",
+	"none": "none", "selective": "selective (attention core)", "full": "full (layer inputs only)",
+	"p2p": "p2p: ring, overlapped with the attention", "all_gather": "all-gather K/V (Llama 3), exposed",
+	"a2a": "all-to-all (Ulysses), exposed",
+}
+
 // choices lists the options of a training select.
 func (c *PlanPage) choices(field string) []option {
-	names := map[string]string{
-		"bf16": "bf16", "fp16": "fp16", "fp32": "fp32", "fp8": "fp8",
-		"mixed-adam": "Adam, mixed precision", "mixed-adam-fp32-grads": "Adam, mixed precision, fp32 gradients",
-		"adam": "Adam, fp32", "sgd": "SGD with momentum",
-		"none": "none", "selective": "selective (attention core)", "full": "full (layer inputs only)",
-	}
 	var list []string
 	switch field {
 	case "precision":
@@ -73,17 +78,30 @@ func (c *PlanPage) choices(field string) []option {
 		list = request.Optimizers
 	case "recompute":
 		list = request.Recomputes
+	case "cp_comm":
+		list = plan.CPComms
 	case "zero":
 		return []option{{"", "searched (1, or 3 if 1 does not fit)"}, {"0", "0: none"}, {"1", "1: optimizer state (distributed optimizer)"},
 			{"2", "2: + gradients"}, {"3", "3: + weights (FSDP)"}}
 	}
-	defaults := map[string]string{"precision": "default (bf16)", "optimizer": "default (Adam, mixed precision)", "recompute": "searched per candidate"}
+	defaults := map[string]string{"precision": "default (bf16)", "optimizer": "default (Adam, mixed precision)", "recompute": "searched per candidate",
+		"cp_comm": "default (p2p ring)"}
 	out := make([]option, len(list))
 	for i, id := range list {
-		out[i] = option{id, names[id]}
+		out[i] = option{id, choiceNames[id]}
 	}
 	out[0].Name = defaults[field]
 	return out
+}
+
+// showCPComm reports whether the context-parallel communication choice
+// applies: cp pinned above 1, or the shown candidate splits the sequence.
+func (c *PlanPage) showCPComm() bool {
+	if c.App.State.Plan.CP > 1 {
+		return true
+	}
+	r := c.App.Plan.Result
+	return r.Selected >= 0 && r.Selected < len(r.Candidates) && r.Candidates[r.Selected].Execution.CP > 1
 }
 
 // isTransformer reports whether the chosen model is a transformer spec
@@ -287,6 +305,7 @@ var planInputs = map[string]planInput{
 	"pp":                   intInput(func(p *request.Plan) *int { return &p.PP }),
 	"cp":                   intInput(func(p *request.Plan) *int { return &p.CP }),
 	"ep":                   intInput(func(p *request.Plan) *int { return &p.EP }),
+	"cp_comm":              textInput(func(p *request.Plan) *string { return &p.CPComm }),
 	"microbatch":           intInput(func(p *request.Plan) *int { return &p.Microbatch }),
 	"interleave":           intInput(func(p *request.Plan) *int { return &p.Interleave }),
 	"flash_attention":      boolInput(func(p *request.Plan) *bool { return &p.FlashAttention }),

@@ -8,6 +8,7 @@ import (
 	"github.com/vugu/vugu"
 
 	"pipeplan/app"
+	"pipeplan/core/plan"
 )
 
 // column is a table header with a tooltip saying how the value is computed.
@@ -112,12 +113,18 @@ func (c *PlanPage) summary() []kv {
 		{"degrees", fmt.Sprintf("t=%d × p=%d × cp=%s × d=%s, ep=%s, v=%d, ZeRO %d", cand.Execution.TP, cand.Execution.PP, degree(cand.Execution.CP), dataParallel(cand),
 			degree(cand.Execution.EP), cand.Execution.Interleave, cand.Execution.ZeRO),
 			"tensor × pipeline × context × data parallelism (§4.2), expert parallelism within a stage's GPUs, ZeRO stage over the d·cp replicas; PipeDream replicates each stage instead (§2.4.1): d lists its replicas per stage"},
+	}
+	if cand.Execution.CP > 1 {
+		out = append(out, kv{"context parallelism", cpCommName(cand.Execution.CPComm),
+			"how the cp GPUs of a sequence exchange keys and values (Megatron-Core --cp-comm-type): the ring hides behind the attention where it can; the all-gather and the all-to-alls are exposed in full (see the breakdown)"})
+	}
+	out = append(out, []kv{
 		{"microbatching", fmt.Sprintf("b=%d, m=%d, B=%d", cand.Execution.MicrobatchSize, cand.Microbatches, cand.GlobalBatch), "m = B/(d·b) microbatches per pipeline (§4.3.3); PipeDream: inputs in flight (NOAM, §2.3.2)"},
 		{"schedule", string(p.Execution.Schedule) + ", recompute " + string(p.Execution.Recompute), "pipeline schedule and activation recomputation"},
 		{"step time", secs(cand.IterationSeconds), "one step of the global batch B: m·t_max + (p−1)/v·t_stage bubble + data-parallel all-reduce + optimizer (§4.2); PipeDream never flushes: B / its throughput"},
 		{"throughput", num(cand.SamplesPerSecond) + " samples/s", "B / step time"},
 		{"bubble", pct(idleShare(cand.BubbleFraction)), fmt.Sprintf("idle share of the step in pipeline fill and drain, f/(1+f), from the paper's bubble fraction f = (p−1)/(v·m) = %s of the ideal time (§4.2.2)", pct(cand.BubbleFraction))},
-	}
+	}...)
 	if pr.TokensPerSecond > 0 {
 		out = append(out,
 			kv{"tokens", num(pr.TokensPerSecond) + " tokens/s", "samples/s × sequence length"},
@@ -268,4 +275,13 @@ func orDash(v float64, format func(float64) string) string {
 		return "—"
 	}
 	return format(v)
+}
+
+// cpCommName names a context-parallel communication type as the Plan
+// page's select does ("" is the ring).
+func cpCommName(comm string) string {
+	if comm == "" {
+		comm = plan.CPCommP2P
+	}
+	return choiceNames[comm]
 }

@@ -29,6 +29,9 @@ func TestDecodePlan(t *testing.T) {
 		{`{"model":"hf","hf_config":"` + strings.Repeat("x", MaxHFConfigBytes+1) + `"}`, "plan.hf_config", "got 32769"},
 		{`{"top":-1}`, "plan.top", "got -1"},
 		{`{"zero":4}`, "plan.zero", "must be in [0, 3], got 4"},
+		{`{"cp_comm":"allgather"}`, "plan.cp_comm", `must be one of "p2p", "all_gather", "a2a" (or empty for "p2p"), got "allgather"`},
+		{`{"cp_comm":"a2a+p2p"}`, "plan.cp_comm", "hierarchical context parallelism \"a2a+p2p\" is not modelled yet"},
+		{`{"cp_comm":2}`, "plan.cp_comm", "must be a JSON string"},
 		{`{"zero":"1"}`, "plan.zero", "must be a JSON int"},
 		{`{"overlap_grad_reduce":1}`, "plan.overlap_grad_reduce", "must be a JSON bool"},
 		{`{"custom":{"layers":2,"hidden":64,"heads":12,"kv_heads":5}}`, "plan.custom.kv_heads", "must divide the 12 attention heads, got 5"},
@@ -56,13 +59,14 @@ func TestDecodePlan(t *testing.T) {
 // and a given stage 0 is pinned, not searched.
 func TestDecodePlanArchitectureAndExecution(t *testing.T) {
 	p, err := DecodePlan([]byte(`{"model":"custom","custom":{"layers":4,"hidden":256,"heads":8,"kv_heads":2,"gated_ffn":true,
-		"untied_embeddings":true,"experts":16,"topk":2,"moe_ffn":128,"shared_experts":1},"zero":0,"overlap_grad_reduce":false,"tp_comm_overlap":true}`))
+		"untied_embeddings":true,"experts":16,"topk":2,"moe_ffn":128,"shared_experts":1},"zero":0,"overlap_grad_reduce":false,"tp_comm_overlap":true,
+		"cp_comm":"a2a"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := CustomModel{Layers: 4, Hidden: 256, Heads: 8, KVHeads: 2, GatedFFN: true, UntiedEmbeddings: true, Experts: 16, TopK: 2, MoEFFN: 128, SharedExperts: 1}
 	if p.Custom != want || p.ZeRO == nil || *p.ZeRO != 0 || p.OverlapGradReduce == nil || *p.OverlapGradReduce ||
-		p.TPCommOverlap == nil || !*p.TPCommOverlap || p.OverlapParamGather != nil {
+		p.TPCommOverlap == nil || !*p.TPCommOverlap || p.OverlapParamGather != nil || p.CPComm != "a2a" {
 		t.Errorf("decoded %+v", p)
 	}
 	for _, body := range []string{`{}`, `{"zero":null}`} {
@@ -96,7 +100,8 @@ func TestDecodeAllocate(t *testing.T) {
 func FuzzDecodePlan(f *testing.F) {
 	good, _ := json.Marshal(Default().Plan)
 	for _, s := range []string{string(good), `{"nodes":1e400}`, `{"inter_node_gbps":NaN}`, `null`, `{"custom":{"layers":"x"}}`,
-		`{"tp":8,"pp":12,"microbatch":1,"interleave":2,"recompute":"full"}`} {
+		`{"tp":8,"pp":12,"microbatch":1,"interleave":2,"recompute":"full"}`,
+		`{"cp":16,"cp_comm":"all_gather"}`, `{"cp_comm":"ring"}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {

@@ -84,6 +84,12 @@ type Plan struct {
 	// expert-parallel (MoE models) degrees (0 = searched).
 	CP int `json:"cp,omitempty"`
 	EP int `json:"ep,omitempty"`
+
+	// CPComm is how context parallelism exchanges keys and values, one of
+	// plan.CPComms ("" = p2p, the ring; "all_gather" as the Llama 3 paper;
+	// "a2a" as DeepSpeed-Ulysses): Megatron-Core's --cp-comm-type.
+	CPComm string `json:"cp_comm,omitempty"`
+
 	// FlashAttention runs the attention core fused (no s×s scores stored,
 	// the causal mask's upper blocks skipped); on by default, off
 	// reproduces the dissertation's 2021 runs. The planner turns it off,
@@ -351,6 +357,9 @@ func (p Plan) Validate() error {
 	}
 	if err := p.Custom.validateArchitecture(); err != nil {
 		return err
+	}
+	if err := plan.CheckCPComm(p.CPComm); err != nil {
+		return &FieldError{Field: "plan.cp_comm", Msg: err.Error()}
 	}
 	if p.ZeRO != nil {
 		if err := intIn("plan.zero", *p.ZeRO, 0, 3); err != nil {

@@ -36,6 +36,7 @@ func llmState() State {
 	s.Plan.Custom = CustomModel{Name: "moe", Layers: 16, Hidden: 2048, Heads: 16, KVHeads: 4, GatedFFN: true, UntiedEmbeddings: true,
 		Experts: 64, TopK: 6, MoEFFN: 1408, SharedExperts: 2, Vocab: 102400}
 	s.Plan.ZeRO, s.Plan.OverlapGradReduce, s.Plan.TPCommOverlap = &zero, &off, &on
+	s.Plan.CP, s.Plan.CPComm = 2, "all_gather"
 	return s
 }
 

@@ -59,7 +59,14 @@ func gpt(layers, hidden, heads int) model.Transformer {
 // dgxA100 returns a cluster of gpus A100-SXM4-80GB in 8-GPU nodes with the default network.
 func dgxA100(t testing.TB, gpus int) hw.Cluster {
 	t.Helper()
-	g, err := gpuprofiles.ByID("nvidia-a100-sxm4-80gb")
+	return servers(t, "nvidia-a100-sxm4-80gb", gpus)
+}
+
+// servers returns a cluster of gpus GPUs of a gpuprofiles id in 8-GPU
+// nodes with the GPU's own network.
+func servers(t testing.TB, id string, gpus int) hw.Cluster {
+	t.Helper()
+	g, err := gpuprofiles.ByID(id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,12 @@
 // Layers are costed through their GEMMs (model.Transformer.ForwardGEMMs:
 // GQA, gated MLPs, routed and shared experts, MLA), each split over t·cp
 // ranks at its own efficiency; flash attention skips the causal mask's
-// upper blocks and stores no s×s scores; ring attention's K/V exchange is
-// exposed only where it exceeds the attention compute; expert all-to-alls
+// upper blocks and stores no s×s scores; context parallelism exchanges K/V
+// as plan.Execution.CPComm says: the ring (p2p) is exposed only where it
+// exceeds the attention compute, the all-gather of the whole sequence's
+// K/V (the Llama 3 paper's) and the all-to-alls of Q, K, V and the output
+// (Ulysses) are not overlapped, and the all-gather's full K/V and their
+// gradients take a layer's working memory; expert all-to-alls
 // are not overlapped, and hierarchical where the ep group spans servers
 // (the copies for the own server over its fabric while the others cross
 // the network); an MoE layer also pays its router (a bf16 h×E GEMM and its
@@ -56,9 +60,10 @@
 //
 //	Llama 3 405B BF16, 8K, 8,192 / 16,384 H100 (paper's ZeRO-2, no
 //	  recomputation, vp 8)                                  +7.3 / +7.6 % (−9.9 / −9.7)
-//	Llama 3 405B BF16, 128K, cp 16 (reported only)           +60 % (+29)
-//	  (+3.2 / +3.4 / +14.3 % for the three rows if the paper counts the
-//	  attention core causal, as Megatron-Bridge does)
+//	Llama 3 405B BF16, 128K, cp 16 (reported only)           +49.5 % (+60 as a ring)
+//	  (+3.2 / +3.4 / +6.7 % for the three rows if the paper counts the
+//	  attention core causal, as Megatron-Bridge does; +14.3 % at 128K
+//	  before its all-gather context parallelism was costed)
 //	NeMo 24.07 Llama 3 8B / 70B FP8 (8B reported only)       +23.3 / +6.1 % (+9.1 / −9.2, fitted)
 //	NeMo 24.07 Llama 2 7B / 13B / 70B FP8 (new)               +9.7 / +8.5 / −5.8 %
 //	NeMo 24.07 GPT-3 175B FP8, 128 / 512 H100 (new)           −4.2 / −6.2 %

@@ -1,6 +1,9 @@
 package cost
 
-import "pipeplan/core/model"
+import (
+	"pipeplan/core/model"
+	"pipeplan/core/plan"
+)
 
 // memory returns the memory of one GPU of pipeline stage i: weights (times
 // the versions the schedule keeps), gradients and optimizer state after
@@ -43,6 +46,11 @@ func (e *evaluator) memory(i int) Memory {
 	mem.ActivationBytes = act
 	if e.cfg.PP > 1 {
 		mem.CommBufferBytes = 2 * e.boundary // one receive buffer per direction
+	}
+	if e.cfg.CP > 1 && e.cfg.CPComm == plan.CPCommAllGather {
+		// One layer's backward holds the sequence's gathered K and V and
+		// their gradients before the reduce-scatter.
+		mem.CommBufferBytes += 2 * e.cpGatheredBytes()
 	}
 	mem.PeakBytes = mem.WeightBytes + mem.GradientBytes + mem.OptimizerBytes + mem.ActivationBytes + mem.CommBufferBytes
 	return mem

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"pipeplan/core/model"
+	"pipeplan/core/plan"
 )
 
 // DefaultBucketParams is the size of one gradient-reduction bucket in
@@ -125,27 +126,115 @@ func (e *evaluator) layerSeconds(i int) layerTime {
 	return lt
 }
 
-// cpSeconds returns the exposed ring-attention exchange of one layer and
-// microbatch (Liu et al. 2023, ring attention; Megatron-Core's
-// context parallelism): cp−1 steps each pass one K/V chunk (2·b·s/cp·kv·d
-// values per tensor-parallel rank) to the next rank, hidden behind the
+// cpSeconds returns the exposed context-parallel communication of one
+// layer and microbatch, as plan.Execution.CPComm exchanges K and V; core
+// and bwdCore are the attention core's forward and backward time.
+//
+// p2p (the default) is ring attention (Liu et al. 2023; Megatron-Core's
+// context parallelism): cp−1 steps each pass one K/V chunk (b·s/cp tokens'
+// K and V on a tensor-parallel rank) to the next rank, hidden behind the
 // attention compute of the step before; the backward pass sends K/V and
-// their gradients.
+// their gradients. A recomputed attention's ring is taken as hidden.
 func (e *evaluator) cpSeconds(core, bwdCore float64) float64 {
 	cp := e.cfg.CP
 	if cp == 1 {
 		return 0
 	}
-	kv := float64(e.tr.KVHeadCount() * e.tr.HeadSize())
-	if m := e.tr.MLA; m != nil {
-		kv = float64(e.tr.Heads) * float64(m.QKNopeHeadDim+m.QKRopeHeadDim+m.VHeadDim) / 2
+	switch e.cfg.CPComm {
+	case plan.CPCommAllGather:
+		return e.cpAllGatherSeconds()
+	case plan.CPCommA2A:
+		return e.cpAllToAllSeconds()
 	}
-	chunk := 2 * float64(e.cfg.MicrobatchSize) * float64(e.tr.Seq) / float64(cp) * kv / float64(min(e.cfg.TP, e.tr.KVHeadCount())) * e.w
+	chunk := float64(e.cfg.MicrobatchSize) * float64(e.tr.Seq) / float64(cp) * e.kvValuesPerToken() * e.w
 	steps := float64(cp - 1)
 	step := e.comm.P2PSeconds(chunk, e.cpBW)
 	fwd := math.Max(0, steps*(step-core/float64(cp)))
 	bwd := math.Max(0, steps*(2*step-bwdCore/float64(cp)))
 	return fwd + bwd
+}
+
+// kvValuesPerToken returns the K and V values of one token on one
+// tensor-parallel rank: 2·kv_heads·head_dim over min(t, kv_heads) (K/V
+// heads are replicated, not split, past t = kv_heads); MLA expands its
+// latent into a K (qk_nope + qk_rope) and a V (v_head_dim) per head.
+func (e *evaluator) kvValuesPerToken() float64 {
+	kv := 2 * float64(e.tr.KVHeadCount()*e.tr.HeadSize())
+	if m := e.tr.MLA; m != nil {
+		kv = float64(e.tr.Heads) * float64(m.QKNopeHeadDim+m.QKRopeHeadDim+m.VHeadDim)
+	}
+	return kv / float64(min(e.cfg.TP, e.tr.KVHeadCount()))
+}
+
+// cpAttentionPasses returns how many times a layer's attention runs its
+// forward per microbatch: once, twice when recomputation redoes the
+// attention core (full, or selective: Megatron's default recomputed
+// module is core_attn).
+func (e *evaluator) cpAttentionPasses() float64 {
+	if e.cfg.Recompute == model.RecomputeNone {
+		return 1
+	}
+	return 2
+}
+
+// cpGatheredBytes returns one layer's K and V for the whole sequence of a
+// microbatch on one tensor-parallel rank: what all-gather context
+// parallelism gathers, and the size of each of its working buffers.
+func (e *evaluator) cpGatheredBytes() float64 {
+	return float64(e.cfg.MicrobatchSize) * float64(e.tr.Seq) * e.kvValuesPerToken() * e.w
+}
+
+// cpAllGatherSeconds returns all-gather context parallelism's exchange of
+// one layer and microbatch, as Transformer Engine's
+// AttnFuncWithCPAndKVAllGather runs it ("KV all-gather between CP ranks is
+// exposed", after the Llama 3 paper's §3.3.2): the forward all-gathers the
+// sequence's K and V before attending with the local Q chunks; the
+// backward all-gathers them again (only the local K/V are saved) and
+// reduce-scatters their gradients. Nothing overlaps the attention; a
+// recomputed attention gathers once more.
+func (e *evaluator) cpAllGatherSeconds() float64 {
+	gather := e.comm.GatherSeconds(e.cfg.CP, e.cpGatheredBytes(), e.cpBW)
+	return (e.cpAttentionPasses() + 2) * gather
+}
+
+// cpAllToAllSeconds returns all-to-all (DeepSpeed-Ulysses) context
+// parallelism's exchange of one layer and microbatch, as Transformer
+// Engine's AttnFuncWithCPAndQKVOA2A runs it: before the attention one
+// all-to-all turns each rank's b·s/cp tokens of Q, K and V for all its
+// heads into the whole sequence for 1/cp of the heads, after it one turns
+// the output back; the backward does the same for the output's gradient
+// and for dQ, dK, dV. Each rank keeps 1/cp of what it holds and sends the
+// rest; none of it overlaps the attention (Megatron-Bridge's table of
+// cp_comm_type). A recomputed attention repeats the forward pair.
+func (e *evaluator) cpAllToAllSeconds() float64 {
+	q, o := float64(e.tr.Heads*e.tr.HeadSize()), float64(e.tr.Heads*e.tr.HeadSize())
+	if m := e.tr.MLA; m != nil {
+		q, o = float64(e.tr.Heads*(m.QKNopeHeadDim+m.QKRopeHeadDim)), float64(e.tr.Heads*m.VHeadDim)
+	}
+	// q and o are values per token over all heads; a tensor-parallel rank
+	// holds 1/t of them (t divides the heads and K/V heads: CheckCPComm).
+	// tokens is the rank's b·s/cp tokens in bytes per value.
+	t := float64(e.cfg.TP)
+	tokens := float64(e.cfg.MicrobatchSize) * float64(e.tr.Seq) / float64(e.cfg.CP) * e.w
+	pair := e.groupAllToAllSeconds(e.cfg.CP, e.cfg.TP, tokens*(q/t+e.kvValuesPerToken()), e.cpBW) +
+		e.groupAllToAllSeconds(e.cfg.CP, e.cfg.TP, tokens*o/t, e.cpBW)
+	return (e.cpAttentionPasses() + 1) * pair
+}
+
+// groupAllToAllSeconds returns the time of an all-to-all in which each of
+// the n ranks of a group (ranks stride apart, at the group's level
+// bandwidth groupBW) holds bytes and sends 1/n of them to every other rank:
+// the parts for ranks in its own server over the server's fabric, the
+// others over the group's level, both at once (the slower sets the time).
+func (e *evaluator) groupAllToAllSeconds(n, stride int, bytes, groupBW float64) float64 {
+	inServer := n
+	if e.c.GroupLevel(n, stride) > 0 {
+		inServer = max(1, min(n, e.c.Levels[0].Workers/stride))
+	}
+	share := bytes / float64(n) / e.comm.BandwidthEfficiency
+	fabric := float64(inServer-1) * share / e.intraBW
+	network := float64(n-inServer) * share / groupBW
+	return math.Max(fabric, network) + float64(n-1)*e.comm.LatencySeconds
 }
 
 // epTokens returns the tokens one GPU routes per MoE layer and

@@ -44,8 +44,10 @@ type TimeBreakdown struct {
 	DataParallelSeconds float64 `json:"data_parallel_seconds"`
 	// OptimizerSeconds is the optimizer step.
 	OptimizerSeconds float64 `json:"optimizer_seconds"`
-	// ContextParallelSeconds is the slowest stage's exposed ring-attention
-	// K/V exchange per step (what the attention compute does not hide).
+	// ContextParallelSeconds is the slowest stage's exposed context-
+	// parallel exchange per step: the ring's K/V passes the attention
+	// compute does not hide, or all of the all-gathers or all-to-alls
+	// (plan.Execution.CPComm).
 	ContextParallelSeconds float64 `json:"context_parallel_seconds"`
 	// ExpertParallelSeconds is the slowest stage's all-to-all dispatch and
 	// combine per step.
@@ -65,7 +67,9 @@ type Memory struct {
 	// ActivationBytes are the stashed activations at the schedule's peak plus
 	// the working set of the layer being (re)computed.
 	ActivationBytes float64 `json:"activation_bytes"`
-	// CommBufferBytes are the point-to-point send/receive buffers.
+	// CommBufferBytes are the point-to-point send/receive buffers and, with
+	// all-gather context parallelism, one layer's gathered K/V and their
+	// gradients.
 	CommBufferBytes float64 `json:"comm_buffer_bytes"`
 	// PeakBytes is the sum of the above: what the framework allocates.
 	PeakBytes float64 `json:"peak_bytes"`
@@ -153,6 +157,9 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	if ex.CP > 1 && tr.Seq%(2*ex.CP) != 0 {
 		return fmt.Errorf("execution.cp: the sequence %d must split into 2·cp load-balanced chunks, got cp %d", tr.Seq, ex.CP)
 	}
+	if err := CheckCPComm(tr, ex); err != nil {
+		return err
+	}
 	if ex.EPDispatcher != "" && ex.EPDispatcher != EPAllToAll && ex.EPDispatcher != EPDeepEP {
 		return fmt.Errorf("execution.ep_dispatcher: must be %q or %q, got %q", EPAllToAll, EPDeepEP, ex.EPDispatcher)
 	}
@@ -208,6 +215,29 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	}
 	if _, err := ex.Schedule.Bubble(ex.PP, microbatches(ex), ex.Interleave); err != nil {
 		return fmt.Errorf("execution.%w", err)
+	}
+	return nil
+}
+
+// CheckCPComm checks an execution's context-parallel communication type
+// (its TP, CP and CPComm): one of plan.CPComms, and for a2a attention
+// heads and K/V heads that split over the t·cp ranks (Transformer
+// Engine's all-to-all attention gives each of the cp ranks of a
+// tensor-parallel shard whole heads: "The number of attention heads needs
+// to be divisible by CP size!").
+func CheckCPComm(tr model.Transformer, ex plan.Execution) error {
+	if err := plan.CheckCPComm(ex.CPComm); err != nil {
+		return fmt.Errorf("execution.cp_comm: %w", err)
+	}
+	if ex.CPComm != plan.CPCommA2A || ex.CP == 1 {
+		return nil
+	}
+	kv := tr.KVHeadCount()
+	if tr.MLA != nil {
+		kv = tr.Heads // MLA expands its latent into a K and V per head
+	}
+	if tr.Heads%(ex.TP*ex.CP) != 0 || kv%(ex.TP*ex.CP) != 0 {
+		return fmt.Errorf("execution.cp_comm: a2a needs the %d attention heads and %d K/V heads to split over tp·cp = %d·%d ranks; use p2p or all_gather", tr.Heads, kv, ex.TP, ex.CP)
 	}
 	return nil
 }

@@ -34,6 +34,9 @@ func (o PTDPOptions) validateFixed(tr model.Transformer, c hw.Cluster) error {
 			return fmt.Errorf("%s: must divide the %d GPUs, got %d", d.name, n, d.v)
 		}
 	}
+	if err := plan.CheckCPComm(f.CPComm); err != nil {
+		return fmt.Errorf("cp_comm: %w", err)
+	}
 	if f.TP > 0 && tr.Heads%f.TP != 0 {
 		return fmt.Errorf("tp: must divide the %d attention heads, got %d", tr.Heads, f.TP)
 	}
@@ -124,6 +127,9 @@ func (o PTDPOptions) chainsFor(tr model.Transformer, n, t, p int) [][]plan.Execu
 		d := n / (t * p * cp)
 		if f.GlobalBatch%d != 0 || (f.DP > 0 && d != f.DP) {
 			continue
+		}
+		if cost.CheckCPComm(tr, plan.Execution{TP: t, CP: cp, CPComm: f.CPComm}) != nil {
+			continue // a2a: t·cp does not divide the heads
 		}
 		perPipeline := f.GlobalBatch / d
 		for _, ep := range o.expertSizes(tr, t*cp*d) {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 
 	"pipeplan/core/model"
 	"pipeplan/core/schedule"
@@ -25,6 +26,19 @@ type Execution struct {
 	Interleave int `json:"interleave"`
 	// CP is the context-parallel degree (the sequence split across GPUs; 1 = none).
 	CP int `json:"cp"`
+	// CPComm is how context-parallel attention exchanges keys and values,
+	// as Megatron-Core's --cp-comm-type (Transformer Engine's cp_comm_type)
+	// chooses: "" or "p2p" passes K/V chunks round a ring, overlapped with
+	// the attention blocks; "all_gather" gathers the whole sequence's K/V
+	// before the attention (the Llama 3 paper's §3.3.2), exposed; "a2a"
+	// trades sequence for heads with all-to-alls (DeepSpeed-Ulysses),
+	// exposed. One of CPComms. Sources: Transformer Engine's
+	// transformer_engine/pytorch/attention/dot_product_attention/
+	// context_parallel.py (AttnFuncWithCPAndKVP2P, …KVAllGather, …QKVOA2A)
+	// and Megatron-Bridge's table of the types ("Async / Overlap": p2p yes,
+	// all_gather no, a2a n/a; https://docs.nvidia.com/nemo/megatron-bridge/
+	// latest/training/hybrid-context-parallel.html).
+	CPComm string `json:"cp_comm,omitempty"`
 	// EP is the expert-parallel degree of MoE layers (1 = none).
 	EP int `json:"ep"`
 	// EPDispatcher is how MoE layers exchange tokens over the expert-
@@ -79,6 +93,32 @@ type Overlap struct {
 	EPComm bool `json:"ep_comm,omitempty"`
 }
 
+// The context-parallel communication types Execution.CPComm takes.
+const (
+	// CPCommP2P is ring attention, the default.
+	CPCommP2P = "p2p"
+	// CPCommAllGather all-gathers K and V before the attention.
+	CPCommAllGather = "all_gather"
+	// CPCommA2A is head-parallel attention behind all-to-alls (Ulysses).
+	CPCommA2A = "a2a"
+)
+
+// CPComms are the values Execution.CPComm takes ("" first: p2p).
+// Megatron-Core's hierarchical "a2a+p2p" is not modelled.
+var CPComms = []string{"", CPCommP2P, CPCommAllGather, CPCommA2A}
+
+// CheckCPComm returns an error when s is not one of CPComms, saying what
+// it must be (callers name the field).
+func CheckCPComm(s string) error {
+	if slices.Contains(CPComms, s) {
+		return nil
+	}
+	if s == "a2a+p2p" {
+		return fmt.Errorf("hierarchical context parallelism %q is not modelled yet; choose %q, %q or %q", s, CPCommP2P, CPCommAllGather, CPCommA2A)
+	}
+	return fmt.Errorf("must be one of %q, %q, %q (or empty for %q), got %q", CPCommP2P, CPCommAllGather, CPCommA2A, CPCommP2P, s)
+}
+
 // MaxDegree bounds every degree and the microbatch size of a valid
 // execution (2^15), so that GPUs and d·b cannot overflow.
 const MaxDegree = 1 << 15
@@ -123,6 +163,9 @@ func (e Execution) Validate() error {
 	}
 	if e.Interleave > 1 && !kind.Chunked {
 		return fmt.Errorf("execution.interleave: %d model chunks per device need a chunked schedule (%q), got %q", e.Interleave, schedule.Interleaved, e.Schedule)
+	}
+	if err := CheckCPComm(e.CPComm); err != nil {
+		return fmt.Errorf("execution.cp_comm: %w", err)
 	}
 	if e.ZeRO < 0 || e.ZeRO > 3 {
 		return fmt.Errorf("execution.zero: must be 0, 1, 2 or 3, got %d", e.ZeRO)

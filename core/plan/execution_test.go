@@ -35,3 +35,26 @@ func TestExecutionScheduleFromRegistry(t *testing.T) {
 		t.Errorf("unknown kind: error %v", err)
 	}
 }
+
+// TestExecutionCPComm: the three modelled context-parallel communication
+// types and "" validate; a2a+p2p is refused as not modelled, anything
+// else with the field and the value.
+func TestExecutionCPComm(t *testing.T) {
+	for _, c := range CPComms {
+		e := validExecution()
+		e.CPComm = c
+		if err := e.Validate(); err != nil {
+			t.Errorf("cp_comm %q: %v", c, err)
+		}
+	}
+	for in, want := range map[string]string{
+		"a2a+p2p":   `execution.cp_comm: hierarchical context parallelism "a2a+p2p" is not modelled yet`,
+		"allgather": `execution.cp_comm: must be one of "p2p", "all_gather", "a2a" (or empty for "p2p"), got "allgather"`,
+	} {
+		e := validExecution()
+		e.CPComm = in
+		if err := e.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("cp_comm %q: error %v, want %q", in, err, want)
+		}
+	}
+}

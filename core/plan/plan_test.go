@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -139,6 +140,13 @@ func FuzzParse(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(data)
+	for _, c := range []string{CPCommAllGather, "ring"} { // a context-parallel communication type, and a bad one
+		q := examplePlan()
+		q.Execution.CPComm = c
+		if data, err := json.Marshal(q); err == nil {
+			f.Add(data)
+		}
+	}
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"version":1,"stages":[{"first_layer":-1}]}`))
 	for _, name := range []string{"v1-replicated.json", "v1-pipedream.json"} {
