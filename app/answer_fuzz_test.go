@@ -17,11 +17,14 @@ import (
 // through to an answer: whatever a decoder accepts, the app answers with a
 // result or an error that says something, within a bound.
 
-// answerDeadline bounds one answer. It is generous (a loaded 2-core CI
-// machine answers the heaviest accepted request in well under a second), so
-// reaching it means the request asks for unbounded work: its cap belongs in
-// the request's validation.
-const answerDeadline = 10 * time.Second
+// answerDeadline bounds one answer. It catches unbounded work (a request
+// whose planner runs for minutes), not slowness: the heaviest accepted
+// seed answers in 0.6 s alone but took over 10 s with the machine's load
+// average at 40 (2 cores), so the bound is 60 s; the product's ~10 s bound
+// is measured in benchmarks (BENCHMARKS.md), not here. Reaching it means
+// the request asks for unbounded work: its cap belongs in the request's
+// validation.
+const answerDeadline = 60 * time.Second
 
 // maxAnswerJSON bounds an answer's JSON encoding (a timeline SVG, tables).
 const maxAnswerJSON = 8 << 20
