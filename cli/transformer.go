@@ -344,7 +344,7 @@ func printTransformerConfigs(w io.Writer, cs []app.Candidate) error {
 		m, e := c.Memory, c.Execution
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%.4g\t%.1f\t%.1f\t%.3f\t%.3f\t%.1f\t%.1f\t%.1f\t%s\n",
 			e.TP, e.PP, e.CP, e.EP, e.DP, e.MicrobatchSize, e.Interleave, e.Recompute, e.ZeRO, c.IterationSeconds, c.TFLOPSPerGPU, c.ModelTFLOPSPerGPU,
-			c.MFU, c.BubbleFraction, m.PeakBytes/(1<<30), (m.WeightBytes+m.GradientBytes+m.OptimizerBytes)/(1<<30), m.ActivationBytes/(1<<30), note)
+			c.MFU, c.BubbleFraction, m.PeakBytes/(1<<30), (m.WeightBytes+m.GradientBytes+m.OptimizerBytes+m.FP8WeightBytes)/(1<<30), m.ActivationBytes/(1<<30), note)
 	}
 	return tw.Flush()
 }
