@@ -130,10 +130,12 @@ func TestDefaultOverlapByGPU(t *testing.T) {
 }
 
 // TestPlanZeROSearchedOrPinned: left out, the ZeRO stage is chosen per
-// configuration — the distributed optimizer (1), or FSDP (3) where that
-// does not fit — and the fastest is at least as fast as the best with
-// stage 0, 1 or 3 pinned (stage 2 is not searched: partition's
-// EvaluatePTDPZeRO says why); pinned, every candidate has it. With every
+// configuration — the distributed optimizer (1), or ZeRO-2 or FSDP (3)
+// where that does not fit — and the fastest is at least as fast as the
+// best with stage 0, 1 or 3 pinned (pinned stage 2 can be a hair faster
+// than the distributed optimizer where its per-microbatch reduce-scatters
+// hide: the model steps ZeRO-1's optimizer over whole gradients and
+// ZeRO-2's over its shard); pinned, every candidate has it. With every
 // degree given and the stage left out, the one configuration gets the
 // stage the search would give it.
 func TestPlanZeROSearchedOrPinned(t *testing.T) {
@@ -149,11 +151,11 @@ func TestPlanZeROSearchedOrPinned(t *testing.T) {
 		if x.ZeRO == want {
 			continue
 		}
-		if x.ZeRO != 3 {
+		if x.ZeRO != 2 && x.ZeRO != 3 {
 			t.Errorf("searched: %+v at ZeRO %d", x, x.ZeRO)
 			continue
 		}
-		// FSDP only where the distributed optimizer does not fit.
+		// ZeRO-2 or FSDP only where the distributed optimizer does not fit.
 		one, z := in, 1
 		one.TP, one.PP, one.CP, one.EP, one.Microbatch, one.Interleave, one.Recompute, one.ZeRO = x.TP, x.PP, x.CP, x.EP, x.MicrobatchSize, x.Interleave, string(x.Recompute), &z
 		res, err := Plan(context.Background(), one)
@@ -161,7 +163,7 @@ func TestPlanZeROSearchedOrPinned(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(res.Candidates) > 0 {
-			t.Errorf("searched: %+v got FSDP although ZeRO 1 fits", x)
+			t.Errorf("searched: %+v got ZeRO %d although ZeRO 1 fits", x, x.ZeRO)
 		}
 	}
 	for _, z := range []int{0, 1, 2, 3} {

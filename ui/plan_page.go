@@ -74,7 +74,7 @@ func (c *PlanPage) choices(field string) []option {
 	case "recompute":
 		list = request.Recomputes
 	case "zero":
-		return []option{{"", "searched (1, or 3 if 1 does not fit)"}, {"0", "0: none"}, {"1", "1: optimizer state (distributed optimizer)"},
+		return []option{{"", "searched (1, or the faster of 2 and 3 if 1 does not fit)"}, {"0", "0: none"}, {"1", "1: optimizer state (distributed optimizer)"},
 			{"2", "2: + gradients"}, {"3", "3: + weights (FSDP)"}}
 	}
 	defaults := map[string]string{"precision": "default (bf16)", "optimizer": "default (Adam, mixed precision)", "recompute": "searched per candidate"}
