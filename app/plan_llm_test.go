@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 
@@ -195,5 +196,38 @@ func TestPlanZeROSearchedOrPinned(t *testing.T) {
 	t.Logf("%+v fits %v (%s)", all[0].Execution, all[0].Fits, all[0].Reason)
 	if res.Mode != "evaluate" || len(all) != 1 || all[0].Execution.ZeRO != 3 {
 		t.Errorf("evaluate with ZeRO searched: mode %s, %d candidates, first %+v (%s)", res.Mode, len(all), all[0].Execution, res.Problem)
+	}
+}
+
+// TestPlanEPDispatcher: the request's MoE dispatcher and all-to-all
+// overlap reach the planned execution and its time. With 16 experts on ep
+// 16 over two servers, alltoall sends each token's topk = 2 routed copies
+// and half of them cross the network, DeepEP each token once to the other
+// server when one of its experts is there (1 − C(8,2)/C(16,2) = 0.77 of
+// tokens): DeepEP's all-to-all is shorter; overlapped, it is no longer
+// than without.
+func TestPlanEPDispatcher(t *testing.T) {
+	in := request.Default().Plan
+	in.Model, in.Custom = "custom", request.CustomModel{Layers: 8, Hidden: 1024, Heads: 16, Vocab: 32000, Experts: 16, TopK: 2, MoEFFN: 512}
+	in.GPU, in.Nodes, in.GlobalBatch, in.Seq = "nvidia-h100-sxm5-80gb", 2, 64, 2048
+	in.TP, in.PP, in.EP, in.Microbatch, in.Interleave, in.Recompute = 1, 1, 16, 1, 1, "none"
+	ep := map[string]float64{}
+	for _, c := range []struct {
+		dispatcher string
+		overlap    bool
+	}{{"", false}, {"alltoall", false}, {"deepep", false}, {"deepep", true}} {
+		in.EPDispatcher, in.OverlapEPComm = c.dispatcher, c.overlap
+		res, err := Plan(context.Background(), in)
+		if err != nil || len(res.Candidates) != 1 {
+			t.Fatalf("%+v: %v %s", c, err, res.Problem)
+		}
+		x := res.Candidates[0]
+		if x.Execution.EPDispatcher != c.dispatcher || x.Execution.Overlap.EPComm != c.overlap {
+			t.Errorf("%+v: planned %q, overlap %v", c, x.Execution.EPDispatcher, x.Execution.Overlap.EPComm)
+		}
+		ep[fmt.Sprint(c.dispatcher, c.overlap)] = x.Breakdown.ExpertParallelSeconds
+	}
+	if ep["false"] != ep["alltoallfalse"] || !(ep["deepepfalse"] > 0 && ep["deepepfalse"] < ep["alltoallfalse"]) || ep["deepeptrue"] > ep["deepepfalse"] {
+		t.Errorf("EP all-to-all seconds: %v; want default = alltoall > deepep >= deepep overlapped", ep)
 	}
 }

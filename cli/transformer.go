@@ -32,8 +32,9 @@ var transformerFlags = map[string]string{
 	"plan.seq": "seq", "plan.precision": "precision",
 	"plan.gpu": "gpu", "plan.nodes": "gpus", "plan.gpus_per_node": "gpus-per-node",
 	"plan.inter_node_gbps": "inter-node-bandwidth", "plan.global_batch": "batch", "plan.tp": "tp", "plan.pp": "pp",
-	"plan.cp": "cp", "plan.ep": "ep", "plan.flash_attention": "flash-attention",
-	"plan.microbatch": "microbatch", "plan.interleave": "interleave", "plan.recompute": "recompute",
+	"plan.cp": "cp", "plan.ep": "ep", "plan.ep_dispatcher": "ep-dispatcher", "plan.overlap_ep_comm": "overlap-ep-comm",
+	"plan.flash_attention": "flash-attention",
+	"plan.microbatch":      "microbatch", "plan.interleave": "interleave", "plan.recompute": "recompute",
 	"plan.optimizer": "optimizer", "plan.zero": "zero", "plan.top": "top",
 	"plan.planner": "planner", "plan.schedule": "schedule",
 	"plan.calibration": "calibration",
@@ -101,6 +102,8 @@ func runTransformer(args []string, stdout io.Writer) error {
 	pp := fs.Int("pp", d.PP, "pipeline-parallel size p (omit to search)")
 	cp := fs.Int("cp", d.CP, "context-parallel size (omit to search; 1 when every other degree is given)")
 	ep := fs.Int("ep", d.EP, "expert-parallel size of MoE layers (omit to search; 1 when every other degree is given)")
+	epDispatcher := fs.String("ep-dispatcher", d.EPDispatcher, "MoE token dispatcher: alltoall (Megatron-Core's default: every routed copy sent) or deepep (the flex dispatcher with DeepEP: each token once per server); empty: alltoall")
+	overlapEP := fs.Bool("overlap-ep-comm", d.OverlapEPComm, "hide one microbatch's MoE token exchange behind another's compute (Megatron-Core's --overlap-moe-expert-parallel-comm)")
 	micro := fs.Int("microbatch", d.Microbatch, "microbatch size b (omit to search)")
 	interleave := fs.Int("interleave", d.Interleave, "model chunks per GPU v (omit to search)")
 	recompute := fs.String("recompute", d.Recompute, "activation recomputation: none, selective or full (omit to search)")
@@ -189,6 +192,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	}
 	in.GPU, in.Nodes, in.GPUsPerNode, in.InterNodeGBps = *gpuID, *gpus / *perNode, *perNode, *interBW/1e9
 	in.GlobalBatch, in.TP, in.PP, in.CP, in.EP = *batch, *tp, *pp, *cp, *ep
+	in.EPDispatcher, in.OverlapEPComm = *epDispatcher, *overlapEP
 	in.Microbatch, in.Interleave, in.Recompute = *micro, *interleave, *recompute
 	in.SequenceParallel, in.AllowCrossNodeTP, in.Top = *seqPar, *crossNode, *top
 	if *calibration != "" {

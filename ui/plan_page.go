@@ -64,6 +64,7 @@ func (c *PlanPage) choices(field string) []option {
 		"mixed-adam": "Adam, mixed precision", "mixed-adam-fp32-grads": "Adam, mixed precision, fp32 gradients",
 		"adam": "Adam, fp32", "sgd": "SGD with momentum",
 		"none": "none", "selective": "selective (attention core)", "full": "full (layer inputs only)",
+		"alltoall": "alltoall (every routed copy sent)", "deepep": "DeepEP (each token once per server)",
 	}
 	var list []string
 	switch field {
@@ -73,17 +74,40 @@ func (c *PlanPage) choices(field string) []option {
 		list = request.Optimizers
 	case "recompute":
 		list = request.Recomputes
+	case "ep_dispatcher":
+		list = request.EPDispatchers
 	case "zero":
 		return []option{{"", "searched (1, or the faster of 2 and 3 if 1 does not fit)"}, {"0", "0: none"}, {"1", "1: optimizer state (distributed optimizer)"},
 			{"2", "2: + gradients"}, {"3", "3: + weights (FSDP)"}}
 	}
-	defaults := map[string]string{"precision": "default (bf16)", "optimizer": "default (Adam, mixed precision)", "recompute": "searched per candidate"}
+	defaults := map[string]string{"precision": "default (bf16)", "optimizer": "default (Adam, mixed precision)", "recompute": "searched per candidate",
+		"ep_dispatcher": "default (alltoall)"}
 	out := make([]option, len(list))
 	for i, id := range list {
 		out[i] = option{id, names[id]}
 	}
 	out[0].Name = defaults[field]
 	return out
+}
+
+// isMoE reports whether the chosen model is a mixture of experts (the
+// expert-parallel inputs apply): the custom transformer with experts, a
+// preset with them, or the Hugging Face config last planned.
+func (c *PlanPage) isMoE() bool {
+	p := c.App.State.Plan
+	switch p.Model {
+	case "custom":
+		return p.Custom.Experts > 0
+	case request.HFModel:
+		tr := c.App.Plan.Result.Transformer
+		return tr != nil && tr.MoE != nil
+	}
+	for _, m := range app.Models() {
+		if m.ID == p.Model {
+			return m.Transformer != nil && m.Transformer.MoE != nil
+		}
+	}
+	return false
 }
 
 // isTransformer reports whether the chosen model is a transformer spec
@@ -294,6 +318,8 @@ var planInputs = map[string]planInput{
 	"overlap_grad_reduce":  optBoolInput(func(p *request.Plan) **bool { return &p.OverlapGradReduce }),
 	"overlap_param_gather": optBoolInput(func(p *request.Plan) **bool { return &p.OverlapParamGather }),
 	"tp_comm_overlap":      optBoolInput(func(p *request.Plan) **bool { return &p.TPCommOverlap }),
+	"ep_dispatcher":        textInput(func(p *request.Plan) *string { return &p.EPDispatcher }),
+	"overlap_ep_comm":      boolInput(func(p *request.Plan) *bool { return &p.OverlapEPComm }),
 }
 
 // SetPlanInput sets one Plan-page input, named as the request names its
