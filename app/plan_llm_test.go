@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"pipeplan/app/request"
+	"pipeplan/core/cost"
 	"pipeplan/core/plan"
 	"pipeplan/gpuprofiles"
 )
@@ -229,5 +230,35 @@ func TestPlanEPDispatcher(t *testing.T) {
 	}
 	if ep["false"] != ep["alltoallfalse"] || !(ep["deepepfalse"] > 0 && ep["deepepfalse"] < ep["alltoallfalse"]) || ep["deepeptrue"] > ep["deepepfalse"] {
 		t.Errorf("EP all-to-all seconds: %v; want default = alltoall > deepep >= deepep overlapped", ep)
+	}
+}
+
+// TestPlanFP8ParamGather: the request's fp8_param_gather reaches the
+// execution; with it Llama 3 8B in FP8 keeps its linear weights once in
+// FP8 (only Transformer Engine's transposes extra), so its FP8 copies
+// halve and its weights shrink by as many bytes; in bf16 nothing changes.
+func TestPlanFP8ParamGather(t *testing.T) {
+	in := request.Default().Plan
+	in.Model, in.GPU, in.Nodes, in.GlobalBatch = "llama3-8b", "nvidia-h100-sxm5-80gb", 1, 64
+	in.TP, in.PP, in.Microbatch, in.Interleave, in.Recompute = 1, 1, 1, 1, "full"
+	stage := func(precision string, gather bool) (plan.Execution, cost.Memory) {
+		in.Precision, in.FP8ParamGather = precision, gather
+		res, err := Plan(context.Background(), in)
+		if err != nil || len(res.Candidates)+len(res.Infeasible) == 0 {
+			t.Fatalf("%s %v: %v %s", precision, gather, err, res.Problem)
+		}
+		return append(res.Candidates, res.Infeasible...)[0].Execution, res.StageMemory[0]
+	}
+	ex, off := stage("fp8", false)
+	exOn, on := stage("fp8", true)
+	if ex.FP8ParamGather || !exOn.FP8ParamGather {
+		t.Fatalf("fp8_param_gather did not reach the execution: %v, %v", ex.FP8ParamGather, exOn.FP8ParamGather)
+	}
+	if !(on.FP8WeightBytes > 0) || math.Abs(off.FP8WeightBytes-2*on.FP8WeightBytes) > 1e-9*off.FP8WeightBytes ||
+		math.Abs((off.WeightBytes-on.WeightBytes)-on.FP8WeightBytes) > 1e-9*on.FP8WeightBytes {
+		t.Errorf("FP8 copies %.4g → %.4g bytes, weights %.4g → %.4g bytes", off.FP8WeightBytes, on.FP8WeightBytes, off.WeightBytes, on.WeightBytes)
+	}
+	if _, b := stage("bf16", true); b.FP8WeightBytes != 0 {
+		t.Errorf("bf16 with fp8_param_gather: %.4g bytes of FP8 copies", b.FP8WeightBytes)
 	}
 }

@@ -32,7 +32,7 @@ var transformerFlags = map[string]string{
 	"plan.seq": "seq", "plan.precision": "precision",
 	"plan.gpu": "gpu", "plan.nodes": "gpus", "plan.gpus_per_node": "gpus-per-node",
 	"plan.inter_node_gbps": "inter-node-bandwidth", "plan.global_batch": "batch", "plan.tp": "tp", "plan.pp": "pp",
-	"plan.cp": "cp", "plan.ep": "ep", "plan.ep_dispatcher": "ep-dispatcher", "plan.overlap_ep_comm": "overlap-ep-comm",
+	"plan.cp": "cp", "plan.ep": "ep", "plan.ep_dispatcher": "ep-dispatcher", "plan.overlap_ep_comm": "overlap-ep-comm", "plan.fp8_param_gather": "fp8-param-gather",
 	"plan.flash_attention": "flash-attention",
 	"plan.microbatch":      "microbatch", "plan.interleave": "interleave", "plan.recompute": "recompute",
 	"plan.optimizer": "optimizer", "plan.zero": "zero", "plan.top": "top",
@@ -114,6 +114,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	for i, f := range overlapFlags {
 		overlaps[i] = fs.Bool(f.name, false, f.usage)
 	}
+	fp8Gather := fs.Bool("fp8-param-gather", d.FP8ParamGather, "with --precision fp8, keep the linear layers' weights in FP8 (Megatron-LM's --fp8-param-gather, as NVIDIA's FP8 recipes): no bf16 copy beside Transformer Engine's FP8 one")
 	seqPar := fs.Bool("sequence-parallel", d.SequenceParallel, "shard layer-norm and dropout activations over the tensor-parallel GPUs")
 	crossNode := fs.Bool("allow-cross-node-tp", d.AllowCrossNodeTP, "let the search put tensor parallelism across nodes")
 	top := fs.Int("top", d.Shown(), "number of candidates to list")
@@ -192,7 +193,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	}
 	in.GPU, in.Nodes, in.GPUsPerNode, in.InterNodeGBps = *gpuID, *gpus / *perNode, *perNode, *interBW/1e9
 	in.GlobalBatch, in.TP, in.PP, in.CP, in.EP = *batch, *tp, *pp, *cp, *ep
-	in.EPDispatcher, in.OverlapEPComm = *epDispatcher, *overlapEP
+	in.EPDispatcher, in.OverlapEPComm, in.FP8ParamGather = *epDispatcher, *overlapEP, *fp8Gather
 	in.Microbatch, in.Interleave, in.Recompute = *micro, *interleave, *recompute
 	in.SequenceParallel, in.AllowCrossNodeTP, in.Top = *seqPar, *crossNode, *top
 	if *calibration != "" {

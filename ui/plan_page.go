@@ -320,6 +320,7 @@ var planInputs = map[string]planInput{
 	"tp_comm_overlap":      optBoolInput(func(p *request.Plan) **bool { return &p.TPCommOverlap }),
 	"ep_dispatcher":        textInput(func(p *request.Plan) *string { return &p.EPDispatcher }),
 	"overlap_ep_comm":      boolInput(func(p *request.Plan) *bool { return &p.OverlapEPComm }),
+	"fp8_param_gather":     boolInput(func(p *request.Plan) *bool { return &p.FP8ParamGather }),
 }
 
 // SetPlanInput sets one Plan-page input, named as the request names its

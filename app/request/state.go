@@ -109,6 +109,11 @@ type Plan struct {
 	// --overlap-moe-expert-parallel-comm; off by default, as there). Dense
 	// models ignore it.
 	OverlapEPComm bool `json:"overlap_ep_comm,omitempty"`
+	// FP8ParamGather keeps the linear layers' weights in FP8 when Precision
+	// is fp8 (plan.Execution.FP8ParamGather, Megatron-LM's
+	// --fp8-param-gather, as NVIDIA's FP8 recipes run): no bf16 copy beside
+	// Transformer Engine's FP8 one. Other precisions ignore it.
+	FP8ParamGather bool `json:"fp8_param_gather,omitempty"`
 	// SequenceParallel shards layer-norm and dropout activations over the
 	// tensor-parallel GPUs.
 	SequenceParallel bool `json:"sequence_parallel,omitempty"`
