@@ -177,6 +177,9 @@ func FuzzPlanJSON(f *testing.F) {
 	f.Add(`{"model":"pd-resnet101","planner":"best","nodes":1,"gpus_per_node":3}`)
 	f.Add(`{"model":"custom","custom":{"layers":256,"hidden":131072,"heads":1024},"seq":1048576}`)
 	f.Add(`{"model":"custom","custom":{"layers":8,"hidden":1024,"heads":16,"kv_heads":4,"gated_ffn":true,"experts":8,"topk":2,"moe_ffn":512,"shared_experts":1},"nodes":2,"zero":null,"overlap_grad_reduce":false,"tp_comm_overlap":true}`)
+	f.Add(`{"model":"custom","custom":{"layers":4,"hidden":512,"heads":8,"experts":16,"topk":2},"gpu":"nvidia-h100-sxm5-80gb","nodes":2,"global_batch":32,"ep":16,"ep_dispatcher":"deepep","overlap_ep_comm":true}`)
+	f.Add(`{"model":"gpt3-175b","ep_dispatcher":"deepep","overlap_ep_comm":true}`)
+	f.Add(`{"model":"llama3-8b","gpu":"nvidia-h100-sxm5-80gb","nodes":1,"global_batch":64,"precision":"fp8","fp8_param_gather":true}`)
 	f.Fuzz(func(t *testing.T, body string) {
 		p, err := request.DecodePlan([]byte(body))
 		if err != nil {

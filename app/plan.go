@@ -216,8 +216,8 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan)
 	res.Note = note
 	opt := partition.PTDPOptions{Fixed: plan.Execution{GlobalBatch: in.GlobalBatch, ScatterGather: true,
 		Optimizer: in.Optimizer, Recompute: model.Recompute(in.Recompute),
-		TP: in.TP, PP: in.PP, CP: in.CP, EP: in.EP, MicrobatchSize: in.Microbatch, Interleave: in.Interleave,
-		SequenceParallel: in.SequenceParallel, FlashAttention: flash, Schedule: schedule.Kind(in.Schedule), Overlap: overlapFor(in, c.GPU)},
+		TP: in.TP, PP: in.PP, CP: in.CP, EP: in.EP, EPDispatcher: in.EPDispatcher, MicrobatchSize: in.Microbatch, Interleave: in.Interleave,
+		SequenceParallel: in.SequenceParallel, FlashAttention: flash, FP8ParamGather: in.FP8ParamGather, Schedule: schedule.Kind(in.Schedule), Overlap: overlapFor(in, c.GPU)},
 		AllowCrossNodeTP: in.AllowCrossNodeTP, SearchZeRO: in.ZeRO == nil, MaxWork: MaxSearchWork}
 	if in.ZeRO != nil {
 		opt.Fixed.ZeRO = *in.ZeRO
@@ -322,9 +322,10 @@ func DefaultOverlap(gpu hw.GPU) plan.Overlap {
 }
 
 // overlapFor is the request's overlap: each choice it gives, else the
-// GPU's default.
+// GPU's default; the expert-parallel overlap as the request says.
 func overlapFor(in request.Plan, gpu hw.GPU) plan.Overlap {
 	o := DefaultOverlap(gpu)
+	o.EPComm = in.OverlapEPComm
 	for _, f := range []struct {
 		set *bool
 		to  *bool

@@ -32,8 +32,9 @@ var transformerFlags = map[string]string{
 	"plan.seq": "seq", "plan.precision": "precision",
 	"plan.gpu": "gpu", "plan.nodes": "gpus", "plan.gpus_per_node": "gpus-per-node",
 	"plan.inter_node_gbps": "inter-node-bandwidth", "plan.global_batch": "batch", "plan.tp": "tp", "plan.pp": "pp",
-	"plan.cp": "cp", "plan.ep": "ep", "plan.flash_attention": "flash-attention",
-	"plan.microbatch": "microbatch", "plan.interleave": "interleave", "plan.recompute": "recompute",
+	"plan.cp": "cp", "plan.ep": "ep", "plan.ep_dispatcher": "ep-dispatcher", "plan.overlap_ep_comm": "overlap-ep-comm", "plan.fp8_param_gather": "fp8-param-gather",
+	"plan.flash_attention": "flash-attention",
+	"plan.microbatch":      "microbatch", "plan.interleave": "interleave", "plan.recompute": "recompute",
 	"plan.optimizer": "optimizer", "plan.zero": "zero", "plan.top": "top",
 	"plan.planner": "planner", "plan.schedule": "schedule",
 	"plan.calibration": "calibration",
@@ -105,6 +106,8 @@ func runTransformer(args []string, stdout io.Writer) error {
 	ep := fs.Int("ep", d.EP, "expert-parallel size of MoE layers (omit to search; 1 when every other degree is given)")
 	// Context parallelism's communication type (Megatron-Core's --cp-comm-type).
 	cpComm := fs.String("cp-comm", d.CPComm, "how context parallelism exchanges K and V: p2p (ring, overlapped with the attention), all_gather (the Llama 3 paper's, exposed) or a2a (Ulysses all-to-alls, exposed; t·cp must divide the K/V heads) (empty: p2p)")
+	epDispatcher := fs.String("ep-dispatcher", d.EPDispatcher, "MoE token dispatcher: alltoall (Megatron-Core's default: every routed copy sent) or deepep (the flex dispatcher with DeepEP: each token once per server); empty: alltoall")
+	overlapEP := fs.Bool("overlap-ep-comm", d.OverlapEPComm, "hide one microbatch's MoE token exchange behind another's compute (Megatron-Core's --overlap-moe-expert-parallel-comm)")
 	micro := fs.Int("microbatch", d.Microbatch, "microbatch size b (omit to search)")
 	interleave := fs.Int("interleave", d.Interleave, "model chunks per GPU v (omit to search)")
 	recompute := fs.String("recompute", d.Recompute, "activation recomputation: none, selective or full (omit to search)")
@@ -115,6 +118,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	for i, f := range overlapFlags {
 		overlaps[i] = fs.Bool(f.name, false, f.usage)
 	}
+	fp8Gather := fs.Bool("fp8-param-gather", d.FP8ParamGather, "with --precision fp8, keep the linear layers' weights in FP8 (Megatron-LM's --fp8-param-gather, as NVIDIA's FP8 recipes): no bf16 copy beside Transformer Engine's FP8 one")
 	seqPar := fs.Bool("sequence-parallel", d.SequenceParallel, "shard layer-norm and dropout activations over the tensor-parallel GPUs")
 	crossNode := fs.Bool("allow-cross-node-tp", d.AllowCrossNodeTP, "let the search put tensor parallelism across nodes")
 	top := fs.Int("top", d.Shown(), "number of candidates to list")
@@ -193,6 +197,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	}
 	in.GPU, in.Nodes, in.GPUsPerNode, in.InterNodeGBps = *gpuID, *gpus / *perNode, *perNode, *interBW/1e9
 	in.GlobalBatch, in.TP, in.PP, in.CP, in.EP = *batch, *tp, *pp, *cp, *ep
+	in.EPDispatcher, in.OverlapEPComm, in.FP8ParamGather = *epDispatcher, *overlapEP, *fp8Gather
 	in.Microbatch, in.Interleave, in.Recompute = *micro, *interleave, *recompute
 	in.CPComm = *cpComm
 	in.SequenceParallel, in.AllowCrossNodeTP, in.Top = *seqPar, *crossNode, *top
@@ -352,7 +357,7 @@ func printTransformerConfigs(w io.Writer, cs []app.Candidate) error {
 		m, e := c.Memory, c.Execution
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%.4g\t%.1f\t%.1f\t%.3f\t%.3f\t%.1f\t%.1f\t%.1f\t%s\n",
 			e.TP, e.PP, e.CP, e.EP, e.DP, e.MicrobatchSize, e.Interleave, e.Recompute, e.ZeRO, c.IterationSeconds, c.TFLOPSPerGPU, c.ModelTFLOPSPerGPU,
-			c.MFU, c.BubbleFraction, m.PeakBytes/(1<<30), (m.WeightBytes+m.GradientBytes+m.OptimizerBytes)/(1<<30), m.ActivationBytes/(1<<30), note)
+			c.MFU, c.BubbleFraction, m.PeakBytes/(1<<30), (m.WeightBytes+m.GradientBytes+m.OptimizerBytes+m.FP8WeightBytes)/(1<<30), m.ActivationBytes/(1<<30), note)
 	}
 	return tw.Flush()
 }

@@ -55,6 +55,11 @@ func TestOneAnswer(t *testing.T) {
 	moe := `{"model": "custom", "custom": {"name": "moe", "layers": 8, "hidden": 1024, "heads": 16, "kv_heads": 4, "gated_ffn": true, "untied_embeddings": true,
 		"vocab": 32000, "experts": 8, "topk": 2, "moe_ffn": 512, "shared_experts": 1}, "seq": 2048, "gpu": "nvidia-h100-sxm5-80gb", "nodes": 2, "gpus_per_node": 8,
 		"global_batch": 64, "planner": "ptdp", "overlap_grad_reduce": false, "tp_comm_overlap": true, "top": 4}`
+	// A custom MoE model whose 16 experts span both servers (ep 16, so
+	// pp 1), with DeepEP's dispatcher and the expert all-to-all overlapped.
+	deepep := `{"model": "custom", "custom": {"name": "moe-deepep", "layers": 8, "hidden": 1024, "heads": 16, "vocab": 32000, "experts": 16, "topk": 2, "moe_ffn": 512},
+		"seq": 2048, "gpu": "nvidia-h100-sxm5-80gb", "nodes": 2, "gpus_per_node": 8, "global_batch": 64, "planner": "ptdp", "ep": 16, "pp": 1,
+		"ep_dispatcher": "deepep", "overlap_ep_comm": true, "top": 4}`
 	// The layer-profile planners on VGG-16's PipeDream profile over an
 	// explicit topology, as `partition --level-sizes ... --level-bandwidths ...`.
 	profile := `{"model": "pd-%s", "gpu": "nvidia-v100-sxm2-16gb", "levels": [%s], "global_batch": %d, "planner": "%s"%s}`
@@ -89,6 +94,11 @@ func TestOneAnswer(t *testing.T) {
 				"--gpu", "nvidia-h100-sxm5-80gb", "--gpus", "16", "--gpus-per-node", "8", "--batch", "64",
 				"--overlap-grad-reduce=false", "--tp-comm-overlap", "--top", "4"},
 			"/api/v1/plan", moe, ""},
+		{"a MoE transformer over two servers with DeepEP and the all-to-all overlapped",
+			[]string{"transformer", "--name", "moe-deepep", "--layers", "8", "--hidden", "1024", "--heads", "16", "--vocab", "32000",
+				"--experts", "16", "--topk", "2", "--moe-ffn", "512", "--seq", "2048", "--gpu", "nvidia-h100-sxm5-80gb", "--gpus", "16",
+				"--gpus-per-node", "8", "--batch", "64", "--ep", "16", "--pp", "1", "--ep-dispatcher", "deepep", "--overlap-ep-comm", "--top", "4"},
+			"/api/v1/plan", deepep, ""},
 		profileCase("VGG-16's PipeDream profile on 2×4 V100s, PipeDream's cost model, no memory limit",
 			fmt.Sprintf(profile, "vgg16", vggLevels, 1024, "pipedream", `, "cost_model": "pipedream", "memory_bytes": -1`),
 			"--batch", "1024", "--cost-model", "pipedream"),
@@ -112,6 +122,7 @@ func TestOneAnswer(t *testing.T) {
 	mustContain := map[string][]string{
 		"a custom MoE transformer with GQA and overlaps": {`"kv_heads":4`, `"gated_ffn":true`, `"experts":8`, `"shared_experts":1`,
 			`"grad_reduce":false`, `"tp_comm":true`, `"active_params":`, `"hardware_tflops_per_gpu":`},
+		"a MoE transformer over two servers with DeepEP and the all-to-all overlapped": {`"ep":16`, `"ep_dispatcher":"deepep"`, `"ep_comm":true`},
 	}
 	for i, c := range cases {
 		if c.js == "" {

@@ -128,3 +128,43 @@ func TestUnknownPresetFallsBack(t *testing.T) {
 		t.Errorf("banner %q", a.Err)
 	}
 }
+
+// TestPlanPageMoEInputs: the MoE token dispatcher and the all-to-all
+// overlap are inputs only for mixture-of-experts models; set through the
+// form (the request's field names), they reach the request and the URL
+// (app's TestPlanEPDispatcher follows them into the execution); a bad
+// dispatcher names the field and the value.
+func TestPlanPageMoEInputs(t *testing.T) {
+	b := &fakeBrowser{}
+	a := NewApp(b, "")
+	page := &PlanPage{App: a}
+	if page.isMoE() {
+		t.Fatalf("the default model (%s) shows the MoE inputs", a.State.Plan.Model)
+	}
+	a.SetPlanInput("model", "mixtral-8x7b")
+	if a.Err != "" || !page.isMoE() {
+		t.Fatalf("mixtral-8x7b: err %q, MoE inputs shown %v", a.Err, page.isMoE())
+	}
+	a.SetPlanInput("ep_dispatcher", "nccl")
+	if !strings.HasPrefix(a.Err, `plan.ep_dispatcher: `) || !strings.Contains(a.Err, `"nccl"`) || a.State.Plan.EPDispatcher != "" {
+		t.Fatalf("bad dispatcher: err %q, state %q", a.Err, a.State.Plan.EPDispatcher)
+	}
+	a.Err = ""
+	a.SetPlanInput("ep_dispatcher", "deepep")
+	a.SetPlanBool("overlap_ep_comm", true)
+	if a.Err != "" || a.State.Plan.EPDispatcher != "deepep" || !a.State.Plan.OverlapEPComm {
+		t.Fatalf("err %q, plan %+v", a.Err, a.State.Plan)
+	}
+	restored, err := request.Decode(b.fragment)
+	if err != nil || restored.Plan.EPDispatcher != "deepep" || !restored.Plan.OverlapEPComm {
+		t.Fatalf("the URL restores %+v, %v", restored.Plan, err)
+	}
+	a.SetPlanInput("model", "custom")
+	if page.isMoE() {
+		t.Error("the custom dense transformer shows the MoE inputs")
+	}
+	a.SetPlanInput("custom.experts", "8")
+	if !page.isMoE() {
+		t.Error("the custom transformer with 8 experts hides the MoE inputs")
+	}
+}

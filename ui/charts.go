@@ -21,6 +21,7 @@ var memoryParts = []struct {
 	{"optimizer", "#009E73", "optimizer state per parameter (Adam: fp32 master weights, momentum, variance), sharded by ZeRO", func(m cost.Memory) float64 { return m.OptimizerBytes }},
 	{"activations", "#E69F00", "stashed activations at the schedule's peak in-flight microbatches (Korthikanti et al. 2022)", func(m cost.Memory) float64 { return m.ActivationBytes }},
 	{"buffers", "#CC79A7", "point-to-point send/receive buffers", func(m cost.Memory) float64 { return m.CommBufferBytes }},
+	{"FP8 weights", "#D55E00", "FP8 training: Transformer Engine's FP8 copy of each linear weight and its transpose (only the transpose when the weights are kept in FP8)", func(m cost.Memory) float64 { return m.FP8WeightBytes }},
 	{"reserve", "#BBBBBB", "CUDA context, NCCL buffers and fragmentation: 1 GiB + 5 % of capacity", func(m cost.Memory) float64 { return m.ReserveBytes }},
 }
 

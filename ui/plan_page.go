@@ -65,7 +65,8 @@ var choiceNames = map[string]string{
 	"adam": "Adam, fp32", "sgd": "SGD with momentum",
 	"none": "none", "selective": "selective (attention core)", "full": "full (layer inputs only)",
 	"p2p": "p2p: ring, overlapped with the attention", "all_gather": "all-gather K/V (Llama 3), exposed",
-	"a2a": "all-to-all (Ulysses), exposed",
+	"a2a":      "all-to-all (Ulysses), exposed",
+	"alltoall": "alltoall (every routed copy sent)", "deepep": "DeepEP (each token once per server)",
 }
 
 // choices lists the options of a training select.
@@ -80,12 +81,14 @@ func (c *PlanPage) choices(field string) []option {
 		list = request.Recomputes
 	case "cp_comm":
 		list = plan.CPComms
+	case "ep_dispatcher":
+		list = request.EPDispatchers
 	case "zero":
-		return []option{{"", "searched (1, or 3 if 1 does not fit)"}, {"0", "0: none"}, {"1", "1: optimizer state (distributed optimizer)"},
+		return []option{{"", "searched (1, or the faster of 2 and 3 if 1 does not fit)"}, {"0", "0: none"}, {"1", "1: optimizer state (distributed optimizer)"},
 			{"2", "2: + gradients"}, {"3", "3: + weights (FSDP)"}}
 	}
 	defaults := map[string]string{"precision": "default (bf16)", "optimizer": "default (Adam, mixed precision)", "recompute": "searched per candidate",
-		"cp_comm": "default (p2p ring)"}
+		"cp_comm": "default (p2p ring)", "ep_dispatcher": "default (alltoall)"}
 	out := make([]option, len(list))
 	for i, id := range list {
 		out[i] = option{id, choiceNames[id]}
@@ -102,6 +105,26 @@ func (c *PlanPage) showCPComm() bool {
 	}
 	r := c.App.Plan.Result
 	return r.Selected >= 0 && r.Selected < len(r.Candidates) && r.Candidates[r.Selected].Execution.CP > 1
+}
+
+// isMoE reports whether the chosen model is a mixture of experts (the
+// expert-parallel inputs apply): the custom transformer with experts, a
+// preset with them, or the Hugging Face config last planned.
+func (c *PlanPage) isMoE() bool {
+	p := c.App.State.Plan
+	switch p.Model {
+	case "custom":
+		return p.Custom.Experts > 0
+	case request.HFModel:
+		tr := c.App.Plan.Result.Transformer
+		return tr != nil && tr.MoE != nil
+	}
+	for _, m := range app.Models() {
+		if m.ID == p.Model {
+			return m.Transformer != nil && m.Transformer.MoE != nil
+		}
+	}
+	return false
 }
 
 // isTransformer reports whether the chosen model is a transformer spec
@@ -313,6 +336,9 @@ var planInputs = map[string]planInput{
 	"overlap_grad_reduce":  optBoolInput(func(p *request.Plan) **bool { return &p.OverlapGradReduce }),
 	"overlap_param_gather": optBoolInput(func(p *request.Plan) **bool { return &p.OverlapParamGather }),
 	"tp_comm_overlap":      optBoolInput(func(p *request.Plan) **bool { return &p.TPCommOverlap }),
+	"ep_dispatcher":        textInput(func(p *request.Plan) *string { return &p.EPDispatcher }),
+	"overlap_ep_comm":      boolInput(func(p *request.Plan) *bool { return &p.OverlapEPComm }),
+	"fp8_param_gather":     boolInput(func(p *request.Plan) *bool { return &p.FP8ParamGather }),
 }
 
 // SetPlanInput sets one Plan-page input, named as the request names its

@@ -34,6 +34,10 @@ func TestDecodePlan(t *testing.T) {
 		{`{"cp_comm":2}`, "plan.cp_comm", "must be a JSON string"},
 		{`{"zero":"1"}`, "plan.zero", "must be a JSON int"},
 		{`{"overlap_grad_reduce":1}`, "plan.overlap_grad_reduce", "must be a JSON bool"},
+		{`{"ep_dispatcher":"nccl"}`, "plan.ep_dispatcher", `got "nccl"`},
+		{`{"ep_dispatcher":1}`, "plan.ep_dispatcher", "must be a JSON string"},
+		{`{"overlap_ep_comm":"yes"}`, "plan.overlap_ep_comm", "must be a JSON bool"},
+		{`{"fp8_param_gather":0}`, "plan.fp8_param_gather", "must be a JSON bool"},
 		{`{"custom":{"layers":2,"hidden":64,"heads":12,"kv_heads":5}}`, "plan.custom.kv_heads", "must divide the 12 attention heads, got 5"},
 		{`{"custom":{"layers":2,"hidden":64,"heads":12,"kv_heads":24}}`, "plan.custom.kv_heads", "must be in [0, 12], got 24"},
 		{`{"custom":{"layers":2,"hidden":64,"heads":4,"topk":2}}`, "plan.custom.topk", "needs plan.custom.experts"},
@@ -101,7 +105,8 @@ func FuzzDecodePlan(f *testing.F) {
 	good, _ := json.Marshal(Default().Plan)
 	for _, s := range []string{string(good), `{"nodes":1e400}`, `{"inter_node_gbps":NaN}`, `null`, `{"custom":{"layers":"x"}}`,
 		`{"tp":8,"pp":12,"microbatch":1,"interleave":2,"recompute":"full"}`,
-		`{"cp":16,"cp_comm":"all_gather"}`, `{"cp_comm":"ring"}`} {
+		`{"cp":16,"cp_comm":"all_gather"}`, `{"cp_comm":"ring"}`, `{"ep":8,"ep_dispatcher":"deepep","overlap_ep_comm":true}`,
+		`{"ep_dispatcher":"DeepEP"}`, `{"precision":"fp8","fp8_param_gather":true}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"pipeplan/core/cost"
 	"pipeplan/core/plan"
 )
 
@@ -103,6 +104,22 @@ type Plan struct {
 	OverlapGradReduce  *bool `json:"overlap_grad_reduce,omitempty"`
 	OverlapParamGather *bool `json:"overlap_param_gather,omitempty"`
 	TPCommOverlap      *bool `json:"tp_comm_overlap,omitempty"`
+	// EPDispatcher is how a mixture-of-experts model's layers exchange
+	// tokens over the expert-parallel group (plan.Execution.EPDispatcher),
+	// one of EPDispatchers: "" or "alltoall" (Megatron-Core's default
+	// dispatcher), "deepep" (its flex dispatcher with DeepEP). Dense
+	// models ignore it.
+	EPDispatcher string `json:"ep_dispatcher,omitempty"`
+	// OverlapEPComm hides one microbatch's expert-parallel token exchange
+	// behind another's computation (plan.Overlap.EPComm, Megatron-Core's
+	// --overlap-moe-expert-parallel-comm; off by default, as there). Dense
+	// models ignore it.
+	OverlapEPComm bool `json:"overlap_ep_comm,omitempty"`
+	// FP8ParamGather keeps the linear layers' weights in FP8 when Precision
+	// is fp8 (plan.Execution.FP8ParamGather, Megatron-LM's
+	// --fp8-param-gather, as NVIDIA's FP8 recipes run): no bf16 copy beside
+	// Transformer Engine's FP8 one. Other precisions ignore it.
+	FP8ParamGather bool `json:"fp8_param_gather,omitempty"`
 	// SequenceParallel shards layer-norm and dropout activations over the
 	// tensor-parallel GPUs.
 	SequenceParallel bool `json:"sequence_parallel,omitempty"`
@@ -156,10 +173,11 @@ func (p Plan) Evaluates() bool {
 }
 
 // FixesPTDP reports whether p fixes any choice only the PTD-P planner
-// takes (a degree, sequence parallelism, cross-node tensor parallelism).
+// takes (a degree, sequence parallelism, cross-node tensor parallelism,
+// the MoE dispatcher or its overlap).
 func (p Plan) FixesPTDP() bool {
 	return p.TP > 0 || p.PP > 0 || p.Microbatch > 0 || p.Interleave > 0 || p.CP > 0 || p.EP > 0 || p.SequenceParallel || p.AllowCrossNodeTP ||
-		p.Schedule != ""
+		p.Schedule != "" || p.EPDispatcher != "" || p.OverlapEPComm
 }
 
 // CustomModel is a transformer given by its dimensions (model.Transformer's
@@ -220,6 +238,8 @@ var (
 	Precisions = []string{"", "bf16", "fp16", "fp32", "fp8"}
 	Optimizers = []string{"", "mixed-adam", "mixed-adam-fp32-grads", "adam", "sgd"}
 	Recomputes = []string{"", "none", "selective", "full"}
+	// EPDispatchers are the MoE token dispatchers core/cost models.
+	EPDispatchers = []string{"", cost.EPAllToAll, cost.EPDeepEP}
 )
 
 // HFModel is the Plan's model id for a model given by its Hugging Face
@@ -381,7 +401,7 @@ func (p Plan) Validate() error {
 		name, v string
 		list    []string
 	}{{"plan.precision", p.Precision, Precisions}, {"plan.optimizer", p.Optimizer, Optimizers}, {"plan.recompute", p.Recompute, Recomputes},
-		{"plan.schedule", p.Schedule, PTDPSchedules}} {
+		{"plan.schedule", p.Schedule, PTDPSchedules}, {"plan.ep_dispatcher", p.EPDispatcher, EPDispatchers}} {
 		if !slices.Contains(f.list, f.v) {
 			return fieldErr(f.name, "must be one of %q, got %q", f.list, f.v)
 		}

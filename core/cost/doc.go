@@ -24,7 +24,10 @@
 // at the achievable HBM bandwidth; with Overlap.GradReduce / ParamGather the gradient
 // reduce-scatter (all-gather) is exposed only where the last microbatch's
 // backward (first forward) cannot hide it, and at least one 40M-parameter
-// bucket. TFLOP/s is reported twice: TFLOPSPerGPU counts executed FLOPs
+// bucket. ZeRO-2 and -3 shard the gradients, so every microbatch's
+// backward reduce-scatters them (DeepSpeed, PyTorch FSDP): m
+// reduce-scatters a step, the earlier ones hidden behind a whole slot of
+// the schedule, and one bucket whole in memory. TFLOP/s is reported twice: TFLOPSPerGPU counts executed FLOPs
 // (recomputation included, eq. 4.2), ModelTFLOPSPerGPU counts model FLOPs
 // (Megatron-LM's num_floating_point_operations), the figure published
 // tables use; MFU is model FLOPs over peak.
@@ -36,8 +39,11 @@
 // (FP8CastBytesPerValue, memory-bound; model.GEMM.Inputs/Outputs); the
 // attention core and the output layer in bf16; weights, activations and
 // communication in bf16 except the stored GEMM inputs
-// (model.Transformer.LayerActivationBytesAt). TE's cached FP8 weight
-// copies are not yet counted in memory. The expert token exchange follows
+// (model.Transformer.LayerActivationBytesAt). Memory counts TE's FP8
+// copy of each linear weight and its transpose (FP8WeightCopyBytesPerParam),
+// only the transpose when the FP8 copy is the weight
+// (plan.Execution.FP8ParamGather, as NVIDIA's recipes and the published
+// FP8 rows below run). The expert token exchange follows
 // the dispatcher (plan.Execution.EPDispatcher: alltoall sends every routed
 // copy, DeepEP each token once per server) and, with Overlap.EPComm, hides
 // behind another microbatch's compute. With expert parallelism each
@@ -59,15 +65,16 @@
 // searched recomputation for the Llama 3 paper):
 //
 //	Llama 3 405B BF16, 8K, 8,192 / 16,384 H100 (paper's ZeRO-2, no
-//	  recomputation, vp 8)                                  +7.3 / +7.6 % (−9.9 / −9.7)
-//	Llama 3 405B BF16, 128K, cp 16 (reported only)           +49.5 % (+60 as a ring)
-//	  (+3.2 / +3.4 / +6.7 % for the three rows if the paper counts the
-//	  attention core causal, as Megatron-Bridge does; +14.3 % at 128K
-//	  before its all-gather context parallelism was costed)
+//	  recomputation, vp 8)                                  −6.1 / −5.3 % (−9.9 / −9.7)
+//	  (+7.3 / +7.6 % before ZeRO-2 paid a reduce-scatter per microbatch)
+//	Llama 3 405B BF16, 128K, cp 16 all-gather (reported only) +49.4 % (+29)
+//	  (−9.8 / −8.9 / +6.6 % for the three rows if the paper counts the
+//	  attention core causal, as Megatron-Bridge does; at 128K +60 %, causal
+//	  +14.3 %, before its all-gather context parallelism was costed)
 //	NeMo 24.07 Llama 3 8B / 70B FP8 (8B reported only)       +23.3 / +6.1 % (+9.1 / −9.2, fitted)
 //	NeMo 24.07 Llama 2 7B / 13B / 70B FP8 (new)               +9.7 / +8.5 / −5.8 %
 //	NeMo 24.07 GPT-3 175B FP8, 128 / 512 H100 (new)           −4.2 / −6.2 %
-//	Megatron-Bridge 25.11 Llama 3 8B FP8, FSDP                +3.1 % (−8.6)
+//	Megatron-Bridge 25.11 Llama 3 8B FP8, FSDP                +3.0 % (−8.6)
 //	Megatron-Bridge 25.11 / 26.02 Llama 3 70B FP8             −4.7 / −4.8 % (−12.1 / −12.2)
 //	Megatron-Bridge 25.11 / 26.02 Llama 3.1 405B FP8, cp 2   +7.7 / +6.2 % (−7.6 / −9.6)
 //	Megatron-Bridge 25.11 / 26.02 Qwen3 235B-A22B FP8, ep 32 +19.2 / +16.5 % (−5.2 / −7.6)

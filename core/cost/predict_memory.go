@@ -1,6 +1,8 @@
 package cost
 
 import (
+	"math"
+
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
 )
@@ -21,14 +23,25 @@ func (e *evaluator) memory(i int) Memory {
 		ReserveBytes:   e.reserve,
 		CapacityBytes:  e.c.GPU.MemoryBytes,
 	}
+	if e.cfg.ZeRO >= 2 {
+		// Sharded gradients: each bucket's gradients are whole on the GPU
+		// until their reduce-scatter (exposedDataParallel), one bucket at a
+		// time, never more than the whole gradients.
+		mem.GradientBytes = math.Min(mem.GradientBytes+e.bucketParams(i)*e.gradBytes, (dense+experts)*e.gradBytes)
+	}
 	// Stash: inFlight microbatches of one chunk's layers (Korthikanti et al.
 	// 2022 §4.3: the first stage holds L(1 + (p−1)/(pv)) layers' worth when
 	// interleaved).
 	// (A chunk's stash is its share of the device's layers' activations.)
-	var stash, work float64
+	var stash, work, linDense, linExperts, largest float64
+	fp8 := e.tr.TrainingPrecision() == model.FP8
 	for _, l := range e.layerIndices(i) {
 		a := e.kindSize[e.layerKind(l)]
 		stash += a.kept
+		if fp8 {
+			d, x := e.linearParams(l)
+			linDense, linExperts, largest = linDense+d, linExperts+x, max(largest, d+x)
+		}
 		// Working set: recomputation rebuilds one layer's dropped
 		// activations before its backward pass.
 		if e.cfg.Recompute != model.RecomputeNone {
@@ -52,8 +65,51 @@ func (e *evaluator) memory(i int) Memory {
 		// their gradients before the reduce-scatter.
 		mem.CommBufferBytes += 2 * e.cpGatheredBytes()
 	}
-	mem.PeakBytes = mem.WeightBytes + mem.GradientBytes + mem.OptimizerBytes + mem.ActivationBytes + mem.CommBufferBytes
+	if fp8 {
+		copies, linear := float64(FP8WeightCopyBytesPerParam), linDense+linExperts
+		if e.cfg.FP8ParamGather {
+			// The FP8 weight is the weight (1 byte where bf16 took 2):
+			// only its transpose is extra.
+			mem.WeightBytes -= (linDense*e.state.Weights + linExperts*e.expertState.Weights) / 2 * float64(versions)
+			copies--
+		}
+		if e.cfg.ZeRO == 3 {
+			linear = largest // only the gathered layer's weights are whole, and cast
+		}
+		mem.FP8WeightBytes = copies * linear
+	}
+	mem.PeakBytes = mem.WeightBytes + mem.GradientBytes + mem.OptimizerBytes + mem.ActivationBytes + mem.CommBufferBytes + mem.FP8WeightBytes
 	return mem
+}
+
+// FP8WeightCopyBytesPerParam is what Transformer Engine keeps per weight
+// of a linear layer when training in FP8, besides the bf16 weight: its FP8
+// copy (1 byte), cast on the step's first microbatch and cached for the
+// others (TE's "FP8 weight caching", is_first_microbatch: user guide,
+// Performance Optimizations), and for the backward's input-gradient GEMM
+// its transpose (1 byte): on Hopper an FP8 GEMM reads only row-wise, so
+// "columnwise tensors need to be physically transposed in memory" (TE
+// user guide, Performance Considerations, Handling transposes). Blackwell
+// reads FP8 column-wise and with per-tensor scaling needs no transpose,
+// but its MXFP8 recipe (Megatron-Bridge's B200 default) keeps a
+// column-wise copy with its own block scales, the same byte; the model
+// counts 2 bytes on every GPU. The copies are per rank: ZeRO-1 and -2
+// shard the optimizer and gradients, not them; under ZeRO-3 only the
+// gathered layer's weights are whole, so only its copies exist. With
+// plan.Execution.FP8ParamGather the FP8 copy replaces the bf16 weight and
+// only the transpose is extra.
+const FP8WeightCopyBytesPerParam = 2
+
+// linearParams returns the linear-layer weights of layer l on one GPU
+// (model.Transformer.LayerLinearParamsAt): the dense ones split over t,
+// the routed experts as weightParams splits them.
+func (e *evaluator) linearParams(l int) (dense, experts float64) {
+	n := e.tr.LayerLinearParamsAt(l)
+	if !e.tr.IsMoELayer(l) {
+		return n / float64(e.cfg.TP), 0
+	}
+	ex := float64(e.tr.MoE.Experts) * e.tr.ExpertParams()
+	return (n - ex) / float64(e.cfg.TP), ex / float64(e.etp*e.cfg.EP)
 }
 
 // firstChunkInFlight returns how many of the first device's inFlight stashed

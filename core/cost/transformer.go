@@ -71,6 +71,10 @@ type Memory struct {
 	// all-gather context parallelism, one layer's gathered K/V and their
 	// gradients.
 	CommBufferBytes float64 `json:"comm_buffer_bytes"`
+	// FP8WeightBytes are, when training in FP8, Transformer Engine's FP8
+	// copies of the linear layers' weights and their transposes
+	// (FP8WeightCopyBytesPerParam), kept for the whole step.
+	FP8WeightBytes float64 `json:"fp8_weight_bytes,omitempty"`
 	// PeakBytes is the sum of the above: what the framework allocates.
 	PeakBytes float64 `json:"peak_bytes"`
 	// ReserveBytes is kept back for the CUDA context, NCCL and fragmentation.

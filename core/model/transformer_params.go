@@ -242,6 +242,19 @@ func (t Transformer) LayerParamsAt(i int) float64 {
 	return t.layerParamsAt(i, false)
 }
 
+// LayerLinearParamsAt returns the weights of layer i's linear layers, the
+// GEMMs Transformer Engine runs in FP8 (ForwardGEMMs' products other than
+// the attention core): LayerParamsAt without the two norms and a
+// mixture-of-experts layer's router, which stays in bf16. Biases and MLA's
+// latent norms are counted with their projections (under 0.01 % of them).
+func (t Transformer) LayerLinearParamsAt(i int) float64 {
+	n := t.LayerParamsAt(i) - 2*t.normParams()
+	if t.IsMoELayer(i) {
+		n -= float64(t.Hidden) * float64(t.MoE.Experts)
+	}
+	return n
+}
+
 // ActiveLayerParamsAt returns the parameters of layer i one token uses:
 // LayerParamsAt with only its TopK routed experts counted.
 func (t Transformer) ActiveLayerParamsAt(i int) float64 {

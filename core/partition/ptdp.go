@@ -24,8 +24,9 @@ type PTDPOptions struct {
 	Fixed plan.Execution
 	// SearchZeRO makes the ZeRO stage a searched choice (EvaluatePTDPZeRO):
 	// each configuration with d·cp > 1 runs Megatron-LM's distributed
-	// optimizer (ZeRO-1) or, where that does not fit, FSDP (ZeRO-3); with
-	// one replica there is nothing to shard and Fixed.ZeRO is kept.
+	// optimizer (ZeRO-1) or, where that does not fit, the faster of ZeRO-2
+	// and FSDP (ZeRO-3) that fits; with one replica there is nothing to
+	// shard and Fixed.ZeRO is kept.
 	SearchZeRO bool
 	// AllowCrossNodeTP lets a searched tensor-parallel size span whole
 	// nodes; by default t stays inside a server (§4.3.2, takeaway #1).
@@ -173,18 +174,22 @@ const (
 	// docs/source/api-guide/dist_optimizer.md), so with d·cp > 1 it is never
 	// slower nor larger than keeping every state (ZeRO 0).
 	ZeRODistributedOptimizer = 1
+	// ZeROShardedGradients shards the gradients too (DeepSpeed ZeRO-2,
+	// FSDP's SHARD_GRAD_OP): smaller, and a reduce-scatter after every
+	// microbatch instead of one per step.
+	ZeROShardedGradients = 2
 	// ZeROFSDP shards the weights too, gathered for every microbatch's
-	// forward and backward: smaller, and slower whenever stage 1 fits.
+	// forward and backward: smaller still, and slower again.
 	ZeROFSDP = 3
 )
 
 // EvaluatePTDPZeRO predicts cfg as EvaluatePTDP does; with
 // opt.SearchZeRO and d·cp > 1 replicas it chooses the ZeRO stage: the
-// distributed optimizer, or FSDP where that does not fit. ZeRO-2 is not
-// tried: DeepSpeed reduce-scatters its gradients after every microbatch
-// and refuses it with pipeline parallelism, which the cost model does not
-// charge, so a search would favour it on that gap (a request can still
-// pin it). It returns how many predictions it made (1 or 2).
+// distributed optimizer where it fits — stages 2 and 3 only add
+// communication to it (per-microbatch reduce-scatters, per-microbatch
+// weight gathers) to save memory — else the faster of stages 2 and 3 that
+// fits, else stage 3, the smallest, as the infeasible candidate. It
+// returns how many predictions it made (1 to 3).
 func EvaluatePTDPZeRO(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt PTDPOptions) (PTDPCandidate, int, error) {
 	if !opt.SearchZeRO || cfg.DP*max(cfg.CP, 1) == 1 {
 		cand, err := EvaluatePTDP(tr, c, cfg, opt.Cost)
@@ -195,9 +200,17 @@ func EvaluatePTDPZeRO(tr model.Transformer, c hw.Cluster, cfg plan.Execution, op
 	if err != nil || cand.Fits {
 		return cand, 1, err
 	}
+	cfg.ZeRO = ZeROShardedGradients
+	two, err := EvaluatePTDP(tr, c, cfg, opt.Cost)
+	if err != nil {
+		return two, 2, err
+	}
 	cfg.ZeRO = ZeROFSDP
-	cand, err = EvaluatePTDP(tr, c, cfg, opt.Cost)
-	return cand, 2, err
+	three, err := EvaluatePTDP(tr, c, cfg, opt.Cost)
+	if err == nil && two.Fits && (!three.Fits || two.Prediction.IterationSeconds <= three.Prediction.IterationSeconds) {
+		return two, 3, nil
+	}
+	return three, 3, err
 }
 
 // needBytes is the memory a GPU needs for m: the allocation plus the reserve.

@@ -25,7 +25,7 @@ func TestSearchPTDPWorkBound(t *testing.T) {
 	if _, err := SearchPTDP(context.Background(), tr, c, opt, nil); !errors.Is(err, ErrSearchTooLarge) {
 		t.Errorf("MaxWork below %d predictions: err %v", n, err)
 	}
-	opt.MaxWork = float64(2*n+1) * SearchWork(tr) // each prediction at most twice (ZeRO 1, then 3)
+	opt.MaxWork = float64(3*n+1) * SearchWork(tr) // each prediction at most three times (ZeRO 1, then 2 and 3)
 	if bounded, err := SearchPTDP(context.Background(), tr, c, opt, nil); err != nil || len(bounded.Candidates) != len(free.Candidates) {
 		t.Errorf("MaxWork above the search: %d candidates (unbounded %d), err %v", len(bounded.Candidates), len(free.Candidates), err)
 	}

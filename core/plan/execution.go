@@ -72,6 +72,13 @@ type Execution struct {
 	// FlashAttention runs the attention core fused (Dao et al. 2022): no
 	// s×s scores stored, masked blocks of the causal mask skipped.
 	FlashAttention bool `json:"flash_attention,omitempty"`
+	// FP8ParamGather keeps the linear layers' weights in FP8 when the model
+	// trains in FP8 (Megatron-LM's --fp8-param-gather, Transformer
+	// Engine's fp8_model_init; every FP8 recipe of Megatron-Bridge and
+	// NeMo's performance configs set it): the FP8 copy is the weight, with
+	// no bf16 one beside it. Off, TE casts the bf16 weights to FP8 and
+	// caches the copies for the step.
+	FP8ParamGather bool `json:"fp8_param_gather,omitempty"`
 	// Overlap says which communication is overlapped with computation.
 	Overlap Overlap `json:"overlap"`
 }
