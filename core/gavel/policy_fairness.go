@@ -111,7 +111,8 @@ func jobFairLP(inst *Instance, t [][]float64, a *allocLP, z int) *fairLP {
 // the idle capacity instead. agnostic spreads each job's time over worker
 // types in proportion to their size (see spreadAgnostic). With pairs, jobs
 // that are interchangeable are solved for as classes (classFairLP) when the
-// instance allows it.
+// instance allows it, and otherwise the pairs worth less than time sharing
+// are left out (withoutDominatedPairs).
 func maxMinFairness(ctx context.Context, inst *Instance, t [][]float64, packed, agnostic bool) (*Allocation, error) {
 	var f *fairLP
 	if packed && !agnostic {
@@ -120,6 +121,9 @@ func maxMinFairness(ctx context.Context, inst *Instance, t [][]float64, packed, 
 		}
 	}
 	if f == nil {
+		if packed {
+			inst = withoutDominatedPairs(inst, t)
+		}
 		a, z := maxMinLP(inst, t, packed)
 		if agnostic {
 			a.spreadAgnostic()

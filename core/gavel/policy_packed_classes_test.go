@@ -14,15 +14,7 @@ import (
 func classLevels(t *testing.T, inst *Instance) (jobLevel, jobSum, classLevel, classSum float64, al *Allocation) {
 	t.Helper()
 	ctx, tt := context.Background(), inst.Throughputs
-	a, z := maxMinLP(inst, tt, true)
-	sol, err := a.solve(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sol2, err := paretoStep(ctx, inst, tt, a, z, sol)
-	if err != nil {
-		t.Fatal(err)
-	}
+	jobLevel, jobSum = jobLevels(t, inst)
 	cl := classesOf(inst, tt)
 	if cl == nil {
 		t.Fatal("classesOf: no classes")
@@ -41,7 +33,25 @@ func classLevels(t *testing.T, inst *Instance) (jobLevel, jobSum, classLevel, cl
 	for m := range inst.Jobs {
 		classSum += fairnessScale(inst, tt, m) * eff[m]
 	}
-	return sol[z], paretoSum(inst, tt, a, sol2), csol[f.z], classSum, al
+	return jobLevel, jobSum, csol[f.z], classSum, al
+}
+
+// jobLevels solves packed max-min fairness on inst with one variable per
+// job and pair (maxMinLP, paretoStep) and returns the max-min level and
+// the Pareto sum.
+func jobLevels(t *testing.T, inst *Instance) (level, sum float64) {
+	t.Helper()
+	ctx, tt := context.Background(), inst.Throughputs
+	a, z := maxMinLP(inst, tt, true)
+	sol, err := a.solve(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sol2, err := paretoStep(ctx, inst, tt, a, z, sol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sol[z], paretoSum(inst, tt, a, sol2)
 }
 
 // TestClassFairLPMatchesJobLP: the class LP of packed max-min fairness has
