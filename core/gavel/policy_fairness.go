@@ -109,21 +109,19 @@ func jobFairLP(inst *Instance, t [][]float64, a *allocLP, z int) *fairLP {
 // sit anywhere above z (even with whole GPU types idle), so paretoStep then
 // hands out what is left. If that LP fails numerically, fillIdle hands out
 // the idle capacity instead. agnostic spreads each job's time over worker
-// types in proportion to their size (see spreadAgnostic). With pairs, jobs
-// that are interchangeable are solved for as classes (classFairLP) when the
-// instance allows it, and otherwise the pairs worth less than time sharing
-// are left out (withoutDominatedPairs).
+// types in proportion to their size (see spreadAgnostic). With pairs, the
+// pairs worth less than time sharing are left out (withoutDominatedPairs),
+// and jobs that are interchangeable are solved for as classes
+// (classFairLP) when the instance allows it.
 func maxMinFairness(ctx context.Context, inst *Instance, t [][]float64, packed, agnostic bool) (*Allocation, error) {
 	var f *fairLP
 	if packed && !agnostic {
+		inst = withoutDominatedPairs(inst, t)
 		if cl := classesOf(inst, t); cl != nil {
 			f = classFairLP(inst, t, cl)
 		}
 	}
 	if f == nil {
-		if packed {
-			inst = withoutDominatedPairs(inst, t)
-		}
 		a, z := maxMinLP(inst, t, packed)
 		if agnostic {
 			a.spreadAgnostic()
