@@ -1,6 +1,8 @@
 package gavel
 
 import (
+	"encoding/binary"
+	"math"
 	"slices"
 
 	"pipeplan/core/lp"
@@ -22,17 +24,28 @@ import (
 // Pareto objective, a sum over all jobs, are invariant; the rows are linear,
 // so the average is feasible). Such symmetric solutions are exactly the
 // expansions of the class LP below, which has one variable per class (or
-// class pair) and worker type:
+// class pair) and worker type, each the total over the class (n_c jobs) or
+// class pair (count(e) pairs: n_c n_d, or n_c (n_c - 1)/2 for c = d), so its
+// coefficients stay those of the per-job LP whatever the class sizes:
 //
-//   - u[c][j]: the time share of each job of class c on type j;
-//   - v[e][j]: the time share of each pair of class pair e = {c, d} on type j.
+//   - U[c][j] = n_c u: the time of class c's jobs on type j, each job's u;
+//   - W[e][j] = count(e) v: the time of class pair e = {c, d}'s pairs on
+//     type j, each pair's v.
 //
-// Its rows are the full LP's rows of one job per class (all jobs of a class
-// have the same row) and the capacity rows, with multiplicities: a job of
-// c belongs to mult(c, e) pairs of e (n_d for c != d, n_c - 1 for c = d),
-// and e holds count(e) pairs (n_c n_d, or n_c (n_c - 1)/2). Both LPs
-// therefore have the same max-min level and the same Pareto optimum, and the
-// class LP of the 1024-job instance has ~1,100 variables instead of ~1.5M.
+// Row by row, with o(c, e) = 2 when e = {c, c} (both jobs of its pairs are
+// in c) and 1 otherwise:
+//
+//   - time of class c: sum_j U[c][j] + sum_{e ∋ c} o(c, e) sum_j W[e][j] <= n_c,
+//     n_c times the time row of each of its jobs (a job of c belongs to
+//     n_d pairs of e = {c, d}, or n_c - 1 of e = {c, c});
+//   - capacity of type j: sf_c U[c][j] + sf_e W[e][j] summed <= n_j, the
+//     per-job LP's row;
+//   - level of class c: scale_c/n_c (sum_j t_cj U[c][j] + sum_{e ∋ c} o(c, e)
+//     sum_j thr_e,j,c W[e][j]) >= z, each of its jobs' row.
+//
+// Both LPs therefore have the same max-min level and the same Pareto
+// optimum (sum over jobs, so class c counts n_c times), and the class LP of
+// the 1024-job instance has ~1,100 variables instead of ~1.5M.
 
 // jobClasses is the partition of an instance's jobs and pairs into classes.
 type jobClasses struct {
@@ -65,12 +78,16 @@ func classesOf(inst *Instance, t [][]float64) *jobClasses {
 		return nil
 	}
 	cl := &jobClasses{of: make([]int, n)}
+	classOf := map[string]int{}
 	for m, job := range inst.Jobs {
-		c := slices.IndexFunc(cl.rep, func(r int) bool {
-			return inst.Jobs[r].ScaleFactor == job.ScaleFactor && inst.Jobs[r].PriorityWeight == job.PriorityWeight && slices.Equal(t[r], t[m])
-		})
-		if c < 0 {
+		key := make([]byte, 0, 8*(len(t[m])+2))
+		for _, v := range append([]float64{float64(job.ScaleFactor), job.PriorityWeight}, t[m]...) {
+			key = binary.LittleEndian.AppendUint64(key, math.Float64bits(v))
+		}
+		c, ok := classOf[string(key)]
+		if !ok {
 			c = len(cl.rep)
+			classOf[string(key)] = c
 			cl.rep, cl.size = append(cl.rep, m), append(cl.size, 0)
 		}
 		cl.of[m] = c
@@ -139,73 +156,60 @@ func (cl *jobClasses) pairCount(cp classPair) int {
 	return cl.size[cp.c] * cl.size[cp.d]
 }
 
-// partners is mult(c, e): the pairs of class pair cp each job of class c
-// belongs to.
-func (cl *jobClasses) partners(c int, cp classPair) int {
-	switch {
-	case cp.c == cp.d:
-		return cl.size[c] - 1
-	case c == cp.c:
-		return cl.size[cp.d]
-	}
-	return cl.size[cp.c]
-}
-
 // classFairLP builds the class LP of packed max-min fairness (see above):
 // maximize z subject to each class's scaled normalized throughput >= z, its
-// time <= 1 and the capacity rows.
+// time and the capacity rows.
 func classFairLP(inst *Instance, t [][]float64, cl *jobClasses) *fairLP {
 	k := len(inst.WorkerTypes)
 	var prob lp.Problem
 	newVar := func() int { prob.NumVars++; return prob.NumVars - 1 }
 	nc := len(cl.rep)
-	u := make([][]int, nc)
-	// terms[c]: job rep[c]'s scaled normalized throughput; timeIdx/timeVal its time.
+	// termIdx/termVal[c]: a job of class c's scaled normalized throughput;
+	// timeIdx/timeVal[c]: the class's time.
 	termIdx, termVal := make([][]int, nc), make([][]float64, nc)
 	timeIdx, timeVal := make([][]int, nc), make([][]float64, nc)
 	capIdx, capVal := make([][]int, k), make([][]float64, k)
+	add := func(c, v int, time, thr float64) {
+		n := float64(cl.size[c])
+		termIdx[c], termVal[c] = append(termIdx[c], v), append(termVal[c], fairnessScale(inst, t, cl.rep[c])*time*thr/n)
+		timeIdx[c], timeVal[c] = append(timeIdx[c], v), append(timeVal[c], time)
+	}
+	u := make([][]int, nc)
 	for c, m := range cl.rep {
 		u[c] = make([]int, k)
-		scale, sf := fairnessScale(inst, t, m), float64(inst.Jobs[m].ScaleFactor)
 		for j := range k {
 			u[c][j] = -1
 			if t[m][j] > 0 && inst.Jobs[m].ScaleFactor <= inst.NumWorkers[j] {
-				v := newVar()
-				u[c][j] = v
-				termIdx[c], termVal[c] = append(termIdx[c], v), append(termVal[c], scale*t[m][j])
-				timeIdx[c], timeVal[c] = append(timeIdx[c], v), append(timeVal[c], 1)
-				capIdx[j], capVal[j] = append(capIdx[j], v), append(capVal[j], float64(cl.size[c])*sf)
+				u[c][j] = newVar()
+				add(c, u[c][j], 1, t[m][j])
+				capIdx[j], capVal[j] = append(capIdx[j], u[c][j]), append(capVal[j], float64(inst.Jobs[m].ScaleFactor))
 			}
 		}
 	}
-	v := make([][]int, len(cl.pairs))
+	w := make([][]int, len(cl.pairs))
 	for e, cp := range cl.pairs {
-		v[e] = make([]int, k)
+		w[e] = make([]int, k)
 		sf := inst.Jobs[cl.rep[cp.c]].ScaleFactor
 		for j := range k {
-			v[e][j] = -1
+			w[e][j] = -1
 			if cp.thr[j][0] <= 0 || cp.thr[j][1] <= 0 || sf > inst.NumWorkers[j] {
 				continue
 			}
-			x := newVar()
-			v[e][j] = x
-			sides := []int{cp.c, cp.d}
+			w[e][j] = newVar()
 			if cp.c == cp.d {
-				sides = sides[:1] // equal sides: one job class, in size-1 pairs
+				add(cp.c, w[e][j], 2, cp.thr[j][0]) // equal sides (classesOf)
+			} else {
+				add(cp.c, w[e][j], 1, cp.thr[j][0])
+				add(cp.d, w[e][j], 1, cp.thr[j][1])
 			}
-			for side, c := range sides {
-				mult := float64(cl.partners(c, cp))
-				termIdx[c], termVal[c] = append(termIdx[c], x), append(termVal[c], mult*fairnessScale(inst, t, cl.rep[c])*cp.thr[j][side])
-				timeIdx[c], timeVal[c] = append(timeIdx[c], x), append(timeVal[c], mult)
-			}
-			capIdx[j], capVal[j] = append(capIdx[j], x), append(capVal[j], float64(cl.pairCount(cp)*sf))
+			capIdx[j], capVal[j] = append(capIdx[j], w[e][j]), append(capVal[j], float64(sf))
 		}
 	}
 	z := newVar()
 	prob.Objective = make([]float64, prob.NumVars)
 	prob.Objective[z] = 1
 	for c := range nc {
-		prob.Rows = append(prob.Rows, lp.Row{Index: timeIdx[c], Value: timeVal[c], Sense: lp.LE, RHS: 1})
+		prob.Rows = append(prob.Rows, lp.Row{Index: timeIdx[c], Value: timeVal[c], Sense: lp.LE, RHS: float64(cl.size[c])})
 	}
 	for j := range k {
 		prob.Rows = append(prob.Rows, lp.Row{Index: capIdx[j], Value: capVal[j], Sense: lp.LE, RHS: float64(inst.NumWorkers[j])})
@@ -223,23 +227,25 @@ func classFairLP(inst *Instance, t [][]float64, cl *jobClasses) *fairLP {
 			al := &Allocation{X: make([][]float64, len(inst.Jobs)), PairX: make([][]float64, len(inst.Pairs))}
 			x := make([]float64, len(inst.Jobs)*k)
 			for m := range inst.Jobs {
-				al.X[m] = shares(x[m*k:(m+1)*k:(m+1)*k], u[cl.of[m]], sol)
+				c := cl.of[m]
+				al.X[m] = shares(x[m*k:(m+1)*k:(m+1)*k], u[c], sol, float64(cl.size[c]))
 			}
 			px := make([]float64, len(inst.Pairs)*k)
 			for p := range inst.Pairs {
-				al.PairX[p] = shares(px[p*k:(p+1)*k:(p+1)*k], v[cl.pairOf[p]], sol)
+				e := cl.pairOf[p]
+				al.PairX[p] = shares(px[p*k:(p+1)*k:(p+1)*k], w[e], sol, float64(cl.pairCount(cl.pairs[e])))
 			}
 			return al
 		},
 	}
 }
 
-// shares sets out[j] to the cleaned value (see cleanShare) of variable
-// vars[j] in sol (0 where vars[j] is -1) and returns out.
-func shares(out []float64, vars []int, sol []float64) []float64 {
+// shares sets out[j] to the cleaned value of variable vars[j] in sol
+// divided by n (cleanShare; 0 where vars[j] is -1) and returns out.
+func shares(out []float64, vars []int, sol []float64, n float64) []float64 {
 	for j, v := range vars {
 		if v >= 0 {
-			out[j] = cleanShare(sol[v], 1)
+			out[j] = cleanShare(sol[v], n)
 		}
 	}
 	return out
