@@ -61,19 +61,7 @@ func jobLevels(t *testing.T, inst *Instance) (level, sum float64) {
 // Pareto optimum HiGHS computed: paretoHiGHS); its expanded allocation is
 // valid and keeps every job at the level.
 func TestClassFairLPMatchesJobLP(t *testing.T) {
-	small := loadInstance(t, "sim_k80-36_p100-36_v100-36_N64_seed0")
-	data, err := os.ReadFile("testdata/instances/sim_k80-36_p100-36_v100-36_N64_seed0.pairs.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ParsePairs(data, small); err != nil {
-		t.Fatal(err)
-	}
-	big := bigInstance(t, 256)
-	if err := PairsFromTable(big, DefaultThroughputs()); err != nil {
-		t.Fatal(err)
-	}
-	for _, inst := range []*Instance{small, big} {
+	for _, inst := range packedInstances(t, 256) {
 		jobLevel, jobSum, classLevel, classSum, al := classLevels(t, inst)
 		t.Logf("%d jobs: level %.12g (classes %.12g), Pareto sum %.12g (classes %.12g)", len(inst.Jobs), jobLevel, classLevel, jobSum, classSum)
 		if math.Abs(classLevel-jobLevel) > 1e-8*jobLevel {
@@ -129,4 +117,24 @@ func TestClassesOfNeedsSymmetry(t *testing.T) {
 	if classesOf(inst, inst.Throughputs) != nil {
 		t.Error("distinct weights: classesOf found classes")
 	}
+}
+
+// packedInstances returns the 64-job instance with Gavel's own pairs file
+// and the n-job prefix of the 2048-job instance with pairs from the
+// throughput table.
+func packedInstances(t *testing.T, n int) []*Instance {
+	t.Helper()
+	small := loadInstance(t, "sim_k80-36_p100-36_v100-36_N64_seed0")
+	data, err := os.ReadFile("testdata/instances/sim_k80-36_p100-36_v100-36_N64_seed0.pairs.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ParsePairs(data, small); err != nil {
+		t.Fatal(err)
+	}
+	big := bigInstance(t, n)
+	if err := PairsFromTable(big, DefaultThroughputs()); err != nil {
+		t.Fatal(err)
+	}
+	return []*Instance{small, big}
 }

@@ -2,7 +2,6 @@ package gavel
 
 import (
 	"math"
-	"os"
 	"testing"
 )
 
@@ -12,19 +11,7 @@ import (
 // instance with Gavel's pairs file and on the 96-job prefix of the
 // 2048-job instance, and leaves out some of their pair variables.
 func TestWithoutDominatedPairs(t *testing.T) {
-	small := loadInstance(t, "sim_k80-36_p100-36_v100-36_N64_seed0")
-	data, err := os.ReadFile("testdata/instances/sim_k80-36_p100-36_v100-36_N64_seed0.pairs.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ParsePairs(data, small); err != nil {
-		t.Fatal(err)
-	}
-	medium := bigInstance(t, 96)
-	if err := PairsFromTable(medium, DefaultThroughputs()); err != nil {
-		t.Fatal(err)
-	}
-	for _, inst := range []*Instance{small, medium} {
+	for _, inst := range packedInstances(t, 96) {
 		reduced := withoutDominatedPairs(inst, inst.Throughputs)
 		before, after := pairVars(inst), pairVars(reduced)
 		if after >= before {
