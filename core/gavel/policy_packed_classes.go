@@ -45,7 +45,7 @@ import (
 //
 // Both LPs therefore have the same max-min level and the same Pareto
 // optimum (sum over jobs, so class c counts n_c times), and the class LP of
-// the 1024-job instance has ~1,100 variables instead of ~1.5M.
+// the 1024-job instance has 856 variables and 55 rows instead of ~1.5M and 2,051.
 
 // jobClasses is the partition of an instance's jobs and pairs into classes.
 type jobClasses struct {
