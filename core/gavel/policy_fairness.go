@@ -1,6 +1,10 @@
 package gavel
 
-import "context"
+import (
+	"context"
+
+	"pipeplan/core/lp"
+)
 
 func init() {
 	registerPolicy(PolicyInfo{Name: "max_min_fairness", Title: "Max-min fairness (LAS), heterogeneity-agnostic",
@@ -68,6 +72,36 @@ func fairnessScale(inst *Instance, t [][]float64, m int) float64 {
 // the §5.4.1 example's unique optimum is checked).
 const paretoSlack = 1e-10
 
+// fairLP is a max-min fairness LP as maxMinFairness solves it: maximize
+// its level variable z subject to every unit's scaled normalized
+// throughput >= z, a unit being a job (maxMinLP) or a class of
+// interchangeable jobs (classFairLP).
+type fairLP struct {
+	prob  *lp.Problem
+	z     int
+	units int
+	// terms returns unit i's scaled normalized throughput
+	// scale_i*throughput(i, X) as variable indices and coefficients.
+	terms func(i int) ([]int, []float64)
+	// weight is the number of jobs unit i stands for.
+	weight func(i int) float64
+	// alloc is the allocation of the instance a solution stands for.
+	alloc func(sol []float64) *Allocation
+}
+
+// jobFairLP is the fairLP of max-min LP a (level variable z, see maxMinLP),
+// one unit per job.
+func jobFairLP(inst *Instance, t [][]float64, a *allocLP, z int) *fairLP {
+	return &fairLP{
+		prob:   &a.prob,
+		z:      z,
+		units:  len(inst.Jobs),
+		terms:  func(m int) ([]int, []float64) { return a.throughput(m, fairnessScale(inst, t, m)) },
+		weight: func(int) float64 { return 1 },
+		alloc:  func(sol []float64) *Allocation { return a.allocation(sol, 1) },
+	}
+}
+
 // maxMinFairness solves Maximize_X min_m scale_factor_m/w_m *
 // throughput(m,X)/throughput(m,X^equal_m) (§5.4.1) as the LP "maximize z
 // subject to each job's scaled normalized throughput >= z"; the objective is z.
@@ -75,26 +109,39 @@ const paretoSlack = 1e-10
 // sit anywhere above z (even with whole GPU types idle), so paretoStep then
 // hands out what is left. If that LP fails numerically, fillIdle hands out
 // the idle capacity instead. agnostic spreads each job's time over worker
-// types in proportion to their size (see spreadAgnostic).
+// types in proportion to their size (see spreadAgnostic). With pairs, the
+// pairs worth less than time sharing are left out (withoutDominatedPairs),
+// and jobs that are interchangeable are solved for as classes
+// (classFairLP) when the instance allows it.
 func maxMinFairness(ctx context.Context, inst *Instance, t [][]float64, packed, agnostic bool) (*Allocation, error) {
-	a, z := maxMinLP(inst, t, packed)
-	if agnostic {
-		a.spreadAgnostic()
+	var f *fairLP
+	if packed && !agnostic {
+		inst = withoutDominatedPairs(inst, t)
+		if cl := classesOf(inst, t); cl != nil {
+			f = classFairLP(inst, t, cl)
+		}
 	}
-	sol, err := a.solve(ctx)
+	if f == nil {
+		a, z := maxMinLP(inst, t, packed)
+		if agnostic {
+			a.spreadAgnostic()
+		}
+		f = jobFairLP(inst, t, a, z)
+	}
+	sol, err := solveMax(ctx, f.prob)
 	if err != nil {
 		return nil, err
 	}
-	al := a.allocation(sol, 1)
-	al.Objective = sol[z]
-	if sol[z] <= 0 {
+	al := f.alloc(sol)
+	al.Objective = sol[f.z]
+	if sol[f.z] <= 0 {
 		return al, nil
 	}
-	sol2, err := paretoStep(ctx, inst, t, a, z, sol)
+	sol2, err := f.pareto(ctx, sol)
 	switch {
 	case err == nil:
-		al = a.allocation(sol2, 1)
-		al.Objective = sol[z]
+		al = f.alloc(sol2)
+		al.Objective = sol[f.z]
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case !agnostic:
@@ -103,45 +150,53 @@ func maxMinFairness(ctx context.Context, inst *Instance, t [][]float64, packed, 
 	return al, nil
 }
 
-// paretoStep re-solves the max-min LP a (solution sol, level variable z)
-// maximizing the sum of the jobs' scaled normalized throughputs while no
-// job falls below the max-min level, so the allocation is Pareto-efficient:
-// z is held at >= level*(1-paretoSlack) (z as sol attains it, so solver
-// tolerances cannot make the LP infeasible), which lets jobs above the
-// level trade time among themselves. On large packed instances that band is
-// a sliver on which the interior point stalls (the normal equations turn
-// singular: the bottleneck and capacity rows are nearly dependent); then
-// every variable is held at >= (1-paretoSlack) of its value in sol instead
-// (holdVariables): no job loses, and the capacity left over is handed out.
+// paretoStep is the Pareto step (fairLP.pareto) of the max-min LP a with
+// level variable z and solution sol, one unit per job.
 func paretoStep(ctx context.Context, inst *Instance, t [][]float64, a *allocLP, z int, sol []float64) ([]float64, error) {
-	a.prob.Objective[z] = 0
-	a.prob.Lower = make([]float64, a.prob.NumVars)
-	level := sol[z]
-	for m := range inst.Jobs {
-		idx, val := a.throughput(m, fairnessScale(inst, t, m))
+	return jobFairLP(inst, t, a, z).pareto(ctx, sol)
+}
+
+// pareto re-solves f (solution sol) maximizing the sum over jobs of their
+// scaled normalized throughputs while no job falls below the max-min level,
+// so the allocation is Pareto-efficient: z is held at >= level*(1-paretoSlack)
+// (z as sol attains it, so solver tolerances cannot make the LP
+// infeasible), which lets jobs above the level trade time among
+// themselves. On large packed instances that band is a sliver on which the
+// interior point stalls (the normal equations turn singular: the
+// bottleneck and capacity rows are nearly dependent); then every variable
+// is held at >= (1-paretoSlack) of its value in sol instead
+// (holdVariables): no job loses, and the capacity left over is handed out.
+func (f *fairLP) pareto(ctx context.Context, sol []float64) ([]float64, error) {
+	prob := f.prob
+	prob.Objective[f.z] = 0
+	prob.Lower = make([]float64, prob.NumVars)
+	level := sol[f.z]
+	for i := range f.units {
+		idx, val := f.terms(i)
+		w := f.weight(i)
 		got := 0.0
 		for k, v := range idx {
-			a.prob.Objective[v] += val[k]
+			prob.Objective[v] += w * val[k]
 			got += val[k] * sol[v]
 		}
 		level = min(level, got)
 	}
-	a.prob.Lower[z] = level * (1 - paretoSlack)
-	sol2, err := a.solve(ctx)
+	prob.Lower[f.z] = level * (1 - paretoSlack)
+	sol2, err := solveMax(ctx, prob)
 	if err == nil || ctx.Err() != nil {
 		return sol2, err
 	}
-	holdVariables(a, z, sol)
-	return a.solve(ctx)
+	holdVariables(prob, f.z, sol)
+	return solveMax(ctx, prob)
 }
 
-// holdVariables bounds every variable of a but z below by (1-paretoSlack)
-// of its value in sol, and frees z.
-func holdVariables(a *allocLP, z int, sol []float64) {
+// holdVariables bounds every variable of prob but z below by
+// (1-paretoSlack) of its value in sol, and frees z.
+func holdVariables(prob *lp.Problem, z int, sol []float64) {
 	for v, x := range sol {
-		a.prob.Lower[v] = x * (1 - paretoSlack)
+		prob.Lower[v] = x * (1 - paretoSlack)
 	}
-	a.prob.Lower[z] = 0
+	prob.Lower[z] = 0
 }
 
 // fillIdle is the fallback when the Pareto LP fails numerically: it gives

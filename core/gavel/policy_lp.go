@@ -162,11 +162,16 @@ func (a *allocLP) throughput(m int, scale float64) ([]int, []float64) {
 // errInfeasible is the error of an allocation LP without a feasible point.
 var errInfeasible = errors.New("the allocation problem is infeasible")
 
-// solve maximizes the objective and returns the variable values (lp.Auto
-// tries the other method when one fails numerically).
+// solve maximizes the objective and returns the variable values.
 func (a *allocLP) solve(ctx context.Context) ([]float64, error) {
-	a.prob.Maximize = true
-	res, err := lp.Solve(ctx, &a.prob, lp.Options{})
+	return solveMax(ctx, &a.prob)
+}
+
+// solveMax maximizes prob's objective and returns the variable values
+// (lp.Auto tries the other method when one fails numerically).
+func solveMax(ctx context.Context, prob *lp.Problem) ([]float64, error) {
+	prob.Maximize = true
+	res, err := lp.Solve(ctx, prob, lp.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -179,23 +184,26 @@ func (a *allocLP) solve(ctx context.Context) ([]float64, error) {
 	return res.X, nil
 }
 
-// allocation extracts X (and pair fractions) from a solution, dividing by
-// scale (1 unless Charnes-Cooper scaled them) and cleaning solver noise
-// below 1e-9.
-func (a *allocLP) allocation(sol []float64, scale float64) *Allocation {
-	clean := func(v float64) float64 {
-		v /= scale
-		if v < 1e-9 {
-			return 0
-		}
-		return math.Min(v, 1)
+// cleanShare is a time share v of a solution divided by scale (1 unless
+// Charnes-Cooper scaled it), with solver noise below 1e-9 cleaned to 0 and
+// at most 1.
+func cleanShare(v, scale float64) float64 {
+	v /= scale
+	if v < 1e-9 {
+		return 0
 	}
+	return math.Min(v, 1)
+}
+
+// allocation extracts X (and pair fractions) from a solution (see
+// cleanShare).
+func (a *allocLP) allocation(sol []float64, scale float64) *Allocation {
 	al := &Allocation{X: make([][]float64, len(a.x))}
 	for m, vars := range a.x {
 		al.X[m] = make([]float64, len(vars))
 		for j, v := range vars {
 			if v >= 0 {
-				al.X[m][j] = clean(sol[v])
+				al.X[m][j] = cleanShare(sol[v], scale)
 			}
 		}
 	}
@@ -205,7 +213,7 @@ func (a *allocLP) allocation(sol []float64, scale float64) *Allocation {
 			al.PairX[p] = make([]float64, len(vars))
 			for j, v := range vars {
 				if v >= 0 {
-					al.PairX[p][j] = clean(sol[v])
+					al.PairX[p][j] = cleanShare(sol[v], scale)
 				}
 			}
 		}

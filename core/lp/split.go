@@ -37,7 +37,9 @@ func splitDense(s *standard) *standard {
 	}
 	var later []piece
 	link := s.m // next linking row
-	t.colStart = []int{0}
+	t.colStart = make([]int, 1, t.n+1)
+	t.rowIdx = make([]int, 0, len(s.rowIdx)+2*extra)
+	t.val = make([]float64, 0, len(s.rowIdx)+2*extra)
 	for j := 0; j < s.n; j++ {
 		lo, hi := s.colStart[j], s.colStart[j+1]
 		if hi-lo <= limit {

@@ -17,19 +17,16 @@ type standard struct {
 	pos, neg   []int
 }
 
-// toStandard converts p (already validated) to standard form.
+// toStandard converts p (already validated) to standard form. Columns are
+// the variables' halves (in variable order), then one slack per inequality
+// row and per bounded variable (in row order); A is built in two passes
+// (count, then fill) so no per-column lists are allocated.
 func toStandard(p *Problem) *standard {
 	s := &standard{base: make([]float64, p.NumVars), sign: make([]float64, p.NumVars),
 		pos: make([]int, p.NumVars), neg: make([]int, p.NumVars)}
-	type entry struct {
-		row int
-		v   float64
-	}
-	var cols [][]entry
 	newCol := func(cost float64) int {
-		cols = append(cols, nil)
 		s.c = append(s.c, cost)
-		return len(cols) - 1
+		return len(s.c) - 1
 	}
 	// Variable substitution.
 	var boundRows []int // original vars needing z_pos + slack = u - l
@@ -54,49 +51,83 @@ func toStandard(p *Problem) *standard {
 			s.neg[j] = newCol(-cj)
 		}
 	}
-	add := func(row, col int, v float64) {
-		if v != 0 {
-			cols[col] = append(cols[col], entry{row, v})
-		}
-	}
+	slack := make([]int, len(p.Rows)) // slack column of row i, -1 for equalities
 	for i, r := range p.Rows {
-		rhs := r.RHS
-		for k, j := range r.Index {
-			v := r.Value[k]
-			rhs -= v * s.base[j]
-			add(i, s.pos[j], v*s.sign[j])
-			if s.neg[j] >= 0 {
-				add(i, s.neg[j], -v)
+		slack[i] = -1
+		if r.Sense != EQ {
+			slack[i] = newCol(0)
+		}
+	}
+	boundSlack := len(s.c)
+	for range boundRows {
+		newCol(0)
+	}
+	s.m, s.n = len(p.Rows)+len(boundRows), len(s.c)
+	// visit calls add(row, column, value) for every entry of A, row by row.
+	visit := func(add func(i, col int, v float64)) {
+		for i, r := range p.Rows {
+			for k, j := range r.Index {
+				v := r.Value[k]
+				add(i, s.pos[j], v*s.sign[j])
+				if s.neg[j] >= 0 {
+					add(i, s.neg[j], -v)
+				}
+			}
+			switch r.Sense {
+			case LE:
+				add(i, slack[i], 1)
+			case GE:
+				add(i, slack[i], -1)
 			}
 		}
-		switch r.Sense {
-		case LE:
-			add(i, newCol(0), 1)
-		case GE:
-			add(i, newCol(0), -1)
+		for k, j := range boundRows {
+			i := len(p.Rows) + k
+			add(i, s.pos[j], 1)
+			add(i, boundSlack+k, 1)
 		}
-		s.b = append(s.b, rhs)
 	}
-	for _, j := range boundRows {
-		i := len(s.b)
-		add(i, s.pos[j], 1)
-		add(i, newCol(0), 1)
-		s.b = append(s.b, p.upper(j)-p.lower(j))
-	}
-	s.m, s.n = len(s.b), len(cols)
 	s.colStart = make([]int, s.n+1)
-	for j, col := range cols {
-		// Rows were added in ascending order, so each column's entries are
-		// sorted and a row's repeated indices are adjacent: merge them.
-		for k := 0; k < len(col); k++ {
-			if k > 0 && col[k].row == col[k-1].row {
-				s.val[len(s.val)-1] += col[k].v
-				continue
-			}
-			s.rowIdx = append(s.rowIdx, col[k].row)
-			s.val = append(s.val, col[k].v)
+	visit(func(_, col int, v float64) {
+		if v != 0 {
+			s.colStart[col+1]++
 		}
-		s.colStart[j+1] = len(s.rowIdx)
+	})
+	for j := range s.n {
+		s.colStart[j+1] += s.colStart[j]
+	}
+	s.rowIdx, s.val = make([]int, s.colStart[s.n]), make([]float64, s.colStart[s.n])
+	next := append([]int(nil), s.colStart[:s.n]...)
+	// Rows come in ascending order, so each column's entries are sorted and
+	// a row's repeated indices are adjacent: merge them.
+	visit(func(i, col int, v float64) {
+		switch {
+		case v == 0:
+		case next[col] > s.colStart[col] && s.rowIdx[next[col]-1] == i:
+			s.val[next[col]-1] += v
+		default:
+			s.rowIdx[next[col]], s.val[next[col]] = i, v
+			next[col]++
+		}
+	})
+	// Close the gaps merged entries left.
+	w := 0
+	for j := range s.n {
+		lo := s.colStart[j]
+		s.colStart[j] = w
+		w += copy(s.rowIdx[w:], s.rowIdx[lo:next[j]])
+		copy(s.val[s.colStart[j]:], s.val[lo:next[j]])
+	}
+	s.colStart[s.n] = w
+	s.rowIdx, s.val = s.rowIdx[:w:w], s.val[:w:w]
+	s.b = make([]float64, s.m)
+	for i, r := range p.Rows {
+		s.b[i] = r.RHS
+		for k, j := range r.Index {
+			s.b[i] -= r.Value[k] * s.base[j]
+		}
+	}
+	for k, j := range boundRows {
+		s.b[len(p.Rows)+k] = p.upper(j) - p.lower(j)
 	}
 	return s
 }
