@@ -692,7 +692,7 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("no job runs on %s", types[j])
 			}
 		}
-		t.Logf("%d of %d cells filled under %s", filled, len(types)*len(def.Jobs), def.Policy)
+		t.Logf("%d of %d cells filled under %s, %s", filled, len(types)*len(def.Jobs), def.Policy, tb.text(t, "#cluster-timing"))
 		if label := tb.text(t, `label[for="gpus-v100"]`); label != "v100 GPUs (servers of 8)" {
 			t.Errorf("V100 count label = %q, want its server size", label)
 		}
