@@ -738,8 +738,12 @@ func TestBrowser(t *testing.T) {
 		// The checkbox makes the policy placement-sensitive (§5.3.1): the
 		// heatmap gains "spread" columns and T the unconsolidated
 		// throughputs. Gavel measured ResNet-18 (batch size 256) ×2 faster
-		// spread than consolidated on V100s, so it runs spread there.
-		tb := b.openState(t, jobTypesState("cluster"))
+		// spread than consolidated on V100s, so it runs spread there: on
+		// two servers of each type (8 V100s, 4 P100s, 16 K80s per server,
+		// gpuprofiles' servers.json), as one server cannot spread a job.
+		s := jobTypesState("cluster")
+		s.Cluster.GPUs = []int{16, 8, 32}
+		tb := b.openState(t, s)
 		tb.waitFor(t, `document.getElementById("placement-sensitive") !== null && document.querySelectorAll("#effective tbody tr").length === 4`)
 		tb.click(t, "#placement-sensitive")
 		tb.waitFor(t, `[...document.querySelectorAll("#allocation svg text")].some(e => e.textContent === "v100 (spread)")`)
