@@ -8,7 +8,7 @@ import (
 
 // TestServersEmbedded: every gpus.json part has a server size, and the
 // ones the sources state come out as stated: Gavel's V100 on AWS
-// p3.16xlarge (8, dissertation §2.5), its K80 on p2.16xlarge (16, §6.2),
+// p3.16xlarge (8, dissertation §2.5.1), its K80 on p2.16xlarge (16, §6.3),
 // its P100 on GCP (4); HGX/DGX H100, H200, B200 and the MI300X platform 8.
 func TestServersEmbedded(t *testing.T) {
 	for _, g := range All() {

@@ -28,7 +28,7 @@ func TestClusterTypesInWholeServers(t *testing.T) {
 	if got := c.gpusLabel("nvidia-gb200-gpu"); got != "nvidia-gb200-gpu GPUs (servers of 4)" {
 		t.Errorf("label %q", got)
 	}
-	if got := c.gpusTitle("k80"); !strings.Contains(got, "16 GPUs per server (AWS p2.16xlarge)") || !strings.Contains(got, "Source: dissertation §6.2") {
+	if got := c.gpusTitle("k80"); !strings.Contains(got, "16 GPUs per server (AWS p2.16xlarge)") || !strings.Contains(got, "Source: dissertation §6.3") {
 		t.Errorf("title %q", got)
 	}
 	before := slices.Clone(a.State.Cluster.GPUs)
