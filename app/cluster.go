@@ -34,6 +34,14 @@ func GPUIDs() []string {
 	return ids
 }
 
+// Server is a worker type's reference server: its GPUs per server, name
+// and source (gpuprofiles' servers.json).
+type Server = gpuprofiles.Server
+
+// ServerOf returns the reference server of a worker type (Gavel's name or
+// a gpus.json id): how many of its GPUs one server holds.
+func ServerOf(workerType string) (Server, error) { return gpuprofiles.ServerOf(workerType) }
+
 // PolicyInfo is a Gavel policy's traits: names, objective, section,
 // heterogeneity-awareness, space sharing and baseline.
 type PolicyInfo = gavel.PolicyInfo
@@ -137,7 +145,11 @@ func Allocate(ctx context.Context, in request.Cluster) (ClusterResult, error) {
 // where each throughput came from.
 func instance(ctx context.Context, in request.Cluster) (*gavel.Instance, []string, [][]string, error) {
 	types := in.Types()
-	inst := &gavel.Instance{Name: in.Workload, WorkerTypes: types, NumWorkers: in.GPUs}
+	perServer, err := in.GPUsPerServer()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	inst := &gavel.Instance{Name: in.Workload, WorkerTypes: types, NumWorkers: in.GPUs, GPUsPerServer: perServer}
 	var sources [][]string
 	if in.Workload == request.WorkloadPaper {
 		for m, row := range paperThroughputs {
@@ -156,7 +168,6 @@ func instance(ctx context.Context, in request.Cluster) (*gavel.Instance, []strin
 		var row []float64
 		var src []string
 		if j.Planned != nil {
-			var err error
 			if row, src, err = plannedThroughputs(ctx, *j.Planned, j.Scale, types); err != nil {
 				return nil, nil, nil, fmt.Errorf("cluster.jobs[%d] (%s): %w", m, j.Type, err)
 			}

@@ -14,7 +14,7 @@ import (
 
 // TestAllocatePaperExample checks the §5.4.1 allocation the page shows.
 func TestAllocatePaperExample(t *testing.T) {
-	res, err := Allocate(context.Background(), request.DefaultCluster())
+	res, err := Allocate(context.Background(), request.PaperCluster())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestAllocatePaperExample(t *testing.T) {
 }
 
 func TestAllocateJobTypes(t *testing.T) {
-	in := request.DefaultCluster()
+	in := request.PaperCluster()
 	in.Workload, in.GPUs = request.WorkloadJobTypes, []int{2, 2, 2}
 	res, err := Allocate(context.Background(), in)
 	if err != nil {
@@ -57,7 +57,7 @@ func TestAllocateJobTypes(t *testing.T) {
 	if _, err := Allocate(context.Background(), in); err == nil || !strings.Contains(err.Error(), "cluster.jobs[0]") {
 		t.Errorf("unknown job type: err = %v", err)
 	}
-	in = request.DefaultCluster()
+	in = request.PaperCluster()
 	in.Policy = "nope"
 	if _, err := Allocate(context.Background(), in); err == nil || !strings.Contains(err.Error(), "cluster.policy") {
 		t.Errorf("unknown policy: err = %v", err)
@@ -65,7 +65,7 @@ func TestAllocateJobTypes(t *testing.T) {
 }
 
 func TestSimulateTraceCompletesAndCancels(t *testing.T) {
-	in := request.DefaultCluster()
+	in := request.PaperCluster()
 	in.Workload, in.GPUs, in.TraceJobs = request.WorkloadJobTypes, []int{8, 8, 8}, 12
 	last, yields := 0, 0
 	res, err := SimulateTrace(context.Background(), in, func(done, total int) {
@@ -85,7 +85,7 @@ func TestSimulateTraceCompletesAndCancels(t *testing.T) {
 	if _, err := SimulateTrace(ctx, in, nil, nil); err == nil {
 		t.Errorf("a cancelled simulation must return an error")
 	}
-	if _, err := SimulateTrace(context.Background(), request.DefaultCluster(), nil, nil); err == nil || !strings.Contains(err.Error(), "cluster.workload") {
+	if _, err := SimulateTrace(context.Background(), request.PaperCluster(), nil, nil); err == nil || !strings.Contains(err.Error(), "cluster.workload") {
 		t.Errorf("paper workload: err = %v", err)
 	}
 }
@@ -96,9 +96,10 @@ func TestSimulateTraceCompletesAndCancels(t *testing.T) {
 // splits time into consolidated and unconsolidated shares, and the
 // effective throughput is eq. 5.1 over both, computed here by hand.
 func TestAllocatePlacementSensitive(t *testing.T) {
-	in := request.DefaultCluster()
-	// Two 4-GPU servers per type: on one server no job can be spread.
-	in.Workload, in.GPUs, in.PlacementSensitive = request.WorkloadJobTypes, []int{8, 8, 8}, true
+	in := request.PaperCluster()
+	// Two servers per type (8 V100s, 4 P100s, 16 K80s each: gpuprofiles'
+	// servers.json): on one server no job can be spread.
+	in.Workload, in.GPUs, in.PlacementSensitive = request.WorkloadJobTypes, []int{16, 8, 32}, true
 	// Gavel measured ResNet-18 (batch size 256) ×2 faster spread than
 	// consolidated on V100s (19.7 vs 15.9 steps/s), so the policy uses it.
 	in.Jobs = append(in.Jobs, request.Job{Type: "ResNet-18 (batch size 256)", Scale: 2, Weight: 1})
@@ -162,15 +163,18 @@ func TestAllocatePlacementSensitive(t *testing.T) {
 // (else the test could not tell it was passed).
 func TestSimulateTraceOptions(t *testing.T) {
 	for name, c := range map[string]struct {
+		gpus []int
 		page func(in *request.Cluster)
 		core func(cfg *gavel.SimConfig, on bool)
 	}{
-		"placement-sensitive": {func(in *request.Cluster) { in.PlacementSensitive = true }, func(cfg *gavel.SimConfig, on bool) { cfg.PlacementSensitive = on }},
-		"space sharing":       {func(in *request.Cluster) { in.Policy = "max_sum_throughput_packed" }, func(cfg *gavel.SimConfig, on bool) { cfg.SpaceSharing = on }},
+		// Two servers of each type: placement binds where jobs can spread.
+		"placement-sensitive": {[]int{16, 8, 32}, func(in *request.Cluster) { in.PlacementSensitive = true }, func(cfg *gavel.SimConfig, on bool) { cfg.PlacementSensitive = on }},
+		// A small cluster: sharing pays where jobs queue.
+		"space sharing": {[]int{8, 8, 8}, func(in *request.Cluster) { in.Policy = "max_sum_throughput_packed" }, func(cfg *gavel.SimConfig, on bool) { cfg.SpaceSharing = on }},
 	} {
 		t.Run(name, func(t *testing.T) {
-			in := request.DefaultCluster()
-			in.Workload, in.GPUs, in.TraceJobs = request.WorkloadJobTypes, []int{8, 8, 8}, 12
+			in := request.PaperCluster()
+			in.Workload, in.GPUs, in.TraceJobs = request.WorkloadJobTypes, c.gpus, 12
 			c.page(&in)
 			got, err := SimulateTrace(context.Background(), in, nil, nil)
 			if err != nil {
@@ -181,7 +185,9 @@ func TestSimulateTraceOptions(t *testing.T) {
 				t.Fatal(err)
 			}
 			policy, _ := gavel.PolicyByName(in.Policy)
-			cfg := gavel.SimConfig{Cluster: gavel.ClusterSpec{WorkerTypes: []string{"v100", "p100", "k80"}, NumWorkers: in.GPUs},
+			// Gavel's types on the servers its chapters name (p3.16xlarge,
+			// GCP's 4-P100 VMs, p2.16xlarge), not the simulator's default.
+			cfg := gavel.SimConfig{Cluster: gavel.ClusterSpec{WorkerTypes: []string{"v100", "p100", "k80"}, NumWorkers: in.GPUs, GPUsPerServer: []int{8, 4, 16}},
 				Policy: policy, Jobs: jobs}
 			result := func(on bool) *gavel.SimResult {
 				c.core(&cfg, on)
@@ -208,7 +214,7 @@ func TestSimulateTraceOptions(t *testing.T) {
 // fairness and its agnostic baseline, without and with placement
 // sensitivity (twice the LP's columns, §5.3.1).
 func BenchmarkAllocatePlacement(b *testing.B) {
-	in := request.DefaultCluster()
+	in := request.PaperCluster()
 	in.Workload, in.GPUs, in.Jobs = request.WorkloadJobTypes, []int{16, 16, 16}, nil
 	types := JobTypes()
 	for m := range 16 {
@@ -243,7 +249,7 @@ func TestAllocateSpaceSharing(t *testing.T) {
 		t.Fatalf("planned BERT-Large: scale %d, err %v; the test needs a single-GPU planned job", planned.Scale, err)
 	}
 	ka, kb := gavel.JobKey{Model: "Transformer (batch size 16)", ScaleFactor: 1}, gavel.JobKey{Model: "LM (batch size 10)", ScaleFactor: 1}
-	in := request.DefaultCluster()
+	in := request.PaperCluster()
 	in.Workload, in.GPUs, in.Policy = request.WorkloadJobTypes, []int{1, 1, 1}, "max_sum_throughput_packed"
 	// The planned job first: pair indices must be mapped back past it.
 	in.Jobs = []request.Job{planned, {Type: ka.Model, Scale: 1, Weight: 1}, {Type: kb.Model, Scale: 1, Weight: 1}}
@@ -310,9 +316,10 @@ func TestAllocateSpaceSharing(t *testing.T) {
 // notes say why a job has no partner; the paper example (no job types)
 // has no pairs and allocates as the _perf policy does.
 func TestAllocateSpaceSharingNotes(t *testing.T) {
-	in := request.DefaultCluster()
-	// Two 4-GPU servers per type: on one server no job can be spread.
-	in.Workload, in.GPUs, in.PlacementSensitive = request.WorkloadJobTypes, []int{8, 8, 8}, true
+	in := request.PaperCluster()
+	// Two servers per type (8 V100s, 4 P100s, 16 K80s each: gpuprofiles'
+	// servers.json): on one server no job can be spread.
+	in.Workload, in.GPUs, in.PlacementSensitive = request.WorkloadJobTypes, []int{16, 8, 32}, true
 	// Gavel measured no co-location of these two ×4 jobs on any GPU type.
 	in.Jobs = append(in.Jobs, request.Job{Type: "ResNet-18 (batch size 16)", Scale: 4, Weight: 1},
 		request.Job{Type: "ResNet-18 (batch size 32)", Scale: 4, Weight: 1})
@@ -359,7 +366,7 @@ func TestAllocateSpaceSharingNotes(t *testing.T) {
 			}
 		}
 	}
-	paper := request.DefaultCluster()
+	paper := request.PaperCluster()
 	perf, err := Allocate(context.Background(), paper)
 	if err != nil {
 		t.Fatal(err)
@@ -386,7 +393,7 @@ func TestAllocateSpaceSharingNotes(t *testing.T) {
 // baseline, without and with space sharing (a variable per co-located pair
 // and GPU type, §5.3.1).
 func BenchmarkAllocateSpaceSharing(b *testing.B) {
-	in := request.DefaultCluster()
+	in := request.PaperCluster()
 	in.Workload, in.GPUs, in.Jobs = request.WorkloadJobTypes, []int{4, 4, 4}, nil
 	types := JobTypes()
 	for m := range 16 {
@@ -401,5 +408,81 @@ func BenchmarkAllocateSpaceSharing(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestDefaultClusterShowsHeterogeneity: the cluster the Cluster page opens
+// on is whole servers of Gavel's three types (their real sizes reach the
+// LP), every job has a measured throughput on every type, every job gets
+// time and every type is used, and the heterogeneity-aware allocation is
+// not the agnostic one: it moves jobs to the types they gain most on, so
+// the slowest job (normalized by its fastest type and weight, the LAS
+// objective of §5.4.1) does better than under the agnostic baseline.
+func TestDefaultClusterShowsHeterogeneity(t *testing.T) {
+	in := request.DefaultCluster()
+	inst, _, _, err := instance(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{8, 4, 16}; !slices.Equal(inst.GPUsPerServer, want) {
+		t.Errorf("servers of %v GPUs, want %v (p3.16xlarge, GCP 4-P100 VM, p2.16xlarge)", inst.GPUsPerServer, want)
+	}
+	for j, n := range in.GPUs {
+		if n%inst.GPUsPerServer[j] != 0 {
+			t.Errorf("%s: %d GPUs is not whole servers of %d", inst.WorkerTypes[j], n, inst.GPUsPerServer[j])
+		}
+	}
+	res, err := Allocate(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Jobs); n < 8 || n > 12 {
+		t.Errorf("%d jobs, want 8 to 12", n)
+	}
+	used := make([]float64, len(res.WorkerTypes))
+	for m, row := range res.X {
+		if slices.Contains(res.Throughputs[m], 0) {
+			t.Errorf("%s: a GPU type without throughput %v", res.Jobs[m], res.Throughputs[m])
+		}
+		total := 0.0
+		for j, x := range row {
+			total += x
+			used[j] += x * float64(in.Jobs[m].Scale)
+		}
+		if total < 0.05 {
+			t.Errorf("%s gets %.3f of the time", res.Jobs[m], total)
+		}
+	}
+	for j, u := range used {
+		if u < 0.9*float64(in.GPUs[j]) {
+			t.Errorf("%s: %.1f of %d GPUs busy", res.WorkerTypes[j], u, in.GPUs[j])
+		}
+	}
+	lasMin := func(eff []float64) float64 {
+		lo := math.Inf(1)
+		for m, e := range eff {
+			lo = math.Min(lo, e/slices.Max(res.Throughputs[m])/in.Jobs[m].Weight)
+		}
+		return lo
+	}
+	a, b := lasMin(res.Effective), lasMin(res.Baseline)
+	t.Logf("slowest normalized: aware %.3f, agnostic %.3f; busy %v", a, b, used)
+	if !(a > 1.1*b) {
+		t.Errorf("slowest job's normalized throughput: aware %.3f, agnostic %.3f; want aware 10%% higher", a, b)
+	}
+	agnostic := in
+	agnostic.Policy = res.BaselinePolicy
+	base, err := Allocate(context.Background(), agnostic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := 0.0
+	for m := range res.X {
+		for j := range res.X[m] {
+			moved = math.Max(moved, math.Abs(res.X[m][j]-base.X[m][j]))
+		}
+	}
+	if moved < 0.5 {
+		t.Errorf("the aware allocation moves at most %.2f of a job's time from the agnostic one", moved)
 	}
 }

@@ -17,7 +17,7 @@ import (
 // measurement campaign, e.g. ResNet-50 V100 9.6× where Gavel's table gives
 // 7.1×, so they are not compared digit by digit.)
 func TestCostTable61Claims(t *testing.T) {
-	cl := request.DefaultCluster()
+	cl := request.PaperCluster()
 	cl.Workload, cl.GPUs = request.WorkloadJobTypes, []int{8, 8, 8}
 	cl.Jobs = []request.Job{
 		{Type: "ResNet-50 (batch size 64)", Scale: 1, Weight: 1},
@@ -46,7 +46,7 @@ func TestCostTable61Claims(t *testing.T) {
 }
 
 func TestCostMinCostMeetsDeadlines(t *testing.T) {
-	cl := request.DefaultCluster()
+	cl := request.PaperCluster()
 	cl.Workload, cl.GPUs = request.WorkloadJobTypes, []int{8, 8, 8}
 	in := request.DefaultCost()
 	res, err := Cost(context.Background(), cl, in)
@@ -74,7 +74,7 @@ func TestCostMinCostMeetsDeadlines(t *testing.T) {
 // V100-hours of work, and its own SLO the page's deadline (§6.4.3): with
 // a 1-hour SLO it must finish within the hour, others within the deadline.
 func TestCostPerJobStepsAndSLOOverride(t *testing.T) {
-	cl := request.DefaultCluster()
+	cl := request.PaperCluster()
 	cl.Workload, cl.GPUs = request.WorkloadJobTypes, []int{8, 8, 8}
 	cl.Jobs[0].Steps, cl.Jobs[0].SLOHours = 5000, 1
 	in := request.DefaultCost()

@@ -29,7 +29,7 @@ func TestPlannedJobSpansServers(t *testing.T) {
 		t.Errorf("GPT 18.4B fits at %d GPUs, but was planned at %d", job.Scale/2, job.Scale)
 	}
 	p := request.Default().Plan
-	in := request.DefaultCluster()
+	in := request.PaperCluster()
 	in.Workload, in.GPUs, in.Jobs = request.WorkloadJobTypes, []int{4096, 4096, 4096}, []request.Job{job}
 	if err := in.Validate(); err != nil {
 		t.Errorf("the planned job of %d GPUs: %v", job.Scale, err)
@@ -80,7 +80,7 @@ func TestAllocateOnTodaysGPUs(t *testing.T) {
 	const h100 = "nvidia-h100-sxm5-80gb"
 	p := request.Default().Plan
 	p.Model, p.GlobalBatch = "bert-large", 512
-	in := request.DefaultCluster()
+	in := request.PaperCluster()
 	in.Workload, in.WorkerTypes, in.GPUs = request.WorkloadJobTypes, []string{"v100", h100}, []int{4, 4}
 	in.Jobs = []request.Job{{Type: "ResNet-50 (batch size 64)", Scale: 1, Weight: 1}, {Type: "planned: BERT-large", Scale: 2, Weight: 1, Planned: &p}}
 	res, err := Allocate(ctx, in)

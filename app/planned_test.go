@@ -26,7 +26,7 @@ func TestPlannedJobThroughputs(t *testing.T) {
 	if job.Scale != 2 {
 		t.Errorf("scale factor = %d, want 2", job.Scale)
 	}
-	in := request.DefaultCluster()
+	in := request.PaperCluster()
 	in.Workload, in.GPUs = request.WorkloadJobTypes, []int{8, 8, 8}
 	in.Jobs = append(in.Jobs, job)
 	res, err := Allocate(context.Background(), in)
@@ -78,7 +78,7 @@ func TestPlannedJobUnconsolidated(t *testing.T) {
 	precision := map[string]string{"v100": "fp16", "p100": "fp16", "k80": "fp32"}
 	for _, scale := range []int{2, 4} {
 		job.Scale = scale
-		in := request.DefaultCluster()
+		in := request.PaperCluster()
 		in.Workload, in.GPUs, in.PlacementSensitive = request.WorkloadJobTypes, []int{8, 8, 8}, true
 		in.Jobs = append(in.Jobs, job)
 		res, err := Allocate(context.Background(), in)
@@ -131,7 +131,7 @@ func TestPlannedJobFitsNowhere(t *testing.T) {
 	}
 	// A shared link can carry a planned job that fits nowhere.
 	p := request.Default().Plan
-	in := request.DefaultCluster()
+	in := request.PaperCluster()
 	in.Workload, in.GPUs = request.WorkloadJobTypes, []int{8, 8, 8}
 	in.Jobs = []request.Job{{Type: "planned: GPT-3 175B", Scale: 8, Weight: 1, Planned: &p}}
 	_, err = Allocate(context.Background(), in)
@@ -144,7 +144,7 @@ func TestPlannedJobFitsNowhere(t *testing.T) {
 // so doubling one job's steps lowers no other job's share and the
 // finish times (steps / effective throughput) come out equal (§5.4.2).
 func TestPerJobStepsAndSLO(t *testing.T) {
-	in := request.DefaultCluster()
+	in := request.PaperCluster()
 	in.Workload, in.GPUs, in.Policy = request.WorkloadJobTypes, []int{2, 2, 2}, "min_total_duration_perf"
 	in.Jobs = in.Jobs[:3]
 	if _, err := Allocate(context.Background(), in); err == nil {
@@ -181,7 +181,7 @@ func TestPlannedProfileJobSaysTimesAreNotRescaled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := request.DefaultCluster()
+	in := request.PaperCluster()
 	in.Workload, in.GPUs, in.Jobs = request.WorkloadJobTypes, []int{8, 8, 8}, []request.Job{job}
 	res, err := Allocate(context.Background(), in)
 	if err != nil {

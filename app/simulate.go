@@ -34,7 +34,11 @@ func SimulateTrace(ctx context.Context, in request.Cluster, progress func(done, 
 	if !in.GavelTypes() {
 		return nil, fmt.Errorf("cluster.worker_types: the simulator draws Gavel's measured job types, so it runs on Gavel's GPU types %v only, got %v", request.WorkerTypes(request.WorkloadJobTypes), in.Types())
 	}
-	spec := gavel.ClusterSpec{WorkerTypes: in.Types(), NumWorkers: in.GPUs}
+	perServer, err := in.GPUsPerServer()
+	if err != nil {
+		return nil, err
+	}
+	spec := gavel.ClusterSpec{WorkerTypes: in.Types(), NumWorkers: in.GPUs, GPUsPerServer: perServer}
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("cluster.gpus: %w", err)
 	}

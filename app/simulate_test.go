@@ -22,7 +22,7 @@ func listedCluster(t testing.TB) request.Cluster {
 		t.Fatal(err)
 	}
 	planned.Weight = 2
-	in := request.DefaultCluster()
+	in := request.PaperCluster()
 	in.Workload, in.GPUs, in.TraceWorkload = request.WorkloadJobTypes, []int{8, 8, 8}, request.TraceListedJobs
 	in.Jobs = []request.Job{{Type: "A3C", Scale: 1, Weight: 1}, {Type: "ResNet-18 (batch size 16)", Scale: 1, Weight: 1},
 		{Type: "LM (batch size 20)", Scale: 2, Weight: 1}, planned}

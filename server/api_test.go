@@ -86,7 +86,7 @@ func TestAPIv1Errors(t *testing.T) {
 		{"unknown policy", "POST", "/api/v1/gavel/allocate", "application/json", `{"instance": {}, "policy": "nope"}`, 400, "policy"},
 		{"bad instance", "POST", "/api/v1/gavel/allocate", "application/json", `{"instance": {"worker_types": []}, "policy": "fifo"}`, 400, "instance"},
 		{"bad schedule kind", "POST", "/api/v1/schedule", "application/json", `{"kind": "zz"}`, 400, "kind"},
-		{"simulate the paper workload", "POST", "/api/v1/gavel/simulate", "application/json", `{}`, 422, ""},
+		{"simulate the paper workload", "POST", "/api/v1/gavel/simulate", "application/json", `{"workload": "paper-3job", "gpus": [1, 1]}`, 422, ""},
 		{"simulate too many jobs", "POST", "/api/v1/gavel/simulate", "application/json", `{"trace_jobs": 100000}`, 400, "cluster.trace_jobs"},
 	} {
 		req := httptest.NewRequest(c.method, c.path, strings.NewReader(c.body))
@@ -173,6 +173,13 @@ func TestAPIv1Services(t *testing.T) {
 	}
 	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &sim) != nil || sim.JobsCompleted != 6 || !(sim.AvgJCT > 0) {
 		t.Errorf("simulate: %d %.300s", rec.Code, rec.Body)
+	}
+	// A body that omits the cluster simulates the default one (Gavel's
+	// types in whole servers; until November 2026 the default was the
+	// §5.4.1 example, which does not simulate).
+	rec = post(h, "/api/v1/gavel/simulate", `{"trace_jobs": 4}`)
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &sim) != nil || sim.JobsCompleted != 4 {
+		t.Errorf("simulate the default cluster: %d %.300s", rec.Code, rec.Body)
 	}
 }
 

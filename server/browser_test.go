@@ -315,10 +315,12 @@ func planState(edit func(p *request.Plan)) request.State {
 }
 
 // jobTypesState is the Cluster page on Gavel's job types (V100/P100/K80,
-// 8 of each), the page's four default jobs, with tab open.
+// 8 of each) with the paper cluster's four jobs (request.PaperCluster),
+// with tab open.
 func jobTypesState(tab string) request.State {
 	s := request.Default()
 	s.Tab = tab
+	s.Cluster = request.PaperCluster()
 	s.Cluster.Workload = request.WorkloadJobTypes
 	s.Cluster.GPUs = []int{8, 8, 8}
 	return s
@@ -646,9 +648,75 @@ func TestBrowser(t *testing.T) {
 			tb.checkPageErrors(t)
 		}
 	})
+	t.Run("ClusterOpensOnHeterogeneousCluster", func(t *testing.T) {
+		// The Cluster page opens on whole servers of Gavel's three GPU
+		// types shared by a dozen jobs: every job gets time, every type is
+		// used, and the heterogeneity-aware allocation is not the agnostic
+		// one (it moves jobs to the types they gain most on).
+		tb := b.newTab(t)
+		tb.openPlan(t, b.server.URL+"/")
+		tb.click(t, "#tab-cluster")
+		tb.waitFor(t, `document.querySelector("#allocation svg") !== null || document.getElementById("cluster-error") !== null`)
+		if eval[bool](t, tb, `document.getElementById("cluster-error") !== null`) {
+			t.Fatalf("default cluster: %s", short(tb.text(t, "#cluster-error")))
+		}
+		def := request.DefaultCluster()
+		types := def.Types()
+		heatmap := func() [][]string {
+			cells := eval[[]string](t, tb, `[...document.querySelectorAll("#allocation svg text")].map(e => e.textContent)`)
+			if len(cells) != len(types)+len(def.Jobs)*(1+len(types)) || fmt.Sprint(cells[:len(types)]) != fmt.Sprint(types) {
+				t.Fatalf("heatmap cells %q, want %v and %d jobs", short(fmt.Sprint(cells)), types, len(def.Jobs))
+			}
+			var rows [][]string
+			for m := range def.Jobs {
+				at := len(types) + m*(1+len(types))
+				rows = append(rows, cells[at+1:at+1+len(types)])
+			}
+			return rows
+		}
+		aware := heatmap()
+		filled, colUsed := 0, make([]bool, len(types))
+		for m, row := range aware {
+			runs := false
+			for j, v := range row {
+				if v != "0.00" {
+					filled, runs, colUsed[j] = filled+1, true, true
+				}
+			}
+			if !runs {
+				t.Errorf("job %d gets no time: %v", m, row)
+			}
+		}
+		for j, used := range colUsed {
+			if !used {
+				t.Errorf("no job runs on %s", types[j])
+			}
+		}
+		t.Logf("%d of %d cells filled under %s, %s", filled, len(types)*len(def.Jobs), def.Policy, tb.text(t, "#cluster-timing"))
+		if label := tb.text(t, `label[for="gpus-v100"]`); label != "v100 GPUs (servers of 8)" {
+			t.Errorf("V100 count label = %q, want its server size", label)
+		}
+		if rows := eval[int](t, tb, `document.querySelectorAll("#effective tbody tr").length`); rows != len(def.Jobs) {
+			t.Errorf("effective throughput table has %d rows, want %d", rows, len(def.Jobs))
+		}
+		tb.screenshot(t, "cluster-default")
+		tb.setSelect(t, "policy", "max_min_fairness")
+		tb.waitFor(t, `document.querySelector("#allocation").parentElement.querySelector("h2 span").title === "max_min_fairness"`)
+		agnostic, differ := heatmap(), 0
+		for m := range aware {
+			if fmt.Sprint(aware[m]) != fmt.Sprint(agnostic[m]) {
+				differ++
+			}
+		}
+		if differ < len(def.Jobs)/2 {
+			t.Errorf("%d of %d jobs' rows differ between %s and max_min_fairness: %v vs %v", differ, len(def.Jobs), def.Policy, aware, agnostic)
+		}
+		tb.checkPageErrors(t)
+	})
 	t.Run("GavelAllocatesPaperExample", func(t *testing.T) {
 		s := request.Default()
 		s.Tab = "cluster"
+		s.Cluster = request.PaperCluster()
 		tb := b.openState(t, s)
 		cells := eval[[]string](t, tb, `[...document.querySelectorAll("#allocation svg text")].map(e => e.textContent)`)
 		// Header (2 GPU types), then per job: name and one value per type (§5.4.1).
@@ -670,8 +738,12 @@ func TestBrowser(t *testing.T) {
 		// The checkbox makes the policy placement-sensitive (§5.3.1): the
 		// heatmap gains "spread" columns and T the unconsolidated
 		// throughputs. Gavel measured ResNet-18 (batch size 256) ×2 faster
-		// spread than consolidated on V100s, so it runs spread there.
-		tb := b.openState(t, jobTypesState("cluster"))
+		// spread than consolidated on V100s, so it runs spread there: on
+		// two servers of each type (8 V100s, 4 P100s, 16 K80s per server,
+		// gpuprofiles' servers.json), as one server cannot spread a job.
+		s := jobTypesState("cluster")
+		s.Cluster.GPUs = []int{16, 8, 32}
+		tb := b.openState(t, s)
 		tb.waitFor(t, `document.getElementById("placement-sensitive") !== null && document.querySelectorAll("#effective tbody tr").length === 4`)
 		tb.click(t, "#placement-sensitive")
 		tb.waitFor(t, `[...document.querySelectorAll("#allocation svg text")].some(e => e.textContent === "v100 (spread)")`)

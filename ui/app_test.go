@@ -42,7 +42,7 @@ func TestAppTabsAndFragment(t *testing.T) {
 		t.Fatalf("default plan: err %q / %q", a.Err, a.Plan.Err)
 	}
 	a.SetTab("cluster")
-	if a.Err != "" || a.Cluster.Err != "" || len(a.Cluster.Result.X) != 3 {
+	if a.Err != "" || a.Cluster.Err != "" || len(a.Cluster.Result.X) != len(request.DefaultCluster().Jobs) {
 		t.Fatalf("cluster tab: err %q / %q, allocation %v", a.Err, a.Cluster.Err, a.Cluster.Result.X)
 	}
 	a.SetTab("cost")

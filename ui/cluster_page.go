@@ -173,19 +173,44 @@ func (a *App) setCluster(field string, change func(c *request.Cluster) error) {
 	a.changed()
 }
 
-// SetClusterWorkload switches between the paper example and the job list.
+// SetClusterWorkload switches between the paper example (its one V100 and
+// one K80) and the job list on Gavel's types (the default cluster's
+// whole servers); the job list is kept.
 func (a *App) SetClusterWorkload(w string) {
 	a.setCluster("workload", func(c *request.Cluster) error {
 		c.Workload, c.WorkerTypes = w, nil
-		c.GPUs = make([]int, len(request.WorkerTypes(w)))
-		for i := range c.GPUs {
-			c.GPUs[i] = 1
-			if w == request.WorkloadJobTypes {
-				c.GPUs[i] = 8 // room for jobs of scale factor 8
-			}
+		switch w {
+		case request.WorkloadPaper:
+			c.GPUs = request.PaperCluster().GPUs
+		case request.WorkloadJobTypes:
+			c.GPUs = request.DefaultCluster().GPUs
 		}
 		return nil
 	})
+}
+
+// wholeServers is the fewest whole servers of perServer GPUs with room
+// for a job of scale factor 8 (Gavel's largest).
+func wholeServers(perServer int) int {
+	return perServer * ((8 + perServer - 1) / perServer)
+}
+
+// gpusLabel labels a GPU type's count input with its server size.
+func (c *ClusterPage) gpusLabel(wt string) string {
+	s, err := app.ServerOf(wt)
+	if err != nil {
+		return wt + " GPUs"
+	}
+	return fmt.Sprintf("%s GPUs (servers of %d)", wt, s.GPUsPerServer)
+}
+
+// gpusTitle says where a GPU type's server size comes from.
+func (c *ClusterPage) gpusTitle(wt string) string {
+	s, err := app.ServerOf(wt)
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("%d GPUs per server (%s): a multi-GPU job runs consolidated on one server of its type (§5.3.1). Source: %s", s.GPUsPerServer, s.Name, s.Source)
 }
 
 // workerTypesText is the cluster's GPU types as the text input shows them.
@@ -196,7 +221,8 @@ func (c *ClusterPage) gpuIDs() string { return strings.Join(app.GPUIDs(), ", ") 
 
 // SetClusterWorkerTypes sets the job-types cluster's GPU types from a
 // comma-separated list of Gavel's names or gpus.json ids; a type kept
-// keeps its GPU count, a new one gets 8.
+// keeps its GPU count, a new one gets whole servers with room for a job
+// of 8 GPUs.
 func (a *App) SetClusterWorkerTypes(value string) {
 	a.setCluster("worker_types", func(c *request.Cluster) error {
 		var types []string
@@ -207,10 +233,15 @@ func (a *App) SetClusterWorkerTypes(value string) {
 		}
 		old, counts := c.Types(), make([]int, len(types))
 		for i, wt := range types {
-			counts[i] = 8
 			if k := slices.Index(old, wt); k >= 0 {
 				counts[i] = c.GPUs[k]
+				continue
 			}
+			s, err := app.ServerOf(wt)
+			if err != nil {
+				return err
+			}
+			counts[i] = wholeServers(s.GPUsPerServer)
 		}
 		c.WorkerTypes, c.GPUs = types, counts
 		if slices.Equal(types, request.WorkerTypes(request.WorkloadJobTypes)) {

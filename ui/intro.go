@@ -40,8 +40,8 @@ func (c *Root) intro() intro {
 			Text: "Gavel shares a cluster of different GPUs between jobs: list the jobs and the GPUs on the left, pick a policy, and the heatmap shows the share of time each job gets on each GPU type. " +
 				"Simulate a trace to see job completion times; add the Plan page's model as a job to use the planner's predicted throughputs.",
 			Examples: []example{
-				{"§5.4.1's three jobs on one V100 and one K80", c.href(request.Default(), "cluster")},
-				{"four jobs on 8 V100, 8 P100 and 8 K80", c.href(jobTypes(), "cluster")},
+				{"twelve of Gavel's jobs on a V100 server, two P100 servers and a K80 server", c.href(request.Default(), "cluster")},
+				{"§5.4.1's three jobs on one V100 and one K80", c.href(paperExample(), "cluster")},
 			},
 		}
 	case "cost":
@@ -49,7 +49,7 @@ func (c *Root) intro() intro {
 			Question: "What should I rent?",
 			Text: "Prices per GPU-hour turn the Cluster page's jobs into dollars: the table compares cost-normalized throughput per GPU type, and the min-cost policy allocates under deadlines. " +
 				"Edit the prices or pick a sourced price list on the left.",
-			Examples: []example{{"the Cluster page's four jobs at GCP prices", c.href(jobTypes(), "cost")}},
+			Examples: []example{{"the Cluster page's twelve jobs at GCP prices", c.href(request.Default(), "cost")}},
 		}
 	}
 	return intro{
@@ -73,11 +73,10 @@ func (c *Root) href(s request.State, tab string) string {
 	return "#" + f
 }
 
-// jobTypes is the Cluster page on Gavel's job types, 8 GPUs of each type.
-func jobTypes() request.State {
+// paperExample is the Cluster page on the example of §5.4.1.
+func paperExample() request.State {
 	s := request.Default()
-	s.Cluster.Workload = request.WorkloadJobTypes
-	s.Cluster.GPUs = []int{8, 8, 8}
+	s.Cluster = request.PaperCluster()
 	return s
 }
 

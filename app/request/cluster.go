@@ -1,6 +1,8 @@
 package request
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"unicode/utf8"
@@ -94,6 +96,22 @@ type Job struct {
 	Planned *Plan `json:"planned,omitempty"`
 }
 
+// UnmarshalJSON decodes a job from scratch: a job a request lists does
+// not take the omitted fields (steps, slo_hours, planned) of the default
+// job at its index, which encoding/json would otherwise keep when decoding
+// into the default cluster's job list. Unknown fields are errors.
+func (j *Job) UnmarshalJSON(data []byte) error {
+	type plain Job // without this method
+	var p plain
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return err
+	}
+	*j = Job(p)
+	return nil
+}
+
 // MaxWorkerTypes is the most GPU types a cluster may have.
 const MaxWorkerTypes = 8
 
@@ -156,8 +174,26 @@ func PlannedServers(scale, perServer int) (int, error) {
 	return scale / perServer, nil
 }
 
-// DefaultCluster is the §5.4.1 example under max-min fairness.
-func DefaultCluster() Cluster {
+// GPUsPerServer is the server size of each of the cluster's GPU types,
+// in the order of GPUs (gpuprofiles' servers.json: Gavel's types on the
+// cloud instances its chapters name, today's GPUs on their HGX/DGX or
+// cloud servers); a multi-GPU job is consolidated on one server of its
+// type (§5.3.1).
+func (c Cluster) GPUsPerServer() ([]int, error) {
+	sizes, err := gpuprofiles.GPUsPerServer(c.Types())
+	if err != nil {
+		return nil, fieldErr("cluster.worker_types", "%v", err)
+	}
+	return sizes, nil
+}
+
+// PaperCluster is the example of dissertation §5.4.1 (Figure 5.5): three
+// single-GPU jobs on one V100 and one K80 under max-min fairness, its
+// fixed throughputs in app. Its job list (used once the workload is
+// switched to Gavel's job types) is four jobs of Table 5.2, one of them
+// (LM) on 2 GPUs. Links made before DefaultCluster changed (until
+// November 2026) carried these values, all of them: they decode to it.
+func PaperCluster() Cluster {
 	return Cluster{
 		Workload: WorkloadPaper,
 		GPUs:     []int{1, 1},
@@ -166,6 +202,42 @@ func DefaultCluster() Cluster {
 			{Type: "Transformer (batch size 128)", Scale: 1, Weight: 1},
 			{Type: "A3C", Scale: 1, Weight: 1},
 			{Type: "LM (batch size 20)", Scale: 2, Weight: 1},
+		},
+		Policy:           "max_min_fairness_perf",
+		TraceJobs:        30,
+		TraceJobsPerHour: 4,
+	}
+}
+
+// DefaultCluster is what the Cluster page opens on: Gavel's three GPU
+// types, a V100 server, two P100 servers and a K80 server (8 + 8 + 16
+// GPUs, GPUsPerServer), shared by twelve jobs of Gavel's job types (Table
+// 5.2) of 1 to 8 GPUs and priority weights 1 to 4 under heterogeneity-aware
+// max-min fairness (LAS, §5.4.1). The jobs ask for 37 GPUs at once, and a
+// V100 is from 2.1× (A3C) to 8.9× (CycleGAN) a K80 while Recommendation
+// runs fastest on a P100, so the allocation differs from the
+// heterogeneity-agnostic one. Gavel measured these types on all three
+// GPUs, so every job has a throughput on every type (it measured none on
+// today's GPUs: a job added from the Plan page runs there). Its jobs set
+// no steps or SLOs, so the makespan, finish-time fairness and SLO policies
+// ask for them.
+func DefaultCluster() Cluster {
+	return Cluster{
+		Workload: WorkloadJobTypes,
+		GPUs:     []int{8, 8, 16},
+		Jobs: []Job{
+			{Type: "ResNet-50 (batch size 64)", Scale: 1, Weight: 1},
+			{Type: "Transformer (batch size 128)", Scale: 1, Weight: 1},
+			{Type: "A3C", Scale: 1, Weight: 1},
+			{Type: "CycleGAN", Scale: 1, Weight: 2},
+			{Type: "Recommendation (batch size 2048)", Scale: 1, Weight: 1},
+			{Type: "LM (batch size 20)", Scale: 2, Weight: 1},
+			{Type: "ResNet-18 (batch size 256)", Scale: 2, Weight: 1},
+			{Type: "Transformer (batch size 64)", Scale: 4, Weight: 2},
+			{Type: "ResNet-50 (batch size 32)", Scale: 4, Weight: 1},
+			{Type: "ResNet-18 (batch size 64)", Scale: 4, Weight: 1},
+			{Type: "LM (batch size 80)", Scale: 8, Weight: 4},
+			{Type: "Transformer (batch size 32)", Scale: 8, Weight: 1},
 		},
 		Policy:           "max_min_fairness_perf",
 		TraceJobs:        30,

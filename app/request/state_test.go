@@ -204,7 +204,7 @@ func TestClusterJobFieldsValidate(t *testing.T) {
 		{func(j *Job) { j.SLOHours = math.Inf(1) }, "cluster.jobs[1].slo_hours"},
 		{func(j *Job) { j.Planned = &Plan{Model: "gpt-1.7b"} }, "cluster.jobs[1].planned.plan.gpu"},
 	} {
-		cl := DefaultCluster()
+		cl := PaperCluster()
 		c.change(&cl.Jobs[1])
 		if err := cl.Validate(); err == nil || !strings.Contains(err.Error(), c.field) || !strings.HasPrefix(c.field, Field(err)) {
 			t.Errorf("err = %v, want one naming %s", err, c.field)
@@ -214,7 +214,7 @@ func TestClusterJobFieldsValidate(t *testing.T) {
 
 // TestClusterGPUsValidate: a GPU type may have none, the cluster may not.
 func TestClusterGPUsValidate(t *testing.T) {
-	cl := DefaultCluster()
+	cl := PaperCluster()
 	cl.GPUs = []int{0, 1}
 	if err := cl.Validate(); err != nil {
 		t.Fatalf("one empty GPU type: %v", err)

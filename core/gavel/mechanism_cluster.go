@@ -6,7 +6,12 @@ import (
 	"strings"
 )
 
-// DefaultGPUsPerServer is the server size used when a ClusterSpec gives none.
+// DefaultGPUsPerServer is the server size used when a ClusterSpec or an
+// Instance gives none: Gavel's physical-cluster workers of 4 GPUs (its
+// PHYSICAL_CLUSTER.md launches each worker with -g 4), the setting of
+// RESULTS.md's simulations and the CLI's --gpus-per-server default. The
+// application layer gives each worker type its real size instead
+// (gpuprofiles' servers.json, request.Cluster.GPUsPerServer).
 const DefaultGPUsPerServer = 4
 
 // MaxWorkersPerType bounds a worker type's GPU count (the mechanism keeps

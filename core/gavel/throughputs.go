@@ -108,7 +108,7 @@ func (t *ThroughputTable) Colocated(workerType string, a, b JobKey) ([2]float64,
 // ParseThroughputs parses Gavel's throughput JSON
 // ({worker type: {job key: {"null": x, job key: [self, other]}}}).
 func ParseThroughputs(data []byte) (*ThroughputTable, error) {
-	var doc map[string]map[string]map[string]json.RawMessage
+	var doc map[string]map[string]map[string]throughputEntry
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("throughputs: %w", err)
 	}
@@ -142,22 +142,56 @@ func ParseThroughputs(data []byte) (*ThroughputTable, error) {
 	return t, nil
 }
 
+// throughputEntry is one value of Gavel's throughput JSON, a number (the
+// isolated throughput) or a pair [self, other] (co-located), parsed in the
+// one pass of the document's decoding: per-entry json.Unmarshal calls made
+// the table's first use take seconds in a browser tab. A malformed value
+// keeps its error for parseJobEntries to report with where it is.
+type throughputEntry struct {
+	pair bool
+	v    [2]float64
+	err  error
+}
+
+// UnmarshalJSON reads a number or an array of two numbers; anything else
+// is recorded as the entry's error (the document is valid JSON already).
+func (e *throughputEntry) UnmarshalJSON(data []byte) error {
+	s := strings.TrimSpace(string(data))
+	parts := []string{s}
+	if e.pair = strings.HasPrefix(s, "["); e.pair {
+		if parts = strings.Split(strings.TrimSuffix(s[1:], "]"), ","); len(parts) != 2 {
+			e.err = fmt.Errorf("want [self, other], got %d values", len(parts))
+			return nil
+		}
+	}
+	for i, p := range parts {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil {
+			e.err = fmt.Errorf("want a number, got %.20q", strings.TrimSpace(p))
+			return nil
+		}
+		e.v[i] = v
+	}
+	return nil
+}
+
 // parseJobEntries reads one job key's "null" and co-located entries.
-func parseJobEntries(wt string, k JobKey, entries map[string]json.RawMessage, iso map[JobKey]float64, col map[[2]JobKey][2]float64) error {
+func parseJobEntries(wt string, k JobKey, entries map[string]throughputEntry, iso map[JobKey]float64, col map[[2]JobKey][2]float64) error {
 	where := wt + "." + k.String()
-	raw, ok := entries["null"]
-	if !ok {
+	e, ok := entries["null"]
+	switch {
+	case !ok:
 		return fmt.Errorf("throughputs: %s: missing \"null\" (isolated throughput)", where)
+	case e.err != nil:
+		return fmt.Errorf("throughputs: %s.null: %w", where, e.err)
+	case e.pair:
+		return fmt.Errorf("throughputs: %s.null: want a number, got a pair", where)
 	}
-	var v float64
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return fmt.Errorf("throughputs: %s.null: %w", where, err)
-	}
-	if err := checkThroughput(where+".null", v); err != nil {
+	if err := checkThroughput(where+".null", e.v[0]); err != nil {
 		return err
 	}
-	iso[k] = v
-	for otherKey, raw := range entries {
+	iso[k] = e.v[0]
+	for otherKey, e := range entries {
 		if otherKey == "null" {
 			continue
 		}
@@ -168,23 +202,28 @@ func parseJobEntries(wt string, k JobKey, entries map[string]json.RawMessage, is
 		if other.ScaleFactor != k.ScaleFactor {
 			return fmt.Errorf("throughputs: %s.%s: co-located scale factors differ", where, other)
 		}
-		var pair [2]float64
-		if err := json.Unmarshal(raw, &pair); err != nil {
-			return fmt.Errorf("throughputs: %s.%s: %w", where, other, err)
+		switch {
+		case e.err != nil:
+			return fmt.Errorf("throughputs: %s.%s: %w", where, other, e.err)
+		case !e.pair:
+			return fmt.Errorf("throughputs: %s.%s: want [self, other], got a number", where, other)
 		}
-		for i, p := range pair {
-			if err := checkThroughput(fmt.Sprintf("%s.%s[%d]", where, other, i), p); err != nil {
-				return err
+		for i, p := range e.v {
+			if !validThroughput(p) { // the field is formatted only for the error
+				return checkThroughput(fmt.Sprintf("%s.%s[%d]", where, other, i), p)
 			}
 		}
-		col[[2]JobKey{k, other}] = pair
+		col[[2]JobKey{k, other}] = e.v
 	}
 	return nil
 }
 
+// validThroughput reports whether v is a finite throughput >= 0.
+func validThroughput(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 }
+
 // checkThroughput rejects negative or non-finite throughputs.
 func checkThroughput(field string, v float64) error {
-	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+	if !validThroughput(v) {
 		return fmt.Errorf("throughputs: %s: must be a finite number >= 0, got %v", field, v)
 	}
 	return nil

@@ -154,6 +154,11 @@ func TestParseThroughputsErrors(t *testing.T) {
 		`{"k80": {"('A', 1)": {"null": 1, "('B', 2)": [1, 1]}}}`:  "scale factors differ",
 		`{"k80": {"('A', 1)": {"null": 1, "('B', 1)": [1, -2]}}}`: "[1]",
 		`[1]`: "throughputs",
+		`{"k80": {"('A', 1)": {"null": [1, 2]}}}`:                   "('A', 1).null: want a number, got a pair",
+		`{"k80": {"('A', 1)": {"null": "7"}}}`:                      `('A', 1).null: want a number, got "\"7\""`,
+		`{"k80": {"('A', 1)": {"null": 1, "('B', 1)": 3}}}`:         "('B', 1): want [self, other], got a number",
+		`{"k80": {"('A', 1)": {"null": 1, "('B', 1)": [1, 2, 3]}}}`: "('B', 1): want [self, other], got 3 values",
+		`{"k80": {"('A', 1)": {"null": 1, "('B', 1)": [null, 2]}}}`: "('B', 1): want a number",
 	}
 	for in, want := range cases {
 		_, err := ParseThroughputs([]byte(in))
