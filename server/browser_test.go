@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http/httptest"
 	"os"
@@ -279,6 +280,53 @@ func (tb *tab) replanMillis(t *testing.T) float64 {
 	return ms
 }
 
+// download clicks the button matching sel and returns the file the page
+// downloads; the browser reports the download's end, and the test waits
+// for that event.
+func (tb *tab) download(t *testing.T, sel string) []byte {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "pipeplan-download-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	done := make(chan string, 1)
+	if err := chromedp.ListenBrowser(tb.ctx, func(ev any) {
+		if p, ok := ev.(*browser.EventDownloadProgress); ok && p.State == browser.DownloadProgressStateCompleted {
+			select {
+			case done <- p.GUID:
+			default:
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	eventsOn := true
+	if _, err := chromedp.CallBrowser(tb.ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+		Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: dir, EventsEnabled: &eventsOn,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tb.click(t, sel)
+	var guid string
+	select {
+	case guid = <-done:
+	case <-tb.ctx.Done():
+		t.Fatalf("%s downloaded nothing: %v", sel, tb.ctx.Err())
+	}
+	data, err := os.ReadFile(filepath.Join(dir, guid)) // allowAndName names the file by its GUID
+	if err != nil {
+		t.Fatalf("read the download of %s: %v", sel, err)
+	}
+	return data
+}
+
+// summaryValue returns the selected plan's summary value named key.
+func (tb *tab) summaryValue(t *testing.T, key string) string {
+	t.Helper()
+	return eval[string](t, tb, fmt.Sprintf(`(() => { const dt = [...document.querySelectorAll("#plan-summary dt")].find(e => e.textContent === %q); return dt ? dt.nextElementSibling.textContent : ""; })()`, key))
+}
+
 // stateURL is the page's address restoring state s (the fragment is the state).
 func (b *browserSession) stateURL(t *testing.T, s request.State) string {
 	t.Helper()
@@ -400,41 +448,8 @@ func TestBrowser(t *testing.T) {
 	})
 	t.Run("ExportValidatesAgainstCorePlan", func(t *testing.T) {
 		tb := b.openState(t, planState(func(p *request.Plan) { p.GPU = "nvidia-h100-sxm5-80gb" }))
-		dir, err := os.MkdirTemp("", "pipeplan-download-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer os.RemoveAll(dir)
-		// The browser reports the download's end; the test waits for that event.
-		done := make(chan string, 1)
-		if err := chromedp.ListenBrowser(tb.ctx, func(ev any) {
-			if p, ok := ev.(*browser.EventDownloadProgress); ok && p.State == browser.DownloadProgressStateCompleted {
-				select {
-				case done <- p.GUID:
-				default:
-				}
-			}
-		}); err != nil {
-			t.Fatal(err)
-		}
-		eventsOn := true
-		if _, err := chromedp.CallBrowser(tb.ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
-			Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: dir, EventsEnabled: &eventsOn,
-		}); err != nil {
-			t.Fatal(err)
-		}
-		tb.click(t, "#export-plan")
+		data := tb.download(t, "#export-plan")
 		tb.waitFor(t, `document.getElementById("export-command") !== null`)
-		var guid string
-		select {
-		case guid = <-done:
-		case <-tb.ctx.Done():
-			t.Fatalf("plan.json was not downloaded: %v", tb.ctx.Err())
-		}
-		data, err := os.ReadFile(filepath.Join(dir, guid)) // allowAndName names the file by its GUID
-		if err != nil {
-			t.Fatalf("read the downloaded plan: %v", err)
-		}
 		p, err := plan.Parse(data)
 		if err != nil {
 			t.Fatalf("exported plan does not validate: %v", err)
@@ -457,24 +472,31 @@ func TestBrowser(t *testing.T) {
 		tb.checkPageErrors(t)
 	})
 	t.Run("EveryRowAtThePagesBatch", func(t *testing.T) {
-		// PipeDream and 2BW rows answer the same question: one step of the
-		// page's global batch (step time × samples/s = B), replication shown
-		// alike in the row and the summary, one bubble (an idle share,
-		// under 100 %), model and hardware TFLOP/s apart.
+		// PipeDream, 2BW and PTD-P rows answer the same question: one step
+		// of the page's global batch (step time × samples/s = B), replication
+		// shown alike in the row and the summary, one bubble (the idle share
+		// of the step, under 100 %, the paper's formula in its tooltip; the
+		// summary's is the step-time bar's), model and hardware TFLOP/s and
+		// MFU labelled apart. ResNet-50 on the default 1024 GPUs is the
+		// issue's case (its PipeDream row once ignored the batch).
 		for _, c := range []struct {
 			name  string
 			state request.State
 		}{
 			{"vgg16", planState(func(p *request.Plan) { p.Model, p.Nodes, p.GPUsPerNode, p.GlobalBatch = "pd-vgg16", 2, 8, 3840 })},
+			{"resnet50", planState(func(p *request.Plan) { p.Model = "pd-resnet50" })},
 			{"gpt3", request.Default()},
 		} {
 			tb := b.openState(t, c.state)
 			tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("cancel-plan") === null`)
 			rows := eval[[][]string](t, tb, `[...document.querySelectorAll("#candidates tbody tr")].map(r => [...r.cells].map(c => c.textContent))`)
-			heads := eval[[]string](t, tb, `[...document.querySelectorAll("#candidates thead th")].map(c => c.textContent)`)
+			if len(rows) == 0 {
+				t.Fatalf("%s: no candidates: %s", c.name, short(tb.text(t, ".results")))
+			}
+			heads := eval[[][]string](t, tb, `[...document.querySelectorAll("#candidates thead th")].map(c => [c.textContent, c.title])`)
 			col := func(name string) int {
 				for i, h := range heads {
-					if h == name {
+					if h[0] == name {
 						return i
 					}
 				}
@@ -482,8 +504,15 @@ func TestBrowser(t *testing.T) {
 				return -1
 			}
 			step, rate, bubble, d := col("step time"), col("samples/s"), col("bubble"), col("d")
-			col("model TFLOP/s/GPU")
-			col("hardware TFLOP/s/GPU")
+			if !strings.Contains(heads[bubble][1], "idle share of the step") || !strings.Contains(heads[bubble][1], "(p−1)/(v·m)") {
+				t.Errorf("%s: bubble tooltip %q, want the idle share and the paper's formula", c.name, heads[bubble][1])
+			}
+			for _, name := range []string{"model TFLOP/s/GPU", "hardware TFLOP/s/GPU", "MFU"} {
+				if title := heads[col(name)][1]; !strings.Contains(title, "recomputation") && !strings.Contains(title, "model TFLOP/s") {
+					t.Errorf("%s: %s tooltip %q does not say what it counts", c.name, name, title)
+				}
+			}
+			planners := map[string]bool{}
 			for _, r := range rows {
 				if got := parseSeconds(t, r[step]) * parseNumber(t, r[rate]); got < 0.97*float64(c.state.Plan.GlobalBatch) || got > 1.03*float64(c.state.Plan.GlobalBatch) {
 					t.Errorf("%s row %v: step time × samples/s = %.0f, want the global batch %d", c.name, r, got, c.state.Plan.GlobalBatch)
@@ -491,11 +520,32 @@ func TestBrowser(t *testing.T) {
 				if v := parseNumber(t, strings.TrimSuffix(r[bubble], " %")); v >= 100 {
 					t.Errorf("%s row %v: bubble %s is not an idle share", c.name, r, r[bubble])
 				}
+				planners[r[col("schedule")]] = true
 			}
 			summary := tb.text(t, "#plan-summary")
-			if len(rows) == 0 || !strings.Contains(summary, fmt.Sprintf("B=%d", c.state.Plan.GlobalBatch)) || !strings.Contains(summary, "d="+rows[0][d]+",") {
+			if !strings.Contains(summary, fmt.Sprintf("B=%d", c.state.Plan.GlobalBatch)) || !strings.Contains(summary, "d="+rows[0][d]+",") {
 				t.Errorf("%s: summary %q does not state the first row's d and the page's batch", c.name, short(summary))
 			}
+			if got := tb.summaryValue(t, "step time"); got != rows[0][step] {
+				t.Errorf("%s: summary step time %q, first row %q", c.name, got, rows[0][step])
+			}
+			// One bubble: the summary's is the step-time bar's part and, within
+			// the drawing's rounding, the timeline's idle share.
+			sumBubble := parseNumber(t, strings.TrimSuffix(tb.summaryValue(t, "bubble"), " %"))
+			if bar := eval[string](t, tb, `[...document.querySelectorAll("#step-breakdown svg text")].map(e => e.textContent).find(s => s.startsWith("pipeline bubble:")) || ""`); bar != "" {
+				var sec, share float64
+				var unit string
+				if _, err := fmt.Sscanf(bar[strings.Index(bar, ":")+1:], "%g %s (%g %%", &sec, &unit, &share); err != nil || share != sumBubble {
+					t.Errorf("%s: step-time bar %q, summary bubble %.1f %%: want one idle share", c.name, bar, sumBubble)
+				}
+			}
+			if title := eval[string](t, tb, `(document.querySelector("#timeline svg title") || {}).textContent || ""`); strings.Contains(title, "bubble ") && c.name == "gpt3" {
+				var drawn float64
+				if _, err := fmt.Sscanf(title[strings.LastIndex(title, "bubble ")+len("bubble "):], "%g%%", &drawn); err != nil || math.Abs(drawn-sumBubble) > 0.3 {
+					t.Errorf("%s: timeline %q, summary bubble %.1f %%: want the same idle share", c.name, short(title), sumBubble)
+				}
+			}
+			t.Logf("%s: %d rows, schedules %v, first step %s", c.name, len(rows), slices.Sorted(maps.Keys(planners)), rows[0][step])
 			tb.checkPageErrors(t)
 		}
 	})
