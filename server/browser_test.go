@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -549,44 +551,149 @@ func TestBrowser(t *testing.T) {
 			tb.checkPageErrors(t)
 		}
 	})
-	t.Run("FirstScreenCompareAndRunCost", func(t *testing.T) {
-		// The first screen says what the page is for, with examples and the
-		// sources it cites; a pinned candidate is compared with the selected
-		// one; the whole run is priced; the candidate table is one Tab stop
-		// (arrow keys inside) and downloads as CSV.
+	t.Run("FirstScreenOnEveryPage", func(t *testing.T) {
+		// Each page opens with its question, how to use it (three
+		// sentences) and an example that loads with one click; the footer
+		// links every source the pages cite by §, Table or eq. Export plan
+		// shows only on the Plan page.
 		tb := b.openState(t, request.Default())
-		if intro := tb.text(t, "#intro"); !strings.Contains(intro, "How do I split this model") || eval[int](t, tb, `document.querySelectorAll("#intro a[href^='#v1.']").length`) < 2 {
-			t.Errorf("intro = %q, want the page's question and example links", short(intro))
+		for _, c := range []struct{ page, question string }{
+			{"plan", "How do I split this model over these GPUs?"},
+			{"cluster", "Who gets which GPUs?"},
+			{"cost", "What should I rent?"},
+		} {
+			tb.click(t, "#tab-"+c.page)
+			tb.waitFor(t, fmt.Sprintf(`document.getElementById("tab-%s").getAttribute("aria-selected") === "true" && document.querySelector(".%s-page") !== null`, c.page, c.page))
+			intro := tb.text(t, "#intro p")
+			if sentences := len(regexp.MustCompile(`[.?!](\s|$)`).FindAllString(intro, -1)); !strings.HasPrefix(intro, c.question) || sentences < 3 {
+				t.Errorf("%s page: intro %q, want its question and at least three sentences (%d)", c.page, short(intro), sentences)
+			}
+			if n := eval[int](t, tb, `document.querySelectorAll("#intro a[href^='#v1.']").length`); n < 1 {
+				t.Errorf("%s page: no example link", c.page)
+			}
+			if export := eval[bool](t, tb, `document.getElementById("export-plan") !== null`); export != (c.page == "plan") {
+				t.Errorf("%s page: Export plan shown %v", c.page, export)
+			}
 		}
-		if n := eval[int](t, tb, `document.querySelectorAll("#sources a[href^='https://']").length`); n < 5 {
-			t.Errorf("%d linked sources", n)
+		links := eval[[]string](t, tb, `[...document.querySelectorAll("#sources li")].map(li => (li.querySelector("a[href^='https://']") || {}).href || "")`)
+		if len(links) < 6 || slices.Contains(links, "") || !strings.Contains(tb.text(t, "#sources"), "dissertation") {
+			t.Errorf("sources %q: want the dissertation and every paper linked", links)
 		}
-		run := tb.text(t, "#run-cost")
-		// The A100's default price comes from gpuprofiles' dated list.
-		if !strings.Contains(run, "300 B tokens") || !strings.Contains(run, "days") || !strings.Contains(run, "$") {
-			t.Errorf("run cost = %q, want it in dollars at the sourced default price", short(run))
+		// An example link loads its state.
+		tb.click(t, "#tab-plan")
+		tb.click(t, "#intro a:nth-of-type(2)")
+		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("plan-summary").textContent.includes("VGG-16")`)
+		tb.checkPageErrors(t)
+	})
+	t.Run("RunCostTokensDaysGPUHoursDollars", func(t *testing.T) {
+		// The whole run on the Plan page: tokens → days at the selected
+		// plan's throughput → GPU-hours → dollars at the GPU's sourced,
+		// dated default price, which the user can edit (no re-plan).
+		tb := b.openState(t, request.Default())
+		runCost := func() map[string]string {
+			return eval[map[string]string](t, tb, `Object.fromEntries([...document.querySelectorAll("#run-cost dt")].map(e => [e.textContent, e.nextElementSibling.textContent]))`)
 		}
-		was, _ := json.Marshal(run)
-		tb.setSelect(t, "price-per-gpu-hour", "2.5")
-		tb.waitFor(t, `document.getElementById("run-cost").textContent.includes("$") && document.getElementById("run-cost").innerText !== `+string(was))
+		hint := eval[string](t, tb, `document.getElementById("price-per-gpu-hour").nextElementSibling.textContent`)
+		if !regexp.MustCompile(`price list, 20\d\d`).MatchString(hint) {
+			t.Errorf("default price's note %q, want its price list and date", hint)
+		}
+		rc := runCost()
+		price := parseNumber(t, eval[string](t, tb, `document.getElementById("price-per-gpu-hour").value`))
+		tokens := parseCount(t, strings.TrimSuffix(rc["to train"], " tokens"))
+		rate := parseNumber(t, strings.TrimSuffix(tb.summaryValue(t, "throughput"), " samples/s"))
+		days := parseNumber(t, strings.TrimSuffix(rc["days"], " days"))
+		gpuHours := parseCount(t, rc["GPU-hours"])
+		cost := parseCount(t, strings.TrimPrefix(rc["cost"], "$"))
+		near := func(got, want float64) bool { return math.Abs(got-want) <= 0.01*want }
+		if tokens != 300e9 || !near(days, tokens/2048/rate/86400) || !near(gpuHours, days*24*1024) || !near(cost, gpuHours*price) {
+			t.Errorf("run cost %v at %g samples/s and $%g per GPU-hour: want tokens → days → GPU-hours → dollars", rc, rate, price)
+		}
+		run := eval[string](t, tb, `document.getElementById("plan-timing").dataset.run`)
+		tb.setSelect(t, "price-per-gpu-hour", fmt.Sprint(2*price))
+		tb.waitFor(t, fmt.Sprintf(`document.getElementById("run-cost").textContent.includes("$") && !document.getElementById("run-cost").textContent.includes(%q)`, rc["cost"]))
+		if got := parseCount(t, strings.TrimPrefix(runCost()["cost"], "$")); !near(got, 2*cost) {
+			t.Errorf("at twice the price the run costs %g, want %g", got, 2*cost)
+		}
+		if now := eval[string](t, tb, `document.getElementById("plan-timing").dataset.run`); now != run {
+			t.Errorf("a price change re-planned (run %s → %s)", run, now)
+		}
+		tb.checkPageErrors(t)
+	})
+	t.Run("CompareKeyboardAndCSV", func(t *testing.T) {
+		// A pinned candidate is compared with the selected one (degrees,
+		// the step time by part, memory, cost); the candidate table is one
+		// Tab stop with arrow keys inside; it downloads as CSV with the
+		// table's rows.
+		tb := b.openState(t, request.Default())
 		tb.click(t, "#pin-candidate")
 		tb.click(t, "#candidates tbody tr:nth-child(2)")
-		tb.waitFor(t, `document.getElementById("compare") !== null && document.querySelector("#candidates tbody tr:nth-child(2)").classList.contains("selected")`)
+		tb.waitFor(t, `document.getElementById("compare") !== null && document.querySelector("#candidates tbody tr:nth-child(2)").classList.contains("selected") && document.getElementById("cancel-plan") === null`)
 		cols := eval[[]string](t, tb, `[...document.querySelectorAll("#compare thead th")].map(e => e.textContent)`)
 		if len(cols) != 3 || !strings.HasPrefix(cols[1], "pinned: GPT-3 175B") || !strings.HasPrefix(cols[2], "selected: ") {
 			t.Errorf("compare columns = %q", cols)
 		}
+		cmp := eval[map[string][]string](t, tb, `Object.fromEntries([...document.querySelectorAll("#compare tbody tr")].map(r => [r.cells[0].textContent, [r.cells[1].textContent, r.cells[2].textContent]]))`)
+		for _, k := range []string{"degrees", "step time", "of which compute", "of which pipeline bubble", "peak memory", "per million samples"} {
+			if len(cmp[k]) != 2 || cmp[k][0] == "" || cmp[k][1] == "" {
+				t.Errorf("comparison lacks %q: %v", k, cmp)
+			}
+		}
+		if got, want := cmp["step time"][1], tb.summaryValue(t, "step time"); got != want {
+			t.Errorf("selected column's step time %q, summary %q", got, want)
+		}
+		if got, want := cmp["peak memory"][0], cmp["peak memory"][1]; !strings.HasSuffix(got, " of 80.0 GiB") || !strings.HasSuffix(want, " of 80.0 GiB") {
+			t.Errorf("peak memory compared as %q vs %q", got, want)
+		}
+		if !strings.Contains(cmp["per million samples"][1], "GPU-hours, $") {
+			t.Errorf("cost compared as %q", cmp["per million samples"])
+		}
+		// One Tab stop: the selected row; the arrow keys move the selection.
 		if n := eval[int](t, tb, `[...document.querySelectorAll("#candidates tbody tr")].filter(r => r.tabIndex === 0).length`); n != 1 {
 			t.Errorf("%d candidate rows are Tab stops, want 1", n)
 		}
-		tb.do(t, "focus the selected row", chromedp.Focus(chromedp.CSS("#candidates tbody tr.selected")))
+		tb.do(t, "focus the Download CSV button", chromedp.Focus(chromedp.CSS("#candidates-csv")))
+		tb.do(t, "Tab", chromedp.KeyEvent("\t"))
+		if id := eval[string](t, tb, `document.activeElement.id`); id != "cand-row-1" {
+			t.Errorf("Tab from Download CSV focuses %q, want the selected row cand-row-1", id)
+		}
 		tb.do(t, "ArrowDown", chromedp.KeyEvent(kb.ArrowDown))
 		tb.waitFor(t, `document.querySelector("#candidates tbody tr:nth-child(3)").classList.contains("selected") && document.activeElement.id === "cand-row-2"`)
+		tb.do(t, "ArrowUp", chromedp.KeyEvent(kb.ArrowUp))
+		tb.waitFor(t, `document.querySelector("#candidates tbody tr:nth-child(2)").classList.contains("selected") && document.activeElement.id === "cand-row-1"`)
+		tb.waitFor(t, `document.getElementById("cancel-plan") === null`)
+		tb.do(t, "Tab", chromedp.KeyEvent("\t"))
+		if inside := eval[bool](t, tb, `document.activeElement.closest("#candidates tbody") !== null`); inside {
+			t.Errorf("Tab from the table stays in it (on %s)", eval[string](t, tb, `document.activeElement.id`))
+		}
 		tb.screenshot(t, "plan-compare")
-		tb.click(t, "#tab-cluster")
-		tb.waitFor(t, `document.querySelector(".cluster-page") !== null`)
-		if eval[bool](t, tb, `document.getElementById("export-plan") !== null`) {
-			t.Errorf("Export plan shows on the Cluster page")
+		// The CSV holds the table's rows, then the ruled-out ones.
+		table := eval[[][]string](t, tb, `[...document.querySelectorAll("#candidates tbody tr")].map(r => [...r.cells].map(c => c.textContent))`)
+		recs, err := csv.NewReader(bytes.NewReader(tb.download(t, "#candidates-csv"))).ReadAll()
+		if err != nil {
+			t.Fatalf("candidates.csv: %v", err)
+		}
+		ruledOut := eval[int](t, tb, `document.querySelectorAll("#infeasible tbody tr").length`)
+		if len(recs) != 1+len(table)+ruledOut {
+			t.Fatalf("candidates.csv has %d records, want a header, %d candidates and %d ruled out", len(recs), len(table), ruledOut)
+		}
+		field := map[string]int{}
+		for i, h := range recs[0] {
+			field[h] = i
+		}
+		for i, row := range table {
+			rec := recs[1+i]
+			for _, c := range []struct {
+				name string
+				cell int
+			}{{"rank", 0}, {"t", 1}, {"p", 2}, {"cp", 3}, {"ep", 4}, {"d", 5}, {"b", 6}, {"v", 7}, {"m", 8}, {"schedule", 9}, {"recompute", 10}, {"zero", 11}} {
+				if rec[field[c.name]] != row[c.cell] {
+					t.Errorf("CSV row %d %s = %q, table %q", i+1, c.name, rec[field[c.name]], row[c.cell])
+				}
+			}
+			step, rate := parseNumber(t, rec[field["step_s"]]), parseNumber(t, rec[field["samples_per_s"]])
+			if math.Abs(step-parseSeconds(t, row[12])) > 0.01*step || math.Abs(step*rate-1536) > 1 || rec[field["global_batch"]] != "1536" {
+				t.Errorf("CSV row %d: %g s × %g samples/s, table %s", i+1, step, rate, row[12])
+			}
 		}
 		tb.checkPageErrors(t)
 	})
@@ -1106,6 +1213,20 @@ func parseNumber(t *testing.T, s string) float64 {
 		t.Fatalf("not a number: %q", s)
 	}
 	return v
+}
+
+// parseCount reads a quantity as the page's count formats it (1,234; 1.2 M; 300 B; 25 T).
+func parseCount(t *testing.T, s string) float64 {
+	t.Helper()
+	for _, u := range []struct {
+		suffix string
+		scale  float64
+	}{{" T", 1e12}, {" B", 1e9}, {" M", 1e6}} {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			return parseNumber(t, v) * u.scale
+		}
+	}
+	return parseNumber(t, s)
 }
 
 // TestBrowserPresetTimings logs how long each model preset takes to plan in
