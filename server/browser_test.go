@@ -541,10 +541,34 @@ func TestBrowser(t *testing.T) {
 					t.Errorf("%s: step-time bar %q, summary bubble %.1f %%: want one idle share", c.name, bar, sumBubble)
 				}
 			}
-			if title := eval[string](t, tb, `(document.querySelector("#timeline svg title") || {}).textContent || ""`); strings.Contains(title, "bubble ") && c.name == "gpt3" {
-				var drawn float64
-				if _, err := fmt.Sscanf(title[strings.LastIndex(title, "bubble ")+len("bubble "):], "%g%%", &drawn); err != nil || math.Abs(drawn-sumBubble) > 0.3 {
+			if c.name == "gpt3" {
+				// The timeline draws the selected plan's whole step to scale:
+				// its p, v, step and idle share are the summary's, in under 100 KB.
+				title := eval[string](t, tb, `(document.querySelector("#timeline svg title") || {}).textContent || ""`)
+				var tp, pp, pp2, v, drawnBubble, drawnStep float64
+				var sched string
+				if _, err := fmt.Sscanf(tb.summaryValue(t, "degrees"), "t=%g × p=%g", &tp, &pp); err != nil {
+					t.Fatalf("summary degrees %q: %v", tb.summaryValue(t, "degrees"), err)
+				}
+				if _, err := fmt.Sscanf(title, "%s · p = %g stages × v = %g chunks", &sched, &pp2, &v); err != nil || pp2 != pp {
+					t.Errorf("timeline %q does not draw the summary's p = %g", short(title), pp)
+				}
+				if !strings.Contains(tb.summaryValue(t, "degrees"), fmt.Sprintf("v=%g,", v)) {
+					t.Errorf("timeline %q, summary degrees %q: different v", short(title), tb.summaryValue(t, "degrees"))
+				}
+				i, j := strings.LastIndex(title, "step "), strings.LastIndex(title, "bubble ")
+				if i < 0 || j < i {
+					t.Fatalf("timeline title %q has no step and bubble", short(title))
+				}
+				drawnStep = parseSeconds(t, strings.TrimSuffix(title[i+len("step "):j], " · "))
+				if _, err := fmt.Sscanf(title[j+len("bubble "):], "%g%%", &drawnBubble); err != nil || math.Abs(drawnBubble-sumBubble) > 0.3 {
 					t.Errorf("%s: timeline %q, summary bubble %.1f %%: want the same idle share", c.name, short(title), sumBubble)
+				}
+				if sum := parseSeconds(t, tb.summaryValue(t, "step time")); math.Abs(drawnStep-sum) > 0.01*sum {
+					t.Errorf("timeline draws a %g s step, the summary says %g s", drawnStep, sum)
+				}
+				if n := eval[int](t, tb, `document.querySelector("#timeline svg").outerHTML.length`); n > 100_000 {
+					t.Errorf("timeline SVG is %d bytes, want under 100 KB", n)
 				}
 			}
 			t.Logf("%s: %d rows, schedules %v, first step %s", c.name, len(rows), slices.Sorted(maps.Keys(planners)), rows[0][step])
@@ -1258,7 +1282,7 @@ func TestBrowser(t *testing.T) {
 		// formatted numbers: no Go parser's text, no doubled field prefix,
 		// no 17-digit float.
 		tb := b.openState(t, request.Default())
-		for _, c := range []struct{ id, value string }{{"nodes", "1.5"}, {"global-batch", "0.1"}, {"nodes", "100000000"}} {
+		for _, c := range []struct{ id, value string }{{"nodes", "1.5"}, {"global-batch", "0.1"}, {"nodes", "100000000"}, {"price-per-gpu-hour", "-1"}, {"inter-node", "1e999"}} {
 			eval[bool](t, tb, fmt.Sprintf(`(() => { const e = document.getElementById(%q); e.value = %q; e.dispatchEvent(new Event("change", {bubbles: true})); return true; })()`, c.id, c.value))
 			tb.waitFor(t, `document.getElementById("error") !== null`)
 			msg := tb.text(t, "#error")
