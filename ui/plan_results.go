@@ -89,10 +89,7 @@ func (c *PlanPage) rows() []tableRow {
 
 func (c *PlanPage) infeasibleRows() []tableRow {
 	var out []tableRow
-	for i, cand := range c.App.Plan.Result.Infeasible {
-		if cand.Fits && cand.Reason == "" {
-			continue // only what is ruled out, and why
-		}
+	for i, cand := range c.App.Plan.Result.Infeasible { // app lists only what is ruled out, with why
 		out = append(out, tableRow{Index: i, Cells: []string{
 			cand.Planner, strconv.Itoa(cand.Execution.TP), strconv.Itoa(cand.Execution.PP), degree(cand.Execution.CP), degree(cand.Execution.EP),
 			dataParallel(cand), strconv.Itoa(cand.Execution.MicrobatchSize), strconv.Itoa(cand.Execution.Interleave),
