@@ -95,6 +95,16 @@ func checkPlanResult(t *testing.T, res Result) {
 	if len(res.Candidates) > MaxShownCandidates || len(res.Infeasible) > MaxShownInfeasible {
 		t.Fatalf("%d candidates and %d infeasible shown, over the display limits", len(res.Candidates), len(res.Infeasible))
 	}
+	for _, c := range res.Infeasible {
+		if c.Fits && c.Reason == "" {
+			t.Fatalf("%s %+v listed as ruled out, yet it fits and no reason is given", c.Planner, c.Execution)
+		}
+	}
+	for _, c := range res.Candidates {
+		if !c.Fits || c.Reason != "" {
+			t.Fatalf("%s %+v ranked, yet ruled out: %s", c.Planner, c.Execution, c.Reason)
+		}
+	}
 	if res.Plan != nil && (res.Selected < 0 || res.Selected >= len(res.Candidates)) {
 		t.Fatalf("selected %d of %d candidates", res.Selected, len(res.Candidates))
 	}

@@ -39,8 +39,8 @@ const MaxMadPipeLayerGPUs = 5600
 func planMadPipe(ctx context.Context, problem partition.Problem, res Result, progress func(float64)) (Result, error) {
 	layers, gpus := len(problem.Profile.Layers), problem.System.GPUs()
 	if layers*gpus > MaxMadPipeLayerGPUs {
-		return Result{}, fmt.Errorf("plan.nodes: MadPipe takes at most %d layers × GPUs, got %d layers × %d GPUs = %d: plan %s on at most %d GPUs with MadPipe, or choose PipeDream or 2BW",
-			MaxMadPipeLayerGPUs, layers, gpus, layers*gpus, problem.Profile.Name, MaxMadPipeLayerGPUs/layers)
+		return Result{}, fmt.Errorf("plan.nodes: MadPipe takes at most %d layers × GPUs, got %d layers × %d GPUs: plan %s on at most %d GPUs with MadPipe, or choose PipeDream or 2BW",
+			MaxMadPipeLayerGPUs, layers, gpus, problem.Profile.Name, MaxMadPipeLayerGPUs/layers)
 	}
 	pl, err := partition.Lookup(plan.PlannerMadPipe)
 	if err != nil {

@@ -16,14 +16,14 @@ type intro struct {
 // example is a link to a state, named.
 type example struct{ Name, Href string }
 
-// source is a paper the page cites (§, Table, eq.), with a link where one is known.
+// source is a paper the page cites (§, Table, eq.), with its link.
 type source struct{ Cite, Href string }
 
 // sources are the papers behind the numbers; the dissertation's chapters
 // are the papers linked (ch. 2 PipeDream, ch. 3 PipeDream-2BW, ch. 4 PTD-P,
 // ch. 5 Gavel), so its §, Table and eq. numbers are found there.
 var sources = []source{
-	{"D. Narayanan, PhD dissertation, Stanford University, 2021: the § / Table / eq. numbers cited on these pages", ""},
+	{"D. Narayanan, Resource-Efficient Execution of Deep Learning Computations, PhD dissertation, Stanford University, 2021: the § / Table / eq. numbers cited on these pages", "https://purl.stanford.edu/qx792hd7022"},
 	{"PipeDream (SOSP '19, ch. 2)", "https://doi.org/10.1145/3341301.3359646"},
 	{"PipeDream-2BW (ICML '21, ch. 3)", "https://arxiv.org/abs/2006.09503"},
 	{"PTD-P, Megatron-LM (SC '21, ch. 4)", "https://arxiv.org/abs/2104.04473"},

@@ -10,6 +10,7 @@ import (
 
 	"pipeplan/app"
 	"pipeplan/app/request"
+	"pipeplan/core/cost"
 )
 
 // pinned is a candidate kept for comparison with the selected one.
@@ -49,7 +50,7 @@ func (c *PlanPage) compare() *comparison {
 	}
 	sel := r.Candidates[r.Selected]
 	price := c.App.price()
-	cost := func(cand app.Candidate, gpus int) string {
+	dollarsPerMillion := func(cand app.Candidate, gpus int) string {
 		hours := gpuHoursPerMillion(cand, gpus)
 		if price.Dollars == 0 {
 			return count(hours) + " GPU-hours"
@@ -59,29 +60,52 @@ func (c *PlanPage) compare() *comparison {
 	row := func(name string, f func(app.Candidate, int) string) kv {
 		return kv{name, f(p.Cand, p.GPUs), f(sel, r.GPUs)}
 	}
+	rows := []kv{
+		row("planner", func(c app.Candidate, _ int) string { return c.Planner }),
+		row("degrees", func(c app.Candidate, _ int) string {
+			return fmt.Sprintf("t=%d × p=%d × cp=%s × d=%s, ep=%s, v=%d, ZeRO %d", c.Execution.TP, c.Execution.PP, degree(c.Execution.CP), dataParallel(c),
+				degree(c.Execution.EP), c.Execution.Interleave, c.Execution.ZeRO)
+		}),
+		row("microbatching", func(c app.Candidate, _ int) string {
+			return fmt.Sprintf("b=%d, m=%d, B=%d", c.Execution.MicrobatchSize, c.Microbatches, c.GlobalBatch)
+		}),
+		row("schedule", func(c app.Candidate, _ int) string {
+			return string(c.Execution.Schedule) + ", recompute " + string(c.Execution.Recompute)
+		}),
+		row("step time", func(c app.Candidate, _ int) string { return secs(c.IterationSeconds) }),
+	}
+	// The step time by part (the step-time bar's parts), where either has
+	// a breakdown; a part neither spends time on is left out.
+	for i, part := range (cost.TimeBreakdown{}).Parts() {
+		seconds := func(c app.Candidate) float64 {
+			if c.Breakdown == nil {
+				return 0
+			}
+			return c.Breakdown.Parts()[i].Seconds
+		}
+		if seconds(p.Cand) == 0 && seconds(sel) == 0 {
+			continue
+		}
+		rows = append(rows, row("of which "+part.Name, func(c app.Candidate, _ int) string {
+			if c.Breakdown == nil {
+				return "—"
+			}
+			return secs(seconds(c))
+		}))
+	}
+	rows = append(rows,
+		row("throughput", func(c app.Candidate, _ int) string { return count(c.SamplesPerSecond) + " samples/s" }),
+		row("MFU", func(c app.Candidate, _ int) string { return orDash(c.MFU, pct) }),
+		row("peak memory", func(c app.Candidate, _ int) string {
+			return gib(c.Memory.PeakBytes+c.Memory.ReserveBytes) + " of " + gib(c.Memory.CapacityBytes)
+		}),
+		row("bubble (idle share)", func(c app.Candidate, _ int) string { return pct(bubbleShare(c)) }),
+		row("per million samples", dollarsPerMillion),
+	)
 	return &comparison{
 		Pinned:   "pinned: " + p.Label,
 		Selected: fmt.Sprintf("selected: %s on %d × %s", r.Model, r.GPUs, r.GPU),
-		Rows: []kv{
-			row("planner", func(c app.Candidate, _ int) string { return c.Planner }),
-			row("degrees", func(c app.Candidate, _ int) string {
-				return fmt.Sprintf("t=%d × p=%d × d=%s, v=%d", c.Execution.TP, c.Execution.PP, dataParallel(c), c.Execution.Interleave)
-			}),
-			row("microbatching", func(c app.Candidate, _ int) string {
-				return fmt.Sprintf("b=%d, m=%d, B=%d", c.Execution.MicrobatchSize, c.Microbatches, c.GlobalBatch)
-			}),
-			row("schedule", func(c app.Candidate, _ int) string {
-				return string(c.Execution.Schedule) + ", recompute " + string(c.Execution.Recompute)
-			}),
-			row("step time", func(c app.Candidate, _ int) string { return secs(c.IterationSeconds) }),
-			row("throughput", func(c app.Candidate, _ int) string { return count(c.SamplesPerSecond) + " samples/s" }),
-			row("MFU", func(c app.Candidate, _ int) string { return orDash(c.MFU, pct) }),
-			row("peak memory", func(c app.Candidate, _ int) string {
-				return gib(c.Memory.PeakBytes+c.Memory.ReserveBytes) + " of " + gib(c.Memory.CapacityBytes)
-			}),
-			row("bubble (idle share)", func(c app.Candidate, _ int) string { return pct(idleShare(c.BubbleFraction)) }),
-			row("per million samples", cost),
-		},
+		Rows:     rows,
 	}
 }
 
@@ -99,16 +123,17 @@ func (a *App) DownloadCandidatesCSV() {
 	r := a.Plan.Result
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	w.Write([]string{"rank", "planner", "t", "p", "d", "b", "v", "m", "schedule", "recompute", "global_batch",
+	w.Write([]string{"rank", "planner", "t", "p", "cp", "ep", "d", "b", "v", "m", "schedule", "recompute", "zero", "global_batch",
 		"step_s", "samples_per_s", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu",
 		"peak_memory_gib", "capacity_gib", "bubble_idle_share", "bubble_fraction_paper", "fits", "reason"})
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	write := func(rank string, c app.Candidate) {
-		w.Write([]string{rank, c.Planner, strconv.Itoa(c.Execution.TP), strconv.Itoa(c.Execution.PP), dataParallel(c), strconv.Itoa(c.Execution.MicrobatchSize),
-			strconv.Itoa(c.Execution.Interleave), strconv.Itoa(c.Microbatches), string(c.Execution.Schedule), string(c.Execution.Recompute), strconv.Itoa(c.GlobalBatch),
+		w.Write([]string{rank, c.Planner, strconv.Itoa(c.Execution.TP), strconv.Itoa(c.Execution.PP), degree(c.Execution.CP), degree(c.Execution.EP),
+			dataParallel(c), strconv.Itoa(c.Execution.MicrobatchSize), strconv.Itoa(c.Execution.Interleave), strconv.Itoa(c.Microbatches),
+			string(c.Execution.Schedule), string(c.Execution.Recompute), strconv.Itoa(c.Execution.ZeRO), strconv.Itoa(c.GlobalBatch),
 			g(c.IterationSeconds), g(c.SamplesPerSecond), g(c.ModelTFLOPSPerGPU), g(c.TFLOPSPerGPU), g(c.MFU),
 			g((c.Memory.PeakBytes + c.Memory.ReserveBytes) / (1 << 30)), g(c.Memory.CapacityBytes / (1 << 30)),
-			g(idleShare(c.BubbleFraction)), g(c.BubbleFraction), strconv.FormatBool(c.Fits), c.Reason})
+			g(bubbleShare(c)), g(c.BubbleFraction), strconv.FormatBool(c.Fits), c.Reason})
 	}
 	for i, c := range r.Candidates {
 		write(strconv.Itoa(i+1), c)

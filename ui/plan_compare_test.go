@@ -64,9 +64,21 @@ func TestRunCostAndCompare(t *testing.T) {
 	if cmp == nil || len(cmp.Rows) < 8 || cmp.Rows[4].Value == "" || !strings.HasPrefix(cmp.Pinned, "pinned: GPT-3 175B") {
 		t.Fatalf("comparison = %+v", cmp)
 	}
+	parts := 0
+	for _, row := range cmp.Rows {
+		if strings.HasPrefix(row.Key, "of which ") {
+			parts++
+			if row.Key == "of which compute" && (!strings.HasSuffix(row.Value, " s") || !strings.HasSuffix(row.Title, " s")) {
+				t.Errorf("compute row %+v, want seconds for both", row)
+			}
+		}
+	}
+	if parts < 3 {
+		t.Errorf("comparison has %d step-time parts, want compute, communication and bubble at least", parts)
+	}
 	a.DownloadCandidatesCSV()
 	csv := string(b.downloads["candidates.csv"])
-	if lines := strings.Count(csv, "\n"); lines != 1+len(a.Plan.Result.Candidates)+len(a.Plan.Result.Infeasible) || !strings.HasPrefix(csv, "rank,planner,t,p,d,") {
+	if lines := strings.Count(csv, "\n"); lines != 1+len(a.Plan.Result.Candidates)+len(a.Plan.Result.Infeasible) || !strings.HasPrefix(csv, "rank,planner,t,p,cp,ep,d,") {
 		t.Errorf("candidates.csv: %d lines, starts %q", lines, csv[:min(len(csv), 40)])
 	}
 }

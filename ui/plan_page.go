@@ -437,11 +437,13 @@ func (a *App) stopPlan() {
 }
 
 // CancelPlan stops a plan running in the worker; the page says so at once.
+// The previous inputs' result goes too: it is not a plan of the inputs
+// shown, and Export must not offer it as one.
 func (a *App) CancelPlan() {
 	if !a.Plan.Running {
 		return
 	}
 	a.stopPlan()
 	a.planRun++ // an answer already on its way is dropped
-	a.Plan = PlanView{Result: a.Plan.Result, Err: "planning cancelled: change an input to plan again"}
+	a.Plan = PlanView{Err: "planning cancelled: change an input to plan again"}
 }

@@ -35,7 +35,7 @@ var candidateHeaders = []column{
 	{"hardware TFLOP/s/GPU", "FLOPs executed per step (eq. 4.2, recomputation included) / (GPUs × step time)"},
 	{"MFU", "model FLOPs utilization: model TFLOP/s / the GPU's peak TFLOP/s"},
 	{"memory", "peak memory of the most loaded GPU + reserve, against its capacity"},
-	{"bubble", "idle share of the step in pipeline fill and drain: f/(1+f), with the paper's bubble fraction f = (p−1)/(v·m) of the ideal time (§4.2.2)"},
+	{"bubble", bubbleHow},
 }
 
 // infeasibleHeaders are the columns of the configurations that do not fit.
@@ -81,7 +81,7 @@ func (c *PlanPage) rows() []tableRow {
 			secs(cand.IterationSeconds), num(cand.SamplesPerSecond),
 			orDash(cand.ModelTFLOPSPerGPU, num), orDash(cand.TFLOPSPerGPU, num), orDash(cand.MFU, pct),
 			gib(cand.Memory.PeakBytes+cand.Memory.ReserveBytes) + " / " + gib(cand.Memory.CapacityBytes),
-			pct(idleShare(cand.BubbleFraction)),
+			pct(bubbleShare(cand)),
 		}
 		out[i] = row
 	}
@@ -90,10 +90,7 @@ func (c *PlanPage) rows() []tableRow {
 
 func (c *PlanPage) infeasibleRows() []tableRow {
 	var out []tableRow
-	for i, cand := range c.App.Plan.Result.Infeasible {
-		if cand.Fits && cand.Reason == "" {
-			continue // only what is ruled out, and why
-		}
+	for i, cand := range c.App.Plan.Result.Infeasible { // app lists only what is ruled out, with why
 		out = append(out, tableRow{Index: i, Cells: []string{
 			cand.Planner, strconv.Itoa(cand.Execution.TP), strconv.Itoa(cand.Execution.PP), degree(cand.Execution.CP), degree(cand.Execution.EP),
 			dataParallel(cand), strconv.Itoa(cand.Execution.MicrobatchSize), strconv.Itoa(cand.Execution.Interleave),
@@ -123,7 +120,7 @@ func (c *PlanPage) summary() []kv {
 		{"schedule", string(p.Execution.Schedule) + ", recompute " + string(p.Execution.Recompute), "pipeline schedule and activation recomputation"},
 		{"step time", secs(cand.IterationSeconds), "one step of the global batch B: m·t_max + (p−1)/v·t_stage bubble + data-parallel all-reduce + optimizer (§4.2); PipeDream never flushes: B / its throughput"},
 		{"throughput", num(cand.SamplesPerSecond) + " samples/s", "B / step time"},
-		{"bubble", pct(idleShare(cand.BubbleFraction)), fmt.Sprintf("idle share of the step in pipeline fill and drain, f/(1+f), from the paper's bubble fraction f = (p−1)/(v·m) = %s of the ideal time (§4.2.2)", pct(cand.BubbleFraction))},
+		{"bubble", pct(bubbleShare(cand)), fmt.Sprintf("%s; here f = %s", bubbleHow, pct(cand.BubbleFraction))},
 	}...)
 	if pr.TokensPerSecond > 0 {
 		out = append(out,
@@ -153,10 +150,23 @@ func dataParallel(c app.Candidate) string {
 	return strings.Join(parts, "-")
 }
 
-// idleShare is the share of a step spent idle in the pipeline's fill and
-// drain, from the paper's bubble fraction f (bubble time over ideal time,
-// §4.2.2): f/(1+f). It stays below 100 % where f does not.
-func idleShare(f float64) float64 { return f / (1 + f) }
+// bubbleHow says what every "bubble" on the page is (the table, the
+// summary, the comparison and the CSV show bubbleShare), with the paper's
+// formula.
+const bubbleHow = "idle share of the step in pipeline fill and drain: the pipeline bubble's seconds / the step time (the step-time bar's part), " +
+	"or f/(1+f) for a planner without a breakdown; the paper's bubble fraction f = (p−1)/(v·m) is bubble time over ideal time (§4.2.2)"
+
+// bubbleShare is the share of a candidate's step spent idle in the
+// pipeline's fill and drain: the breakdown's bubble seconds over the step
+// time where the planner has a breakdown (PTD-P), else f/(1+f) from the
+// paper's bubble fraction f (bubble time over ideal time, §4.2.2). It stays
+// below 100 % where f does not.
+func bubbleShare(c app.Candidate) float64 {
+	if b := c.Breakdown; b != nil && c.IterationSeconds > 0 {
+		return b.BubbleSeconds / c.IterationSeconds
+	}
+	return c.BubbleFraction / (1 + c.BubbleFraction)
+}
 
 // legendEntry is one memory-bar legend entry.
 type legendEntry struct{ Name, Title string }

@@ -63,3 +63,22 @@ func TestRunJobErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelDropsThePreviousResult: Cancel stops the worker and leaves no
+// plan of other inputs on the page, so Export offers none.
+func TestCancelDropsThePreviousResult(t *testing.T) {
+	a := NewApp(&fakeBrowser{}, "")
+	a.Start()
+	if !(&Root{App: a}).showExport() {
+		t.Fatalf("no Export for the default plan: %q", a.Plan.Err)
+	}
+	stopped := false
+	a.Plan.Running, a.Plan.stop = true, func() { stopped = true } // a newer input's plan in a worker
+	a.CancelPlan()
+	if !stopped || a.Plan.Running || a.Plan.Result.Plan != nil || a.Plan.Err == "" {
+		t.Errorf("after Cancel: stopped %v, running %v, plan kept %v, err %q", stopped, a.Plan.Running, a.Plan.Result.Plan != nil, a.Plan.Err)
+	}
+	if (&Root{App: a}).showExport() {
+		t.Errorf("Export shows after Cancel")
+	}
+}

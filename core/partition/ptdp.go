@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 
 	"pipeplan/core/cost"
 	"pipeplan/core/hw"
@@ -159,9 +160,7 @@ func EvaluatePTDP(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt co
 	}
 	cand := PTDPCandidate{Config: cfg, Prediction: pr, Fits: pr.Memory.Fits()}
 	if !cand.Fits {
-		m := pr.Memory
-		cand.Reason = fmt.Sprintf("needs %.1f GiB (%.1f GiB + %.1f GiB reserve) > %.1f GiB",
-			needBytes(m)/(1<<30), m.PeakBytes/(1<<30), m.ReserveBytes/(1<<30), m.CapacityBytes/(1<<30))
+		cand.Reason = memoryReason(pr.Memory)
 	}
 	return cand, nil
 }
@@ -215,3 +214,15 @@ func EvaluatePTDPZeRO(tr model.Transformer, c hw.Cluster, cfg plan.Execution, op
 
 // needBytes is the memory a GPU needs for m: the allocation plus the reserve.
 func needBytes(m cost.Memory) float64 { return m.PeakBytes + m.ReserveBytes }
+
+// memoryReason says why m does not fit its GPU, with as many decimals (up
+// to three) as it takes for the need to read above the capacity: 80.04 GiB
+// is "80.04 > 80.00", not "80.0 > 80.0".
+func memoryReason(m cost.Memory) string {
+	need, capacity := needBytes(m)/(1<<30), m.CapacityBytes/(1<<30)
+	d := 1
+	for d < 3 && strconv.FormatFloat(need, 'f', d, 64) == strconv.FormatFloat(capacity, 'f', d, 64) {
+		d++
+	}
+	return fmt.Sprintf("needs %.*f GiB (%.*f GiB + %.*f GiB reserve) > %.*f GiB", d, need, d, m.PeakBytes/(1<<30), d, m.ReserveBytes/(1<<30), d, capacity)
+}

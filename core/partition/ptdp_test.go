@@ -320,3 +320,21 @@ func TestPTDPUnevenLayers(t *testing.T) {
 		t.Fatalf("126 layers on pp = 16: got %d candidates", len(res.Candidates))
 	}
 }
+
+// TestMemoryReasonReadsAboveCapacity: a need just over the capacity is
+// written with the decimals that show it over, a clear one with one.
+func TestMemoryReasonReadsAboveCapacity(t *testing.T) {
+	const gib = 1 << 30
+	for _, c := range []struct {
+		peak, reserve, capacity float64
+		want                    string
+	}{
+		{75.04 * gib, 5 * gib, 80 * gib, "needs 80.04 GiB (75.04 GiB + 5.00 GiB reserve) > 80.00 GiB"},
+		{88.2 * gib, 5 * gib, 80 * gib, "needs 93.2 GiB (88.2 GiB + 5.0 GiB reserve) > 80.0 GiB"},
+		{75.0004 * gib, 5 * gib, 80 * gib, "needs 80.000 GiB (75.000 GiB + 5.000 GiB reserve) > 80.000 GiB"},
+	} {
+		if got := memoryReason(cost.Memory{PeakBytes: c.peak, ReserveBytes: c.reserve, CapacityBytes: c.capacity}); got != c.want {
+			t.Errorf("memoryReason(%g + %g of %g GiB) = %q, want %q", c.peak/gib, c.reserve/gib, c.capacity/gib, got, c.want)
+		}
+	}
+}
