@@ -106,20 +106,15 @@ func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTD
 	if err != nil {
 		return PTDPResult{}, err
 	}
-	chains, configs := make([][][]plan.Execution, len(pairs)), 0
-	for i, tp := range pairs {
-		chains[i] = opt.chainsFor(tr, c.GPUs(), tp[0], tp[1])
-		for _, chain := range chains[i] {
-			configs += len(chain)
-		}
-	}
-	res := PTDPResult{Candidates: make([]PTDPCandidate, 0, configs)}
+	var res PTDPResult
 	evaluated, predictions, work := 0, 0, SearchWork(tr)
-	for i := range pairs {
+	for i, tp := range pairs {
 		if err := ctx.Err(); err != nil {
 			return PTDPResult{}, err
 		}
-		for _, chain := range chains[i] {
+		// One pair's chains at a time: a request's whole space may be far
+		// larger than the work limit lets the search go.
+		for _, chain := range opt.chainsFor(tr, c.GPUs(), tp[0], tp[1]) {
 			for _, cfg := range chain {
 				cand, n, err := evaluateZeRO(pred.PredictPeak, cfg, opt.SearchZeRO)
 				if err != nil {
