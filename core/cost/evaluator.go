@@ -282,12 +282,7 @@ func MaxChunks(layers int) int { return layers + 2 }
 
 // layerKind returns 1 for a mixture-of-experts layer and 0 for a dense
 // one: layers of a kind cost the same.
-func (e *evaluator) layerKind(i int) int {
-	if e.tr.IsMoELayer(i) {
-		return 1
-	}
-	return 0
-}
+func (e *evaluator) layerKind(i int) int { return int(e.memo.kinds[i]) }
 
 // layerIndices returns the layers device i of the pipeline holds, in
 // order: its v chunks k = i + c·p of the split ChunkLayers gives.

@@ -20,6 +20,7 @@ type Predictor struct {
 	c       hw.Cluster
 	opt     Options
 	params  [2]float64 // Params and ActiveParams
+	kinds   []uint8    // each layer's kind (layerKind)
 	flops   map[flopsKey]float64
 	layers  map[plan.Execution]layerCosts // by layerKey
 	layouts map[layoutKey]layout
@@ -58,7 +59,13 @@ func NewPredictor(tr model.Transformer, c hw.Cluster, opt Options) (*Predictor, 
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	return &Predictor{tr: tr, c: c, opt: opt, params: [2]float64{tr.Params(), tr.ActiveParams()},
+	kinds := make([]uint8, tr.Layers)
+	for i := range kinds {
+		if tr.IsMoELayer(i) {
+			kinds[i] = 1
+		}
+	}
+	return &Predictor{tr: tr, c: c, opt: opt, params: [2]float64{tr.Params(), tr.ActiveParams()}, kinds: kinds,
 		flops: map[flopsKey]float64{}, layers: map[plan.Execution]layerCosts{}, layouts: map[layoutKey]layout{}}, nil
 }
 

@@ -229,18 +229,19 @@ func evaluateZeRO(predict func(plan.Execution) (cost.Prediction, error), cfg pla
 	if searchZeRO && cfg.DP*max(cfg.CP, 1) > 1 {
 		stages = []int{ZeRODistributedOptimizer, ZeROFSDP}
 	}
-	var cand PTDPCandidate
-	for n, z := range stages {
-		cfg.ZeRO = z
-		pr, err := predict(cfg)
-		if err != nil {
-			return PTDPCandidate{}, n + 1, err
+	var pr cost.Prediction
+	var err error
+	n := 0
+	for _, z := range stages {
+		cfg.ZeRO, n = z, n+1
+		if pr, err = predict(cfg); err != nil {
+			return PTDPCandidate{}, n, err
 		}
-		if cand = candidate(cfg, pr); cand.Fits {
-			return cand, n + 1, nil
+		if pr.Memory.Fits() {
+			break
 		}
 	}
-	return cand, len(stages), nil
+	return candidate(cfg, pr), n, nil
 }
 
 // needBytes is the memory a GPU needs for m: the allocation plus the reserve.
