@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"pipeplan/app/request"
 	"pipeplan/core/plan"
@@ -250,5 +251,31 @@ func TestPlanTimelineIsTheStep(t *testing.T) {
 		if n := len(res.TimelineSVG); n > 100<<10 {
 			t.Errorf("%s: timeline SVG is %d bytes, want under 100 KB", in.Model, n)
 		}
+	}
+}
+
+// BenchmarkPlanPresets plans every model the Plan page offers (the
+// transformer and LLM presets, the layer profiles and the custom model) as
+// its default request does once the model is switched: the default
+// cluster of 128 × 8 A100s, planner "best", global batch 1536. The page's
+// goal is under 1 s in the tab, where wasm runs 5–8× slower than native:
+// BENCHMARKS.md lists each. Besides wall time it reports the process's
+// CPU time per plan (cpu-ms/op), which a loaded machine does not inflate
+// (run with GOMAXPROCS=1 to leave out parallel garbage collection).
+func BenchmarkPlanPresets(b *testing.B) {
+	for _, m := range Models() {
+		b.Run(m.ID, func(b *testing.B) {
+			in := request.Default().Plan
+			in.Model = m.ID
+			cpu0, ok := processCPU()
+			for b.Loop() {
+				if _, err := Plan(context.Background(), in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if cpu1, _ := processCPU(); ok {
+				b.ReportMetric(float64(cpu1-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+			}
+		})
 	}
 }

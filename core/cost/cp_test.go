@@ -97,8 +97,8 @@ func TestCPAllToAll(t *testing.T) {
 // TestCPCommDefault: "" is the ring, the same prediction as "p2p"; an
 // unknown type is an error naming the field and the value.
 func TestCPCommDefault(t *testing.T) {
-	a := cpEvaluator(t, "llama3-8b", 65536, 1, 8, 8, "", model.RecomputeNone).predict()
-	b := cpEvaluator(t, "llama3-8b", 65536, 1, 8, 8, plan.CPCommP2P, model.RecomputeNone).predict()
+	a := cpEvaluator(t, "llama3-8b", 65536, 1, 8, 8, "", model.RecomputeNone).predict(true)
+	b := cpEvaluator(t, "llama3-8b", 65536, 1, 8, 8, plan.CPCommP2P, model.RecomputeNone).predict(true)
 	if a.IterationSeconds != b.IterationSeconds || a.Memory.PeakBytes != b.Memory.PeakBytes {
 		t.Errorf(`cp_comm "" %v s, %v B; "p2p" %v s, %v B: want equal`, a.IterationSeconds, a.Memory.PeakBytes, b.IterationSeconds, b.Memory.PeakBytes)
 	}

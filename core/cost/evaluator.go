@@ -63,6 +63,7 @@ type evaluator struct {
 	kindSize       [2]layerSize // per kind of layer
 	devLayers      [][]int      // the layers each pipeline device holds (layerIndices)
 	devWeights     [][2]float64 // each device's dense and routed-expert parameters (weightParams)
+	memo           *Predictor   // what this evaluation shares with others of the same model and cluster
 }
 
 // layerSize is one layer's size on one GPU: its activation memory per
@@ -75,17 +76,23 @@ type layerSize struct {
 
 // newEvaluator validates the inputs and fills in the defaults of opt.
 func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Options) (*evaluator, error) {
-	if err := tr.Validate(); err != nil {
+	p, err := NewPredictor(tr, c, opt)
+	if err != nil {
 		return nil, err
 	}
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
+	return evaluatorFor(p, cfg)
+}
+
+// evaluatorFor validates cfg against pred's model and cluster (validated
+// by NewPredictor) and fills in the defaults of pred's options, taking
+// what cfg shares with earlier executions from pred.
+func evaluatorFor(pred *Predictor, cfg plan.Execution) (*evaluator, error) {
+	tr, c, opt := pred.tr, pred.c, pred.opt
 	if err := Validate(tr, c, cfg); err != nil {
 		return nil, err
 	}
 	cfg = WithDefaults(cfg)
-	e := &evaluator{tr: tr, c: c, cfg: cfg, comm: DefaultComm}
+	e := &evaluator{tr: tr, c: c, cfg: cfg, comm: DefaultComm, memo: pred}
 	e.kind, _ = cfg.Schedule.Info() // Validate checked the kind
 	e.w, _ = tr.BytesPerValue()
 	var err error
@@ -166,37 +173,52 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Op
 	if cfg.SequenceParallel {
 		e.boundary /= float64(t)
 	}
+	e.kindTime, e.kindSize = pred.layerCosts(e)
+	e.devLayers, e.devWeights = pred.layout(e)
+	return e, nil
+}
+
+// costLayers returns the time and size of one layer of each kind
+// (layerKind) under e's execution.
+func (e *evaluator) costLayers() (time [2]layerTime, size [2]layerSize) {
 	full := e.actOpts
 	full.Recompute = model.RecomputeNone
-	for _, i := range []int{0, tr.Layers - 1} { // one layer of each kind
-		k, b := e.layerKind(i), cfg.MicrobatchSize
+	for _, i := range []int{0, e.tr.Layers - 1} { // one layer of each kind
+		k, b := e.layerKind(i), e.cfg.MicrobatchSize
 		if i > 0 && k == e.layerKind(0) {
 			break // a dense model: one kind
 		}
-		e.kindTime[k] = e.layerSeconds(i)
-		e.kindSize[k] = layerSize{kept: tr.LayerActivationBytesAt(b, i, e.actOpts), full: tr.LayerActivationBytesAt(b, i, full), params: tr.LayerParamsAt(i)}
+		time[k] = e.layerSeconds(i)
+		size[k] = layerSize{kept: e.tr.LayerActivationBytesAt(b, i, e.actOpts), full: e.tr.LayerActivationBytesAt(b, i, full), params: e.tr.LayerParamsAt(i)}
 	}
-	chunks := ChunkLayers(tr.Layers, cfg.PP*cfg.Interleave)
+	return time, size
+}
+
+// layOut returns the layers each pipeline device of e's execution holds
+// and its dense and routed-expert parameters (weightParams), setting
+// e.devLayers first: countWeightParams reads them.
+func (e *evaluator) layOut() (devLayers [][]int, devWeights [][2]float64) {
+	chunks := ChunkLayers(e.tr.Layers, e.cfg.PP*e.cfg.Interleave)
 	starts := make([]int, len(chunks)) // each chunk's first layer
 	for k := 1; k < len(chunks); k++ {
 		starts[k] = starts[k-1] + chunks[k-1]
 	}
-	all := make([]int, 0, tr.Layers) // one backing array, a slice per device
-	e.devLayers = make([][]int, cfg.PP)
+	all := make([]int, 0, e.tr.Layers) // one backing array, a slice per device
+	e.devLayers = make([][]int, e.cfg.PP)
 	for i := range e.devLayers {
 		from := len(all)
-		for k := i; k < len(chunks); k += cfg.PP { // device i's chunks, in order
+		for k := i; k < len(chunks); k += e.cfg.PP { // device i's chunks, in order
 			for j := starts[k]; j < starts[k]+chunks[k]; j++ {
 				all = append(all, j)
 			}
 		}
 		e.devLayers[i] = all[from:len(all):len(all)]
 	}
-	e.devWeights = make([][2]float64, cfg.PP)
-	for i := range e.devWeights {
-		e.devWeights[i][0], e.devWeights[i][1] = e.countWeightParams(i)
+	devWeights = make([][2]float64, e.cfg.PP)
+	for i := range devWeights {
+		devWeights[i][0], devWeights[i][1] = e.countWeightParams(i)
 	}
-	return e, nil
+	return e.devLayers, devWeights
 }
 
 // expertGrid returns the expert layers' tensor- and data-parallel sizes
@@ -260,12 +282,7 @@ func MaxChunks(layers int) int { return layers + 2 }
 
 // layerKind returns 1 for a mixture-of-experts layer and 0 for a dense
 // one: layers of a kind cost the same.
-func (e *evaluator) layerKind(i int) int {
-	if e.tr.IsMoELayer(i) {
-		return 1
-	}
-	return 0
-}
+func (e *evaluator) layerKind(i int) int { return int(e.memo.kinds[i]) }
 
 // layerIndices returns the layers device i of the pipeline holds, in
 // order: its v chunks k = i + c·p of the split ChunkLayers gives.

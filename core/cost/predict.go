@@ -8,8 +8,9 @@ import (
 
 // predict evaluates every pipeline stage and combines them (§4.2.2: a
 // flushing schedule takes m·t_max plus the fill and drain, (p−1)/v stage
-// times when balanced; PipeDream and 2BW do not flush).
-func (e *evaluator) predict() Prediction {
+// times when balanced; PipeDream and 2BW do not flush). Without stages it
+// leaves StageMemory nil.
+func (e *evaluator) predict(stages bool) Prediction {
 	p, v, m := e.cfg.PP, float64(e.cfg.Interleave), float64(e.m)
 	var tMax, tSum, dpMax, optMax float64
 	var slow stageTime
@@ -33,9 +34,9 @@ func (e *evaluator) predict() Prediction {
 
 	B := float64(e.cfg.GlobalBatch)
 	pr := Prediction{
-		Params:                 e.tr.Params(),
-		FLOPsPerIteration:      e.tr.IterationFLOPs(e.cfg.GlobalBatch, e.cfg.Recompute),
-		ModelFLOPsPerIteration: e.tr.IterationFLOPs(e.cfg.GlobalBatch, model.RecomputeNone),
+		Params:                 e.memo.params[0],
+		FLOPsPerIteration:      e.memo.iterationFLOPs(e.cfg.GlobalBatch, e.cfg.Recompute),
+		ModelFLOPsPerIteration: e.memo.iterationFLOPs(e.cfg.GlobalBatch, model.RecomputeNone),
 		Microbatches:           e.m,
 		IterationSeconds:       iter,
 		SamplesPerSec:          B / iter,
@@ -56,16 +57,21 @@ func (e *evaluator) predict() Prediction {
 	n := float64(e.c.GPUs())
 	pr.TFLOPSPerGPU = pr.FLOPsPerIteration / (n * iter) / 1e12
 	pr.ModelTFLOPSPerGPU = pr.ModelFLOPsPerIteration / (n * iter) / 1e12
-	pr.ActiveParams = e.tr.ActiveParams()
+	pr.ActiveParams = e.memo.params[1]
 	pr.MFU = pr.ModelFLOPsPerIteration / (n * iter * e.peak)
 	if e.localExperts() {
 		pr.Caveat = localExpertsCaveat
 	}
-	pr.StageMemory = make([]Memory, p)
-	for i := range pr.StageMemory {
-		pr.StageMemory[i] = e.memory(i)
-		if i == 0 || pr.StageMemory[i].PeakBytes > pr.Memory.PeakBytes {
-			pr.Memory = pr.StageMemory[i]
+	if stages {
+		pr.StageMemory = make([]Memory, p)
+	}
+	for i := 0; i < p; i++ {
+		m := e.memory(i)
+		if stages {
+			pr.StageMemory[i] = m
+		}
+		if i == 0 || m.PeakBytes > pr.Memory.PeakBytes {
+			pr.Memory = m
 		}
 	}
 	return pr

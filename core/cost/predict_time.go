@@ -397,7 +397,7 @@ func (e *evaluator) weightParams(i int) (dense, experts float64) {
 	return e.devWeights[i][0], e.devWeights[i][1]
 }
 
-// countWeightParams computes weightParams(i) (newEvaluator caches it).
+// countWeightParams computes weightParams(i) (layOut caches it).
 func (e *evaluator) countWeightParams(i int) (dense, experts float64) {
 	t := float64(e.cfg.TP)
 	for _, l := range e.layerIndices(i) {

@@ -138,11 +138,11 @@ type Prediction struct {
 // as 1f1b (interleaved when Interleave > 1), an empty Recompute as none and
 // an empty Optimizer as mixed-adam.
 func Predict(tr model.Transformer, c hw.Cluster, ex plan.Execution, opt Options) (Prediction, error) {
-	e, err := newEvaluator(tr, c, ex, opt)
+	p, err := NewPredictor(tr, c, opt)
 	if err != nil {
 		return Prediction{}, err
 	}
-	return e.predict(), nil
+	return p.Predict(ex)
 }
 
 // Validate checks execution ex against the model and cluster, with the

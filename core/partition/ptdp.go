@@ -104,19 +104,24 @@ func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTD
 		return PTDPResult{}, err
 	}
 	pairs := opt.degreePairs(tr, c)
+	pred, err := cost.NewPredictor(tr, c, opt.Cost)
+	if err != nil {
+		return PTDPResult{}, err
+	}
 	var res PTDPResult
 	evaluated, predictions, work := 0, 0, SearchWork(tr)
 	for i, tp := range pairs {
 		if err := ctx.Err(); err != nil {
 			return PTDPResult{}, err
 		}
+		// One pair's chains at a time: a request's whole space may be far
+		// larger than the work limit lets the search go.
 		for _, chain := range opt.chainsFor(tr, c.GPUs(), tp[0], tp[1]) {
 			for _, cfg := range chain {
-				cand, n, err := EvaluatePTDPZeRO(tr, c, cfg, opt)
+				cand, n, err := evaluateZeRO(pred.PredictPeak, cfg, opt.SearchZeRO)
 				if err != nil {
 					return PTDPResult{}, err
 				}
-				cand.Prediction.StageMemory = nil
 				evaluated++
 				if predictions += n; opt.MaxWork > 0 && float64(predictions)*work > opt.MaxWork {
 					return PTDPResult{}, fmt.Errorf("%w (%.3g layer predictions; %d of %d (t, p) pairs done)", ErrSearchTooLarge, opt.MaxWork, i, len(pairs))
@@ -136,12 +141,8 @@ func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTD
 		return PTDPResult{}, fmt.Errorf("config: no (tp, pp, dp, microbatch, interleave) with tp·pp·dp = %d GPUs, the global batch %d a multiple of dp·microbatch and %d layers split evenly satisfies the fixed choices",
 			c.GPUs(), opt.Fixed.GlobalBatch, tr.Layers)
 	}
-	sort.SliceStable(res.Candidates, func(i, j int) bool {
-		return res.Candidates[i].Prediction.IterationSeconds < res.Candidates[j].Prediction.IterationSeconds
-	})
-	sort.SliceStable(res.Infeasible, func(i, j int) bool {
-		return needBytes(res.Infeasible[i].Prediction.Memory) < needBytes(res.Infeasible[j].Prediction.Memory)
-	})
+	sortStable(res.Candidates, func(c *PTDPCandidate) float64 { return c.Prediction.IterationSeconds })
+	sortStable(res.Infeasible, func(c *PTDPCandidate) float64 { return needBytes(c.Prediction.Memory) })
 	if len(res.Candidates) == 0 {
 		best := res.Infeasible[0]
 		return res, fmt.Errorf("memory: does not fit: the smallest configuration (tp=%d pp=%d dp=%d microbatch=%d interleave=%d recompute=%s) %s",
@@ -158,11 +159,40 @@ func EvaluatePTDP(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt co
 	if err != nil {
 		return PTDPCandidate{}, err
 	}
+	return candidate(cfg, pr), nil
+}
+
+// candidate is cfg with its prediction pr, the reason when it does not fit.
+func candidate(cfg plan.Execution, pr cost.Prediction) PTDPCandidate {
 	cand := PTDPCandidate{Config: cfg, Prediction: pr, Fits: pr.Memory.Fits()}
 	if !cand.Fits {
 		cand.Reason = memoryReason(pr.Memory)
 	}
-	return cand, nil
+	return cand
+}
+
+// sortStable sorts cands by key, ascending, keeping the order of equal
+// keys. It sorts their indices, then moves each candidate into place
+// along the permutation's cycles: a search's thousands of candidates are
+// large, and a sort of the candidates themselves would move each many
+// times.
+func sortStable(cands []PTDPCandidate, key func(*PTDPCandidate) float64) {
+	keys := make([]float64, len(cands))
+	from := make([]int, len(cands)) // position i takes the candidate at from[i]
+	for i := range cands {
+		keys[i], from[i] = key(&cands[i]), i
+	}
+	sort.SliceStable(from, func(a, b int) bool { return keys[from[a]] < keys[from[b]] })
+	for i := range from {
+		if from[i] < 0 {
+			continue // placed along an earlier cycle
+		}
+		first, j := cands[i], i
+		for from[j] != i {
+			cands[j], j, from[j] = cands[from[j]], from[j], -1
+		}
+		cands[j], from[j] = first, -1
+	}
 }
 
 // ZeRO stages a search chooses between (PTDPOptions.SearchZeRO).
@@ -190,26 +220,44 @@ const (
 // fits, else stage 3, the smallest, as the infeasible candidate. It
 // returns how many predictions it made (1 to 3).
 func EvaluatePTDPZeRO(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt PTDPOptions) (PTDPCandidate, int, error) {
-	if !opt.SearchZeRO || cfg.DP*max(cfg.CP, 1) == 1 {
-		cand, err := EvaluatePTDP(tr, c, cfg, opt.Cost)
-		return cand, 1, err
+	pred, err := cost.NewPredictor(tr, c, opt.Cost)
+	if err != nil {
+		return PTDPCandidate{}, 0, err
+	}
+	return evaluateZeRO(pred.Predict, cfg, opt.SearchZeRO)
+}
+
+// evaluateZeRO is EvaluatePTDPZeRO predicting with predict.
+func evaluateZeRO(predict func(plan.Execution) (cost.Prediction, error), cfg plan.Execution, searchZeRO bool) (PTDPCandidate, int, error) {
+	if !searchZeRO || cfg.DP*max(cfg.CP, 1) == 1 {
+		pr, err := predict(cfg)
+		if err != nil {
+			return PTDPCandidate{}, 1, err
+		}
+		return candidate(cfg, pr), 1, nil
 	}
 	cfg.ZeRO = ZeRODistributedOptimizer
-	cand, err := EvaluatePTDP(tr, c, cfg, opt.Cost)
-	if err != nil || cand.Fits {
-		return cand, 1, err
-	}
-	cfg.ZeRO = ZeROShardedGradients
-	two, err := EvaluatePTDP(tr, c, cfg, opt.Cost)
+	one, err := predict(cfg)
 	if err != nil {
-		return two, 2, err
+		return PTDPCandidate{}, 1, err
 	}
-	cfg.ZeRO = ZeROFSDP
-	three, err := EvaluatePTDP(tr, c, cfg, opt.Cost)
-	if err == nil && two.Fits && (!three.Fits || two.Prediction.IterationSeconds <= three.Prediction.IterationSeconds) {
-		return two, 3, nil
+	if one.Memory.Fits() {
+		return candidate(cfg, one), 1, nil
 	}
-	return three, 3, err
+	two, three := cfg, cfg
+	two.ZeRO, three.ZeRO = ZeROShardedGradients, ZeROFSDP
+	prTwo, err := predict(two)
+	if err != nil {
+		return PTDPCandidate{}, 2, err
+	}
+	prThree, err := predict(three)
+	if err != nil {
+		return PTDPCandidate{}, 3, err
+	}
+	if prTwo.Memory.Fits() && (!prThree.Memory.Fits() || prTwo.IterationSeconds <= prThree.IterationSeconds) {
+		return candidate(two, prTwo), 3, nil
+	}
+	return candidate(three, prThree), 3, nil
 }
 
 // needBytes is the memory a GPU needs for m: the allocation plus the reserve.

@@ -114,9 +114,9 @@ func Registry() []KindInfo {
 // Info returns the registry's entry for k, or an error naming the kind and
 // the known ones (without a field prefix: the caller names the field).
 func (k Kind) Info() (KindInfo, error) {
-	for _, in := range registry {
-		if in.Kind == k {
-			return in, nil
+	for i := range registry { // by index: the cost model asks once per pipeline stage
+		if registry[i].Kind == k {
+			return registry[i], nil
 		}
 	}
 	return KindInfo{}, fmt.Errorf("must be one of %s, got %q", KindList(", "), k)

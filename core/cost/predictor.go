@@ -1,0 +1,133 @@
+package cost
+
+import (
+	"pipeplan/core/hw"
+	"pipeplan/core/model"
+	"pipeplan/core/plan"
+)
+
+// Predictor predicts executions of one model on one cluster with one set
+// of options, as a search does: it validates the model and the cluster
+// once and reuses what executions share — the cost of each kind of layer
+// for the same tensor, context and expert parallelism, microbatch and
+// recomputation (whatever the pipeline and data-parallel degrees), each
+// pipeline layout's layers and parameters, the FLOPs of a step. Each
+// prediction is the one Predict gives, bit for bit
+// (TestPredictorMatchesPredict). A Predictor is not safe for concurrent
+// use; what it keeps grows with the distinct executions it has seen.
+type Predictor struct {
+	tr      model.Transformer
+	c       hw.Cluster
+	opt     Options
+	params  [2]float64 // Params and ActiveParams
+	kinds   []uint8    // each layer's kind (layerKind)
+	flops   map[flopsKey]float64
+	layers  map[plan.Execution]layerCosts // by layerKey
+	layouts map[layoutKey]layout
+}
+
+// flopsKey is what a step's FLOPs depend on.
+type flopsKey struct {
+	batch     int
+	recompute model.Recompute
+}
+
+// layerCosts are the time and size of one layer of each kind (layerKind).
+type layerCosts struct {
+	time [2]layerTime
+	size [2]layerSize
+}
+
+// layoutKey is what a pipeline layout's layers and parameters per device
+// depend on: the chunks and how tensor and expert parallelism split the
+// weights.
+type layoutKey struct {
+	pp, interleave, tp, ep, etp int
+}
+
+// layout is each pipeline device's layers and parameters.
+type layout struct {
+	devLayers  [][]int
+	devWeights [][2]float64
+}
+
+// NewPredictor validates tr and c and returns a Predictor for them.
+func NewPredictor(tr model.Transformer, c hw.Cluster, opt Options) (*Predictor, error) {
+	if err := tr.Validate(); err != nil {
+		return nil, err
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	kinds := make([]uint8, tr.Layers)
+	for i := range kinds {
+		if tr.IsMoELayer(i) {
+			kinds[i] = 1
+		}
+	}
+	return &Predictor{tr: tr, c: c, opt: opt, params: [2]float64{tr.Params(), tr.ActiveParams()}, kinds: kinds,
+		flops: map[flopsKey]float64{}, layers: map[plan.Execution]layerCosts{}, layouts: map[layoutKey]layout{}}, nil
+}
+
+// Predict is the package's Predict of ex on p's model, cluster and options.
+func (p *Predictor) Predict(ex plan.Execution) (Prediction, error) {
+	e, err := evaluatorFor(p, ex)
+	if err != nil {
+		return Prediction{}, err
+	}
+	return e.predict(true), nil
+}
+
+// PredictPeak is Predict without Prediction.StageMemory (nil; Memory, the
+// most loaded GPU's, is set): what a search keeps of every candidate.
+func (p *Predictor) PredictPeak(ex plan.Execution) (Prediction, error) {
+	e, err := evaluatorFor(p, ex)
+	if err != nil {
+		return Prediction{}, err
+	}
+	return e.predict(false), nil
+}
+
+// iterationFLOPs is p's model's IterationFLOPs.
+func (p *Predictor) iterationFLOPs(batch int, r model.Recompute) float64 {
+	k := flopsKey{batch, r}
+	f, ok := p.flops[k]
+	if !ok {
+		f = p.tr.IterationFLOPs(batch, r)
+		p.flops[k] = f
+	}
+	return f
+}
+
+// layerKey is the part of an execution (with its defaults) that the costs
+// of its layers depend on: all of it but the pipeline and data-parallel
+// degrees, the interleaving, the global batch and the schedule. A layer
+// cost that comes to depend on one of these must keep it here
+// (TestPredictorMatchesPredict compares with fresh evaluations).
+func layerKey(cfg plan.Execution) plan.Execution {
+	cfg.PP, cfg.DP, cfg.Interleave, cfg.GlobalBatch, cfg.Schedule = 0, 0, 0, 0, ""
+	return cfg
+}
+
+// layerCosts returns e.costLayers, computed once per layerKey.
+func (p *Predictor) layerCosts(e *evaluator) ([2]layerTime, [2]layerSize) {
+	k := layerKey(e.cfg)
+	lc, ok := p.layers[k]
+	if !ok {
+		lc.time, lc.size = e.costLayers()
+		p.layers[k] = lc
+	}
+	return lc.time, lc.size
+}
+
+// layout returns e.layOut, computed once per layoutKey. The slices are
+// shared between evaluators: they only read them.
+func (p *Predictor) layout(e *evaluator) ([][]int, [][2]float64) {
+	k := layoutKey{e.cfg.PP, e.cfg.Interleave, e.cfg.TP, e.cfg.EP, e.etp}
+	l, ok := p.layouts[k]
+	if !ok {
+		l.devLayers, l.devWeights = e.layOut()
+		p.layouts[k] = l
+	}
+	return l.devLayers, l.devWeights
+}
