@@ -54,6 +54,7 @@ type evaluator struct {
 	tpBW           float64
 	ppBW           float64
 	dpBW           float64
+	edpBW          float64 // the expert data-parallel group's (expertGrid)
 	embBW          float64
 	intraBW        float64
 	boundary       float64 // bytes of one microbatch's boundary activation per GPU
@@ -160,12 +161,14 @@ func evaluatorFor(pred *Predictor, cfg plan.Execution) (*evaluator, error) {
 	e.bubbleFraction, _ = cfg.Schedule.Bubble(cfg.PP, e.m, cfg.Interleave) // Validate checked it
 	// Rank order, innermost first: t, cp, d, p (Megatron-LM's tp-cp-dp-pp);
 	// expert parallelism takes ep of the cp·d ranks, or, folded, of the
-	// t·cp·d ranks starting with the tensor-parallel ones.
+	// t·cp·d ranks starting with the tensor-parallel ones; the experts'
+	// data-parallel group is the edp ranks etp·ep apart (expertGrid).
 	t, cp, d, p := cfg.TP, cfg.CP, cfg.DP, cfg.PP
 	e.tpBW = c.GroupBandwidthBytesPerSec(t, 1)
 	e.cpBW = c.GroupBandwidthBytesPerSec(cp, t)
 	e.epBW = c.GroupBandwidthBytesPerSec(cfg.EP, e.etp)
 	e.dpBW = c.GroupBandwidthBytesPerSec(d*cp, t)
+	e.edpBW = c.GroupBandwidthBytesPerSec(e.edp, e.etp*cfg.EP)
 	e.ppBW = c.GroupBandwidthBytesPerSec(2, t*cp*d)
 	e.embBW = c.GroupBandwidthBytesPerSec(2, t*cp*d*(p-1))
 	e.intraBW = c.Levels[0].BandwidthBytesPerSec

@@ -166,3 +166,57 @@ func TestExpertGEMMsPerExpert(t *testing.T) {
 		t.Errorf("%d routed-expert GEMMs in a Qwen3 layer, want 2 (up and down)", experts)
 	}
 }
+
+// TestExpertGradientReductionOwnGroup: Qwen3-30B-A3B (48 MoE layers of 128
+// experts, h 2048, expert FFN 768, SwiGLU: 3·h·768 parameters an expert)
+// on two H100 servers at t 8, p 2, d 1, ep 2 (etp 1). The attention's
+// data-parallel group has one rank, but the experts' (Megatron-Core's
+// expert data parallel size t·cp·d/(etp·ep) = 4) has four, 2 ranks apart
+// inside a server: each stage's 24 layers × 64 local experts are
+// all-reduced over 4 GPUs at NVLink bandwidth (reduce-scattered and
+// gathered with the distributed optimizer), and nothing else is reduced
+// (untied embeddings, d 1).
+func TestExpertGradientReductionOwnGroup(t *testing.T) {
+	tr, _, err := modelprofiles.Transformer("qwen3-30b-a3b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Seq = 4096
+	g, err := gpuprofiles.ByID("nvidia-h100-sxm5-80gb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := hw.NewCluster(g, 8, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := 24.0 * 64 * 3 * 2048 * 768 // one stage's local experts
+	nvlink := c.Levels[0].BandwidthBytesPerSec
+	for _, zero := range []int{0, 1} {
+		ex := plan.Execution{TP: 8, PP: 2, DP: 1, EP: 2, ZeRO: zero, MicrobatchSize: 1, GlobalBatch: 8, SequenceParallel: true, FlashAttention: true}
+		e, err := newEvaluator(tr, c, WithDefaults(ex), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eff, lat := e.comm.BandwidthEfficiency, e.comm.LatencySeconds
+		grads := params * e.gradBytes
+		wantReduce, wantGather := 2*3.0/4*grads/(nvlink*eff)+6*lat, 0.0 // ring all-reduce over 4
+		if zero == 1 {
+			wantReduce = 3.0/4*grads/(nvlink*eff) + 3*lat      // reduce-scatter
+			wantGather = 3.0/4*params*e.w/(nvlink*eff) + 3*lat // all-gather of the weights
+		}
+		for i := range 2 {
+			reduce, embedding, gather := e.dataParallelSeconds(i)
+			if math.Abs(reduce-wantReduce) > 1e-9*wantReduce || embedding != 0 || math.Abs(gather-wantGather) > 1e-9*math.Max(wantGather, 1e-12) {
+				t.Errorf("ZeRO-%d stage %d: reduce %v s, embedding %v s, gather %v s; want %v, 0, %v", zero, i, reduce, embedding, gather, wantReduce, wantGather)
+			}
+		}
+		pr, err := Predict(tr, c, ex, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(pr.Time.DataParallelSeconds > 0 && !math.IsInf(pr.IterationSeconds, 0) && !math.IsNaN(pr.IterationSeconds)) {
+			t.Errorf("ZeRO-%d: step %v s, exposed data parallel %v s; want finite, > 0", zero, pr.IterationSeconds, pr.Time.DataParallelSeconds)
+		}
+	}
+}

@@ -424,7 +424,8 @@ func (e *evaluator) countWeightParams(i int) (dense, experts float64) {
 
 // dataParallelSeconds returns device i's gradient synchronization: a ring
 // all-reduce of its gradients over the d·cp replicas (§2.4.1; the experts'
-// over their edp ranks), reduce-scatter plus all-gather with ZeRO, and the tied
+// over their own edp ranks, at that group's bandwidth: with ep < t·cp·d
+// they are replicated even where d·cp = 1), reduce-scatter plus all-gather with ZeRO, and the tied
 // embedding's all-reduce between the first and last stage. It returns the
 // gradients' reduction (one; ZeRO-2 and -3 issue it once per microbatch,
 // exposedDataParallel), the embedding's and the all-gather separately so
@@ -433,14 +434,14 @@ func (e *evaluator) dataParallelSeconds(i int) (reduce, embedding, gather float6
 	dense, experts := e.weightParams(i)
 	d, de := e.cfg.DP*e.cfg.CP, e.edp
 	if e.cfg.ZeRO == 0 {
-		reduce = e.comm.AllReduceSeconds(d, dense*e.gradBytes, e.dpBW) + e.comm.AllReduceSeconds(de, experts*e.gradBytes, e.dpBW)
+		reduce = e.comm.AllReduceSeconds(d, dense*e.gradBytes, e.dpBW) + e.comm.AllReduceSeconds(de, experts*e.gradBytes, e.edpBW)
 	} else {
-		reduce = e.comm.GatherSeconds(d, dense*e.gradBytes, e.dpBW) + e.comm.GatherSeconds(de, experts*e.gradBytes, e.dpBW)
+		reduce = e.comm.GatherSeconds(d, dense*e.gradBytes, e.dpBW) + e.comm.GatherSeconds(de, experts*e.gradBytes, e.edpBW)
 		if e.cfg.ZeRO < 3 {
 			// Sharded optimizer: the updated weights are gathered once
 			// after the step. Stage 3 keeps them sharded and gathers them
 			// per microbatch instead (zero3Seconds).
-			gather = e.comm.GatherSeconds(d, dense*e.w, e.dpBW) + e.comm.GatherSeconds(de, experts*e.w, e.dpBW)
+			gather = e.comm.GatherSeconds(d, dense*e.w, e.dpBW) + e.comm.GatherSeconds(de, experts*e.w, e.edpBW)
 		}
 	}
 	if e.cfg.PP > 1 && !e.tr.UntiedEmbeddings && (i == 0 || i == e.cfg.PP-1) {
@@ -509,7 +510,7 @@ func (e *evaluator) zero3Seconds(i int, compute float64) float64 {
 	}
 	dense, experts := e.weightParams(i)
 	d := e.cfg.DP * e.cfg.CP
-	z := 2 * (e.comm.GatherSeconds(d, dense*e.w, e.dpBW) + e.comm.GatherSeconds(e.edp, experts*e.w, e.dpBW))
+	z := 2 * (e.comm.GatherSeconds(d, dense*e.w, e.dpBW) + e.comm.GatherSeconds(e.edp, experts*e.w, e.edpBW))
 	if e.cfg.Overlap.ParamGather {
 		z = math.Max(z-compute, z/float64(len(e.layerIndices(i))))
 	}

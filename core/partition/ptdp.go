@@ -138,8 +138,7 @@ func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTD
 		}
 	}
 	if evaluated == 0 {
-		return PTDPResult{}, fmt.Errorf("config: no (tp, pp, dp, microbatch, interleave) with tp·pp·dp = %d GPUs, the global batch %d a multiple of dp·microbatch and %d layers split evenly satisfies the fixed choices",
-			c.GPUs(), opt.Fixed.GlobalBatch, tr.Layers)
+		return PTDPResult{}, opt.noCandidateError(tr, c, pairs)
 	}
 	sortStable(res.Candidates, func(c *PTDPCandidate) float64 { return c.Prediction.IterationSeconds })
 	sortStable(res.Infeasible, func(c *PTDPCandidate) float64 { return needBytes(c.Prediction.Memory) })

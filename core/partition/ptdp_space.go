@@ -37,6 +37,12 @@ func (o PTDPOptions) validateFixed(tr model.Transformer, c hw.Cluster) error {
 	if err := plan.CheckCPComm(f.CPComm); err != nil {
 		return fmt.Errorf("cp_comm: %w", err)
 	}
+	if f.EP > 1 && tr.MoE == nil {
+		return fmt.Errorf("ep: expert parallelism needs a mixture-of-experts model, got %d", f.EP)
+	}
+	if f.EP > 1 && tr.MoE.Experts%f.EP != 0 {
+		return fmt.Errorf("ep: must divide the %d experts, got %d", tr.MoE.Experts, f.EP)
+	}
 	if f.TP > 0 && tr.Heads%f.TP != 0 {
 		return fmt.Errorf("tp: must divide the %d attention heads, got %d", tr.Heads, f.TP)
 	}
@@ -155,7 +161,8 @@ func (o PTDPOptions) chainsFor(tr model.Transformer, n, t, p int) [][]plan.Execu
 }
 
 // contextSizes lists the context-parallel sizes to try with rest = n/(t·p)
-// GPUs per pipeline stage: the fixed one, or 1 and, for sequences of at
+// GPUs per pipeline stage: the fixed one where it divides rest (none
+// otherwise: those candidates are skipped), or 1 and, for sequences of at
 // least MinSeqForCP tokens, the powers of two up to MaxSearchedCP that
 // divide rest and split the sequence into 2·cp load-balanced chunks.
 func (o PTDPOptions) contextSizes(tr model.Transformer, rest int) []int {
@@ -175,12 +182,16 @@ func (o PTDPOptions) contextSizes(tr model.Transformer, rest int) []int {
 	return cps
 }
 
-// expertSizes lists the expert-parallel sizes to try: the fixed one, 1 for
-// a dense model, else the powers of two up to MaxSearchedEP dividing the
-// experts and the t·cp·d ranks of a stage (MoE parallel folding; see
-// cost's expert grid), ep = 1 included.
+// expertSizes lists the expert-parallel sizes to try: the fixed one where
+// the t·cp·d ranks of a stage can host it (none otherwise: those
+// candidates are skipped), 1 for a dense model, else the powers of two up
+// to MaxSearchedEP dividing the experts and the ranks (MoE parallel
+// folding; see cost's expert grid), ep = 1 included.
 func (o PTDPOptions) expertSizes(tr model.Transformer, ranks int) []int {
 	if f := o.Fixed.EP; f > 0 {
+		if ranks%f != 0 {
+			return nil
+		}
 		return []int{f}
 	}
 	eps := []int{1}
@@ -237,4 +248,37 @@ func divisors(n int) []int {
 		low = append(low, high[i])
 	}
 	return low
+}
+
+// noCandidateError explains a search of the given (t, p) pairs that had no
+// configuration to evaluate: when freeing the pinned expert- or
+// context-parallel size would have left some, it names that field and
+// value (no searched tp, pp and dp hosts it); otherwise it lists the
+// constraints the fixed choices failed together.
+func (o PTDPOptions) noCandidateError(tr model.Transformer, c hw.Cluster, pairs [][2]int) error {
+	hosts := func(free PTDPOptions) bool {
+		for _, tp := range pairs {
+			if len(free.chainsFor(tr, c.GPUs(), tp[0], tp[1])) > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	f := o.Fixed
+	if f.EP > 1 {
+		free := o
+		free.Fixed.EP = 0
+		if hosts(free) {
+			return fmt.Errorf("ep: no searched tp, pp and dp can host the pinned expert-parallel size: it must divide tp·cp·dp, got %d", f.EP)
+		}
+	}
+	if f.CP > 1 {
+		free := o
+		free.Fixed.CP = 0
+		if hosts(free) {
+			return fmt.Errorf("cp: no searched tp, pp and dp can host the pinned context-parallel size: it must divide the %d GPUs over tp·pp, got %d", c.GPUs(), f.CP)
+		}
+	}
+	return fmt.Errorf("config: no (tp, pp, dp, microbatch, interleave) with tp·pp·dp = %d GPUs, the global batch %d a multiple of dp·microbatch and %d layers split evenly satisfies the fixed choices",
+		c.GPUs(), f.GlobalBatch, tr.Layers)
 }
