@@ -262,3 +262,41 @@ func TestPlanFP8ParamGather(t *testing.T) {
 		t.Errorf("bf16 with fp8_param_gather: %.4g bytes of FP8 copies", b.FP8WeightBytes)
 	}
 }
+
+// TestPlanMoEPresetFinite plans the qwen3-30b-a3b preset on two H100
+// servers with t 8 and ep 2 pinned, the rest searched: the candidates with
+// d 1 replicate the experts over an expert data-parallel group of 4 (t·d/ep)
+// while the data-parallel group has one rank. Every row the Plan page
+// shows, feasible or not, has a finite step time and breakdown (the
+// experts' reduction was priced at a one-rank group's bandwidth of 0:
+// +Inf rows).
+func TestPlanMoEPresetFinite(t *testing.T) {
+	in := request.Default().Plan
+	in.Model, in.GPU, in.Nodes, in.Seq, in.GlobalBatch = "qwen3-30b-a3b", "nvidia-h100-sxm5-80gb", 2, 4096, 64
+	in.TP, in.EP, in.Top = 8, 2, request.MaxTop
+	res, err := Plan(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	finite := func(x float64) bool { return !math.IsInf(x, 0) && !math.IsNaN(x) }
+	replicated := 0
+	for _, c := range append(res.Candidates, res.Infeasible...) {
+		x, b := c.Execution, c.Breakdown
+		if b == nil {
+			t.Fatalf("tp %d pp %d dp %d: no breakdown", x.TP, x.PP, x.DP)
+		}
+		if x.DP*x.CP == 1 {
+			replicated++
+		}
+		for _, v := range []float64{c.IterationSeconds, c.TFLOPSPerGPU, b.ComputeSeconds, b.TensorParallelSeconds, b.PipelineP2PSeconds, b.ZeRO3GatherSeconds,
+			b.BubbleSeconds, b.DataParallelSeconds, b.OptimizerSeconds, b.ContextParallelSeconds, b.ExpertParallelSeconds} {
+			if !finite(v) {
+				t.Errorf("tp %d pp %d dp %d ep %d ZeRO-%d: step %v s, breakdown %+v", x.TP, x.PP, x.DP, x.EP, x.ZeRO, c.IterationSeconds, b)
+				break
+			}
+		}
+	}
+	if replicated == 0 {
+		t.Errorf("no row with d·cp = 1 among %d candidates and %d infeasible: the test no longer covers the case", len(res.Candidates), len(res.Infeasible))
+	}
+}
