@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"pipeplan/core/hw"
+	"pipeplan/core/model"
 	"pipeplan/core/plan"
 	"pipeplan/gpuprofiles"
 	"pipeplan/modelprofiles"
@@ -16,7 +17,20 @@ import (
 // t·d ranks (etp 1: ep does not divide d).
 func moeEvaluator(t *testing.T, ep, gpus int) *evaluator {
 	t.Helper()
-	tr, _, err := modelprofiles.Transformer("qwen3-235b-a22b")
+	tr, c := h100MoE(t, "qwen3-235b-a22b", gpus/8)
+	ex := plan.Execution{TP: 2, PP: 1, DP: gpus / 2, EP: ep, MicrobatchSize: 1, GlobalBatch: gpus / 2, SequenceParallel: true, FlashAttention: true}
+	e, err := newEvaluator(tr, c, WithDefaults(ex), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// h100MoE returns the model preset id at s = 4096 and the given number
+// of H100 servers of 8 (the GPU's default network).
+func h100MoE(t *testing.T, id string, servers int) (model.Transformer, hw.Cluster) {
+	t.Helper()
+	tr, _, err := modelprofiles.Transformer(id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,16 +39,11 @@ func moeEvaluator(t *testing.T, ep, gpus int) *evaluator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := hw.NewCluster(g, 8, gpus/8, 0)
+	c, err := hw.NewCluster(g, 8, servers, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex := plan.Execution{TP: 2, PP: 1, DP: gpus / 2, EP: ep, MicrobatchSize: 1, GlobalBatch: gpus / 2, SequenceParallel: true, FlashAttention: true}
-	e, err := newEvaluator(tr, c, WithDefaults(ex), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return tr, c
 }
 
 // TestExpertAllToAllHierarchical: inside a server the all-to-all runs at
@@ -177,19 +186,7 @@ func TestExpertGEMMsPerExpert(t *testing.T) {
 // gathered with the distributed optimizer), and nothing else is reduced
 // (untied embeddings, d 1).
 func TestExpertGradientReductionOwnGroup(t *testing.T) {
-	tr, _, err := modelprofiles.Transformer("qwen3-30b-a3b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr.Seq = 4096
-	g, err := gpuprofiles.ByID("nvidia-h100-sxm5-80gb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := hw.NewCluster(g, 8, 2, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, c := h100MoE(t, "qwen3-30b-a3b", 2)
 	params := 24.0 * 64 * 3 * 2048 * 768 // one stage's local experts
 	nvlink := c.Levels[0].BandwidthBytesPerSec
 	for _, zero := range []int{0, 1} {
