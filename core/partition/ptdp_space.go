@@ -279,6 +279,6 @@ func (o PTDPOptions) noCandidateError(tr model.Transformer, c hw.Cluster, pairs 
 			return fmt.Errorf("cp: no searched tp, pp and dp can host the pinned context-parallel size: it must divide the %d GPUs over tp·pp, got %d", c.GPUs(), f.CP)
 		}
 	}
-	return fmt.Errorf("config: no (tp, pp, dp, microbatch, interleave) with tp·pp·dp = %d GPUs, the global batch %d a multiple of dp·microbatch and %d layers split evenly satisfies the fixed choices",
+	return fmt.Errorf("config: no (tp, pp, dp, microbatch, interleave) with tp·pp·dp = %d GPUs, the global batch %d a multiple of dp·microbatch and at most %d pipeline stages (one per layer) satisfies the fixed choices",
 		c.GPUs(), f.GlobalBatch, tr.Layers)
 }
