@@ -30,6 +30,10 @@ type pdSolver struct {
 	// bound[lv] is the value above which no entry of level lv's DP can be
 	// part of the optimum (bounds).
 	bound []float64
+	// last[i], when not nil, is the last state j whose stage i..j of the
+	// second-to-last level may be part of the optimum (usefulEnds): the
+	// rows there stop at it, and skip when it is below i.
+	last []int
 	// row, when not nil, replaces rowDP's search: tests run the reference
 	// implementation through it.
 	row func(s *pdSolver, lv, i int, a []float64, back []pdChoice)
@@ -78,6 +82,44 @@ func (s *pdSolver) bounds() []float64 {
 	return b
 }
 
+// usefulEnds returns, for each state i, the last state j whose stage i..j
+// of the second-to-last level (its compute comp[L−1][i·n+j] at the last
+// level) may be part of an optimal pipeline, −1 when none. A pipeline
+// whose bottleneck is under the last level's bound that gives the stage
+// i..j r of its M workers (each of G GPUs) needs its compute v, at least
+// the span over G GPUs, under r·bound (the stage takes at least v/r), and
+// the rest of the layers, on the other M−r workers, under (M−r)·G·bound
+// (workBound's argument: a pipeline's bottleneck is at least its compute
+// over its GPUs), with r < M when there is a rest. Where data parallelism
+// is near its compute bound, as for the ResNets on a large cluster, that
+// leaves few stages besides the whole model. Entries of the last level
+// over the bound may be left larger, so stages past last[i] may be +Inf;
+// the stages before it are the same as without it.
+func (s *pdSolver) usefulEnds() []int {
+	L := len(s.opt.Levels)
+	M, G, bound := s.opt.Levels[L-1].Workers, float64(s.gpusBelow(L-1)), s.bound[L-1]
+	total := s.c.ComputeSeconds[s.n-1]
+	last := make([]int, s.n)
+	for i := range s.n {
+		last[i] = -1
+		for j := s.n - 1; j >= i; j-- {
+			sp := span(s.c.ComputeSeconds, i, j)
+			rmax := M
+			if i > 0 || j < s.n-1 {
+				// The rest's compute, shrunk beyond rounding and its
+				// cancellation, must stay under (M−r)·G·bound.
+				rest := max(0, (total-sp)*workMargin-(1-workMargin)*total)
+				rmax = min(M-1, int(math.Ceil(float64(M)-rest/(G*bound)))-1)
+			}
+			if rmax >= 1 && sp/G*workMargin < float64(rmax)*bound {
+				last[i] = j
+				break
+			}
+		}
+	}
+	return last
+}
+
 // solveLevels fills comp for every level and the last level's row 0. The
 // rows of a lower level are independent and run on GOMAXPROCS goroutines;
 // each writes its own part of comp, so the result does not depend on them.
@@ -98,6 +140,9 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 		M := s.opt.Levels[lv].Workers
 		next := make([]float64, s.n*s.n)
 		s.tables[lv] = s.table(lv)
+		if lv == L-2 {
+			s.last = s.usefulEnds()
+		}
 		var row atomic.Int64
 		var wg sync.WaitGroup
 		for range min(runtime.GOMAXPROCS(0), s.n) {
@@ -106,6 +151,13 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 				defer wg.Done()
 				a := make([]float64, s.n*M)
 				for i := int(row.Add(1) - 1); i < s.n && ctx.Err() == nil; i = int(row.Add(1) - 1) {
+					if lv == L-2 && s.last[i] < i {
+						for j := range s.n { // no stage from i can be part of the optimum
+							next[i*s.n+j] = math.Inf(1)
+						}
+						report()
+						continue
+					}
 					if s.rowDP(ctx, lv, i, a, nil) != nil {
 						return
 					}
@@ -269,6 +321,10 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 	if s.opt.Straight {
 		maxR = 1
 	}
+	end := n - 1
+	if s.last != nil && lv == len(s.opt.Levels)-2 {
+		end = s.last[i]
+	}
 	for j := range n {
 		row := a[j*M : (j+1)*M]
 		for m := range row {
@@ -276,6 +332,9 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			if back != nil {
 				back[j*M+m] = pdChoice{-1, int32(m + 1)}
 			}
+		}
+		if j > end {
+			continue
 		}
 		t := s.compute(lv, i, j)
 		if math.IsInf(t, 1) {
@@ -304,7 +363,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 	// A level's worker is gpusBelow GPUs: a stage's compute there is at
 	// least its span over them (the level below's bottleneck, recursively).
 	perGPU := 1 / float64(s.gpusBelow(lv))
-	for j := i; j < n; j++ {
+	for j := i; j <= end; j++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
