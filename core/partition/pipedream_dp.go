@@ -34,6 +34,8 @@ type pdSolver struct {
 	// second-to-last level may be part of the optimum (usefulEnds): the
 	// rows there stop at it, and skip when it is below i.
 	last []int
+	// rowBound[i], with last, replaces bound for row i of that level.
+	rowBound []float64
 	// row, when not nil, replaces rowDP's search: tests run the reference
 	// implementation through it.
 	row func(s *pdSolver, lv, i int, a []float64, back []pdChoice)
@@ -84,25 +86,27 @@ func (s *pdSolver) bounds() []float64 {
 
 // usefulEnds returns, for each state i, the last state j whose stage i..j
 // of the second-to-last level (its compute comp[L−1][i·n+j] at the last
-// level) may be part of an optimal pipeline, −1 when none. A pipeline
-// whose bottleneck is under the last level's bound that gives the stage
-// i..j r of its M workers (each of G GPUs) needs its compute v, at least
-// the span over G GPUs, under r·bound (the stage takes at least v/r), and
-// the rest of the layers, on the other M−r workers, under (M−r)·G·bound
-// (workBound's argument: a pipeline's bottleneck is at least its compute
-// over its GPUs), with r < M when there is a rest. Where data parallelism
-// is near its compute bound, as for the ResNets on a large cluster, that
-// leaves few stages besides the whole model. Entries of the last level
-// over the bound may be left larger, so stages past last[i] may be +Inf;
-// the stages before it are the same as without it.
-func (s *pdSolver) usefulEnds() []int {
+// level) may be part of an optimal pipeline, −1 when none, and a bound for
+// row i of that level: the largest value such a stage's compute may take.
+// A pipeline whose bottleneck is under the last level's bound that gives
+// the stage i..j r of its M workers (each of G GPUs) needs its compute v,
+// at least the span over G GPUs, under r·bound (the stage takes at least
+// v/r), and the rest of the layers, on the other M−r workers, under
+// (M−r)·G·bound (workBound's argument: a pipeline's bottleneck is at least
+// its compute over its GPUs), with r < M when there is a rest. Where data
+// parallelism is near its compute bound, as for the ResNets on a large
+// cluster, that leaves few stages besides the whole model. Entries of the
+// last level over the bound may be left larger, so a stage past last[i],
+// or one whose compute exceeds rmax·bound, may be left larger too.
+func (s *pdSolver) usefulEnds() (last []int, rowBound []float64) {
+	const margin = 1 + 1e-9
 	L := len(s.opt.Levels)
 	M, G, bound := s.opt.Levels[L-1].Workers, float64(s.gpusBelow(L-1)), s.bound[L-1]
 	total := s.c.ComputeSeconds[s.n-1]
-	last := make([]int, s.n)
+	last, rowBound = make([]int, s.n), make([]float64, s.n)
 	for i := range s.n {
 		last[i] = -1
-		for j := s.n - 1; j >= i; j-- {
+		for j := i; j < s.n; j++ {
 			sp := span(s.c.ComputeSeconds, i, j)
 			rmax := M
 			if i > 0 || j < s.n-1 {
@@ -113,11 +117,11 @@ func (s *pdSolver) usefulEnds() []int {
 			}
 			if rmax >= 1 && sp/G*workMargin < float64(rmax)*bound {
 				last[i] = j
-				break
+				rowBound[i] = max(rowBound[i], float64(rmax)*bound*margin)
 			}
 		}
 	}
-	return last
+	return last, rowBound
 }
 
 // solveLevels fills comp for every level and the last level's row 0. The
@@ -141,7 +145,7 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 		next := make([]float64, s.n*s.n)
 		s.tables[lv] = s.table(lv)
 		if lv == L-2 {
-			s.last = s.usefulEnds()
+			s.last, s.rowBound = s.usefulEnds()
 		}
 		var row atomic.Int64
 		var wg sync.WaitGroup
@@ -323,7 +327,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 	}
 	end := n - 1
 	if s.last != nil && lv == len(s.opt.Levels)-2 {
-		end = s.last[i]
+		end, bound = s.last[i], min(bound, s.rowBound[i])
 	}
 	for j := range n {
 		row := a[j*M : (j+1)*M]
@@ -420,7 +424,15 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			sp := split{row: row, prev: prev, pre: preMin[k*M : (k+1)*M], st: st, bound: bound,
 				nmax: nmax, maxMP: maxMP, limited: s.opt.MemoryBytes > 0, mono: mono, work: wb}
 			improved := false
+			pm, work := inf, wb.prefix+wb.last
 			for m := 1; m < M; m++ {
+				// A cheap lower bound of the split's candidates for m first
+				// (mayImprove's and workBound's, the latter at its best mp:
+				// max(p/x, l/y) >= (p+l)/(x+y)): best would leave row[m].
+				pm = min(pm, prev[m-1])
+				if max(pm, wb.last*cf.ct[min(m, maxMP)]) >= min(row[m], bound) || work >= min(row[m], bound)*float64(m+1) {
+					continue
+				}
 				if mp := sp.best(m); mp > 0 {
 					improved = true
 					if back != nil {
