@@ -36,6 +36,8 @@ type pdSolver struct {
 	last []int
 	// rowBound[i], with last, replaces bound for row i of that level.
 	rowBound []float64
+	// scratch holds *pdScratch for rowDP, reused between rows.
+	scratch sync.Pool
 	// row, when not nil, replaces rowDP's search: tests run the reference
 	// implementation through it.
 	row func(s *pdSolver, lv, i int, a []float64, back []pdChoice)
@@ -357,13 +359,15 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 		}
 	}
 	cf := s.coefficients(lv)
-	maxMP, st := cf.maxMP, make([]float64, cf.maxMP+1)
+	maxMP := cf.maxMP
 	tab := s.tables[lv]
+	sc := s.getScratch(i, M, maxMP)
+	defer s.scratch.Put(sc)
 	// rowMin[k] is the best time over states i..k with any worker count: a
 	// lower bound of every pipeline split after k. preMin[k*M+x] is the best
-	// with at most x+1 workers, min(a[k*M .. k*M+x]).
-	rowMin, preMin := make([]float64, n), make([]float64, n*M)
-	inv := make([]float64, M) // 1/min(row[m], bound), for maySplit
+	// with at most x+1 workers, min(a[k*M .. k*M+x]). Both are written at
+	// k before they are read.
+	rowMin, preMin, inv, st := sc.rowMin, sc.preMin[:n*M], sc.inv[:M], sc.st[:maxMP+1]
 	// A level's worker is gpusBelow GPUs: a stage's compute there is at
 	// least its span over them (the level below's bottleneck, recursively).
 	perGPU := 1 / float64(s.gpusBelow(lv))
@@ -383,7 +387,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 		// The sub-pipeline i..k needs k >= i (the original also skips k
 		// preceding i−1, implied by the order); pipeplan also needs i−1 to
 		// precede k for i..k to be a stage.
-		from, _ := slices.BinarySearch(anc, i)
+		from := sc.firstFrom(j, anc, i)
 		for q := from; q < len(anc); q++ {
 			k := anc[q]
 			if rowMin[k] >= worst || (!s.exact && i > 0 && !c.precedes(i-1, k)) ||
@@ -455,6 +459,47 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 		rowMin[j] = pm
 	}
 	return nil
+}
+
+// pdScratch is rowDP's working memory, reused between its rows.
+type pdScratch struct {
+	rowMin, preMin, inv, st []float64
+	// from[j] is the index in ancestors(j) of the first state >= row (the
+	// row it was last advanced for): rows come in ascending order on
+	// each goroutine, so it only moves forward.
+	from []int32
+	row  int
+}
+
+// getScratch returns a pdScratch for row i with at least M workers and
+// maxMP replicas per stage.
+func (s *pdSolver) getScratch(i, M, maxMP int) *pdScratch {
+	sc, _ := s.scratch.Get().(*pdScratch)
+	if sc == nil {
+		sc = &pdScratch{rowMin: make([]float64, s.n), from: make([]int32, s.n)}
+	}
+	if len(sc.preMin) < s.n*M {
+		sc.preMin, sc.inv = make([]float64, s.n*M), make([]float64, M)
+	}
+	if len(sc.st) < maxMP+1 {
+		sc.st = make([]float64, maxMP+1)
+	}
+	if i < sc.row {
+		clear(sc.from)
+	}
+	sc.row = i
+	return sc
+}
+
+// firstFrom is the index of the first state >= i in anc, ancestors(j)
+// (ascending).
+func (sc *pdScratch) firstFrom(j int, anc []int, i int) int {
+	q := int(sc.from[j])
+	for q < len(anc) && anc[q] < i {
+		q++
+	}
+	sc.from[j] = int32(q)
+	return q
 }
 
 // pdCoefficients are stageSeconds and the transfer term of level lv as
