@@ -104,7 +104,6 @@ func (s *pdSolver) usefulEnds() (last []int, rowBound []float64) {
 	const margin = 1 + 1e-9
 	L := len(s.opt.Levels)
 	M, G, bound := s.opt.Levels[L-1].Workers, float64(s.gpusBelow(L-1)), s.bound[L-1]
-	total := s.c.ComputeSeconds[s.n-1]
 	last, rowBound = make([]int, s.n), make([]float64, s.n)
 	for i := range s.n {
 		last[i] = -1
@@ -112,10 +111,8 @@ func (s *pdSolver) usefulEnds() (last []int, rowBound []float64) {
 			sp := span(s.c.ComputeSeconds, i, j)
 			rmax := M
 			if i > 0 || j < s.n-1 {
-				// The rest's compute, shrunk beyond rounding and its
-				// cancellation, must stay under (M−r)·G·bound.
-				rest := max(0, (total-sp)*workMargin-(1-workMargin)*total)
-				rmax = min(M-1, int(math.Ceil(float64(M)-rest/(G*bound)))-1)
+				// The rest's compute must stay under (M−r)·G·bound.
+				rmax = min(M-1, int(math.Ceil(float64(M)-s.restSeconds(sp)/(G*bound)))-1)
 			}
 			if rmax >= 1 && sp/G*workMargin < float64(rmax)*bound {
 				last[i] = j
@@ -124,6 +121,30 @@ func (s *pdSolver) usefulEnds() (last []int, rowBound []float64) {
 		}
 	}
 	return last, rowBound
+}
+
+// restSeconds is the compute of the layers outside a part whose compute
+// span is sp, shrunk beyond rounding and the subtraction's cancellation.
+func (s *pdSolver) restSeconds(sp float64) float64 {
+	total := s.c.ComputeSeconds[s.n-1]
+	return max(0, (total-sp)*workMargin-(1-workMargin)*total)
+}
+
+// topEntry is the largest m for which the last level's entry A(0→j, m+1
+// workers) may be part of the optimum: the layers after j, on the other
+// M−m−1 workers of G GPUs, take at least their compute over those GPUs
+// (workBound's argument), which must stay under the bound; j = n−1 leaves
+// no layers and takes all M.
+func (s *pdSolver) topEntry(j int) int {
+	L := len(s.opt.Levels)
+	M := s.opt.Levels[L-1].Workers
+	if j == s.n-1 {
+		return M - 1
+	}
+	rest := s.restSeconds(s.c.ComputeSeconds[j]) / (float64(s.gpusBelow(L-1)) * s.bound[L-1])
+	// M−m−1 > rest, i.e. m <= M−2−floor(rest); 0 (a single worker, which
+	// no split improves) at the least.
+	return int(max(0, float64(M-2)-math.Floor(min(rest, float64(M)))))
 }
 
 // solveLevels fills comp for every level and the last level's row 0. The
@@ -376,11 +397,18 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			return err
 		}
 		row := a[j*M : (j+1)*M]
+		// Only the entries up to top may be part of the optimum (topEntry);
+		// the others keep their single stage.
+		top := M - 1
+		if lv == len(s.opt.Levels)-1 {
+			top = s.topEntry(j)
+		}
+		open := row[:top+1]
 		// worst caps what a split must beat to matter: the largest entry of
-		// row (a split whose lower bound reaches it cannot improve any
+		// open (a split whose lower bound reaches it cannot improve any
 		// entry, and ties keep the first), or the bound.
-		worst := min(slices.Max(row), bound)
-		for m, v := range row {
+		worst := min(slices.Max(open), bound)
+		for m, v := range open {
 			inv[m] = 1 / min(v, bound)
 		}
 		anc := c.ancestors(j)
@@ -391,7 +419,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 		for q := from; q < len(anc); q++ {
 			k := anc[q]
 			if rowMin[k] >= worst || (!s.exact && i > 0 && !c.precedes(i-1, k)) ||
-				!maySplit(span(c.ComputeSeconds, i, k)*perGPU, span(c.ComputeSeconds, k+1, j)*perGPU, inv, maxMP) {
+				!maySplit(span(c.ComputeSeconds, i, k)*perGPU, span(c.ComputeSeconds, k+1, j)*perGPU, inv[:top+1], maxMP) {
 				continue
 			}
 			t := s.compute(lv, k+1, j)
@@ -409,7 +437,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 				wb.prefix = max(wb.prefix, 2*c.OutputBytes[k]/B)
 			}
 			wb.prefix *= workMargin
-			if !mayImprove(row, prev, max(t, out/B), cf.ct, bound) {
+			if !mayImprove(open, prev, max(t, out/B), cf.ct, bound) {
 				continue
 			}
 			// The last stage k+1..j on mp workers: its time st[mp], and the
@@ -429,7 +457,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 				nmax: nmax, maxMP: maxMP, limited: s.opt.MemoryBytes > 0, mono: mono, work: wb}
 			improved := false
 			pm, work := inf, wb.prefix+wb.last
-			for m := 1; m < M; m++ {
+			for m := 1; m <= top; m++ {
 				// A cheap lower bound of the split's candidates for m first
 				// (mayImprove's and workBound's, the latter at its best mp:
 				// max(p/x, l/y) >= (p+l)/(x+y)): best would leave row[m].
@@ -445,8 +473,8 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 				}
 			}
 			if improved {
-				worst = min(slices.Max(row), bound)
-				for m, v := range row {
+				worst = min(slices.Max(open), bound)
+				for m, v := range open {
 					inv[m] = 1 / min(v, bound)
 				}
 			}
