@@ -30,6 +30,14 @@ type pdSolver struct {
 	// bound[lv] is the value above which no entry of level lv's DP can be
 	// part of the optimum (bounds).
 	bound []float64
+	// last[i], when not nil, is the last state j whose stage i..j of the
+	// second-to-last level may be part of the optimum (usefulEnds): the
+	// rows there stop at it, and skip when it is below i.
+	last []int
+	// rowBound[i], with last, replaces bound for row i of that level.
+	rowBound []float64
+	// scratch holds *pdScratch for rowDP, reused between rows.
+	scratch sync.Pool
 	// row, when not nil, replaces rowDP's search: tests run the reference
 	// implementation through it.
 	row func(s *pdSolver, lv, i int, a []float64, back []pdChoice)
@@ -78,6 +86,67 @@ func (s *pdSolver) bounds() []float64 {
 	return b
 }
 
+// usefulEnds returns, for each state i, the last state j whose stage i..j
+// of the second-to-last level (its compute comp[L−1][i·n+j] at the last
+// level) may be part of an optimal pipeline, −1 when none, and a bound for
+// row i of that level: the largest value such a stage's compute may take.
+// A pipeline whose bottleneck is under the last level's bound that gives
+// the stage i..j r of its M workers (each of G GPUs) needs its compute v,
+// at least the span over G GPUs, under r·bound (the stage takes at least
+// v/r), and the rest of the layers, on the other M−r workers, under
+// (M−r)·G·bound (workBound's argument: a pipeline's bottleneck is at least
+// its compute over its GPUs), with r < M when there is a rest. Where data
+// parallelism is near its compute bound, as for the ResNets on a large
+// cluster, that leaves few stages besides the whole model. Entries of the
+// last level over the bound may be left larger, so a stage past last[i],
+// or one whose compute exceeds rmax·bound, may be left larger too.
+func (s *pdSolver) usefulEnds() (last []int, rowBound []float64) {
+	const margin = 1 + 1e-9
+	L := len(s.opt.Levels)
+	M, G, bound := s.opt.Levels[L-1].Workers, float64(s.gpusBelow(L-1)), s.bound[L-1]
+	last, rowBound = make([]int, s.n), make([]float64, s.n)
+	for i := range s.n {
+		last[i] = -1
+		for j := i; j < s.n; j++ {
+			sp := span(s.c.ComputeSeconds, i, j)
+			rmax := M
+			if i > 0 || j < s.n-1 {
+				// The rest's compute must stay under (M−r)·G·bound.
+				rmax = min(M-1, int(math.Ceil(float64(M)-s.restSeconds(sp)/(G*bound)))-1)
+			}
+			if rmax >= 1 && sp/G*workMargin < float64(rmax)*bound {
+				last[i] = j
+				rowBound[i] = max(rowBound[i], float64(rmax)*bound*margin)
+			}
+		}
+	}
+	return last, rowBound
+}
+
+// restSeconds is the compute of the layers outside a part whose compute
+// span is sp, shrunk beyond rounding and the subtraction's cancellation.
+func (s *pdSolver) restSeconds(sp float64) float64 {
+	total := s.c.ComputeSeconds[s.n-1]
+	return max(0, (total-sp)*workMargin-(1-workMargin)*total)
+}
+
+// topEntry is the largest m for which the last level's entry A(0→j, m+1
+// workers) may be part of the optimum: the layers after j, on the other
+// M−m−1 workers of G GPUs, take at least their compute over those GPUs
+// (workBound's argument), which must stay under the bound; j = n−1 leaves
+// no layers and takes all M.
+func (s *pdSolver) topEntry(j int) int {
+	L := len(s.opt.Levels)
+	M := s.opt.Levels[L-1].Workers
+	if j == s.n-1 {
+		return M - 1
+	}
+	rest := s.restSeconds(s.c.ComputeSeconds[j]) / (float64(s.gpusBelow(L-1)) * s.bound[L-1])
+	// M−m−1 > rest, i.e. m <= M−2−floor(rest); 0 (a single worker, which
+	// no split improves) at the least.
+	return int(max(0, float64(M-2)-math.Floor(min(rest, float64(M)))))
+}
+
 // solveLevels fills comp for every level and the last level's row 0. The
 // rows of a lower level are independent and run on GOMAXPROCS goroutines;
 // each writes its own part of comp, so the result does not depend on them.
@@ -98,6 +167,9 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 		M := s.opt.Levels[lv].Workers
 		next := make([]float64, s.n*s.n)
 		s.tables[lv] = s.table(lv)
+		if lv == L-2 {
+			s.last, s.rowBound = s.usefulEnds()
+		}
 		var row atomic.Int64
 		var wg sync.WaitGroup
 		for range min(runtime.GOMAXPROCS(0), s.n) {
@@ -106,6 +178,13 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 				defer wg.Done()
 				a := make([]float64, s.n*M)
 				for i := int(row.Add(1) - 1); i < s.n && ctx.Err() == nil; i = int(row.Add(1) - 1) {
+					if lv == L-2 && s.last[i] < i {
+						for j := range s.n { // no stage from i can be part of the optimum
+							next[i*s.n+j] = math.Inf(1)
+						}
+						report()
+						continue
+					}
 					if s.rowDP(ctx, lv, i, a, nil) != nil {
 						return
 					}
@@ -269,6 +348,10 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 	if s.opt.Straight {
 		maxR = 1
 	}
+	end := n - 1
+	if s.last != nil && lv == len(s.opt.Levels)-2 {
+		end, bound = s.last[i], min(bound, s.rowBound[i])
+	}
 	for j := range n {
 		row := a[j*M : (j+1)*M]
 		for m := range row {
@@ -276,6 +359,9 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			if back != nil {
 				back[j*M+m] = pdChoice{-1, int32(m + 1)}
 			}
+		}
+		if j > end {
+			continue
 		}
 		t := s.compute(lv, i, j)
 		if math.IsInf(t, 1) {
@@ -294,37 +380,46 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 		}
 	}
 	cf := s.coefficients(lv)
-	maxMP, st := cf.maxMP, make([]float64, cf.maxMP+1)
+	maxMP := cf.maxMP
 	tab := s.tables[lv]
+	sc := s.getScratch(i, M, maxMP)
+	defer s.scratch.Put(sc)
 	// rowMin[k] is the best time over states i..k with any worker count: a
 	// lower bound of every pipeline split after k. preMin[k*M+x] is the best
-	// with at most x+1 workers, min(a[k*M .. k*M+x]).
-	rowMin, preMin := make([]float64, n), make([]float64, n*M)
-	inv := make([]float64, M) // 1/min(row[m], bound), for maySplit
+	// with at most x+1 workers, min(a[k*M .. k*M+x]). Both are written at
+	// k before they are read.
+	rowMin, preMin, inv, st := sc.rowMin, sc.preMin[:n*M], sc.inv[:M], sc.st[:maxMP+1]
 	// A level's worker is gpusBelow GPUs: a stage's compute there is at
 	// least its span over them (the level below's bottleneck, recursively).
 	perGPU := 1 / float64(s.gpusBelow(lv))
-	for j := i; j < n; j++ {
+	for j := i; j <= end; j++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		row := a[j*M : (j+1)*M]
+		// Only the entries up to top may be part of the optimum (topEntry);
+		// the others keep their single stage.
+		top := M - 1
+		if lv == len(s.opt.Levels)-1 {
+			top = s.topEntry(j)
+		}
+		open := row[:top+1]
 		// worst caps what a split must beat to matter: the largest entry of
-		// row (a split whose lower bound reaches it cannot improve any
+		// open (a split whose lower bound reaches it cannot improve any
 		// entry, and ties keep the first), or the bound.
-		worst := min(slices.Max(row), bound)
-		for m, v := range row {
+		worst := min(slices.Max(open), bound)
+		for m, v := range open {
 			inv[m] = 1 / min(v, bound)
 		}
 		anc := c.ancestors(j)
 		// The sub-pipeline i..k needs k >= i (the original also skips k
 		// preceding i−1, implied by the order); pipeplan also needs i−1 to
 		// precede k for i..k to be a stage.
-		from, _ := slices.BinarySearch(anc, i)
+		from := sc.firstFrom(j, anc, i)
 		for q := from; q < len(anc); q++ {
 			k := anc[q]
 			if rowMin[k] >= worst || (!s.exact && i > 0 && !c.precedes(i-1, k)) ||
-				!maySplit(span(c.ComputeSeconds, i, k)*perGPU, span(c.ComputeSeconds, k+1, j)*perGPU, inv, maxMP) {
+				!maySplit(span(c.ComputeSeconds, i, k)*perGPU, span(c.ComputeSeconds, k+1, j)*perGPU, inv[:top+1], maxMP) {
 				continue
 			}
 			t := s.compute(lv, k+1, j)
@@ -342,7 +437,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 				wb.prefix = max(wb.prefix, 2*c.OutputBytes[k]/B)
 			}
 			wb.prefix *= workMargin
-			if !mayImprove(row, prev, max(t, out/B), cf.ct, bound) {
+			if !mayImprove(open, prev, max(t, out/B), cf.ct, bound) {
 				continue
 			}
 			// The last stage k+1..j on mp workers: its time st[mp], and the
@@ -361,7 +456,15 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			sp := split{row: row, prev: prev, pre: preMin[k*M : (k+1)*M], st: st, bound: bound,
 				nmax: nmax, maxMP: maxMP, limited: s.opt.MemoryBytes > 0, mono: mono, work: wb}
 			improved := false
-			for m := 1; m < M; m++ {
+			pm, work := inf, wb.prefix+wb.last
+			for m := 1; m <= top; m++ {
+				// A cheap lower bound of the split's candidates for m first
+				// (mayImprove's and workBound's, the latter at its best mp:
+				// max(p/x, l/y) >= (p+l)/(x+y)): best would leave row[m].
+				pm = min(pm, prev[m-1])
+				if max(pm, wb.last*cf.ct[min(m, maxMP)]) >= min(row[m], bound) || work >= min(row[m], bound)*float64(m+1) {
+					continue
+				}
 				if mp := sp.best(m); mp > 0 {
 					improved = true
 					if back != nil {
@@ -370,8 +473,8 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 				}
 			}
 			if improved {
-				worst = min(slices.Max(row), bound)
-				for m, v := range row {
+				worst = min(slices.Max(open), bound)
+				for m, v := range open {
 					inv[m] = 1 / min(v, bound)
 				}
 			}
@@ -384,6 +487,47 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 		rowMin[j] = pm
 	}
 	return nil
+}
+
+// pdScratch is rowDP's working memory, reused between its rows.
+type pdScratch struct {
+	rowMin, preMin, inv, st []float64
+	// from[j] is the index in ancestors(j) of the first state >= row (the
+	// row it was last advanced for): rows come in ascending order on
+	// each goroutine, so it only moves forward.
+	from []int32
+	row  int
+}
+
+// getScratch returns a pdScratch for row i with at least M workers and
+// maxMP replicas per stage.
+func (s *pdSolver) getScratch(i, M, maxMP int) *pdScratch {
+	sc, _ := s.scratch.Get().(*pdScratch)
+	if sc == nil {
+		sc = &pdScratch{rowMin: make([]float64, s.n), from: make([]int32, s.n)}
+	}
+	if len(sc.preMin) < s.n*M {
+		sc.preMin, sc.inv = make([]float64, s.n*M), make([]float64, M)
+	}
+	if len(sc.st) < maxMP+1 {
+		sc.st = make([]float64, maxMP+1)
+	}
+	if i < sc.row {
+		clear(sc.from)
+	}
+	sc.row = i
+	return sc
+}
+
+// firstFrom is the index of the first state >= i in anc, ancestors(j)
+// (ascending).
+func (sc *pdScratch) firstFrom(j int, anc []int, i int) int {
+	q := int(sc.from[j])
+	for q < len(anc) && anc[q] < i {
+		q++
+	}
+	sc.from[j] = int32(q)
+	return q
 }
 
 // pdCoefficients are stageSeconds and the transfer term of level lv as

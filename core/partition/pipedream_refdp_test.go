@@ -176,13 +176,23 @@ func solveWith(t testing.TB, c *Cuts, opt PipeDreamOptions, row func(*pdSolver, 
 // memory limits.
 func TestPipeDreamMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
+	cut := 0 // checks where usefulEnds cut some row of the second-to-last level short
 	check := func(name string, c *Cuts, opt PipeDreamOptions) {
 		want, werr := solveWith(t, c, opt, refRowDP)
 		got, gerr := solveWith(t, c, opt, nil)
 		if (werr == nil) != (gerr == nil) || !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s %+v:\n got %+v (%v)\nwant %+v (%v)", name, opt, got, gerr, want, werr)
 		}
+		if len(opt.Levels) > 1 && slices.ContainsFunc(first(newPDSolver(c, opt).usefulEnds()), func(j int) bool { return j < c.Len()-1 }) {
+			cut++
+		}
 	}
+	defer func() {
+		// The pruning must be exercised, not only left idle.
+		if cut < 50 {
+			t.Errorf("usefulEnds cut rows short in %d checks, want at least 50", cut)
+		}
+	}()
 	for trial := range 400 {
 		n := 1 + rng.IntN(24)
 		prof := randomChain(rng, n)
@@ -223,3 +233,5 @@ func TestPipeDreamMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+func first[A, B any](a A, _ B) A { return a }
