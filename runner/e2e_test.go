@@ -30,6 +30,11 @@ func torchPython(t *testing.T) string {
 	return py
 }
 
+// hangTimeout is the runner's --timeout in the tests: a hang detector, not
+// a speed limit. On a loaded 2-core machine (load 30–40) a 2-step run's ranks
+// were seen to get 2 s of CPU in 5 minutes, so it is generous.
+const hangTimeout = "20m"
+
 // runE2E runs the runner's CLI on a testdata plan with --check and --json.
 func runE2E(t *testing.T, args ...string) *Report {
 	t.Helper()
@@ -41,7 +46,7 @@ func runE2E(t *testing.T, args ...string) *Report {
 func runE2ELog(t *testing.T, args ...string) (*Report, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	args = append([]string{"--check", "--json", "--steps", "2", "--warmup", "1", "--timeout", "5m"}, args...)
+	args = append([]string{"--check", "--json", "--steps", "2", "--warmup", "1", "--timeout", hangTimeout}, args...)
 	err := run(context.Background(), args, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("runner %v: %v\nworker output:\n%s", args, err, stderr.String())

@@ -119,7 +119,7 @@ func TestEndToEndTwoNodes(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var stdout bytes.Buffer
-			args := []string{"--check", "--json", "--scale-down", "--steps", "2", "--warmup", "1", "--timeout", "5m",
+			args := []string{"--check", "--json", "--scale-down", "--steps", "2", "--warmup", "1", "--timeout", hangTimeout,
 				"--nnodes", "2", "--node-rank", fmt.Sprint(node), "--rdzv-endpoint", fmt.Sprintf("127.0.0.1:%d", port),
 				"--rdzv-id", "two-nodes-test", "testdata/tiny-transformer.json"}
 			if errs[node] = run(context.Background(), args, &stdout, &logs[node]); errs[node] == nil {

@@ -85,7 +85,7 @@ func TestProfileEndToEnd(t *testing.T) {
 func profileUploaded(t *testing.T, out string, args ...string) (model.Profile, *bytes.Buffer) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	if err := runProfile(context.Background(), append([]string{"--out", out, "--timeout", "5m"}, args...), &stdout, &stderr); err != nil {
+	if err := runProfile(context.Background(), append([]string{"--out", out, "--timeout", hangTimeout}, args...), &stdout, &stderr); err != nil {
 		t.Fatalf("profile: %v\n%s", err, stderr.String())
 	}
 	data, err := os.ReadFile(out)
