@@ -21,6 +21,9 @@ type Options struct {
 	MemoryBandwidthEfficiency float64
 	// ReserveBytes overrides DefaultReserve(gpu memory) when > 0.
 	ReserveBytes float64
+	// ExpertSeconds overrides DefaultExpertSeconds (nil: the default; 0
+	// leaves the per-expert time out).
+	ExpertSeconds *float64
 }
 
 // TimeBreakdown splits the predicted iteration time; its fields sum to it.
