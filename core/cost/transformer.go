@@ -127,7 +127,7 @@ type Prediction struct {
 	StageMemory []Memory `json:"stage_memory"`
 	// Caveat says why the prediction is less certain than the model's
 	// tested accuracy ("" when it is not): a mixture-of-experts model
-	// whose expert exchange stays inside one server (localExpertsCaveat).
+	// trained in FP8 (fp8ExpertsCaveat).
 	Caveat string `json:"caveat,omitempty"`
 }
 
