@@ -4,9 +4,9 @@ import (
 	"math"
 	"testing"
 
+	"pipeplan/core/hw"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
-	"pipeplan/core/hw"
 )
 
 // expertRow is one published MoE run at the execution predictPublished

@@ -202,9 +202,9 @@ const (
 
 // notAsserted names the runs only reported, with the reason above.
 var notAsserted = map[string]bool{
-	"nemo2407-llama3-8b-fp8-8gpus":              true,
-	"mb2511-qwen3-30b-a3b-fp8-16gpus":           true,
-	"mb2602-qwen3-30b-a3b-fp8-16gpus":           true,
+	"nemo2407-llama3-8b-fp8-8gpus":    true,
+	"mb2511-qwen3-30b-a3b-fp8-16gpus": true,
+	"mb2602-qwen3-30b-a3b-fp8-16gpus": true,
 }
 
 // publishedError returns the relative error of a prediction against run r:
