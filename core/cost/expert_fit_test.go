@@ -33,14 +33,20 @@ func expertRows(t *testing.T) []expertRow {
 	return rows
 }
 
-// throughputError returns the relative error of row r's predicted
-// throughput with x seconds per local expert, MoE layer and microbatch.
-func (r expertRow) throughputError(t *testing.T, x float64) float64 {
+// stepSeconds returns row r's predicted step time with x seconds per
+// local expert, MoE layer and microbatch.
+func (r expertRow) stepSeconds(t *testing.T, x float64) float64 {
 	pr, err := Predict(r.tr, r.c, r.ex, Options{ExpertSeconds: &x})
 	if err != nil {
 		t.Fatalf("%s: %v", r.run.ID, err)
 	}
-	return r.published/pr.IterationSeconds - 1
+	return pr.IterationSeconds
+}
+
+// throughputError returns the relative error of row r's predicted
+// throughput with x seconds per local expert, MoE layer and microbatch.
+func (r expertRow) throughputError(t *testing.T, x float64) float64 {
+	return r.published/r.stepSeconds(t, x) - 1
 }
 
 // fitExpertSeconds returns the time per local expert, MoE layer and
@@ -72,6 +78,15 @@ func TestExpertSecondsFit(t *testing.T) {
 	rows := expertRows(t)
 	var fit []expertRow
 	for _, r := range rows {
+		// The gap per local expert, MoE layer and microbatch: the step
+		// time missing without the per-expert time, over how much the step
+		// grows per second of it (the package doc's table).
+		without, with := r.stepSeconds(t, 0), r.stepSeconds(t, DefaultExpertSeconds)
+		if per := (with - without) / DefaultExpertSeconds; per > 1 {
+			t.Logf("%-42s (%s) gap %.3f ms per local expert, MoE layer and microbatch", r.run.ID, r.run.Set, 1e3*(r.published-without)/per)
+		} else {
+			t.Logf("%-42s (%s) the per-expert time hides behind the expert exchange", r.run.ID, r.run.Set)
+		}
 		if r.run.Set == "fit" {
 			fit = append(fit, r)
 		}
