@@ -146,7 +146,8 @@
 // rest is taken to be the host's. DefaultExpertSeconds (0.329 ms per
 // local expert, MoE layer and microbatch, forward and backward, a third
 // of it forward and redone by full recomputation) was fitted by least
-// squares on the four ModelZoo rows; left out in turn, each is predicted
+// squares on the four ModelZoo rows (H100; other GPUs and hosts take the
+// same time, uncalibrated); left out in turn, each is predicted
 // within 13 % (−2.8, −12.3, +12.7, −3.4 %; TestExpertSecondsFit). The
 // Megatron-Bridge rows are held out: the 30B-A3B improves from +156 /
 // +174 % to +80 / +47 %, the 235B FP8 rows stay at +19 / +17 % (their

@@ -329,8 +329,10 @@ func (e *evaluator) moeLocalSeconds() (fwd, total float64) {
 // layer per microbatch, forward and backward, besides its GEMMs' FLOPs
 // (expertOverheadSeconds). Fitted on the four Megatron-MoE-ModelZoo
 // Qwen3 235B-A22B BF16 rows of testdata/published_runs.json (least squares
-// on the relative step time; TestExpertSecondsFit), the Megatron-Bridge
+// on the relative throughput; TestExpertSecondsFit), the Megatron-Bridge
 // rows held out (doc.go, "Mixture of experts: time per local expert").
+// They ran on H100 servers; other GPUs and hosts use the same time,
+// uncalibrated.
 const DefaultExpertSeconds = 0.329e-3
 
 // expertOverheadSeconds returns the time one MoE layer's local experts add
