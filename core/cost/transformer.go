@@ -28,7 +28,8 @@ type Options struct {
 
 // TimeBreakdown splits the predicted iteration time; its fields sum to it.
 type TimeBreakdown struct {
-	// ComputeSeconds is the slowest stage's compute per step (all microbatches).
+	// ComputeSeconds is the slowest stage's compute per step (all
+	// microbatches; MoE layers' time per local expert included).
 	ComputeSeconds float64 `json:"compute_seconds"`
 	// TensorParallelSeconds is the slowest stage's tensor-parallel communication per step.
 	TensorParallelSeconds float64 `json:"tensor_parallel_seconds"`
