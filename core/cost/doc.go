@@ -172,8 +172,11 @@
 // 10,494 tokens/s in Megatron-Bridge 25.09 with token dropping (predicted
 // +28 % before the per-expert time) and 5,275 dropless in 25.11
 // (NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md at
-// commit 0a25f911b2ed6c6905a539504fdb8e5b40e3438b), which points at the
-// dropless path; no source gives its cost per token. Every MoE prediction
+// commit 0a25f911b2ed6c6905a539504fdb8e5b40e3438b): with the per-expert
+// time the model predicts 9,515, −9 % from the token-dropping run, so the
+// 30B-A3B's remaining gap is what the same configuration lost going
+// dropless (its precision is not printed there, so the row is not stored).
+// No source gives that cost per token or per layer. Every MoE prediction
 // in FP8 carries Prediction.Caveat (fp8ExpertsCaveat): all four such
 // published runs ran 1.17× to 1.80× slower than predicted.
 //
