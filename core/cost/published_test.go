@@ -174,7 +174,9 @@ func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution,
 //     235B-A22B BF16 rows, on which DefaultExpertSeconds was fitted
 //     (TestExpertSecondsFit; each within 13 % when left out of the fit),
 //     −2.8 % (tp 2 ep 32), −5.4 % (tp 4 ep 8), +8.2 % (tp 2 ep 8 pp 32) and
-//     −3.3 % (Megatron-FSDP);
+//     −3.3 % (Megatron-FSDP); the Megatron-Bridge 25.11 Blackwell rows
+//     (held out) +16.3 % (30B-A3B, 8 B200), −0.3 % (30B-A3B, 8 GB200),
+//     +12.8 % (235B-A22B, 64 B200), +8.3 % (DeepSeek-V3, 256 B200);
 //   - runs at s > 16K are only reported: there the attention core dominates
 //     the FLOP count, and whether the source counts it causal (half) or
 //     full, as Megatron-LM's formula does, is not stated, which alone moves
