@@ -168,13 +168,18 @@
 // one (FSDP, tp2 ep32, tp2 ep8 pp32, tp4 ep8), where before it ranked
 // tp4 ep8 first.
 //
-// What stays unexplained: the 30B-A3B's remaining gap, 2× the per-expert
-// time per expert at microbatch 2 and growing with the tokens (1.23 ms
-// per expert at microbatch 2, 0.66 ms at 1), and the FP8 rows' 2× larger
-// gap per expert than the BF16 ones. Checked and ruled out as the whole
+// What stays unexplained: the H100 30B-A3B rows' remaining gap, 11.1 s
+// and 16.3 s a step, 1.8 and 1.3 µs per token and layer — closer to a
+// cost per token than per expert (0.90 against 0.33 ms per expert, layer
+// and microbatch) — while the same model on 8 B200 and 8 GB200 leaves
+// 0.3 µs and none. What sets those H100 runs apart: pipeline parallelism
+// over two servers with one or two layers per virtual stage (pp 2,
+// vp 24 or 12), FP8 current scaling (the Blackwell rows run MXFP8) and
+// the hybridep dispatcher on H100. Checked and ruled out as the whole
 // cause, per token and MoE layer: memory-bound work (the permutation,
 // router, elementwise passes and TE's casts, charged at the achievable
-// HBM bandwidth: 0.31 µs for the 30B-A3B against its 2.4 µs gap; FP8
+// HBM bandwidth: 0.31 µs for the 30B-A3B against its 2.4 µs gap before
+// the per-expert time; FP8
 // current scaling's amax passes and the aux loss add under 0.2 MB of
 // traffic where the gap would need 5.6 MB); the NVLink exchange (it
 // would need 55 GB/s per GPU, where DeepEP's intranode kernels measure
@@ -189,8 +194,9 @@
 // 30B-A3B's remaining gap is what the same configuration lost going
 // dropless (its precision is not printed there, so the row is not stored).
 // No source gives that cost per token or per layer. Every MoE prediction
-// in FP8 carries Prediction.Caveat (fp8ExpertsCaveat): all four such
-// published runs ran 1.17× to 1.80× slower than predicted.
+// in FP8 carries Prediction.Caveat (fp8ExpertsCaveat): the eight such
+// published runs took 1.00× (GB200) to 1.80× (the H100 30B-A3B) the
+// predicted time.
 //
 // Pipeline stages split the layers by ChunkLayers: the chunks one layer
 // short sit at both ends (the first and last stages also hold the
