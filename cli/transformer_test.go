@@ -275,28 +275,27 @@ func TestTransformerBreakdown(t *testing.T) {
 	}
 }
 
-// TestTransformerLocalExpertsCaveat: a MoE plan whose expert exchange
-// stays inside one server says that its prediction is uncertain (the
-// published runs of that kind ran slower than predicted, core/cost), in
-// the text output and in the JSON candidate; the same model with its ep
-// group across two servers carries no caveat.
-func TestTransformerLocalExpertsCaveat(t *testing.T) {
+// TestTransformerFP8ExpertsCaveat: a MoE plan trained in FP8 says that
+// its prediction is uncertain (the published runs of that kind ran slower
+// than predicted, core/cost), in the text output and in the JSON
+// candidate; the same plan in BF16 carries no caveat.
+func TestTransformerFP8ExpertsCaveat(t *testing.T) {
 	args := []string{"transformer", "--model", "qwen3-30b-a3b", "--gpu", "nvidia-h100-sxm5-80gb", "--gpus", "16", "--batch", "512", "--seq", "4096",
-		"--tp", "1", "--pp", "1", "--microbatch", "1", "--interleave", "1", "--recompute", "full", "--zero", "1"}
+		"--tp", "1", "--pp", "1", "--ep", "8", "--microbatch", "1", "--interleave", "1", "--recompute", "full", "--zero", "1"}
 	var out bytes.Buffer
-	if err := Run(append(args, "--ep", "8"), &out); err != nil {
+	if err := Run(append(args, "--precision", "fp8"), &out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "\nnote: ") || !strings.Contains(out.String(), "prediction is uncertain: mixture of experts with the expert exchange inside one server") {
-		t.Errorf("ep 8 on servers of 8: no caveat in\n%s", out.String())
+	if !strings.Contains(out.String(), "\nnote: ") || !strings.Contains(out.String(), "prediction is uncertain: mixture of experts trained in FP8") {
+		t.Errorf("FP8: no caveat in\n%s", out.String())
 	}
-	if c, _ := first(t, transformerJSON(t, append(args, "--ep", "8")...))["caveat"].(string); !strings.Contains(c, "slower than predicted") {
-		t.Errorf("ep 8: JSON caveat %q", c)
+	if c, _ := first(t, transformerJSON(t, append(args, "--precision", "fp8")...))["caveat"].(string); !strings.Contains(c, "slower than predicted") {
+		t.Errorf("FP8: JSON caveat %q", c)
 	}
-	across := transformerJSON(t, append(args, "--ep", "16")...)
-	note, _ := across["note"].(string)
-	if c, ok := first(t, across)["caveat"]; ok || strings.Contains(note, "uncertain") {
-		t.Errorf("ep 16 over two servers: caveat %v, note %q", c, note)
+	bf16 := transformerJSON(t, append(args, "--precision", "bf16")...)
+	note, _ := bf16["note"].(string)
+	if c, ok := first(t, bf16)["caveat"]; ok || strings.Contains(note, "uncertain") {
+		t.Errorf("BF16: caveat %v, note %q", c, note)
 	}
 }
 

@@ -48,6 +48,7 @@ type evaluator struct {
 	state          StateBytes // per-GPU bytes per parameter after ZeRO sharding over d·cp
 	expertState    StateBytes // the same for routed experts, sharded over their data-parallel group edp
 	etp            int        // expert tensor parallelism (see expertGrid)
+	expertSec      float64    // time per local expert, MoE layer and microbatch (DefaultExpertSeconds)
 	edp            int        // expert data parallelism (see expertGrid)
 	gradBytes      float64    // bytes of one unsharded gradient value
 	actOpts        model.ActivationOptions
@@ -136,6 +137,13 @@ func evaluatorFor(pred *Predictor, cfg plan.Execution) (*evaluator, error) {
 		return nil, fmt.Errorf("cluster.gpu.memory_bandwidth_bytes_per_sec: unknown for %s; needed for memory-bound kernels", c.GPU.ID)
 	}
 	e.memBW = c.GPU.MemoryBandwidthBytesPerSec * memEff
+	e.expertSec = DefaultExpertSeconds
+	if opt.ExpertSeconds != nil {
+		if !(*opt.ExpertSeconds >= 0 && *opt.ExpertSeconds < 1) {
+			return nil, fmt.Errorf("options.expert_seconds: must be in [0, 1), got %v", *opt.ExpertSeconds)
+		}
+		e.expertSec = *opt.ExpertSeconds
+	}
 	e.reserve = DefaultReserve(c.GPU.MemoryBytes)
 	if opt.ReserveBytes != 0 {
 		if !(opt.ReserveBytes > 0 && opt.ReserveBytes < c.GPU.MemoryBytes) {

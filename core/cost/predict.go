@@ -59,8 +59,8 @@ func (e *evaluator) predict(stages bool) Prediction {
 	pr.ModelTFLOPSPerGPU = pr.ModelFLOPsPerIteration / (n * iter) / 1e12
 	pr.ActiveParams = e.memo.params[1]
 	pr.MFU = pr.ModelFLOPsPerIteration / (n * iter * e.peak)
-	if e.localExperts() {
-		pr.Caveat = localExpertsCaveat
+	if e.fp8Experts() {
+		pr.Caveat = fp8ExpertsCaveat
 	}
 	if stages {
 		pr.StageMemory = make([]Memory, p)

@@ -253,6 +253,7 @@ func TestPredictErrors(t *testing.T) {
 		{Options{Comm: &Comm{BandwidthEfficiency: 2}}, "options.comm.bandwidth_efficiency"},
 		{Options{MemoryBandwidthEfficiency: -1}, "options.memory_bandwidth_efficiency"},
 		{Options{ReserveBytes: 1e15}, "options.reserve_bytes"},
+		{Options{ExpertSeconds: new(-1e-3)}, "options.expert_seconds: must be in [0, 1), got -0.001"},
 	}
 	for _, k := range bad {
 		if _, err := Predict(tr, c, ok, k.opt); err == nil || !strings.Contains(err.Error(), k.want) {

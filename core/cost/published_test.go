@@ -168,10 +168,15 @@ func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution,
 //   - dense, s ≤ 16K: 10 % — the worst of the 13 asserted are NeMo 24.07's
 //     Llama 2 7B +9.7 % and 13B +8.5 %, Llama 3.1 405B FP8 (Megatron-Bridge
 //     25.11, cp 2) +7.7 % and Llama 3 405B BF16 (Llama 3 paper) −6.1 / −5.3 %;
-//   - MoE with the expert all-to-all crossing servers: 20 % — Qwen3
-//     235B-A22B FP8 (Megatron-Bridge, ep 32 over 4 servers, the recipe's
-//     alltoall dispatcher with moe_a2a_overlap) +19.2 % and +16.5 %, the
-//     same in BF16 (Megatron-MoE-ModelZoo, DeepEP, no overlap) +7.1 %;
+//   - MoE: 20 % — Qwen3 235B-A22B FP8 (Megatron-Bridge, ep 32 over 4
+//     servers, the recipe's alltoall dispatcher with moe_a2a_overlap,
+//     held out) +19.3 % and +16.5 %; the four Megatron-MoE-ModelZoo Qwen3
+//     235B-A22B BF16 rows, on which DefaultExpertSeconds was fitted
+//     (TestExpertSecondsFit; each within 13 % when left out of the fit),
+//     −2.8 % (tp 2 ep 32), −5.4 % (tp 4 ep 8), +8.2 % (tp 2 ep 8 pp 32) and
+//     −3.3 % (Megatron-FSDP); the Megatron-Bridge 25.11 Blackwell rows
+//     (held out) +16.3 % (30B-A3B, 8 B200), −0.3 % (30B-A3B, 8 GB200),
+//     +12.8 % (235B-A22B, 64 B200), +8.3 % (DeepSeek-V3, 256 B200);
 //   - runs at s > 16K are only reported: there the attention core dominates
 //     the FLOP count, and whether the source counts it causal (half) or
 //     full, as Megatron-LM's formula does, is not stated, which alone moves
@@ -187,15 +192,11 @@ func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution,
 //     here, and our model puts the two configurations within 0.5 % of each
 //     other: a software-release effect of ~20 % no analytic model of the
 //     configuration can see (its 70B row, +6 %, stays asserted);
-//   - MoE with the expert all-to-all inside a server is asserted within
-//     20 % only for the one such run the model gets right — Qwen3
-//     235B-A22B BF16, ep 8, pp 1, Megatron-FSDP, microbatch 4 (ModelZoo)
-//     +9.6 % — and otherwise reported: Qwen3 30B-A3B FP8 (Megatron-Bridge,
-//     ep 8) +156 % and +174 %, Qwen3 235B-A22B BF16 (ModelZoo) at tp 4 ep 8
-//     +93 % and at tp 2 ep 8 pp 32 +46 %. No physical cost the model
-//     leaves out closes that gap (package doc, "Mixture of experts inside
-//     one server"); every prediction of this kind carries
-//     Prediction.Caveat (TestLocalExpertsCaveat).
+//   - Qwen3 30B-A3B FP8 (Megatron-Bridge 25.11 and 26.02, ep 8, held out)
+//     is only reported: +80 % and +47 % with the per-expert time (+156 %
+//     and +174 % without). What else slows it is not known (package doc,
+//     "Mixture of experts: time per local expert"); every MoE prediction
+//     in FP8 carries Prediction.Caveat (TestFP8ExpertsCaveat).
 const (
 	denseBound = 0.10
 	moeBound   = 0.20
@@ -203,11 +204,9 @@ const (
 
 // notAsserted names the runs only reported, with the reason above.
 var notAsserted = map[string]bool{
-	"nemo2407-llama3-8b-fp8-8gpus":              true,
-	"mb2511-qwen3-30b-a3b-fp8-16gpus":           true,
-	"mb2602-qwen3-30b-a3b-fp8-16gpus":           true,
-	"mzoo-qwen3-235b-bf16-256gpus-tp4-ep8":      true,
-	"mzoo-qwen3-235b-bf16-256gpus-tp2-ep8-pp32": true,
+	"nemo2407-llama3-8b-fp8-8gpus":    true,
+	"mb2511-qwen3-30b-a3b-fp8-16gpus": true,
+	"mb2602-qwen3-30b-a3b-fp8-16gpus": true,
 }
 
 // publishedError returns the relative error of a prediction against run r:
@@ -271,30 +270,35 @@ func TestPublishedRuns(t *testing.T) {
 	}
 }
 
-// TestLocalExpertsCaveat checks Prediction.Caveat against the published
-// runs: it is set exactly for the MoE runs whose ep group fits in one
-// server (ep ≤ GPUs per server), and what it says holds for each of them:
-// the run was slower than predicted, by at most localExpertsSlowdown.
-func TestLocalExpertsCaveat(t *testing.T) {
+// fp8ExpertsFastest is how much faster than predicted a published run the
+// FP8 MoE caveat covers may have run (the GB200 row: 0.997×).
+const fp8ExpertsFastest = 0.95
+
+// TestFP8ExpertsCaveat checks Prediction.Caveat against the published
+// runs: it is set exactly for the MoE runs trained in FP8, and what it
+// says holds for each of them: the run was at most fp8ExpertsSlowdown
+// slower than predicted (and no more than 5 % faster, fp8ExpertsFastest). The other MoE runs (BF16) are within 20 %
+// (TestPublishedRuns).
+func TestFP8ExpertsCaveat(t *testing.T) {
 	flagged := 0
 	for _, r := range loadPublishedRuns(t) {
 		pr, _, tr := predictPublished(t, r)
-		local := tr.MoE != nil && r.EP <= r.GPUsPerNode
-		if (pr.Caveat != "") != local {
-			t.Errorf("%s (ep %d, %d GPUs per server, MoE %v): caveat %q", r.ID, r.EP, r.GPUsPerNode, tr.MoE != nil, pr.Caveat)
+		fp8 := tr.MoE != nil && r.Precision == "fp8"
+		if (pr.Caveat != "") != fp8 {
+			t.Errorf("%s (%s, MoE %v): caveat %q", r.ID, r.Precision, tr.MoE != nil, pr.Caveat)
 		}
-		if !local {
+		if !fp8 {
 			continue
 		}
 		flagged++
-		if !strings.Contains(pr.Caveat, fmt.Sprintf("%.1f×", localExpertsSlowdown)) {
-			t.Errorf("%s: the caveat %q does not state the bound %.1f×", r.ID, pr.Caveat, localExpertsSlowdown)
+		if !strings.Contains(pr.Caveat, fmt.Sprintf("%.1f×", fp8ExpertsSlowdown)) {
+			t.Errorf("%s: the caveat %q does not state the bound %.1f×", r.ID, pr.Caveat, fp8ExpertsSlowdown)
 		}
-		if slow := publishedError(pr, r) + 1; slow < 1 || slow > localExpertsSlowdown {
-			t.Errorf("%s: predicted %.2f× the published throughput; the caveat says between 1× and %.1f×", r.ID, slow, localExpertsSlowdown)
+		if slow := publishedError(pr, r) + 1; slow < fp8ExpertsFastest || slow > fp8ExpertsSlowdown {
+			t.Errorf("%s: predicted %.2f× the published throughput; the caveat covers %.2f× to %.1f×", r.ID, slow, fp8ExpertsFastest, fp8ExpertsSlowdown)
 		}
 	}
 	if flagged < 4 {
-		t.Errorf("%d published runs with the expert exchange inside a server, want at least 4", flagged)
+		t.Errorf("%d published MoE runs in FP8, want at least 4", flagged)
 	}
 }

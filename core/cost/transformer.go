@@ -21,11 +21,15 @@ type Options struct {
 	MemoryBandwidthEfficiency float64
 	// ReserveBytes overrides DefaultReserve(gpu memory) when > 0.
 	ReserveBytes float64
+	// ExpertSeconds overrides DefaultExpertSeconds (nil: the default; 0
+	// leaves the per-expert time out).
+	ExpertSeconds *float64
 }
 
 // TimeBreakdown splits the predicted iteration time; its fields sum to it.
 type TimeBreakdown struct {
-	// ComputeSeconds is the slowest stage's compute per step (all microbatches).
+	// ComputeSeconds is the slowest stage's compute per step (all
+	// microbatches; MoE layers' time per local expert included).
 	ComputeSeconds float64 `json:"compute_seconds"`
 	// TensorParallelSeconds is the slowest stage's tensor-parallel communication per step.
 	TensorParallelSeconds float64 `json:"tensor_parallel_seconds"`
@@ -124,7 +128,7 @@ type Prediction struct {
 	StageMemory []Memory `json:"stage_memory"`
 	// Caveat says why the prediction is less certain than the model's
 	// tested accuracy ("" when it is not): a mixture-of-experts model
-	// whose expert exchange stays inside one server (localExpertsCaveat).
+	// trained in FP8 (fp8ExpertsCaveat).
 	Caveat string `json:"caveat,omitempty"`
 }
 
