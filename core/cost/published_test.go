@@ -211,7 +211,13 @@ func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution,
 //     inter-rack bandwidth, 84 % of the step); MoE Qwen3 30B-A3B +43 to
 //     +249 %, Qwen3 235B-A22B FP8 +27 to +98 %, DeepSeek-V3 FP8 +49 %,
 //     Mixtral 8x7B −22.7 % on B200 (47 % of the step the expert gradients'
-//     reduce across servers) and +22.1 % on GB200.
+//     reduce across servers) and +22.1 % on GB200;
+//   - torchtitan's Llama 3.1 8B FP8 on 32 and 64 H200 (FSDP2, torchao
+//     float8, torch.compile) is reported: +34.9 / +35.8 % without
+//     recomputation (the search's pick: it fits), +10.0 / +11.9 % even
+//     with full recomputation; the run's op-level selective checkpointing
+//     ("Per-op SAC's policy is to save every other mm", torchtitan's AC
+//     tests) lies between the two and has no equivalent in the model.
 const (
 	denseBound = 0.10
 	moeBound   = 0.20
@@ -251,6 +257,9 @@ var notAsserted = map[string]bool{
 	"mb2511-deepseek-v3-fp8-256gpus-gb200":     true,
 	"mb2602-deepseek-v3-fp8-256gpus-gb200":     true,
 	"nemo2504-mixtral-8x7b-fp8-64gpus-gb200":   true,
+	// torchtitan on H200 (above).
+	"torchtitan-llama31-8b-fp8-32gpus-h200": true,
+	"torchtitan-llama31-8b-fp8-64gpus-h200": true,
 }
 
 // publishedError returns the relative error of a prediction against run r:
