@@ -217,7 +217,12 @@ func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution,
 //     recomputation (the search's pick: it fits), +10.0 / +11.9 % even
 //     with full recomputation; the run's op-level selective checkpointing
 //     ("Per-op SAC's policy is to save every other mm", torchtitan's AC
-//     tests) lies between the two and has no equivalent in the model.
+//     tests) lies between the two and has no equivalent in the model;
+//   - NeMo AutoModel on H100 (PyTorch FSDP2, TE, DeepEP, BF16, full
+//     recomputation), asserted with the MoE bound: DeepSeek-V3 on 1,024
+//     and 256 GPUs −1.5 / −15.2 %, Qwen3 30B-A3B on 8 GPUs −0.9 % (ep 8
+//     inside the server, the first such run of that model the model gets
+//     right; caveatRangeBroken).
 const (
 	denseBound = 0.10
 	moeBound   = 0.20
@@ -328,7 +333,12 @@ func TestPublishedRuns(t *testing.T) {
 // hold: Qwen3 30B-A3B on DGX-B200 ran 3.49× and 3.35× slower than
 // predicted (the caveat says at most localExpertsSlowdown), while
 // DeepSeek-V3 BF16 on GB200 (ep 64 in a 64-GPU NVLink domain) and Mixtral
-// 8x7B on DGX-B200 ran faster than predicted (0.90×, 0.77×). Reported by
+// 8x7B on DGX-B200 ran faster than predicted (0.90×, 0.77×). So did, on
+// H100, Qwen3 30B-A3B BF16 under NeMo AutoModel (FSDP2, TE, DeepEP, full
+// recomputation; 8 GPUs, ep 8): 12,040 tokens/s, predicted 0.99× of it,
+// where Megatron-Bridge's FP8 runs of the same model with ep 8 reached
+// 5,275 and 5,113 (predicted 2.55× and 2.74×): the gap the caveat
+// describes is not one of the hardware. Reported by
 // TestLocalExpertsCaveat, not failed, until the caveat is revised with
 // them.
 var caveatRangeBroken = map[string]bool{
@@ -336,6 +346,7 @@ var caveatRangeBroken = map[string]bool{
 	"mb2602-qwen3-30b-a3b-fp8-8gpus-b200":   true,
 	"mb2511-deepseek-v3-bf16-256gpus-gb200": true,
 	"nemo2502-mixtral-8x7b-fp8-64gpus-b200": true,
+	"automodel-qwen3-30b-a3b-bf16-8gpus":    true,
 }
 
 // TestLocalExpertsCaveat checks Prediction.Caveat against the published
