@@ -133,10 +133,11 @@ func (r PublishedRun) validate() error {
 //     configuration can see (its 70B row stays asserted);
 //   - MoE with the expert all-to-all inside a server is asserted within
 //     20 % only for the runs the model gets right (the ModelZoo
-//     Megatron-FSDP row) and otherwise reported: no physical cost the
-//     model leaves out closes that gap (package doc, "Mixture of experts
-//     inside one server"); every prediction of this kind carries
-//     Prediction.Caveat (TestLocalExpertsCaveat);
+//     Megatron-FSDP row, NeMo AutoModel's Qwen3 30B-A3B) and otherwise
+//     reported: no physical cost the model leaves out closes that gap
+//     (package doc, "Mixture of experts inside one server"); every
+//     prediction of this kind carries Prediction.Caveat
+//     (TestLocalExpertsCaveat);
 //   - Blackwell (DGX-B200, GB200 NVL72: Megatron-Bridge 25.11 / 26.02 and
 //     NeMo 25.02 / 25.04 / 25.07): nothing of the model was fitted on
 //     Blackwell, and every prediction there says so (Prediction.Calibration,
@@ -154,7 +155,8 @@ func (r PublishedRun) validate() error {
 //     recomputation (it fits), full recomputation comes closer; the run's
 //     op-level selective checkpointing ("Per-op SAC's policy is to save
 //     every other mm", torchtitan's AC tests) lies between the two and has
-//     no equivalent in the model;
+//     no equivalent in the model (H200 is uncalibrated too:
+//     Prediction.Calibration);
 //   - NeMo AutoModel on H100 (PyTorch FSDP2, TE, DeepEP, BF16, full
 //     recomputation) is asserted with the MoE bound, except its Llama 3
 //     70B row (64 GPUs, FSDP 32, cp 2), reported: most of the predicted
