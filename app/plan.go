@@ -89,7 +89,8 @@ type Candidate struct {
 	// Reason says why it does not fit ("" when it fits).
 	Reason string `json:"reason,omitempty"`
 	// Caveat says why its prediction is less certain than usual
-	// (cost.Prediction.Caveat; PTD-P only).
+	// (cost.Prediction.Caveats: the model's, and an uncalibrated GPU's;
+	// PTD-P only).
 	Caveat string `json:"caveat,omitempty"`
 }
 
@@ -268,8 +269,8 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan)
 		return Result{}, err
 	}
 	res.StageMemory = pr.StageMemory
-	if pr.Caveat != "" {
-		res.Note = strings.TrimSpace(res.Note + " The chosen plan's prediction is uncertain: " + pr.Caveat + ".")
+	if caveat := caveatOf(pr); caveat != "" {
+		res.Note = strings.TrimSpace(res.Note + " The chosen plan's prediction is uncertain: " + caveat + ".")
 	}
 	if res.TimelineSVG, res.TimelineCaption, err = TimelineSVG(ctx, res.Plan, pr); err != nil {
 		return Result{}, err
@@ -347,6 +348,10 @@ func fromPTDP(c partition.PTDPCandidate) Candidate {
 		Microbatches: p.Microbatches, GlobalBatch: c.Config.GlobalBatch,
 		IterationSeconds: p.IterationSeconds, SamplesPerSecond: p.SamplesPerSec, TokensPerSecond: p.TokensPerSec,
 		TFLOPSPerGPU: p.TFLOPSPerGPU, HardwareTFLOPSPerGPU: p.TFLOPSPerGPU, ModelTFLOPSPerGPU: p.ModelTFLOPSPerGPU, MFU: p.MFU, BubbleFraction: p.BubbleFraction,
-		Memory: p.Memory, Breakdown: &breakdown, Fits: c.Fits, Reason: c.Reason, Caveat: p.Caveat,
+		Memory: p.Memory, Breakdown: &breakdown, Fits: c.Fits, Reason: c.Reason, Caveat: caveatOf(p),
 	}
 }
+
+// caveatOf is Candidate.Caveat of prediction p: its caveats
+// (cost.Prediction.Caveats) joined by "; ".
+func caveatOf(p cost.Prediction) string { return strings.Join(p.Caveats(), "; ") }

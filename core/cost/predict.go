@@ -42,6 +42,7 @@ func (e *evaluator) predict(stages bool) Prediction {
 		SamplesPerSec:          B / iter,
 		TokensPerSec:           B * float64(e.tr.Seq) / iter,
 		BubbleFraction:         e.bubbleFraction,
+		Calibration:            e.memo.calibration,
 		Time: TimeBreakdown{
 			ComputeSeconds:         m * slow.compute,
 			TensorParallelSeconds:  m * slow.tp,

@@ -24,6 +24,8 @@ type Predictor struct {
 	flops   map[flopsKey]float64
 	layers  map[plan.Execution]layerCosts // by layerKey
 	layouts map[layoutKey]layout
+	// calibration is every prediction's Calibration (calibrationCaveat).
+	calibration string
 }
 
 // flopsKey is what a step's FLOPs depend on.
@@ -66,7 +68,8 @@ func NewPredictor(tr model.Transformer, c hw.Cluster, opt Options) (*Predictor, 
 		}
 	}
 	return &Predictor{tr: tr, c: c, opt: opt, params: [2]float64{tr.Params(), tr.ActiveParams()}, kinds: kinds,
-		flops: map[flopsKey]float64{}, layers: map[plan.Execution]layerCosts{}, layouts: map[layoutKey]layout{}}, nil
+		flops: map[flopsKey]float64{}, layers: map[plan.Execution]layerCosts{}, layouts: map[layoutKey]layout{},
+		calibration: calibrationCaveat(c.GPU, tr.MoE != nil)}, nil
 }
 
 // Predict is the package's Predict of ex on p's model, cluster and options.

@@ -118,6 +118,12 @@ type Prediction struct {
 	ActiveParams float64 `json:"active_params"`
 	// MFU is ModelFLOPsPerIteration / (GPUs × IterationSeconds × peak).
 	MFU float64 `json:"mfu"`
+	// Calibration says, on a GPU on which no published training run fitted
+	// or checked the model (calibratedGPUs), that the prediction is
+	// uncalibrated, and how held-out published runs on it compared
+	// (calibrationCaveat); "" on a calibrated GPU. Caveats lists it with
+	// Caveat.
+	Calibration string `json:"calibration,omitempty"`
 	// BubbleFraction is the schedule's bubble over ideal time (schedule.Kind.Bubble).
 	BubbleFraction float64 `json:"bubble_fraction"`
 	// Time splits IterationSeconds.

@@ -1,7 +1,9 @@
-// Package results regenerates the tables of RESULTS.md that reproduce the
-// planning results of the papers pipeplan implements: PipeDream
-// (dissertation ch. 2), PipeDream-2BW (ch. 3, ICML'21), PTD-P (ch. 4,
-// SC'21), MadPipe (2020) and the schedule kinds' bubbles.
+// Package results regenerates the tables of RESULTS.md: the cost model
+// against every stored published LLM training run (core/cost's
+// ComparePublished, what TestPublishedRuns asserts), and the planning
+// results of the papers pipeplan implements: PipeDream (dissertation ch.
+// 2), PipeDream-2BW (ch. 3, ICML'21), PTD-P (ch. 4, SC'21), MadPipe (2020)
+// and the schedule kinds' bubbles.
 //
 // Every table is computed by running pipeplan's CLI (cli.Run, the same code
 // as `go run . partition ...` and `go run . transformer ...`) with --json,

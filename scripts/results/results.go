@@ -22,6 +22,7 @@ type Section struct {
 // Sections lists every generated section, in the order of RESULTS.md.
 func Sections() []Section {
 	return []Section{
+		{"published-runs", PublishedRunsMarkdown},
 		{"pipedream", PipeDreamMarkdown},
 		{"twobw", TwoBWMarkdown},
 		{"twobw-figures", TwoBWFiguresMarkdown},
