@@ -163,7 +163,7 @@ func TestTransformerBadInput(t *testing.T) {
 		{[]string{"--zero", "4"}, "--zero (plan.zero): must be in [0, 3], got 4"},
 		{[]string{"--overlap-grad-reduce=maybe"}, "invalid boolean value"},
 		{[]string{"--cp", "-1"}, "--cp (plan.cp): must be in [0, 65536], got -1"},
-		{[]string{"--cp-comm", "ring"}, `--cp-comm (plan.cp_comm): must be one of "p2p", "all_gather", "a2a" (or empty for "p2p"), got "ring"`},
+		{[]string{"--cp-comm", "ring"}, `--cp-comm (plan.cp_comm): must be one of "p2p", "all_gather", "a2a", got "ring" (empty: searched per candidate)`},
 		{[]string{"--cp-comm", "a2a+p2p"}, "--cp-comm (plan.cp_comm): hierarchical context parallelism \"a2a+p2p\" is not modelled yet"},
 		{[]string{"--ep", "2", "--tp", "8", "--pp", "12", "--microbatch", "1", "--interleave", "1", "--recompute", "full"}, "execution.ep: expert parallelism needs a mixture-of-experts model, got 2"},
 	} {

@@ -187,12 +187,17 @@ func (e *evaluator) cpGatheredBytes() float64 {
 
 // cpAllGatherSeconds returns all-gather context parallelism's exchange of
 // one layer and microbatch, as Transformer Engine's
-// AttnFuncWithCPAndKVAllGather runs it ("KV all-gather between CP ranks is
-// exposed", after the Llama 3 paper's §3.3.2): the forward all-gathers the
-// sequence's K and V before attending with the local Q chunks; the
-// backward all-gathers them again (only the local K/V are saved) and
-// reduce-scatters their gradients. Nothing overlaps the attention; a
-// recomputed attention gathers once more.
+// AttnFuncWithCPAndKVAllGather runs it (its docstring: "KV all-gather
+// between CP ranks is exposed. Refer section 3.3.2 of The Llama 3 Herd of
+// Models"): the forward all-gathers the sequence's K and V before
+// attending with the local Q chunks; the backward all-gathers them again
+// (only the local K/V are saved) and reduce-scatters their gradients.
+// Nothing overlaps the attention; a recomputed attention gathers once
+// more. The paper (§3.3.2) says as much — "the all-gather communication
+// latency is exposed in the critical path" — and adds that with GQA's
+// small K and V against the O(S²) attention it is "small", "making the
+// all-gather overhead negligible"; it does not describe the backward. Its
+// 128K row (cp 16 across servers) spends 6 % of the predicted step here.
 func (e *evaluator) cpAllGatherSeconds() float64 {
 	gather := e.comm.GatherSeconds(e.cfg.CP, e.cpGatheredBytes(), e.cpBW)
 	return (e.cpAttentionPasses() + 2) * gather
@@ -338,10 +343,18 @@ func (e *evaluator) tpAllReduceSeconds() float64 {
 
 // logitSeconds returns the output layer's compute per microbatch on the last
 // stage: 2bshV/(t·cp) forward, twice that backward (§4.5.1), in bf16 when
-// training in FP8.
+// training in FP8; and its memory-bound kernels — the final norm, the
+// cross-entropy over the fp32 logits — moving
+// ElementwiseTrafficPerActivationByte per byte it stores forward and twice
+// that backward, as the layers' do (layerSeconds). Megatron-LM's unfused
+// vocab-parallel cross-entropy moves more (the logits cast to fp32, then
+// max, shift, exp, sum and normalize, each a pass over them: some 50 bytes
+// per logit where this counts 12); Transformer Engine's fused one, fewer.
 func (e *evaluator) logitSeconds() float64 {
-	fwd := e.tr.LogitFwdFLOPs(e.cfg.MicrobatchSize) / float64(e.cfg.TP*e.cfg.CP)
-	return 3 * e.wideCurve.Seconds(fwd, e.wide)
+	cp := float64(e.cfg.CP)
+	fwd := e.tr.LogitFwdFLOPs(e.cfg.MicrobatchSize) / (float64(e.cfg.TP) * cp)
+	mem := 3 * ElementwiseTrafficPerActivationByte * e.tr.OutputActivationBytes(e.cfg.MicrobatchSize, e.actOpts) / cp / e.memBW
+	return 3*e.wideCurve.Seconds(fwd, e.wide) + mem
 }
 
 // p2pSeconds returns the point-to-point time per microbatch on one device:
