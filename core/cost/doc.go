@@ -117,7 +117,7 @@
 // tuned away.
 //
 // Mixture of experts inside one server. Where the expert exchange stays
-// inside a server, the published runs ran 1.10× (the FSDP row) to 2.7×
+// inside a server, the published runs ran 1.09× (the FSDP row) to 2.7×
 // slower than predicted, while cross-server MoE runs are within 20 % and
 // dense runs within 10 %. Every such prediction carries Prediction.Caveat
 // (localExperts), because no physical cost the model leaves out closes the
