@@ -31,10 +31,13 @@ type PTDPOptions struct {
 	SearchZeRO bool
 	// SearchCPComm makes context parallelism's communication type a
 	// searched choice (Fixed.CPComm ignored): each configuration with
-	// cp > 1 is tried with the ring (p2p), the all-gather and, where t·cp
-	// splits the heads and K/V heads (cost.CheckCPComm), the all-to-alls;
-	// with cp = 1 there is nothing to exchange and CPComm stays "".
-	// Otherwise Fixed.CPComm applies to every candidate ("" is p2p).
+	// cp > 1 is tried with the ring (p2p) and, where t·cp splits the heads
+	// and K/V heads (cost.CheckCPComm), the all-to-alls (a2a). The
+	// all-gather is not tried: the cost model never makes it faster or
+	// smaller than the ring (cost's TestRingDominatesAllGather), so it
+	// cannot be the best; pin it to see it. With cp = 1 there is nothing
+	// to exchange and CPComm stays "". Otherwise Fixed.CPComm applies to
+	// every candidate ("" is p2p).
 	SearchCPComm bool
 	// AllowCrossNodeTP lets a searched tensor-parallel size span whole
 	// nodes; by default t stays inside a server (§4.3.2, takeaway #1).

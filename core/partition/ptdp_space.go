@@ -161,16 +161,17 @@ func (o PTDPOptions) chainsFor(tr model.Transformer, n, t, p int) [][]plan.Execu
 
 // cpComms lists the context-parallel communication types to try with t
 // tensor- and cp context-parallel ranks: with SearchCPComm and cp > 1 the
-// ring, the all-gather and the all-to-alls where t·cp splits the heads and
-// K/V heads; with cp = 1 none is used ("" when searched); otherwise the
-// fixed one, none when it cannot run (a2a: t·cp does not divide the heads).
+// ring and the all-to-alls where t·cp splits the heads and K/V heads (not
+// the all-gather, which the ring dominates: PTDPOptions.SearchCPComm);
+// with cp = 1 none is used ("" when searched); otherwise the fixed one,
+// none when it cannot run (a2a: t·cp does not divide the heads).
 func (o PTDPOptions) cpComms(tr model.Transformer, t, cp int) []string {
 	if o.SearchCPComm && cp == 1 {
 		return []string{""}
 	}
 	comms := []string{o.Fixed.CPComm}
 	if o.SearchCPComm {
-		comms = []string{plan.CPCommP2P, plan.CPCommAllGather, plan.CPCommA2A}
+		comms = []string{plan.CPCommP2P, plan.CPCommA2A}
 	}
 	out := comms[:0:0]
 	for _, comm := range comms {
