@@ -88,8 +88,8 @@ type Plan struct {
 
 	// CPComm pins how context parallelism exchanges keys and values,
 	// Megatron-Core's --cp-comm-type: "p2p" (the ring), "all_gather" (as
-	// the Llama 3 paper) or "a2a" (as DeepSpeed-Ulysses); "" searches them
-	// per candidate with cp > 1 (partition.PTDPOptions.SearchCPComm).
+	// the Llama 3 paper) or "a2a" (as DeepSpeed-Ulysses); "" searches p2p
+	// and a2a per candidate with cp > 1 (partition.PTDPOptions.SearchCPComm).
 	CPComm string `json:"cp_comm,omitempty"`
 
 	// FlashAttention runs the attention core fused (no s×s scores stored,
