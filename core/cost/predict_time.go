@@ -575,7 +575,10 @@ func (e *evaluator) zero3Seconds(i int, compute float64) float64 {
 //     (FP8CastBytesPerValue per weight; cached for the others); with it the
 //     step writes the FP8 weight itself (its byte is in the first item) and
 //     only the transpose is made from the gathered weight (read and written,
-//     2 bytes; TE's post_all_gather_processing on Hopper).
+//     2 bytes; TE's post_all_gather_processing on Hopper). Under ZeRO-3
+//     each microbatch gathers the weights anew and casts or transposes
+//     the gathered layer again; that repetition is not charged (a lower
+//     bound).
 func (e *evaluator) optimizerSeconds(i int) float64 {
 	dense, experts := e.weightParams(i)
 	shard, expertShard := 1.0, 1.0
