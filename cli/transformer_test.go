@@ -163,7 +163,7 @@ func TestTransformerBadInput(t *testing.T) {
 		{[]string{"--zero", "4"}, "--zero (plan.zero): must be in [0, 3], got 4"},
 		{[]string{"--overlap-grad-reduce=maybe"}, "invalid boolean value"},
 		{[]string{"--cp", "-1"}, "--cp (plan.cp): must be in [0, 65536], got -1"},
-		{[]string{"--cp-comm", "ring"}, `--cp-comm (plan.cp_comm): must be one of "p2p", "all_gather", "a2a" (or empty for "p2p"), got "ring"`},
+		{[]string{"--cp-comm", "ring"}, `--cp-comm (plan.cp_comm): must be one of "p2p", "all_gather", "a2a", got "ring" (empty: searched per candidate)`},
 		{[]string{"--cp-comm", "a2a+p2p"}, "--cp-comm (plan.cp_comm): hierarchical context parallelism \"a2a+p2p\" is not modelled yet"},
 		{[]string{"--ep", "2", "--tp", "8", "--pp", "12", "--microbatch", "1", "--interleave", "1", "--recompute", "full"}, "execution.ep: expert parallelism needs a mixture-of-experts model, got 2"},
 	} {
@@ -302,20 +302,30 @@ func TestTransformerFP8ExpertsCaveat(t *testing.T) {
 // TestTransformerCPComm: --cp-comm reaches the execution (JSON cp_comm)
 // and the breakdown: Llama 3 8B at 64K with cp 8 in a server exposes more
 // context-parallel time all-gathering K and V than passing them round the
-// ring; a2a beyond the 8 K/V heads is an error naming the field.
+// ring; omitted, the type is searched and the execution names the faster
+// of p2p and a2a; a2a beyond the 8 K/V heads is an error naming the field.
 func TestTransformerCPComm(t *testing.T) {
 	args := []string{"transformer", "--model", "llama3-8b", "--gpu", "nvidia-h100-sxm5-80gb", "--gpus", "8", "--batch", "8", "--seq", "65536",
 		"--tp", "1", "--pp", "1", "--cp", "8", "--microbatch", "1", "--interleave", "1", "--recompute", "full"}
-	exposed := map[string]float64{}
-	for _, comm := range []string{"p2p", "all_gather"} {
+	exposed, step := map[string]float64{}, map[string]float64{}
+	for _, comm := range []string{"p2p", "all_gather", "a2a"} {
 		c := first(t, transformerJSON(t, append(args, "--cp-comm", comm)...))
 		if got := c["execution"].(map[string]any)["cp_comm"]; got != comm {
 			t.Errorf("--cp-comm %s: execution cp_comm %v", comm, got)
 		}
 		exposed[comm] = c["breakdown"].(map[string]any)["context_parallel_seconds"].(float64)
+		step[comm] = c["iteration_seconds"].(float64)
 	}
 	if !(exposed["all_gather"] > exposed["p2p"]) {
 		t.Errorf("exposed CP seconds %v: want all_gather's above p2p's", exposed)
+	}
+	searched := first(t, transformerJSON(t, args...))
+	want := "p2p"
+	if step["a2a"] < step["p2p"] {
+		want = "a2a"
+	}
+	if got := searched["execution"].(map[string]any)["cp_comm"]; got != want || searched["iteration_seconds"].(float64) != step[want] {
+		t.Errorf("--cp-comm omitted: cp_comm %v in %v s; want %s (step times %v)", got, searched["iteration_seconds"], want, step)
 	}
 	var out bytes.Buffer
 	bad := append(append([]string{}, args...), "--cp-comm", "a2a", "--tp", "2", "--gpus", "16")

@@ -1331,7 +1331,9 @@ func TestBrowser(t *testing.T) {
 	})
 	t.Run("CPCommSelect", func(t *testing.T) {
 		// The CP communication select shows only with the sequence split;
-		// the link's choice is selected and the summary names it.
+		// the link's choice is selected and the summary names it; left
+		// empty, the select says it is searched and the summary names the
+		// type the search chose.
 		tb := b.openState(t, planState(func(p *request.Plan) {
 			p.Model, p.GPU, p.Nodes, p.GlobalBatch, p.Seq, p.CP, p.CPComm = "llama3-8b", "nvidia-h100-sxm5-80gb", 1, 8, 65536, 8, "all_gather"
 		}))
@@ -1341,6 +1343,16 @@ func TestBrowser(t *testing.T) {
 		}
 		if s := tb.text(t, "#plan-summary"); !strings.Contains(s, "all-gather K/V (Llama 3), exposed") {
 			t.Errorf("summary lacks the CP communication: %q (error %q)", short(s), tb.text(t, "#plan-error"))
+		}
+		tb = b.openState(t, planState(func(p *request.Plan) {
+			p.Model, p.GPU, p.Nodes, p.GlobalBatch, p.Seq, p.CP = "llama3-8b", "nvidia-h100-sxm5-80gb", 1, 8, 65536, 8
+		}))
+		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("cancel-plan") === null`)
+		if got := eval[string](t, tb, `(s => s.value + "|" + s.options[s.selectedIndex].text)(document.getElementById("cp-comm"))`); got != "|searched (p2p or a2a per candidate)" {
+			t.Errorf("cp-comm select value|text %q, want the searched default", got)
+		}
+		if s := tb.text(t, "#plan-summary"); !strings.Contains(s, "p2p: ring") && !strings.Contains(s, "all-to-all (Ulysses)") {
+			t.Errorf("summary lacks the searched CP communication: %q (error %q)", short(s), tb.text(t, "#plan-error"))
 		}
 		tb = b.openState(t, planState(func(p *request.Plan) {}))
 		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("cancel-plan") === null`)

@@ -88,7 +88,7 @@ func (c *PlanPage) choices(field string) []option {
 			{"2", "2: + gradients"}, {"3", "3: + weights (FSDP)"}}
 	}
 	defaults := map[string]string{"precision": "default (bf16)", "optimizer": "default (Adam, mixed precision)", "recompute": "searched per candidate",
-		"cp_comm": "default (p2p ring)", "ep_dispatcher": "default (alltoall)"}
+		"cp_comm": "searched (p2p or a2a per candidate)", "ep_dispatcher": "default (alltoall)"}
 	out := make([]option, len(list))
 	for i, id := range list {
 		out[i] = option{id, choiceNames[id]}

@@ -86,9 +86,10 @@ type Plan struct {
 	CP int `json:"cp,omitempty"`
 	EP int `json:"ep,omitempty"`
 
-	// CPComm is how context parallelism exchanges keys and values, one of
-	// plan.CPComms ("" = p2p, the ring; "all_gather" as the Llama 3 paper;
-	// "a2a" as DeepSpeed-Ulysses): Megatron-Core's --cp-comm-type.
+	// CPComm pins how context parallelism exchanges keys and values,
+	// Megatron-Core's --cp-comm-type: "p2p" (the ring), "all_gather" (as
+	// the Llama 3 paper) or "a2a" (as DeepSpeed-Ulysses); "" searches p2p
+	// and a2a per candidate with cp > 1 (partition.PTDPOptions.SearchCPComm).
 	CPComm string `json:"cp_comm,omitempty"`
 
 	// FlashAttention runs the attention core fused (no s×s scores stored,
@@ -379,7 +380,7 @@ func (p Plan) Validate() error {
 		return err
 	}
 	if err := plan.CheckCPComm(p.CPComm); err != nil {
-		return &FieldError{Field: "plan.cp_comm", Msg: err.Error()}
+		return &FieldError{Field: "plan.cp_comm", Msg: err.Error() + " (empty: searched per candidate)"}
 	}
 	if p.ZeRO != nil {
 		if err := intIn("plan.zero", *p.ZeRO, 0, 3); err != nil {

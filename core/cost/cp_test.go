@@ -109,3 +109,54 @@ func TestCPCommDefault(t *testing.T) {
 		t.Errorf("cp_comm ring: %v", err)
 	}
 }
+
+// TestRingDominatesAllGather: in this cost model the ring (p2p) is never
+// slower than the all-gather and never needs more memory: its cp − 1
+// steps move what a ring all-gather moves, with the same per-step
+// latency, and only what the attention does not hide is exposed, where
+// the all-gather is exposed in full (forward; backward gather and
+// reduce-scatter; once more when recomputed) and holds the gathered K/V
+// and gradients. The PTD-P search relies on it to leave all_gather out
+// of the searched types (partition's cpComms); a change to the model
+// that lets the all-gather win must fail here. Checked over dense, GQA,
+// MLA and MoE presets, sequence 8K–128K, t 1–8, cp 2–16 inside and
+// across servers, microbatch 1–2 and every recomputation.
+func TestRingDominatesAllGather(t *testing.T) {
+	checked := 0
+	for _, preset := range []string{"llama3-8b", "llama3-405b", "deepseek-v3", "mixtral-8x7b", "qwen3-30b-a3b"} {
+		tr, _, err := modelprofiles.Transformer(preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, seq := range []int{8192, 32768, 131072} {
+			for _, tp := range []int{1, 2, 8} {
+				for _, cp := range []int{2, 4, 16} {
+					for _, b := range []int{1, 2} {
+						for _, rc := range []model.Recompute{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull} {
+							tr.Seq = seq
+							gpus := max(8, tp*cp)
+							c := servers(t, "nvidia-h100-sxm5-80gb", gpus)
+							d := gpus / (tp * cp)
+							predict := func(comm string) Prediction {
+								ex := plan.Execution{TP: tp, PP: 1, DP: d, CP: cp, CPComm: comm, MicrobatchSize: b, GlobalBatch: 2 * d * b, Recompute: rc,
+									SequenceParallel: true, FlashAttention: true, ZeRO: 1, Overlap: plan.Overlap{GradReduce: true, ParamGather: true, TPComm: true}}
+								pr, err := Predict(tr, c, ex, Options{})
+								if err != nil {
+									t.Fatalf("%s seq %d t %d cp %d: %v", preset, seq, tp, cp, err)
+								}
+								return pr
+							}
+							ring, gather := predict(plan.CPCommP2P), predict(plan.CPCommAllGather)
+							if ring.IterationSeconds > gather.IterationSeconds || ring.Memory.PeakBytes > gather.Memory.PeakBytes {
+								t.Errorf("%s seq %d t %d cp %d b %d %s: ring %.6g s, %.4g B; all-gather %.6g s, %.4g B: the ring must be no slower and no larger",
+									preset, seq, tp, cp, b, rc, ring.IterationSeconds, ring.Memory.PeakBytes, gather.IterationSeconds, gather.Memory.PeakBytes)
+							}
+							checked++
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d configurations checked", checked)
+}

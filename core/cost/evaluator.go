@@ -45,6 +45,7 @@ type evaluator struct {
 	comm           Comm
 	reserve        float64
 	m              int        // microbatches per pipeline and step
+	perParam       StateBytes // bytes per parameter before ZeRO sharding
 	state          StateBytes // per-GPU bytes per parameter after ZeRO sharding over d·cp
 	expertState    StateBytes // the same for routed experts, sharded over their data-parallel group edp
 	etp            int        // expert tensor parallelism (see expertGrid)
@@ -64,7 +65,7 @@ type evaluator struct {
 	kindTime       [2]layerTime // per kind of layer (layerKind), per microbatch on one GPU
 	kindSize       [2]layerSize // per kind of layer
 	devLayers      [][]int      // the layers each pipeline device holds (layerIndices)
-	devWeights     [][2]float64 // each device's dense and routed-expert parameters (weightParams)
+	devWeights     []devParams  // each device's parameters (weightParams, linearWeights)
 	memo           *Predictor   // what this evaluation shares with others of the same model and cluster
 }
 
@@ -156,7 +157,7 @@ func evaluatorFor(pred *Predictor, cfg plan.Execution) (*evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.gradBytes = perParam.Gradients
+	e.perParam, e.gradBytes = perParam, perParam.Gradients
 	if e.state, err = perParam.Shard(cfg.ZeRO, cfg.DP*cfg.CP); err != nil {
 		return nil, fmt.Errorf("execution.%w", err)
 	}
@@ -205,10 +206,18 @@ func (e *evaluator) costLayers() (time [2]layerTime, size [2]layerSize) {
 	return time, size
 }
 
+// devParams are one pipeline device's parameters per GPU: dense (replicated
+// over the d·cp data-parallel ranks) and routed-expert ones (weightParams),
+// and of each the linear layers' weights (linearWeights).
+type devParams struct {
+	dense, experts       float64
+	linDense, linExperts float64
+}
+
 // layOut returns the layers each pipeline device of e's execution holds
-// and its dense and routed-expert parameters (weightParams), setting
-// e.devLayers first: countWeightParams reads them.
-func (e *evaluator) layOut() (devLayers [][]int, devWeights [][2]float64) {
+// and its parameters (devParams), setting e.devLayers first:
+// countWeightParams reads them.
+func (e *evaluator) layOut() (devLayers [][]int, devWeights []devParams) {
 	chunks := ChunkLayers(e.tr.Layers, e.cfg.PP*e.cfg.Interleave)
 	starts := make([]int, len(chunks)) // each chunk's first layer
 	for k := 1; k < len(chunks); k++ {
@@ -225,9 +234,14 @@ func (e *evaluator) layOut() (devLayers [][]int, devWeights [][2]float64) {
 		}
 		e.devLayers[i] = all[from:len(all):len(all)]
 	}
-	devWeights = make([][2]float64, e.cfg.PP)
+	devWeights = make([]devParams, e.cfg.PP)
 	for i := range devWeights {
-		devWeights[i][0], devWeights[i][1] = e.countWeightParams(i)
+		w := &devWeights[i]
+		w.dense, w.experts = e.countWeightParams(i)
+		for _, l := range e.devLayers[i] {
+			d, x := e.linearParams(l)
+			w.linDense, w.linExperts = w.linDense+d, w.linExperts+x
+		}
 	}
 	return e.devLayers, devWeights
 }

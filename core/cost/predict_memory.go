@@ -33,14 +33,14 @@ func (e *evaluator) memory(i int) Memory {
 	// 2022 §4.3: the first stage holds L(1 + (p−1)/(pv)) layers' worth when
 	// interleaved).
 	// (A chunk's stash is its share of the device's layers' activations.)
-	var stash, work, linDense, linExperts, largest float64
+	var stash, work, largest float64
 	fp8 := e.tr.TrainingPrecision() == model.FP8
 	for _, l := range e.layerIndices(i) {
 		a := e.kindSize[e.layerKind(l)]
 		stash += a.kept
-		if fp8 {
+		if fp8 && e.cfg.ZeRO == 3 {
 			d, x := e.linearParams(l)
-			linDense, linExperts, largest = linDense+d, linExperts+x, max(largest, d+x)
+			largest = max(largest, d+x)
 		}
 		// Working set: recomputation rebuilds one layer's dropped
 		// activations before its backward pass.
@@ -66,6 +66,7 @@ func (e *evaluator) memory(i int) Memory {
 		mem.CommBufferBytes += 2 * e.cpGatheredBytes()
 	}
 	if fp8 {
+		linDense, linExperts := e.linearWeights(i)
 		copies, linear := float64(FP8WeightCopyBytesPerParam), linDense+linExperts
 		if e.cfg.FP8ParamGather {
 			// The FP8 weight is the weight (1 byte where bf16 took 2):

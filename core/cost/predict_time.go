@@ -23,7 +23,8 @@ const TPOverlapChunks = 4
 // row-wise for this GEMM and column-wise for the backward GEMM that reads
 // it transposed, 1 byte each). Each linear GEMM casts its activation input
 // forward and its output's gradient backward; the weights' casts, once per
-// step and cached over the microbatches, are left out.
+// step and cached over the microbatches, are costed with the optimizer
+// step (optimizerSeconds).
 const FP8CastBytesPerValue = 4
 
 // layerTime is one layer's time per microbatch on one GPU.
@@ -188,12 +189,17 @@ func (e *evaluator) cpGatheredBytes() float64 {
 
 // cpAllGatherSeconds returns all-gather context parallelism's exchange of
 // one layer and microbatch, as Transformer Engine's
-// AttnFuncWithCPAndKVAllGather runs it ("KV all-gather between CP ranks is
-// exposed", after the Llama 3 paper's §3.3.2): the forward all-gathers the
-// sequence's K and V before attending with the local Q chunks; the
-// backward all-gathers them again (only the local K/V are saved) and
-// reduce-scatters their gradients. Nothing overlaps the attention; a
-// recomputed attention gathers once more.
+// AttnFuncWithCPAndKVAllGather runs it (its docstring: "KV all-gather
+// between CP ranks is exposed. Refer section 3.3.2 of The Llama 3 Herd of
+// Models"): the forward all-gathers the sequence's K and V before
+// attending with the local Q chunks; the backward all-gathers them again
+// (only the local K/V are saved) and reduce-scatters their gradients.
+// Nothing overlaps the attention; a recomputed attention gathers once
+// more. The paper (§3.3.2) says as much — "the all-gather communication
+// latency is exposed in the critical path" — and adds that with GQA's
+// small K and V against the O(S²) attention it is "small", "making the
+// all-gather overhead negligible"; it does not describe the backward. Its
+// 128K row (cp 16 across servers) spends 6 % of the predicted step here.
 func (e *evaluator) cpAllGatherSeconds() float64 {
 	gather := e.comm.GatherSeconds(e.cfg.CP, e.cpGatheredBytes(), e.cpBW)
 	return (e.cpAttentionPasses() + 2) * gather
@@ -362,10 +368,18 @@ func (e *evaluator) tpAllReduceSeconds() float64 {
 
 // logitSeconds returns the output layer's compute per microbatch on the last
 // stage: 2bshV/(t·cp) forward, twice that backward (§4.5.1), in bf16 when
-// training in FP8.
+// training in FP8; and its memory-bound kernels — the final norm, the
+// cross-entropy over the fp32 logits — moving
+// ElementwiseTrafficPerActivationByte per byte it stores forward and twice
+// that backward, as the layers' do (layerSeconds). Megatron-LM's unfused
+// vocab-parallel cross-entropy moves more (the logits cast to fp32, then
+// max, shift, exp, sum and normalize, each a pass over them: some 50 bytes
+// per logit where this counts 12); Transformer Engine's fused one, fewer.
 func (e *evaluator) logitSeconds() float64 {
-	fwd := e.tr.LogitFwdFLOPs(e.cfg.MicrobatchSize) / float64(e.cfg.TP*e.cfg.CP)
-	return 3 * e.wideCurve.Seconds(fwd, e.wide)
+	cp := float64(e.cfg.CP)
+	fwd := e.tr.LogitFwdFLOPs(e.cfg.MicrobatchSize) / (float64(e.cfg.TP) * cp)
+	mem := 3 * ElementwiseTrafficPerActivationByte * e.tr.OutputActivationBytes(e.cfg.MicrobatchSize, e.actOpts) / cp / e.memBW
+	return 3*e.wideCurve.Seconds(fwd, e.wide) + mem
 }
 
 // p2pSeconds returns the point-to-point time per microbatch on one device:
@@ -419,7 +433,31 @@ func (e *evaluator) deviceSeconds(i int) stageTime {
 // on the first stage, the embeddings; the last stage holds the output
 // layer (its own copy of a tied word embedding when p > 1, Megatron-LM).
 func (e *evaluator) weightParams(i int) (dense, experts float64) {
-	return e.devWeights[i][0], e.devWeights[i][1]
+	return e.devWeights[i].dense, e.devWeights[i].experts
+}
+
+// linearWeights returns the linear layers' weights among device i's
+// weightParams (linearParams summed over its layers): what Transformer
+// Engine runs as FP8 GEMMs when training in FP8.
+func (e *evaluator) linearWeights(i int) (dense, experts float64) {
+	return e.devWeights[i].linDense, e.devWeights[i].linExperts
+}
+
+// gatherBytes returns the bytes of device i's dense and routed-expert
+// weights that one all-gather of them moves (the distributed optimizer's
+// after the step, ZeRO-3's per layer): e.w per value, and 1 byte per
+// linear-layer weight with plan.Execution.FP8ParamGather when training in
+// FP8, where Megatron-LM all-gathers the FP8 weights themselves
+// (--fp8-param-gather; the embeddings and norms stay 16-bit).
+func (e *evaluator) gatherBytes(i int) (dense, experts float64) {
+	dense, experts = e.weightParams(i)
+	dense, experts = dense*e.w, experts*e.w
+	if e.cfg.FP8ParamGather && e.tr.TrainingPrecision() == model.FP8 {
+		ld, lx := e.linearWeights(i)
+		dense -= ld * (e.w - 1)
+		experts -= lx * (e.w - 1)
+	}
+	return dense, experts
 }
 
 // countWeightParams computes weightParams(i) (layOut caches it).
@@ -466,7 +504,8 @@ func (e *evaluator) dataParallelSeconds(i int) (reduce, embedding, gather float6
 			// Sharded optimizer: the updated weights are gathered once
 			// after the step. Stage 3 keeps them sharded and gathers them
 			// per microbatch instead (zero3Seconds).
-			gather = e.comm.GatherSeconds(d, dense*e.w, e.dpBW) + e.comm.GatherSeconds(de, experts*e.w, e.edpBW)
+			gd, gx := e.gatherBytes(i)
+			gather = e.comm.GatherSeconds(d, gd, e.dpBW) + e.comm.GatherSeconds(de, gx, e.edpBW)
 		}
 	}
 	if e.cfg.PP > 1 && !e.tr.UntiedEmbeddings && (i == 0 || i == e.cfg.PP-1) {
@@ -533,18 +572,54 @@ func (e *evaluator) zero3Seconds(i int, compute float64) float64 {
 	if e.cfg.ZeRO < 3 {
 		return 0
 	}
-	dense, experts := e.weightParams(i)
+	dense, experts := e.gatherBytes(i)
 	d := e.cfg.DP * e.cfg.CP
-	z := 2 * (e.comm.GatherSeconds(d, dense*e.w, e.dpBW) + e.comm.GatherSeconds(e.edp, experts*e.w, e.edpBW))
+	z := 2 * (e.comm.GatherSeconds(d, dense, e.dpBW) + e.comm.GatherSeconds(e.edp, experts, e.edpBW))
 	if e.cfg.Overlap.ParamGather {
 		z = math.Max(z-compute, z/float64(len(e.layerIndices(i))))
 	}
 	return z
 }
 
-// optimizerSeconds returns the optimizer step on device i: memory-bound, it
-// reads and writes every byte of weights, gradients and state once.
+// optimizerSeconds returns device i's work on its weights once per step,
+// memory-bound at the achievable HBM bandwidth:
+//   - the optimizer step reads and writes every byte of weights, gradients
+//     and optimizer state of the parameters the rank updates (Adam's fp32
+//     master weights, moments and gradient in, master and moments out, the
+//     16-bit weight written from the master; the gradient norm reads the
+//     gradients): all of them without ZeRO, and with ZeRO ≥ 1 only the
+//     rank's 1/(d·cp) shard (the experts' 1/edp), as Megatron-LM's
+//     distributed optimizer steps its shard of the main parameters before
+//     the updated weights are all-gathered (dataParallelSeconds);
+//   - zeroing the gradient buffers for the next step (Megatron-LM's
+//     zero_grad_buffer: the whole fp32 buffer on every rank, unless ZeRO-2
+//     or -3 shards it);
+//   - when training in FP8, the linear layers' FP8 weights for the step:
+//     without plan.Execution.FP8ParamGather Transformer Engine
+//     cast-transposes each bf16 weight on the step's first microbatch
+//     (FP8CastBytesPerValue per weight; cached for the others); with it the
+//     step writes the FP8 weight itself (its byte is in the first item) and
+//     only the transpose is made from the gathered weight (read and written,
+//     2 bytes; TE's post_all_gather_processing on Hopper). Under ZeRO-3
+//     each microbatch gathers the weights anew and casts or transposes
+//     the gathered layer again; that repetition is not charged (a lower
+//     bound).
 func (e *evaluator) optimizerSeconds(i int) float64 {
 	dense, experts := e.weightParams(i)
-	return 2 * (dense*e.state.Total() + experts*e.expertState.Total()) / e.memBW
+	shard, expertShard := 1.0, 1.0
+	if e.cfg.ZeRO >= 1 {
+		shard, expertShard = float64(e.cfg.DP*e.cfg.CP), float64(e.edp)
+	}
+	step := 2 * e.perParam.Total() * (dense/shard + experts/expertShard)
+	zero := dense*e.state.Gradients + experts*e.expertState.Gradients
+	var cast float64
+	if e.tr.TrainingPrecision() == model.FP8 {
+		ld, lx := e.linearWeights(i)
+		per := float64(FP8CastBytesPerValue)
+		if e.cfg.FP8ParamGather {
+			per = 2
+		}
+		cast = per * (ld + lx)
+	}
+	return (step + zero + cast) / e.memBW
 }

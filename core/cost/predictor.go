@@ -50,7 +50,7 @@ type layoutKey struct {
 // layout is each pipeline device's layers and parameters.
 type layout struct {
 	devLayers  [][]int
-	devWeights [][2]float64
+	devWeights []devParams
 }
 
 // NewPredictor validates tr and c and returns a Predictor for them.
@@ -125,7 +125,7 @@ func (p *Predictor) layerCosts(e *evaluator) ([2]layerTime, [2]layerSize) {
 
 // layout returns e.layOut, computed once per layoutKey. The slices are
 // shared between evaluators: they only read them.
-func (p *Predictor) layout(e *evaluator) ([][]int, [][2]float64) {
+func (p *Predictor) layout(e *evaluator) ([][]int, []devParams) {
 	k := layoutKey{e.cfg.PP, e.cfg.Interleave, e.cfg.TP, e.cfg.EP, e.etp}
 	l, ok := p.layouts[k]
 	if !ok {

@@ -81,7 +81,7 @@ func predictPublished(t *testing.T, r PublishedRun) (Prediction, plan.Execution,
 // causalError returns publishedError with our model FLOPs counted as
 // Megatron-Bridge does, the attention core causal (half): for the Llama 3
 // paper, which does not say which it counts. Its 8K and 128K rows agree
-// better under this reading (−9.8, −8.9, +6.6 % against −6.1, −5.3, +49.4 %;
+// better under this reading (−9.7, −8.9, +6.6 % against −6.1, −5.2, +49.4 %;
 // TestPublishedRuns' log).
 func causalError(pr Prediction, tr model.Transformer, r PublishedRun) float64 {
 	var core float64

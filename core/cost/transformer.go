@@ -46,7 +46,9 @@ type TimeBreakdown struct {
 	// all of it, or with overlap what the last microbatch's backward (first
 	// microbatch's forward) does not hide.
 	DataParallelSeconds float64 `json:"data_parallel_seconds"`
-	// OptimizerSeconds is the optimizer step.
+	// OptimizerSeconds is the per-step work on the weights: the optimizer
+	// step over the parameters the rank updates (its shard with ZeRO ≥ 1),
+	// zeroing the gradient buffers and, in FP8, the weights' casts.
 	OptimizerSeconds float64 `json:"optimizer_seconds"`
 	// ContextParallelSeconds is the slowest stage's exposed context-
 	// parallel exchange per step: the ring's K/V passes the attention

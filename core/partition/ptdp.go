@@ -29,6 +29,16 @@ type PTDPOptions struct {
 	// and FSDP (ZeRO-3) that fits; with one replica there is nothing to
 	// shard and Fixed.ZeRO is kept.
 	SearchZeRO bool
+	// SearchCPComm makes context parallelism's communication type a
+	// searched choice (Fixed.CPComm ignored): each configuration with
+	// cp > 1 is tried with the ring (p2p) and, where t·cp splits the heads
+	// and K/V heads (cost.CheckCPComm), the all-to-alls (a2a). The
+	// all-gather is not tried: the cost model never makes it faster or
+	// smaller than the ring (cost's TestRingDominatesAllGather), so it
+	// cannot be the best; pin it to see it. With cp = 1 there is nothing
+	// to exchange and CPComm stays "". Otherwise Fixed.CPComm applies to
+	// every candidate ("" is p2p).
+	SearchCPComm bool
 	// AllowCrossNodeTP lets a searched tensor-parallel size span whole
 	// nodes; by default t stays inside a server (§4.3.2, takeaway #1).
 	AllowCrossNodeTP bool
@@ -83,7 +93,8 @@ type PTDPResult struct {
 
 // SearchPTDP enumerates every PTD-P configuration (t, p, d, b, v,
 // recompute) of dissertation §4.3, with context (cp) and expert (ep)
-// parallelism and, with SearchZeRO, the ZeRO stage, with t·cp·p·d = N for transformer tr on
+// parallelism, with SearchCPComm the context-parallel communication type
+// and, with SearchZeRO, the ZeRO stage, with t·cp·p·d = N for transformer tr on
 // cluster c, predicts each with cost.Predict, and ranks them. Searched
 // degrees follow Megatron-LM's rules: t divides the heads and the GPUs of a
 // node (or, when allowed, is a multiple of them), p need not divide the
@@ -218,12 +229,44 @@ const (
 // weight gathers) to save memory — else the faster of stages 2 and 3 that
 // fits, else stage 3, the smallest, as the infeasible candidate. It
 // returns how many predictions it made (1 to 3).
+//
+// With opt.SearchCPComm, cp > 1 and no cfg.CPComm it also chooses the
+// context-parallel communication type (cpComms): the fastest that fits,
+// else the smallest, and counts the predictions of every type.
 func EvaluatePTDPZeRO(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt PTDPOptions) (PTDPCandidate, int, error) {
 	pred, err := cost.NewPredictor(tr, c, opt.Cost)
 	if err != nil {
 		return PTDPCandidate{}, 0, err
 	}
-	return evaluateZeRO(pred.Predict, cfg, opt.SearchZeRO)
+	if !opt.SearchCPComm || cfg.CPComm != "" || cfg.CP <= 1 {
+		return evaluateZeRO(pred.Predict, cfg, opt.SearchZeRO)
+	}
+	var best PTDPCandidate
+	total := 0
+	for k, comm := range opt.cpComms(tr, cfg.TP, cfg.CP) { // p2p first: never empty
+		cfg.CPComm = comm
+		cand, n, err := evaluateZeRO(pred.Predict, cfg, opt.SearchZeRO)
+		total += n
+		if err != nil {
+			return PTDPCandidate{}, total, err
+		}
+		if k == 0 || better(cand, best) {
+			best = cand
+		}
+	}
+	return best, total, nil
+}
+
+// better reports whether a is to be preferred to b: a fits and b does not,
+// both fit and a is faster, or neither fits and a needs less memory.
+func better(a, b PTDPCandidate) bool {
+	switch {
+	case a.Fits != b.Fits:
+		return a.Fits
+	case a.Fits:
+		return a.Prediction.IterationSeconds < b.Prediction.IterationSeconds
+	}
+	return needBytes(a.Prediction.Memory) < needBytes(b.Prediction.Memory)
 }
 
 // evaluateZeRO is EvaluatePTDPZeRO predicting with predict.

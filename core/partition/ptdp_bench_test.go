@@ -34,12 +34,13 @@ func h100Cluster(tb testing.TB, n int) hw.Cluster {
 var megatronDefaults = plan.Execution{GlobalBatch: 2048, ZeRO: 1, Optimizer: "mixed-adam-fp32-grads", FlashAttention: true,
 	SequenceParallel: true, Overlap: plan.Overlap{GradReduce: true, ParamGather: true, TPComm: true}}
 
-// BenchmarkSearchPTDP405B16384 is the whole PTD-P search (t, p, cp, d, b, v,
-// recompute) for Llama 3.1 405B on 16,384 H100s at batch 2048.
+// BenchmarkSearchPTDP405B16384 is the whole PTD-P search (t, p, cp and its
+// communication type, d, b, v, recompute) for Llama 3.1 405B on 16,384
+// H100s at batch 2048.
 func BenchmarkSearchPTDP405B16384(b *testing.B) {
 	c := h100Cluster(b, 16384)
 	for b.Loop() {
-		if _, err := SearchPTDP(context.Background(), llama405B, c, PTDPOptions{Fixed: megatronDefaults}, nil); err != nil {
+		if _, err := SearchPTDP(context.Background(), llama405B, c, PTDPOptions{Fixed: megatronDefaults, SearchCPComm: true}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -117,7 +117,7 @@ const (
 )
 
 // chainsFor lists the configurations of one (t, p) in chains, one per
-// context-parallel size cp, expert-parallel size ep, interleaving v and
+// context-parallel size cp and communication type (cpComms), expert-parallel size ep, interleaving v and
 // recomputation strategy, each over the microbatch sizes b dividing B/d in
 // increasing order (d = n/(t·p·cp)). Memory never decreases along a chain
 // (stashed activations grow with b; m·b is fixed), so a search may stop a
@@ -134,30 +134,52 @@ func (o PTDPOptions) chainsFor(tr model.Transformer, n, t, p int) [][]plan.Execu
 		if f.GlobalBatch%d != 0 || (f.DP > 0 && d != f.DP) {
 			continue
 		}
-		if cost.CheckCPComm(tr, plan.Execution{TP: t, CP: cp, CPComm: f.CPComm}) != nil {
-			continue // a2a: t·cp does not divide the heads
-		}
 		perPipeline := f.GlobalBatch / d
-		for _, ep := range o.expertSizes(tr, t*cp*d) {
-			for _, v := range o.interleaves(tr, p) {
-				for _, r := range rs {
-					var chain []plan.Execution
-					for _, b := range divisors(perPipeline) {
-						if (f.MicrobatchSize > 0 && b != f.MicrobatchSize) || !interleaveOK(p, perPipeline/b, v) {
-							continue
+		for _, comm := range o.cpComms(tr, t, cp) {
+			for _, ep := range o.expertSizes(tr, t*cp*d) {
+				for _, v := range o.interleaves(tr, p) {
+					for _, r := range rs {
+						var chain []plan.Execution
+						for _, b := range divisors(perPipeline) {
+							if (f.MicrobatchSize > 0 && b != f.MicrobatchSize) || !interleaveOK(p, perPipeline/b, v) {
+								continue
+							}
+							cfg := f
+							cfg.TP, cfg.PP, cfg.DP, cfg.CP, cfg.CPComm, cfg.EP, cfg.MicrobatchSize, cfg.Interleave, cfg.Recompute = t, p, d, cp, comm, ep, b, v, r
+							chain = append(chain, cfg)
 						}
-						cfg := f
-						cfg.TP, cfg.PP, cfg.DP, cfg.CP, cfg.EP, cfg.MicrobatchSize, cfg.Interleave, cfg.Recompute = t, p, d, cp, ep, b, v, r
-						chain = append(chain, cfg)
-					}
-					if len(chain) > 0 {
-						chains = append(chains, chain)
+						if len(chain) > 0 {
+							chains = append(chains, chain)
+						}
 					}
 				}
 			}
 		}
 	}
 	return chains
+}
+
+// cpComms lists the context-parallel communication types to try with t
+// tensor- and cp context-parallel ranks: with SearchCPComm and cp > 1 the
+// ring and the all-to-alls where t·cp splits the heads and K/V heads (not
+// the all-gather, which the ring dominates: PTDPOptions.SearchCPComm);
+// with cp = 1 none is used ("" when searched); otherwise the fixed one,
+// none when it cannot run (a2a: t·cp does not divide the heads).
+func (o PTDPOptions) cpComms(tr model.Transformer, t, cp int) []string {
+	if o.SearchCPComm && cp == 1 {
+		return []string{""}
+	}
+	comms := []string{o.Fixed.CPComm}
+	if o.SearchCPComm {
+		comms = []string{plan.CPCommP2P, plan.CPCommA2A}
+	}
+	out := comms[:0:0]
+	for _, comm := range comms {
+		if cost.CheckCPComm(tr, plan.Execution{TP: t, CP: cp, CPComm: comm}) == nil {
+			out = append(out, comm)
+		}
+	}
+	return out
 }
 
 // contextSizes lists the context-parallel sizes to try with rest = n/(t·p)

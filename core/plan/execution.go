@@ -123,7 +123,7 @@ func CheckCPComm(s string) error {
 	if s == "a2a+p2p" {
 		return fmt.Errorf("hierarchical context parallelism %q is not modelled yet; choose %q, %q or %q", s, CPCommP2P, CPCommAllGather, CPCommA2A)
 	}
-	return fmt.Errorf("must be one of %q, %q, %q (or empty for %q), got %q", CPCommP2P, CPCommAllGather, CPCommA2A, CPCommP2P, s)
+	return fmt.Errorf("must be one of %q, %q, %q, got %q", CPCommP2P, CPCommAllGather, CPCommA2A, s)
 }
 
 // MaxDegree bounds every degree and the microbatch size of a valid

@@ -49,7 +49,7 @@ func TestExecutionCPComm(t *testing.T) {
 	}
 	for in, want := range map[string]string{
 		"a2a+p2p":   `execution.cp_comm: hierarchical context parallelism "a2a+p2p" is not modelled yet`,
-		"allgather": `execution.cp_comm: must be one of "p2p", "all_gather", "a2a" (or empty for "p2p"), got "allgather"`,
+		"allgather": `execution.cp_comm: must be one of "p2p", "all_gather", "a2a", got "allgather"`,
 	} {
 		e := validExecution()
 		e.CPComm = in
