@@ -167,7 +167,7 @@ func evaluatorFor(pred *Predictor, cfg plan.Execution) (*evaluator, error) {
 	e.tpBW = c.GroupBandwidthBytesPerSec(t, 1)
 	e.cpBW = c.GroupBandwidthBytesPerSec(cp, t)
 	e.epBW = c.GroupBandwidthBytesPerSec(cfg.EP, e.etp)
-	e.dpBW = c.GroupBandwidthBytesPerSec(d*cp, t)
+	e.dpBW = ringBandwidth(c, d*cp, t)
 	e.edpBW = c.GroupBandwidthBytesPerSec(e.edp, e.etp*cfg.EP)
 	e.ppBW = c.GroupBandwidthBytesPerSec(2, t*cp*d)
 	e.embBW = c.GroupBandwidthBytesPerSec(2, t*cp*d*(p-1))
@@ -290,3 +290,19 @@ func (e *evaluator) layerKind(i int) int { return int(e.memo.kinds[i]) }
 // layerIndices returns the layers device i of the pipeline holds, in
 // order: its v chunks k = i + c·p of the split ChunkLayers gives.
 func (e *evaluator) layerIndices(i int) []int { return e.devLayers[i] }
+
+// ringBandwidth returns the bandwidth per GPU of a ring collective over a
+// group of size GPUs stride ranks apart: its level's bandwidth, times the
+// group's GPUs in one server where the group crosses servers (NCCL runs one
+// ring per network interface, each carrying its share of the buffer, so
+// the server's interfaces serve the group together), at most the server's
+// own fabric.
+func ringBandwidth(c hw.Cluster, size, stride int) float64 {
+	bw := c.GroupBandwidthBytesPerSec(size, stride)
+	if c.GroupLevel(size, stride) > 0 {
+		if local := min(size, c.Levels[0].Workers/stride); local > 1 {
+			bw = min(bw*float64(local), c.Levels[0].BandwidthBytesPerSec)
+		}
+	}
+	return bw
+}

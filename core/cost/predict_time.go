@@ -86,15 +86,20 @@ func (e *evaluator) layerSeconds(i int) layerTime {
 	memSec := ElementwiseTrafficPerActivationByte * all / e.memBW
 	coreMemSec := ElementwiseTrafficPerActivationByte * coreBytes / e.memBW
 
-	var lt layerTime
-	lt.fwd = dense + core + memSec + castFwd
 	// Backward: two GEMMs (input and weight gradients) per forward GEMM;
 	// flash attention's backward also recomputes the scores (2.5× forward,
 	// Dao 2023 §3.1).
-	bwdCore := 2 * core
-	if e.cfg.FlashAttention {
-		bwdCore = 2.5 * core
+	bwdCore := 2.5 * core
+	if !e.cfg.FlashAttention {
+		// The unfused core's kernels, each bound by its FLOPs or by its
+		// traffic over the s×s scores, replace the GEMM time and the
+		// scores' share of the elementwise traffic.
+		memSec -= coreMemSec
+		core, bwdCore = e.unfusedAttentionSeconds(core)
+		coreMemSec = 0
 	}
+	var lt layerTime
+	lt.fwd = dense + core + memSec + castFwd
 	lt.compute = lt.fwd + 2*(dense+memSec) + bwdCore + castBwd
 	switch e.cfg.Recompute {
 	case model.RecomputeFull:
@@ -124,6 +129,39 @@ func (e *evaluator) layerSeconds(i int) layerTime {
 		}
 	}
 	return lt
+}
+
+// unfusedAttentionSeconds returns the forward and backward time of one
+// layer's attention core per microbatch on one GPU without flash
+// attention, as Megatron-LM ran it (2021–2022: CoreAttention with
+// FusedScaleMaskSoftmax), given gemms, the time of its two batched GEMMs
+// (QKᵀ and attention over V) at the GEMM efficiency. The s×s scores
+// (b·a·(s/cp)·s/t values of w bytes) go through memory between kernels, so
+// each kernel takes the longer of its FLOPs and its traffic at the
+// achievable HBM bandwidth (a roofline; at head sizes of 96–160 the
+// batched GEMMs are bound by writing or reading the scores):
+//   - forward: QKᵀ writes the scores; the fused scale-mask-softmax reads
+//     and writes them; dropout reads them and writes its output and a
+//     1-byte mask; attention over V reads the probabilities;
+//   - backward: the gradient of the probabilities is written (dO·Vᵀ) and
+//     the dropout output read (dV); dropout's backward reads that gradient
+//     and the mask and writes; softmax's backward reads the gradient and
+//     its output and writes; dQ and dK each read the scores' gradient.
+//
+// A model without dropout has no dropout pass. Every kernel runs over the
+// whole s×s (the masked upper triangle included), as Megatron-LM's do.
+func (e *evaluator) unfusedAttentionSeconds(gemms float64) (fwd, bwd float64) {
+	w := e.w
+	scores := float64(e.cfg.MicrobatchSize) * float64(e.tr.Heads) * float64(e.tr.Seq) / float64(e.cfg.CP) * float64(e.tr.Seq) / float64(e.cfg.TP)
+	bytes := func(perScore float64) float64 { return perScore * scores / e.memBW }
+	gemm := math.Max(gemms/2, bytes(w)) // one batched GEMM moving the scores once
+	fwd = 2*gemm + bytes(2*w)           // QKᵀ, attention over V, softmax
+	bwd = 4*gemm + bytes(3*w)           // dP, dV, dQ, dK, softmax's backward
+	if !e.tr.NoDropout {
+		fwd += bytes(2*w + 1)
+		bwd += bytes(2*w + 1)
+	}
+	return fwd, bwd
 }
 
 // cpSeconds returns the exposed context-parallel communication of one
