@@ -78,7 +78,7 @@ func predictKorthikanti(t *testing.T, r korthikantiRun) Prediction {
 	c := r.cluster(t)
 	ex := plan.Execution{TP: r.TP, PP: r.PP, DP: r.DP, Interleave: r.VP, MicrobatchSize: r.Microbatch, GlobalBatch: r.GlobalBatch,
 		Recompute: model.Recompute(r.Recompute), SequenceParallel: r.SequenceParallel, ScatterGather: true,
-		Optimizer: string(MixedAdamFP32Grads)}
+		Optimizer: string(MixedAdamFP32Grads), Overlap: plan.Overlap{TPBackward: true}}
 	pr, err := Predict(tr, c, ex, Options{})
 	if err != nil {
 		t.Fatalf("%s: %v", r.ID, err)
@@ -109,7 +109,7 @@ const (
 	// predicted speed-up of sequence parallelism + selective recomputation
 	// over full recomputation (the ratio of Table 5's two times): the
 	// recomputation model separately from the efficiency calibration.
-	korthikantiGainBound = 0.06
+	korthikantiGainBound = 0.03
 )
 
 // TestKorthikantiTable5 predicts the eight cases of Korthikanti et al.

@@ -59,11 +59,16 @@ func (e *evaluator) gemmSeconds(g model.GEMM) float64 {
 func (e *evaluator) layerSeconds(i int) layerTime {
 	b := e.cfg.MicrobatchSize
 	var dense, core, castFwd, castBwd float64
+	var column [2]float64 // the column-parallel GEMMs of the attention and MLP blocks
 	for _, g := range e.tr.ForwardGEMMs(b, i) {
 		if g.Attention {
 			core += e.gemmSeconds(g)
 		} else {
-			dense += e.gemmSeconds(g)
+			sec := e.gemmSeconds(g)
+			dense += sec
+			if blk, ok := columnParallelBlock[g.Name]; ok {
+				column[blk] += sec
+			}
 			castFwd += g.Inputs
 			castBwd += g.Outputs
 		}
@@ -108,8 +113,12 @@ func (e *evaluator) layerSeconds(i int) layerTime {
 		lt.compute += core + coreMemSec
 	}
 	lt.tp = TensorParallelAllReduces(e.cfg.Recompute == model.RecomputeFull) * e.tpAllReduceSeconds()
-	if e.cfg.Overlap.TPComm && e.cfg.TP > 1 {
+	switch {
+	case e.cfg.TP == 1:
+	case e.cfg.Overlap.TPComm:
 		lt.tp = math.Max(lt.tp-3*dense, lt.tp/TPOverlapChunks)
+	case e.cfg.Overlap.TPBackward:
+		lt.tp = e.tpBackwardOverlapped(column)
 	}
 	lt.cp = e.cpSeconds(core, bwdCore)
 	if e.tr.IsMoELayer(i) {
@@ -359,6 +368,47 @@ func (e *evaluator) moeLocalSeconds() (fwd, total float64) {
 	permute := 2 * (1 + k) * tok * h * e.w / e.memBW // permute and unpermute
 	fwd = router + softmax + permute
 	return fwd, fwd + 2*router + 2*softmax + permute*2
+}
+
+// columnParallelBlock maps the column-parallel GEMMs of
+// model.Transformer.ForwardGEMMs (each block's first linear layers, fed
+// by its norm) to their block: 0 attention, 1 MLP.
+var columnParallelBlock = map[string]int{"qkv": 0, "q": 0, "kv": 0, "mlp-up": 1, "shared-up": 1}
+
+// tpBackwardOverlapped returns one layer's exposed tensor-parallel
+// communication per microbatch with plan.Overlap.TPBackward, as Megatron-LM
+// 2022 runs it (megatron/mpu/layers.py, ColumnParallelLinearWithAsyncAllreduce
+// and ColumnParallelLinearWithSequenceParallelism, NVIDIA/Megatron-LM at
+// commit 02bb1f5c86fc8c36d4a96a2b7ebcf63d53219369), given the forward time
+// of each block's column-parallel GEMMs (its backward runs an input- and a
+// weight-gradient GEMM of the same size):
+//   - the forward's collectives stay exposed: two all-reduces, or with
+//     sequence parallelism two all-gathers and two reduce-scatters; full
+//     recomputation repeats them;
+//   - backward without sequence parallelism: each block's input-gradient
+//     all-reduce runs while its weight-gradient GEMM computes;
+//   - backward with sequence parallelism: the row-parallel layers'
+//     all-gathers of the output gradient stay exposed; each column-parallel
+//     layer all-gathers its saved input shard again while its
+//     input-gradient GEMM computes and reduce-scatters the input gradient
+//     while its weight-gradient GEMM computes.
+//
+// What a collective's GEMM does not cover stays exposed.
+func (e *evaluator) tpBackwardOverlapped(column [2]float64) float64 {
+	fwd := 2 * e.tpAllReduceSeconds()
+	if e.cfg.Recompute == model.RecomputeFull {
+		fwd *= 2
+	}
+	if !e.cfg.SequenceParallel {
+		ar := e.tpAllReduceSeconds()
+		return fwd + math.Max(0, ar-column[0]) + math.Max(0, ar-column[1])
+	}
+	gather := e.tpAllReduceSeconds() / 2 // one all-gather or reduce-scatter
+	bwd := 2 * gather
+	for _, w := range column {
+		bwd += 2 * math.Max(0, gather-w)
+	}
+	return fwd + bwd
 }
 
 // tpAllReduceSeconds returns the time of one tensor-parallel all-reduce of a

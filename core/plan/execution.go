@@ -94,6 +94,15 @@ type Overlap struct {
 	// TPComm overlaps tensor-parallel communication with the GEMMs it
 	// feeds (Transformer Engine's userbuffers, Megatron's --tp-comm-overlap).
 	TPComm bool `json:"tp_comm,omitempty"`
+	// TPBackward overlaps the backward collectives of the column-parallel
+	// linear layers (QKV and the MLP's first) with their own GEMMs: the
+	// input gradient's all-reduce (reduce-scatter with sequence
+	// parallelism) with the weight-gradient GEMM and, with sequence
+	// parallelism, the re-gather of the saved input shard with the
+	// input-gradient GEMM (Megatron-LM's asynchronous tensor-parallel
+	// all-reduce, on by default since 2022; not in the 2021 PTD-P runs).
+	// TPComm, where set, hides more.
+	TPBackward bool `json:"tp_backward,omitempty"`
 	// EPComm overlaps a mixture-of-experts layer's expert-parallel token
 	// exchange for one microbatch with the computation of another
 	// (Megatron-Core's --overlap-moe-expert-parallel-comm, MCore 0.14).
