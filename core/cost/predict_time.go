@@ -471,8 +471,23 @@ func (e *evaluator) deviceSeconds(i int) stageTime {
 		st.compute += e.logitSeconds()
 		st.tp += e.tpAllReduceSeconds() // output layer input gradient (backward)
 	}
+	st.compute += e.gradAccumulationSeconds(i)
 	st.p2p = e.p2pSeconds()
 	return st
+}
+
+// gradAccumulationSeconds returns device i's unfused gradient accumulation
+// per microbatch (plan.Execution.UnfusedGradAccumulation; 0 otherwise):
+// each weight-gradient GEMM writes a new w-byte gradient, which a
+// memory-bound pass adds to the accumulated one — the new gradient and
+// the accumulated one read, the accumulated one written — at the
+// achievable HBM bandwidth.
+func (e *evaluator) gradAccumulationSeconds(i int) float64 {
+	if !e.cfg.UnfusedGradAccumulation {
+		return 0
+	}
+	dense, experts := e.weightParams(i)
+	return (dense + experts) * (e.w + 2*e.gradBytes) / e.memBW
 }
 
 // weightParams returns the parameters device i holds per GPU, split into

@@ -79,6 +79,13 @@ type Execution struct {
 	// no bf16 one beside it. Off, TE casts the bf16 weights to FP8 and
 	// caches the copies for the step.
 	FP8ParamGather bool `json:"fp8_param_gather,omitempty"`
+	// UnfusedGradAccumulation adds each microbatch's weight gradients to
+	// the accumulated ones in a separate memory-bound pass (PyTorch
+	// autograd's accumulation, as Megatron-LM ran before its gradient
+	// accumulation fusion of 2022). Off, the weight-gradient GEMM
+	// accumulates in place (Megatron-LM's gradient_accumulation_fusion,
+	// Transformer Engine's fuse_wgrad_accumulation).
+	UnfusedGradAccumulation bool `json:"unfused_grad_accumulation,omitempty"`
 	// Overlap says which communication is overlapped with computation.
 	Overlap Overlap `json:"overlap"`
 }
