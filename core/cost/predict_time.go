@@ -481,12 +481,18 @@ func (e *evaluator) deviceSeconds(i int) stageTime {
 // each weight-gradient GEMM writes a new w-byte gradient, which a
 // memory-bound pass adds to the accumulated one — the new gradient and
 // the accumulated one read, the accumulated one written — at the
-// achievable HBM bandwidth.
+// achievable HBM bandwidth. With ZeRO-2 and -3 the gradients are
+// reduce-scattered every microbatch and only the device's shard is
+// accumulated.
 func (e *evaluator) gradAccumulationSeconds(i int) float64 {
 	if !e.cfg.UnfusedGradAccumulation {
 		return 0
 	}
 	dense, experts := e.weightParams(i)
+	if e.cfg.ZeRO >= 2 {
+		dense /= float64(e.cfg.DP * e.cfg.CP)
+		experts /= float64(e.edp)
+	}
 	return (dense + experts) * (e.w + 2*e.gradBytes) / e.memBW
 }
 

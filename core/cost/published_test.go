@@ -170,8 +170,8 @@ func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution,
 //     25.11, cp 2) +7.7 % and Llama 3 405B BF16 (Llama 3 paper) −6.1 / −5.3 %;
 //   - MoE with the expert all-to-all crossing servers: 20 % — Qwen3
 //     235B-A22B FP8 (Megatron-Bridge, ep 32 over 4 servers, the recipe's
-//     alltoall dispatcher with moe_a2a_overlap) +19.2 % and +16.5 %, the
-//     same in BF16 (Megatron-MoE-ModelZoo, DeepEP, no overlap) +7.1 %;
+//     alltoall dispatcher with moe_a2a_overlap) +19.5 % and +16.5 %, the
+//     same in BF16 (Megatron-MoE-ModelZoo, DeepEP, no overlap) +7.3 %;
 //   - runs at s > 16K are only reported: there the attention core dominates
 //     the FLOP count, and whether the source counts it causal (half) or
 //     full, as Megatron-LM's formula does, is not stated, which alone moves
@@ -186,13 +186,13 @@ func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution,
 //     under Megatron-Bridge 25.11 (FSDP, predicted +3 %) against 12,036
 //     here, and our model puts the two configurations within 0.5 % of each
 //     other: a software-release effect of ~20 % no analytic model of the
-//     configuration can see (its 70B row, +6 %, stays asserted);
+//     configuration can see (its 70B row, +9 %, stays asserted);
 //   - MoE with the expert all-to-all inside a server is asserted within
 //     20 % only for the one such run the model gets right — Qwen3
 //     235B-A22B BF16, ep 8, pp 1, Megatron-FSDP, microbatch 4 (ModelZoo)
 //     +9.6 % — and otherwise reported: Qwen3 30B-A3B FP8 (Megatron-Bridge,
 //     ep 8) +156 % and +174 %, Qwen3 235B-A22B BF16 (ModelZoo) at tp 4 ep 8
-//     +93 % and at tp 2 ep 8 pp 32 +46 %. No physical cost the model
+//     +94 % and at tp 2 ep 8 pp 32 +46 %. No physical cost the model
 //     leaves out closes that gap (package doc, "Mixture of experts inside
 //     one server"); every prediction of this kind carries
 //     Prediction.Caveat (TestLocalExpertsCaveat).

@@ -103,4 +103,91 @@ func TestRingBandwidthUsesEveryInterface(t *testing.T) {
 			t.Errorf("%d GPUs %d apart: %.3g B/s, want %.3g", tc.size, tc.stride, got, tc.want)
 		}
 	}
+	// The data-parallel reduction gets it with ZeRO 0 and 1 only.
+	for zero, want := range map[int]float64{0: 8 * nic, 1: 8 * nic, 2: nic, 3: nic} {
+		e, err := newEvaluator(gpt(24, 2304, 24), c, plan.Execution{TP: 1, PP: 1, DP: 256, MicrobatchSize: 1, GlobalBatch: 256, ZeRO: zero}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(e.dpBW-math.Min(want, fabric)) > 1e-9*want {
+			t.Errorf("ZeRO-%d, t 1 over 32 servers: data-parallel bandwidth %.3g B/s, want %.3g", zero, e.dpBW, math.Min(want, fabric))
+		}
+	}
+}
+
+// TestTPBackwardOverlap counts one layer's tensor-parallel collectives per
+// microbatch as Megatron-LM 2022 issues them (megatron/mpu/layers.py) and
+// checks which stay exposed with plan.Overlap.TPBackward: all of them when
+// the column-parallel GEMMs take no time, only the forward's (and, with
+// sequence parallelism, the row-parallel layers' backward all-gathers)
+// when those GEMMs outlast every collective. Times are in units of one
+// b·s·h all-reduce (two all-gathers or reduce-scatters).
+func TestTPBackwardOverlap(t *testing.T) {
+	tr := model.Transformer{Layers: 48, Hidden: 6144, Heads: 64, Seq: 2048, Vocab: 51200, Precision: model.FP16}
+	for _, tc := range []struct {
+		name              string
+		sp                bool
+		rc                model.Recompute
+		exposed, overlaid float64 // all-reduces exposed with no GEMM time, and with long GEMMs
+	}{
+		// forward: g all-reduces after attention and MLP (2); backward: f
+		// all-reduces of the QKV and MLP-up input gradients (2), each
+		// behind its weight-gradient GEMM.
+		{"tensor parallel", false, model.RecomputeNone, 2 + 2, 2},
+		// full recomputation repeats the forward's two.
+		{"tensor parallel, full recomputation", false, model.RecomputeFull, 4 + 2, 4},
+		// forward: 2 all-gathers + 2 reduce-scatters; backward: 2
+		// all-gathers of the row-parallel output gradients (exposed), 2
+		// re-gathers of the saved input shards (behind the input-gradient
+		// GEMMs) and 2 reduce-scatters (behind the weight-gradient GEMMs).
+		{"sequence parallel", true, model.RecomputeSelective, (4 + 2 + 4) / 2.0, (4 + 2) / 2.0},
+	} {
+		e, err := newEvaluator(tr, dgxA100(t, 8), plan.Execution{TP: 8, PP: 1, DP: 1, MicrobatchSize: 4, GlobalBatch: 4,
+			SequenceParallel: tc.sp, Recompute: tc.rc, Overlap: plan.Overlap{TPBackward: true}}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ar := e.tpAllReduceSeconds()
+		if got := e.tpBackwardOverlapped([2]float64{0, 0}); math.Abs(got/ar-tc.exposed) > 1e-9 {
+			t.Errorf("%s, no GEMM time: %.3f all-reduces exposed, want %.1f", tc.name, got/ar, tc.exposed)
+		}
+		if got := e.tpBackwardOverlapped([2]float64{1, 1}); math.Abs(got/ar-tc.overlaid) > 1e-9 {
+			t.Errorf("%s, long GEMMs: %.3f all-reduces exposed, want %.1f", tc.name, got/ar, tc.overlaid)
+		}
+		// The evaluator's layer time takes the QKV and MLP-up GEMMs as the
+		// windows: at this size they outlast the collectives.
+		if got := e.kindTime[0].tp; math.Abs(got/ar-tc.overlaid) > 1e-9 {
+			t.Errorf("%s: layer's exposed TP time %.3f all-reduces, want %.1f", tc.name, got/ar, tc.overlaid)
+		}
+	}
+}
+
+// TestUnfusedGradAccumulation checks the 2021 runs' accumulation pass: per
+// microbatch, each of a device's parameters has its new 16-bit gradient
+// read and its accumulated gradient read and written (2 + 2 + 2 bytes
+// with 16-bit gradients, 2 + 4 + 4 with fp32 ones) at the achievable
+// bandwidth, m times per iteration on a single stage.
+func TestUnfusedGradAccumulation(t *testing.T) {
+	tr := gpt(24, 2304, 24)
+	for _, tc := range []struct {
+		optimizer Optimizer
+		bytes     float64
+	}{{MixedAdam, 6}, {MixedAdamFP32Grads, 10}} {
+		ex := plan.Execution{TP: 1, PP: 1, DP: 8, MicrobatchSize: 1, GlobalBatch: 128, Recompute: model.RecomputeFull, Optimizer: string(tc.optimizer)}
+		fused, err := Predict(tr, dgxA100(t, 8), ex, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex.UnfusedGradAccumulation = true
+		e, err := newEvaluator(tr, dgxA100(t, 8), ex, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		unfused := e.predict(false)
+		dense, experts := e.weightParams(0)
+		want := float64(e.m) * (dense + experts) * tc.bytes / e.memBW
+		if got := unfused.IterationSeconds - fused.IterationSeconds; math.Abs(got/want-1) > 1e-9 {
+			t.Errorf("%s: the accumulation pass adds %.4g s, want %.4g s (%d microbatches × %.3g parameters × %.0f B)", tc.optimizer, got, want, e.m, dense+experts, tc.bytes)
+		}
+	}
 }
