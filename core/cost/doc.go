@@ -92,12 +92,12 @@
 //	Megatron-Bridge 25.11 Llama 3 8B FP8, FSDP                +3.0 % (−8.6)
 //	Megatron-Bridge 25.11 / 26.02 Llama 3 70B FP8             −4.7 / −4.8 % (−12.1 / −12.2)
 //	Megatron-Bridge 25.11 / 26.02 Llama 3.1 405B FP8, cp 2   +7.7 / +6.2 % (−7.6 / −9.6)
-//	Megatron-Bridge 25.11 / 26.02 Qwen3 235B-A22B FP8, ep 32 +19.5 / +16.5 % (−5.2 / −7.6)
+//	Megatron-Bridge 25.11 / 26.02 Qwen3 235B-A22B FP8, ep 32 +19.2 / +16.5 % (−5.2 / −7.6)
 //	  (the recipe's alltoall dispatcher with moe_a2a_overlap)
 //	Megatron-MoE-ModelZoo Qwen3 235B BF16, DeepEP:
-//	  tp2 ep32 pp8 (across servers)                          +7.3 %
+//	  tp2 ep32 pp8 (across servers)                          +7.1 %
 //	  tp2 ep8, Megatron-FSDP, microbatch 4 (new)              +9.6 %
-//	  tp4 ep8 pp8 (reported only)                            +94 %
+//	  tp4 ep8 pp8 (reported only)                            +93 %
 //	  tp2 ep8 pp32 vp3, alltoall (new, reported only)        +46 %
 //	Megatron-Bridge Qwen3 30B-A3B FP8, ep 8 (reported only)  +156 / +174 % (+212 / +231)
 //

@@ -170,8 +170,8 @@ func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution,
 //     25.11, cp 2) +7.7 % and Llama 3 405B BF16 (Llama 3 paper) −6.1 / −5.3 %;
 //   - MoE with the expert all-to-all crossing servers: 20 % — Qwen3
 //     235B-A22B FP8 (Megatron-Bridge, ep 32 over 4 servers, the recipe's
-//     alltoall dispatcher with moe_a2a_overlap) +19.5 % and +16.5 %, the
-//     same in BF16 (Megatron-MoE-ModelZoo, DeepEP, no overlap) +7.3 %;
+//     alltoall dispatcher with moe_a2a_overlap) +19.2 % and +16.5 %, the
+//     same in BF16 (Megatron-MoE-ModelZoo, DeepEP, no overlap) +7.1 %;
 //   - runs at s > 16K are only reported: there the attention core dominates
 //     the FLOP count, and whether the source counts it causal (half) or
 //     full, as Megatron-LM's formula does, is not stated, which alone moves
@@ -192,7 +192,7 @@ func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution,
 //     235B-A22B BF16, ep 8, pp 1, Megatron-FSDP, microbatch 4 (ModelZoo)
 //     +9.6 % — and otherwise reported: Qwen3 30B-A3B FP8 (Megatron-Bridge,
 //     ep 8) +156 % and +174 %, Qwen3 235B-A22B BF16 (ModelZoo) at tp 4 ep 8
-//     +94 % and at tp 2 ep 8 pp 32 +46 %. No physical cost the model
+//     +93 % and at tp 2 ep 8 pp 32 +46 %. No physical cost the model
 //     leaves out closes that gap (package doc, "Mixture of experts inside
 //     one server"); every prediction of this kind carries
 //     Prediction.Caveat (TestLocalExpertsCaveat).
