@@ -186,7 +186,7 @@ func predictPublished(t *testing.T, r publishedRun) (Prediction, plan.Execution,
 //     under Megatron-Bridge 25.11 (FSDP, predicted +3 %) against 12,036
 //     here, and our model puts the two configurations within 0.5 % of each
 //     other: a software-release effect of ~20 % no analytic model of the
-//     configuration can see (its 70B row, +9 %, stays asserted);
+//     configuration can see (its 70B row, +6 %, stays asserted);
 //   - MoE with the expert all-to-all inside a server is asserted within
 //     20 % only for the one such run the model gets right — Qwen3
 //     235B-A22B BF16, ep 8, pp 1, Megatron-FSDP, microbatch 4 (ModelZoo)
