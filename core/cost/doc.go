@@ -80,11 +80,9 @@
 //	  (−9.8 / −8.9 / +6.6 % for the three rows if the paper counts the
 //	  attention core causal, as Megatron-Bridge does; at 128K +60 %, causal
 //	  +14.3 %, before its all-gather context parallelism was costed)
-//	NeMo 24.07 Llama 3 8B / 70B FP8 (8B reported only)       +23.3 / +8.8 % (+9.1 / −9.2, fitted)
-//	NeMo 24.07 Llama 2 7B / 13B / 70B FP8 (new)               +9.7 / +8.5 / −1.1 %
-//	NeMo 24.07 GPT-3 175B FP8, 128 / 512 H100 (new)           +1.3 / −2.7 %
-//	  (+6.1 % for the 70B, −4.2 / −6.2 % for GPT-3 and −5.8 % for Llama 2
-//	  70B before data-parallel rings used every NIC of a server)
+//	NeMo 24.07 Llama 3 8B / 70B FP8 (8B reported only)       +23.3 / +6.1 % (+9.1 / −9.2, fitted)
+//	NeMo 24.07 Llama 2 7B / 13B / 70B FP8 (new)               +9.7 / +8.5 / −5.8 %
+//	NeMo 24.07 GPT-3 175B FP8, 128 / 512 H100 (new)           −4.2 / −6.2 %
 //	Megatron-Bridge 25.11 Llama 3 8B FP8, FSDP                +3.0 % (−8.6)
 //	Megatron-Bridge 25.11 / 26.02 Llama 3 70B FP8             −4.7 / −4.8 % (−12.1 / −12.2)
 //	Megatron-Bridge 25.11 / 26.02 Llama 3.1 405B FP8, cp 2   +7.7 / +6.2 % (−7.6 / −9.6)
