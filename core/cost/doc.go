@@ -18,9 +18,7 @@
 // collectives hide behind their GEMMs with plan.Overlap.TPBackward
 // (Megatron-LM's asynchronous all-reduce, 2022); an unfused gradient
 // accumulation (plan.Execution.UnfusedGradAccumulation, the 2021 runs)
-// costs a memory-bound pass per microbatch; with ZeRO 0 or 1 the
-// data-parallel reduction runs over the network interfaces of all the
-// group's GPUs in a server (ringBandwidth); context parallelism exchanges K/V
+// costs a memory-bound pass per microbatch; context parallelism exchanges K/V
 // as plan.Execution.CPComm says: the ring (p2p) is exposed only where it
 // exceeds the attention compute, the all-gather of the whole sequence's
 // K/V (the Llama 3 paper's) and the all-to-alls of Q, K, V and the output
@@ -106,8 +104,9 @@
 // round: its curve takes A100SustainedMatmulFraction (0.81), refitted on
 // Table 4.1 alone with those 2021 runs costed as they ran (unfused
 // attention, synchronous tensor-parallel all-reduces, a gradient-
-// accumulation pass per microbatch: mean error 2.5 %, worst +6.6 %; Table
-// 4.2, held out, worst +7.9 %); DefaultSustainedMatmulFraction (0.75, the
+// accumulation pass per microbatch: mean error 4.3 %, worst −7.7 %, the
+// 1.7B–7.5B rows, whose data-parallel all-reduce is costed on one NIC
+// per GPU; Table 4.2, held out, worst +7.9 %); DefaultSustainedMatmulFraction (0.75, the
 // earlier A100 fit) serves every other GPU, the H100 included.
 //
 // Korthikanti et al. 2022 (A100, testdata/korthikanti2022.json, from

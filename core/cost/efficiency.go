@@ -32,8 +32,8 @@ type EfficiencyCurve struct {
 // peak · ceiling, i.e. each operation costs a fixed launch/tail latency plus
 // its FLOPs at the ceiling rate. The latency and A100SustainedMatmulFraction
 // are calibrated against the ten Megatron-LM end-to-end runs of
-// dissertation Table 4.1 (calibration_test.go: mean error 2.5 %, worst
-// 6.6 %); Table 4.2 and Korthikanti et al. 2022 are held out.
+// dissertation Table 4.1 (calibration_test.go: mean error 4.3 %, worst
+// −7.7 %); Table 4.2 and Korthikanti et al. 2022 are held out.
 const (
 	// DefaultKernelLatencySeconds is the fixed per-operation overhead of the
 	// default curve.

@@ -168,13 +168,6 @@ func evaluatorFor(pred *Predictor, cfg plan.Execution) (*evaluator, error) {
 	e.cpBW = c.GroupBandwidthBytesPerSec(cp, t)
 	e.epBW = c.GroupBandwidthBytesPerSec(cfg.EP, e.etp)
 	e.dpBW = c.GroupBandwidthBytesPerSec(d*cp, t)
-	if cfg.ZeRO <= 1 {
-		// The step's one reduction of the whole gradient buffer (and the
-		// distributed optimizer's gather) runs on every NIC of the group's
-		// GPUs; ZeRO-2 and -3's per-microbatch collectives do not reach
-		// that (ringBandwidth).
-		e.dpBW = ringBandwidth(c, d*cp, t)
-	}
 	e.edpBW = c.GroupBandwidthBytesPerSec(e.edp, e.etp*cfg.EP)
 	e.ppBW = c.GroupBandwidthBytesPerSec(2, t*cp*d)
 	e.embBW = c.GroupBandwidthBytesPerSec(2, t*cp*d*(p-1))
@@ -297,25 +290,3 @@ func (e *evaluator) layerKind(i int) int { return int(e.memo.kinds[i]) }
 // layerIndices returns the layers device i of the pipeline holds, in
 // order: its v chunks k = i + c·p of the split ChunkLayers gives.
 func (e *evaluator) layerIndices(i int) []int { return e.devLayers[i] }
-
-// ringBandwidth returns the bandwidth per GPU of a ring collective over a
-// group of size GPUs stride ranks apart: its level's bandwidth, times the
-// group's GPUs in one server where the group crosses servers (NCCL runs one
-// ring per network interface, each carrying its share of the buffer, so
-// the server's interfaces serve the group together), at most the server's
-// own fabric. The data-parallel reduction of ZeRO 0 and 1 gets it: with
-// one NIC's bandwidth per GPU, the 2021 Table 4.1 runs with t < 8 (8, 4
-// and 2 GPUs of each data-parallel group in a server) predict 7–9 % slow
-// and the rest does not fit them. ZeRO-2 and -3 do not: pooled,
-// dissertation Table 4.2's ZeRO-3 runs (DeepSpeed, 2021; t 1, 8 GPUs of
-// the group per server) would predict +25 % to +207 % fast, where one
-// NIC's bandwidth gives −28 % to −1 %.
-func ringBandwidth(c hw.Cluster, size, stride int) float64 {
-	bw := c.GroupBandwidthBytesPerSec(size, stride)
-	if c.GroupLevel(size, stride) > 0 {
-		if local := min(size, c.Levels[0].Workers/stride); local > 1 {
-			bw = min(bw*float64(local), c.Levels[0].BandwidthBytesPerSec)
-		}
-	}
-	return bw
-}

@@ -79,42 +79,6 @@ func TestUnfusedAttentionTraffic(t *testing.T) {
 	}
 }
 
-// TestRingBandwidthUsesEveryInterface checks the bandwidth of a
-// data-parallel ring on DGX A100 nodes (8 GPUs on NVSwitch at 300 GB/s,
-// one 25 GB/s HDR interface per GPU): a group with k GPUs in each server
-// crosses the network on k interfaces, so it gets k × 25 GB/s, at most
-// the server's fabric; a group inside one server gets the fabric.
-func TestRingBandwidthUsesEveryInterface(t *testing.T) {
-	c := dgxA100(t, 256)
-	nic, fabric := c.Levels[1].BandwidthBytesPerSec, c.Levels[0].BandwidthBytesPerSec
-	for _, tc := range []struct {
-		size, stride int
-		want         float64
-	}{
-		{32, 1, math.Min(8*nic, fabric)}, // t 1: eight of the group's GPUs in each server
-		{32, 2, 4 * nic},
-		{32, 4, 2 * nic},
-		{32, 8, nic}, // t 8: one per server
-		{8, 1, fabric},
-		{4, 2, fabric},
-		{1, 1, 0},
-	} {
-		if got := ringBandwidth(c, tc.size, tc.stride); math.Abs(got-tc.want) > 1e-9*tc.want {
-			t.Errorf("%d GPUs %d apart: %.3g B/s, want %.3g", tc.size, tc.stride, got, tc.want)
-		}
-	}
-	// The data-parallel reduction gets it with ZeRO 0 and 1 only.
-	for zero, want := range map[int]float64{0: 8 * nic, 1: 8 * nic, 2: nic, 3: nic} {
-		e, err := newEvaluator(gpt(24, 2304, 24), c, plan.Execution{TP: 1, PP: 1, DP: 256, MicrobatchSize: 1, GlobalBatch: 256, ZeRO: zero}, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if math.Abs(e.dpBW-math.Min(want, fabric)) > 1e-9*want {
-			t.Errorf("ZeRO-%d, t 1 over 32 servers: data-parallel bandwidth %.3g B/s, want %.3g", zero, e.dpBW, math.Min(want, fabric))
-		}
-	}
-}
-
 // TestTPBackwardOverlap counts one layer's tensor-parallel collectives per
 // microbatch as Megatron-LM 2022 issues them (megatron/mpu/layers.py) and
 // checks which stay exposed with plan.Overlap.TPBackward: all of them when
