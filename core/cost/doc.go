@@ -13,7 +13,7 @@
 // ranks at its own efficiency; flash attention skips the causal mask's
 // upper blocks and stores no s×s scores; without it the attention core's
 // kernels each take the longer of their FLOPs and their traffic over the
-// s×s scores (unfusedAttentionSeconds: 13 bytes per score forward, 19
+// s×s scores (unfusedAttentionSeconds: 12 bytes per score forward, 17
 // backward in 16-bit with dropout); the column-parallel layers' backward
 // collectives hide behind their GEMMs with plan.Overlap.TPBackward
 // (Megatron-LM's asynchronous all-reduce, 2022); an unfused gradient
@@ -101,12 +101,11 @@
 // published_test.go.
 //
 // The A100 is the exception to the paragraph above since the Korthikanti
-// round: its curve takes A100SustainedMatmulFraction (0.81), refitted on
+// round: its curve takes A100SustainedMatmulFraction (0.805), refitted on
 // Table 4.1 alone with those 2021 runs costed as they ran (unfused
 // attention, synchronous tensor-parallel all-reduces, a gradient-
-// accumulation pass per microbatch: mean error 4.3 %, worst −7.7 %, the
-// 1.7B–7.5B rows, whose data-parallel all-reduce is costed on one NIC
-// per GPU; Table 4.2, held out, worst +7.9 %); DefaultSustainedMatmulFraction (0.75, the
+// accumulation pass per microbatch: mean error 3.9 %, worst +6.9 %; Table
+// 4.2, held out, worst +8.1 %); DefaultSustainedMatmulFraction (0.75, the
 // earlier A100 fit) serves every other GPU, the H100 included.
 //
 // Korthikanti et al. 2022 (A100, testdata/korthikanti2022.json, from
@@ -114,12 +113,12 @@
 // times (22B–1T, full recomputation and sequence parallelism + selective
 // recomputation), costed as Megatron-LM ran them in 2022 (unfused
 // attention, the asynchronous tensor-parallel backward, fused gradient
-// accumulation), are predicted with a mean absolute error of 4.6 % and at
-// worst −6.9 % (22B), short of issue 10's 3 % / 6 % (7.2 % / +14.6 %
+// accumulation), are predicted with a mean absolute error of 5.1 % and at
+// worst −8.1 % (22B), short of issue 10's 3 % / 6 % (7.2 % / +14.6 %
 // before this round); the speed-up of sequence parallelism + selective
-// recomputation over full recomputation within 3 points on every model;
+// recomputation over full recomputation within 3.1 points on every model;
 // Figure 1's per-GPU memory within 9 %. What is left (22B and 175B
-// 4–7 % fast, 530B and 1T up to 6 % slow) is in korthikanti_test.go.
+// 4–8 % fast, 530B and 1T up to 6 % slow) is in korthikanti_test.go.
 //
 // Mixture of experts inside one server. Where the expert exchange stays
 // inside a server, the published runs ran 1.10× (the FSDP row) to 2.7×

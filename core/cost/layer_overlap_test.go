@@ -10,14 +10,14 @@ import (
 
 // TestUnfusedAttentionTraffic checks the unfused attention core's time
 // against its kernels listed one by one (Megatron-LM's CoreAttention with
-// FusedScaleMaskSoftmax and dropout): bytes moved per s×s score in 16-bit,
+// its fused causal softmax and dropout): bytes moved per s×s score in 16-bit,
 // forward and backward. With the batched GEMMs' FLOPs free the core takes
 // that traffic at the achievable bandwidth; with them slow, the GEMMs'
 // own time replaces the traffic they carry.
 func TestUnfusedAttentionTraffic(t *testing.T) {
 	fwdKernels := map[string]float64{
 		"QKᵀ writes the scores":             2,
-		"softmax reads the scores":          2,
+		"softmax reads the lower triangle":  1,
 		"softmax writes the probabilities":  2,
 		"dropout reads the probabilities":   2,
 		"dropout writes its output":         2,
@@ -30,8 +30,8 @@ func TestUnfusedAttentionTraffic(t *testing.T) {
 		"dropout backward reads dP":           2,
 		"dropout backward reads the mask":     1,
 		"dropout backward writes":             2,
-		"softmax backward reads the gradient": 2,
-		"softmax backward reads its output":   2,
+		"softmax backward reads the gradient": 1, // the lower triangle
+		"softmax backward reads its output":   1, // the lower triangle
 		"softmax backward writes dS":          2,
 		"dQ reads dS":                         2,
 		"dK reads dS":                         2,

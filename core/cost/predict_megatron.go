@@ -21,23 +21,28 @@ import (
 // each kernel takes the longer of its FLOPs and its traffic at the
 // achievable HBM bandwidth (a roofline; at head sizes of 96–160 the
 // batched GEMMs are bound by writing or reading the scores):
-//   - forward: QKᵀ writes the scores; the fused scale-mask-softmax reads
-//     and writes them; dropout reads them and writes its output and a
-//     1-byte mask; attention over V reads the probabilities;
+//   - forward: QKᵀ writes the scores; the fused causal softmax reads the
+//     lower triangle and writes the whole s×s (zeros above the diagonal);
+//     dropout reads the probabilities and writes its output and a 1-byte
+//     mask; attention over V reads them;
 //   - backward: the gradient of the probabilities is written (dO·Vᵀ) and
 //     the dropout output read (dV); dropout's backward reads that gradient
 //     and the mask and writes; softmax's backward reads the gradient and
-//     its output and writes; dQ and dK each read the scores' gradient.
+//     its output on the lower triangle and writes the whole s×s; dQ and dK
+//     each read the scores' gradient.
 //
-// A model without dropout has no dropout pass. Every kernel runs over the
-// whole s×s (the masked upper triangle included), as Megatron-LM's do.
+// The softmax is Megatron-LM's scaled_upper_triang_masked_softmax
+// (megatron/fused_kernels/scaled_upper_triang_masked_softmax.h: row i
+// loads its first i+1 elements, forward and backward, and stores all);
+// the other kernels run over the whole s×s. A model without dropout has
+// no dropout pass.
 func (e *evaluator) unfusedAttentionSeconds(gemms float64) (fwd, bwd float64) {
 	w := e.w
 	scores := float64(e.cfg.MicrobatchSize) * float64(e.tr.Heads) * float64(e.tr.Seq) / float64(e.cfg.CP) * float64(e.tr.Seq) / float64(e.cfg.TP)
 	bytes := func(perScore float64) float64 { return perScore * scores / e.memBW }
 	gemm := math.Max(gemms/2, bytes(w)) // one batched GEMM moving the scores once
-	fwd = 2*gemm + bytes(2*w)           // QKᵀ, attention over V, softmax
-	bwd = 4*gemm + bytes(3*w)           // dP, dV, dQ, dK, softmax's backward
+	fwd = 2*gemm + bytes(1.5*w)         // QKᵀ, attention over V, softmax
+	bwd = 4*gemm + bytes(2*w)           // dP, dV, dQ, dK, softmax's backward
 	if !e.tr.NoDropout {
 		fwd += bytes(2*w + 1)
 		bwd += bytes(2*w + 1)
