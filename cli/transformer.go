@@ -114,6 +114,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	optimizer := fs.String("optimizer", d.Optimizer, "optimizer: mixed-adam, mixed-adam-fp32-grads, adam or sgd (empty: mixed-adam)")
 	zero := fs.Int("zero", 0, "ZeRO stage over the data-parallel replicas, 0-3 (1: Megatron-LM's distributed optimizer, 3: FSDP; omit to search)")
 	flash := fs.Bool("flash-attention", d.FlashAttention, "fused attention: no s×s scores stored, masked blocks skipped (false reproduces 2021 runs)")
+	gradFusion := fs.Bool("grad-accumulation-fusion", !d.UnfusedGradAccumulation, "weight-gradient GEMMs accumulate in place, as Megatron-LM and Transformer Engine do since 2022 (false: a separate accumulation pass per microbatch, as the 2021 runs)")
 	overlaps := make([]*bool, len(overlapFlags))
 	for i, f := range overlapFlags {
 		overlaps[i] = fs.Bool(f.name, false, f.usage)
@@ -187,6 +188,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 		return fmt.Errorf("--gpus: must be a multiple of --gpus-per-node %d, got %d", *perNode, *gpus)
 	}
 	in.Seq, in.Precision, in.Optimizer, in.FlashAttention = *seq, *precision, *optimizer, *flash
+	in.UnfusedGradAccumulation = !*gradFusion
 	if set["zero"] {
 		in.ZeRO = zero
 	}

@@ -121,6 +121,12 @@ type Plan struct {
 	// --fp8-param-gather, as NVIDIA's FP8 recipes run): no bf16 copy beside
 	// Transformer Engine's FP8 one. Other precisions ignore it.
 	FP8ParamGather bool `json:"fp8_param_gather,omitempty"`
+	// UnfusedGradAccumulation adds each microbatch's weight gradients to
+	// the accumulated ones in a pass of their own, as Megatron-LM did
+	// before 2022 (plan.Execution.UnfusedGradAccumulation); off, the
+	// weight-gradient GEMMs accumulate in place, as Megatron-LM and
+	// Transformer Engine do now.
+	UnfusedGradAccumulation bool `json:"unfused_grad_accumulation,omitempty"`
 	// SequenceParallel shards layer-norm and dropout activations over the
 	// tensor-parallel GPUs.
 	SequenceParallel bool `json:"sequence_parallel,omitempty"`
@@ -175,10 +181,10 @@ func (p Plan) Evaluates() bool {
 
 // FixesPTDP reports whether p fixes any choice only the PTD-P planner
 // takes (a degree, sequence parallelism, cross-node tensor parallelism,
-// the MoE dispatcher or its overlap).
+// the MoE dispatcher or its overlap, unfused gradient accumulation).
 func (p Plan) FixesPTDP() bool {
 	return p.TP > 0 || p.PP > 0 || p.Microbatch > 0 || p.Interleave > 0 || p.CP > 0 || p.EP > 0 || p.SequenceParallel || p.AllowCrossNodeTP ||
-		p.Schedule != "" || p.EPDispatcher != "" || p.OverlapEPComm
+		p.Schedule != "" || p.EPDispatcher != "" || p.OverlapEPComm || p.UnfusedGradAccumulation
 }
 
 // CustomModel is a transformer given by its dimensions (model.Transformer's

@@ -21,7 +21,7 @@ func TestDefaultEfficiency(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	ceiling := DefaultSustainedMatmulFraction * 271.2 / 312
+	ceiling := A100SustainedMatmulFraction * 271.2 / 312
 	x0 := DefaultKernelLatencySeconds * 312e12 * ceiling
 	for _, x := range []float64{1e6, 3e7, 1e9, 4.2e10, 1e12, 1e16} {
 		want := ceiling * x / (x + x0)

@@ -3,6 +3,7 @@ package cost
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -64,9 +65,13 @@ func loadKorthikanti(t *testing.T) (runs, fig1 []korthikantiRun) {
 
 // predictKorthikanti predicts case r as the paper ran it (Megatron-LM,
 // 2022, A100): its degrees, interleaving, microbatch, batch, recomputation
-// and sequence parallelism; scatter/gather; no flash attention and no
-// overlap of communication (neither was used there); 16-bit weights with
-// fp32 gradients and Adam state (18 B per parameter, as Figure 1 counts).
+// and sequence parallelism; scatter/gather; no flash attention; the
+// column-parallel layers' backward collectives behind their GEMMs
+// (plan.Overlap.TPBackward: Megatron-LM's asynchronous tensor-parallel
+// all-reduce, on by default then) and no other overlap; the weight
+// gradients accumulated inside the GEMMs (gradient accumulation fusion);
+// 16-bit weights with fp32 gradients and Adam state (18 B per parameter,
+// as Figure 1 counts).
 // The runs were fp16, costed as such (A100's fp16 tensor-core rate and
 // matmul ceiling are bf16's: hw.GPU.MatmulCeiling).
 func predictKorthikanti(t *testing.T, r korthikantiRun) Prediction {
@@ -78,7 +83,7 @@ func predictKorthikanti(t *testing.T, r korthikantiRun) Prediction {
 	c := r.cluster(t)
 	ex := plan.Execution{TP: r.TP, PP: r.PP, DP: r.DP, Interleave: r.VP, MicrobatchSize: r.Microbatch, GlobalBatch: r.GlobalBatch,
 		Recompute: model.Recompute(r.Recompute), SequenceParallel: r.SequenceParallel, ScatterGather: true,
-		Optimizer: string(MixedAdamFP32Grads)}
+		Optimizer: string(MixedAdamFP32Grads), Overlap: plan.Overlap{TPBackward: true}}
 	pr, err := Predict(tr, c, ex, Options{})
 	if err != nil {
 		t.Fatalf("%s: %v", r.ID, err)
@@ -86,30 +91,38 @@ func predictKorthikanti(t *testing.T, r korthikantiRun) Prediction {
 	return pr
 }
 
-// Bounds on the Table 5 iteration times. Issue 10's target is a mean
-// absolute error ≤ 3 % and a worst case ≤ 6 % (the issue cites 3.65 % /
-// 8.87 % for a published analytic model); the model misses it, and these
-// bounds are what it achieves (mean 7.2 %, worst +14.6 %), nothing having
-// been tuned on the cases. The gap is the efficiency curve's calibration: its constants were
-// fitted on dissertation Table 4.1 (2021), whose 529.6B and 1008B rows run
-// the same per-pipeline work as Table 5's 530B and 1T (t 8, p 35 and 64,
-// 280 and 512 microbatches of 1) and which the model reproduces within
-// 1.5 % (163 hardware TFLOP/s per GPU published for both); the 2022
-// full-recomputation runs of the same configurations reached 180 and 177
-// (TestKorthikantiTable5 logs them), 9–10 % more on the same machine with
-// a newer Megatron-LM, while the 22B case ran slower than predicted
-// (−0.9 %, −4.8 %). A software-version speed-up, the same for every
-// model, would not close both ends, and refitting on Table 5 would break
-// the 2021 rows. The 1T case's interleaving is Calculon's (v 1); with v 2,
-// the model's choice for the 2021 row, it would be +9.8 % / +9.1 %.
+// Bounds on the Table 5 iteration times: what the model achieves (mean
+// absolute error 5.1 %, worst −8.1 %, 22B with selective recomputation),
+// nothing tuned on the cases; issue 10's target is 3 % / 6 % (a published
+// analytic model, Calculon, reports 3.65 % / 8.87 % with an A100
+// description tuned to them). The cases are costed as Megatron-LM ran
+// them in 2022: the attention core unfused (its s×s traffic,
+// unfusedAttentionSeconds), the column-parallel backward collectives
+// behind their GEMMs (plan.Overlap.TPBackward), the weight gradients
+// accumulated inside the GEMMs; the A100's sustained matmul fraction is
+// fitted on dissertation Table 4.1 (2021) alone, whose runs are costed as
+// they ran then (synchronous all-reduces, a gradient-accumulation pass).
+// Before those three were costed, the 530B and 1T cases, which run the
+// same per-pipeline work as Table 4.1's 529.6B and 1008B rows (t 8, p 35
+// and 64, 280 and 512 microbatches of 1) at 180 and 177 hardware TFLOP/s
+// per GPU where 2021 ran 163, were +11.3 % / +14.6 % off; the 2022 speed-up
+// is the asynchronous backward (2 %) and the fused accumulation (6 %).
+// What is left: 22B and 175B are predicted 4–8 % fast, 530B and 1T up to
+// 6 % slow — the GEMMs of 530B and 1T (215–1342 GFLOP per GPU) ran
+// faster in 2022 than those of 22B and 175B (77–309 GFLOP), which the
+// efficiency curve, flat above a few GFLOP, does not tell apart; and
+// Megatron-LM's optimizer step moves more than the model's 2 × 18 bytes
+// per parameter (the loss-scale check, gradient norm, fp16 copies), which
+// matters for 22B's single microbatch. The 1T case's interleaving is
+// Calculon's (v 1), as Figure 1's 1T activations (non-interleaved) imply.
 const (
-	korthikantiMeanBound  = 0.08
-	korthikantiWorstBound = 0.15
+	korthikantiMeanBound  = 0.055
+	korthikantiWorstBound = 0.085
 	// korthikantiGainBound bounds the error, in percentage points, of the
 	// predicted speed-up of sequence parallelism + selective recomputation
 	// over full recomputation (the ratio of Table 5's two times): the
 	// recomputation model separately from the efficiency calibration.
-	korthikantiGainBound = 0.06
+	korthikantiGainBound = 0.035
 )
 
 // TestKorthikantiTable5 predicts the eight cases of Korthikanti et al.
@@ -129,6 +142,13 @@ func TestKorthikantiTable5(t *testing.T) {
 		t.Logf("%-28s t%d p%d v%d b%d B%d: predicted %6.2f s, published %6.2f s: %+5.1f%%; hardware TFLOP/s %.0f predicted, %.0f published; peak %.1f GiB",
 			r.ID, r.TP, r.PP, r.VP, r.Microbatch, r.GlobalBatch, pr.IterationSeconds, r.PublishedSeconds, 100*rel,
 			pr.TFLOPSPerGPU, pr.TFLOPSPerGPU*pr.IterationSeconds/r.PublishedSeconds, pr.Memory.PeakBytes/(1<<30))
+		var parts []string
+		for _, p := range pr.Time.Parts() {
+			if p.Seconds > 0 {
+				parts = append(parts, fmt.Sprintf("%s %.2f", p.Name, p.Seconds))
+			}
+		}
+		t.Logf("%-28s breakdown (s): %s", "", strings.Join(parts, ", "))
 		if !pr.Memory.Fits() {
 			t.Errorf("%s: predicted %.1f GiB + %.1f GiB reserve do not fit in %.0f GiB, but the run was made", r.ID,
 				pr.Memory.PeakBytes/(1<<30), pr.Memory.ReserveBytes/(1<<30), pr.Memory.CapacityBytes/(1<<30))

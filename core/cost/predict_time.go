@@ -60,11 +60,16 @@ func (e *evaluator) gemmSeconds(g model.GEMM) float64 {
 func (e *evaluator) layerSeconds(i int) layerTime {
 	b := e.cfg.MicrobatchSize
 	var dense, core, castFwd, castBwd float64
+	var column [2]float64 // the column-parallel GEMMs of the attention and MLP blocks
 	for _, g := range e.tr.ForwardGEMMs(b, i) {
 		if g.Attention {
 			core += e.gemmSeconds(g)
 		} else {
-			dense += e.gemmSeconds(g)
+			sec := e.gemmSeconds(g)
+			dense += sec
+			if blk, ok := columnParallelBlock[g.Name]; ok {
+				column[blk] += sec
+			}
 			castFwd += g.Inputs
 			castBwd += g.Outputs
 		}
@@ -87,15 +92,20 @@ func (e *evaluator) layerSeconds(i int) layerTime {
 	memSec := ElementwiseTrafficPerActivationByte * all / e.memBW
 	coreMemSec := ElementwiseTrafficPerActivationByte * coreBytes / e.memBW
 
-	var lt layerTime
-	lt.fwd = dense + core + memSec + castFwd
 	// Backward: two GEMMs (input and weight gradients) per forward GEMM;
 	// flash attention's backward also recomputes the scores (2.5× forward,
 	// Dao 2023 §3.1).
-	bwdCore := 2 * core
-	if e.cfg.FlashAttention {
-		bwdCore = 2.5 * core
+	bwdCore := 2.5 * core
+	if !e.cfg.FlashAttention {
+		// The unfused core's kernels, each bound by its FLOPs or by its
+		// traffic over the s×s scores, replace the GEMM time and the
+		// scores' share of the elementwise traffic.
+		memSec -= coreMemSec
+		core, bwdCore = e.unfusedAttentionSeconds(core)
+		coreMemSec = 0
 	}
+	var lt layerTime
+	lt.fwd = dense + core + memSec + castFwd
 	lt.compute = lt.fwd + 2*(dense+memSec) + bwdCore + castBwd
 	switch e.cfg.Recompute {
 	case model.RecomputeFull:
@@ -104,8 +114,12 @@ func (e *evaluator) layerSeconds(i int) layerTime {
 		lt.compute += core + coreMemSec
 	}
 	lt.tp = TensorParallelAllReduces(e.cfg.Recompute == model.RecomputeFull) * e.tpAllReduceSeconds()
-	if e.cfg.Overlap.TPComm && e.cfg.TP > 1 {
+	switch {
+	case e.cfg.TP == 1:
+	case e.cfg.Overlap.TPComm:
 		lt.tp = math.Max(lt.tp-3*dense, lt.tp/TPOverlapChunks)
+	case e.cfg.Overlap.TPBackward:
+		lt.tp = e.tpBackwardOverlapped(column)
 	}
 	lt.cp = e.cpSeconds(core, bwdCore)
 	if e.tr.IsMoELayer(i) {
@@ -422,6 +436,7 @@ func (e *evaluator) deviceSeconds(i int) stageTime {
 		st.compute += e.logitSeconds()
 		st.tp += e.tpAllReduceSeconds() // output layer input gradient (backward)
 	}
+	st.compute += e.gradAccumulationSeconds(i)
 	st.p2p = e.p2pSeconds()
 	return st
 }

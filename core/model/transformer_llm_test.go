@@ -97,6 +97,32 @@ func TestFlashAttentionMemory(t *testing.T) {
 	}
 }
 
+// TestUnfusedAttentionScoresMemory checks the s×s scores an unfused
+// attention core stores per layer (what selective recomputation drops):
+// the softmax output, dropout mask and dropout output, 5 bytes per score
+// in 16-bit (Korthikanti et al. 2022, eq. 1's 5as/h term); without
+// dropout (Llama 3) only the softmax output, 2 bytes.
+func TestUnfusedAttentionScoresMemory(t *testing.T) {
+	o := ActivationOptions{TP: 8, SequenceParallel: true}
+	sel := o
+	sel.Recompute = RecomputeSelective
+	noDropout := llama405b
+	noDropout.NoDropout = true
+	for _, tc := range []struct {
+		name     string
+		tr       Transformer
+		perScore float64
+	}{
+		{"GPT, dropout", Transformer{Layers: 48, Hidden: 6144, Heads: 64, Seq: 2048, Vocab: 51200}, 5},
+		{"Llama 3 405B, no dropout", noDropout, 2},
+	} {
+		scores := float64(tc.tr.Heads) * float64(tc.tr.Seq) * float64(tc.tr.Seq) / 8
+		if got := tc.tr.LayerActivationBytes(1, o) - tc.tr.LayerActivationBytes(1, sel); math.Abs(got-tc.perScore*scores) > 1e-9*got {
+			t.Errorf("%s: the attention core stores %.4g bytes, want %.0f per score (%.4g)", tc.name, got, tc.perScore, tc.perScore*scores)
+		}
+	}
+}
+
 // TestParseHFConfigErrors checks that bad configs name the key.
 func TestParseHFConfigErrors(t *testing.T) {
 	for _, c := range []struct{ json, want string }{

@@ -111,8 +111,13 @@ func (t Transformer) LayerActivationBytesAt(b, i int, o ActivationOptions) float
 		return replicated + split + 4*a*s*bb/tp
 	}
 	// The attention core: softmax output, its dropout mask and output
-	// ((2w+1)·as²b, 5as²b in 16-bit), split over t.
-	core := (2*w + 1) * a * s * s * bb / tp
+	// ((2w+1)·as²b, 5as²b in 16-bit), split over t; without dropout the
+	// softmax output alone (w·as²b).
+	perScore := 2*w + 1
+	if t.NoDropout {
+		perScore = w
+	}
+	core := perScore * a * s * s * bb / tp
 	return replicated + split + core
 }
 

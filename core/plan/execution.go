@@ -79,6 +79,13 @@ type Execution struct {
 	// no bf16 one beside it. Off, TE casts the bf16 weights to FP8 and
 	// caches the copies for the step.
 	FP8ParamGather bool `json:"fp8_param_gather,omitempty"`
+	// UnfusedGradAccumulation adds each microbatch's weight gradients to
+	// the accumulated ones in a separate memory-bound pass (PyTorch
+	// autograd's accumulation, as Megatron-LM ran before its gradient
+	// accumulation fusion of 2022). Off, the weight-gradient GEMM
+	// accumulates in place (Megatron-LM's gradient_accumulation_fusion,
+	// Transformer Engine's fuse_wgrad_accumulation).
+	UnfusedGradAccumulation bool `json:"unfused_grad_accumulation,omitempty"`
 	// Overlap says which communication is overlapped with computation.
 	Overlap Overlap `json:"overlap"`
 }
@@ -94,6 +101,15 @@ type Overlap struct {
 	// TPComm overlaps tensor-parallel communication with the GEMMs it
 	// feeds (Transformer Engine's userbuffers, Megatron's --tp-comm-overlap).
 	TPComm bool `json:"tp_comm,omitempty"`
+	// TPBackward overlaps the backward collectives of the column-parallel
+	// linear layers (QKV and the MLP's first) with their own GEMMs: the
+	// input gradient's all-reduce (reduce-scatter with sequence
+	// parallelism) with the weight-gradient GEMM and, with sequence
+	// parallelism, the re-gather of the saved input shard with the
+	// input-gradient GEMM (Megatron-LM's asynchronous tensor-parallel
+	// all-reduce, on by default since 2022; not in the 2021 PTD-P runs).
+	// TPComm, where set, hides more.
+	TPBackward bool `json:"tp_backward,omitempty"`
 	// EPComm overlaps a mixture-of-experts layer's expert-parallel token
 	// exchange for one microbatch with the computation of another
 	// (Megatron-Core's --overlap-moe-expert-parallel-comm, MCore 0.14).

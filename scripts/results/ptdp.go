@@ -104,7 +104,7 @@ func (o *transformerCLIOutput) UnmarshalJSON(data []byte) error {
 // the command turns them off.
 func gptArgs(layers, hidden, heads, gpus, batch int) []string {
 	return []string{"transformer", "--layers", strconv.Itoa(layers), "--hidden", strconv.Itoa(hidden), "--heads", strconv.Itoa(heads),
-		"--gpus", strconv.Itoa(gpus), "--batch", strconv.Itoa(batch), "--flash-attention=false", "--zero", "0",
+		"--gpus", strconv.Itoa(gpus), "--batch", strconv.Itoa(batch), "--flash-attention=false", "--grad-accumulation-fusion=false", "--zero", "0",
 		"--overlap-grad-reduce=false", "--overlap-param-gather=false", "--tp-comm-overlap=false"}
 }
 
