@@ -20,7 +20,7 @@ func TestPlanMadPipeWorkBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"MadPipe: workers: ", "176 layers on up to 31 GPUs", "over 100 million steps, its work budget"} {
+	for _, want := range []string{"MadPipe: workers: ", "176 layers on up to 31 GPUs", "over 60 million steps, its work budget"} {
 		if !strings.Contains(res.Problem, want) {
 			t.Errorf("problem %q, want it to say %q", res.Problem, want)
 		}

@@ -59,13 +59,13 @@ const madMaxLabels = 1 << 21
 // extended by a stage, and labels compared with one inserted beside them)
 // over every DP call of its search, as madMaxLabels bounds one call's
 // memory: the time grows with how many labels a chain's memory profile
-// keeps apart, not with layers × GPUs alone. A step took 10 ns (load
-// average 3) to 40 ns (load 15) on the shared 2-core machine the limit was
-// set on. Within it: ResNet-101's 346 layers on 16 GPUs (51 million
-// steps), ResNet-50's 176 on 16 (86 million); past it ResNet-50 on 31 GPUs
-// (493 million, 11.8 s of CPU) and NASNet-A Large's 1,250 on 2 (116
-// million). BENCHMARKS.md, "Worst cases".
-const madMaxWork = 100e6
+// keeps apart, not with layers × GPUs alone. A step took 10 to 35 ns of
+// CPU on the shared 2-core machine the limit was set on, so a run stops
+// within about 0.6 to 2 s. Within it: ResNet-101's 346 layers on 16 GPUs
+// (51 million steps); past it ResNet-50's 176 on 16 GPUs (86 million) and
+// on 31 (493 million, 11.8 s of CPU and 370 MB when it ran to the end).
+// BENCHMARKS.md, "Worst cases".
+const madMaxWork = 60e6
 
 // madLabel is a (t_P, m_P, V) point reached by allocating a suffix of the
 // chain, with the stage that led to it, for rebuilding the allocation.
