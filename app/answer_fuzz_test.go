@@ -138,6 +138,12 @@ func stateSeeds(f *testing.F) [][]byte {
 	planned.Model, planned.Nodes, planned.GlobalBatch = "gpt-1.7b", 1, 64
 	s.Cluster.Jobs = append(s.Cluster.Jobs, request.Job{Type: "planned: GPT 1.7B", Scale: 8, Weight: 2, Steps: 1000, SLOHours: 2.5, Planned: &planned})
 	add(s)
+	// Past request.MaxPlannedRuns (BENCHMARKS.md, "Worst cases"): 64
+	// planned jobs, each planned on every GPU type and placement.
+	for len(s.Cluster.Jobs) < request.MaxJobs {
+		s.Cluster.Jobs = append(s.Cluster.Jobs, s.Cluster.Jobs[len(s.Cluster.Jobs)-1])
+	}
+	add(s)
 	return append(out, []byte(`{"plan":{"nodes":4096,"gpus_per_node":16,"global_batch":1048576}}`), []byte(`{"tab":"cluster","cluster":{"policy":"nonesuch"}}`))
 }
 
