@@ -97,6 +97,25 @@ func TestPlannedRunsBounded(t *testing.T) {
 	}
 }
 
+// TestPackedTraceBounded: a space-sharing policy's trace is at most
+// MaxPackedTraceJobs jobs (2,048 took 1.9 GB); other policies keep
+// MaxTraceJobs.
+func TestPackedTraceBounded(t *testing.T) {
+	c := DefaultCluster()
+	c.Policy, c.TraceJobs = "max_min_fairness_packed", MaxPackedTraceJobs
+	if err := c.Validate(); err != nil {
+		t.Fatalf("%d jobs packed: %v", MaxPackedTraceJobs, err)
+	}
+	c.TraceJobs = MaxTraceJobs
+	if err := c.Validate(); err == nil || Field(err) != "cluster.trace_jobs" || !strings.Contains(err.Error(), "at most 256 jobs") || !strings.Contains(err.Error(), "got 2,048") {
+		t.Errorf("2,048 jobs packed: err = %v, want one naming cluster.trace_jobs, the limit and the value", err)
+	}
+	c.Policy = "max_min_fairness_perf"
+	if err := c.Validate(); err != nil {
+		t.Errorf("2,048 jobs, LAS: %v", err)
+	}
+}
+
 func TestGroup(t *testing.T) {
 	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 65536: "65,536", 1048576: "1,048,576", -12345: "-12,345"} {
 		if got := group(n); got != want {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"unicode/utf8"
 
+	"pipeplan/core/gavel"
 	"pipeplan/gpuprofiles"
 )
 
@@ -51,6 +52,12 @@ const (
 	// 256-layer MoE model's PTD-P search), so 64 planned jobs on 8 types
 	// asked for 1,024 of them (BENCHMARKS.md, "Worst cases").
 	MaxPlannedRuns = 16
+	// MaxPackedTraceJobs bounds the simulated trace of a space-sharing
+	// ("_packed") policy: with many jobs active at once it solves the
+	// per-job LP over every pair of them, and 2,048 jobs at 1,000 an hour
+	// on 36 GPUs of each type took 1.9 GB and over 150 s of CPU before it
+	// was stopped (BENCHMARKS.md, "Worst cases").
+	MaxPackedTraceJobs = 256
 )
 
 // Cluster holds the Cluster page's inputs.
@@ -368,6 +375,10 @@ func (c Cluster) Validate() error {
 	}
 	if c.Policy == "" || len(c.Policy) > 64 || !utf8.ValidString(c.Policy) {
 		return fieldErr("cluster.policy", "must name a policy, got %q", c.Policy)
+	}
+	if gavel.SpaceSharing(c.Policy) && c.TraceJobs > MaxPackedTraceJobs {
+		return fieldErr("cluster.trace_jobs", "a space-sharing policy (%s) simulates at most %s jobs (it solves an LP over every pair of active jobs), got %s",
+			c.Policy, group(MaxPackedTraceJobs), group(c.TraceJobs))
 	}
 	return nil
 }
