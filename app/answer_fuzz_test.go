@@ -138,6 +138,12 @@ func stateSeeds(f *testing.F) [][]byte {
 	planned.Model, planned.Nodes, planned.GlobalBatch = "gpt-1.7b", 1, 64
 	s.Cluster.Jobs = append(s.Cluster.Jobs, request.Job{Type: "planned: GPT 1.7B", Scale: 8, Weight: 2, Steps: 1000, SLOHours: 2.5, Planned: &planned})
 	add(s)
+	// Past request.MaxPlannedRuns (BENCHMARKS.md, "Worst cases"): 64
+	// planned jobs, each planned on every GPU type and placement.
+	for len(s.Cluster.Jobs) < request.MaxJobs {
+		s.Cluster.Jobs = append(s.Cluster.Jobs, s.Cluster.Jobs[len(s.Cluster.Jobs)-1])
+	}
+	add(s)
 	return append(out, []byte(`{"plan":{"nodes":4096,"gpus_per_node":16,"global_batch":1048576}}`), []byte(`{"tab":"cluster","cluster":{"policy":"nonesuch"}}`))
 }
 
@@ -185,6 +191,10 @@ func FuzzPlanJSON(f *testing.F) {
 	}
 	f.Add(`{"model":"pd-gnmt_large","planner":"madpipe","nodes":64,"gpus_per_node":16}`)
 	f.Add(`{"model":"pd-resnet101","planner":"best","nodes":1,"gpus_per_node":3}`)
+	// the worst cases of BENCHMARKS.md, "Worst cases" (profiles capped by capProfile)
+	f.Add(`{"model":"pd-resnet50","planner":"madpipe","nodes":31,"gpus_per_node":1}`)
+	f.Add(`{"model":"pd-gnmt_large","cost_model":"pipedream","nodes":2,"gpus_per_node":8}`)
+	f.Add(`{"model":"llama3-405b","nodes":4095,"gpus_per_node":16,"global_batch":720720,"allow_cross_node_tp":true}`)
 	f.Add(`{"model":"custom","custom":{"layers":256,"hidden":131072,"heads":1024},"seq":1048576}`)
 	f.Add(`{"model":"custom","custom":{"layers":8,"hidden":1024,"heads":16,"kv_heads":4,"gated_ffn":true,"experts":8,"topk":2,"moe_ffn":512,"shared_experts":1},"nodes":2,"zero":null,"overlap_grad_reduce":false,"tp_comm_overlap":true}`)
 	f.Add(`{"model":"custom","custom":{"layers":4,"hidden":512,"heads":8,"experts":16,"topk":2},"gpu":"nvidia-h100-sxm5-80gb","nodes":2,"global_batch":32,"ep":16,"ep_dispatcher":"deepep","overlap_ep_comm":true}`)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -44,10 +45,31 @@ func TestParseUploadedProfileErrors(t *testing.T) {
 		{`{"microbatch_size": 0, "layers": []}`, 1, "x.json"},
 		{"not a graph", 8, "x.json"},
 		{"node1 -- x", 0, "minibatch"},
+		{uploadChain(request.MaxUploadedLayers + 1), 1, "x.json: the profile has 513 layers, over the limit of 512"},
 	} {
 		if _, err := ParseUploadedProfile("x.json", []byte(c.data), c.mb); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ParseUploadedProfile(%q) = %v, want an error containing %q", c.data, err, c.want)
 		}
+	}
+}
+
+// uploadChain is a JSON profile of n layers that differ (the PipeDream
+// DP's worst case: no two stages alike).
+func uploadChain(n int) string {
+	layers := make([]string, n)
+	for i := range layers {
+		layers[i] = fmt.Sprintf(`{"fwd_seconds": %g, "bwd_seconds": %g, "output_activation_bytes": %d, "parameter_bytes": %d}`,
+			1e-4*float64(1+i%7), 2e-4*float64(1+i%11), 1e6*(1+i%13), 1e5*(1+i%17))
+	}
+	return `{"microbatch_size": 32, "layers": [` + strings.Join(layers, ", ") + `]}`
+}
+
+// TestUploadedProfileWorstAccepted: the largest accepted upload parses to
+// MaxUploadedLayers layers (the worst case of the layer limit).
+func TestUploadedProfileWorstAccepted(t *testing.T) {
+	p, err := ParseUploadedProfile("x.json", []byte(uploadChain(request.MaxUploadedLayers)), 1)
+	if err != nil || len(p.Layers) != request.MaxUploadedLayers {
+		t.Fatalf("%d layers: %d parsed, err %v", request.MaxUploadedLayers, len(p.Layers), err)
 	}
 }
 
@@ -56,12 +78,13 @@ func FuzzParseUploadedProfile(f *testing.F) {
 	f.Add(raw, 8)
 	f.Add([]byte(`{"microbatch_size": 2, "layers": [{"fwd_seconds": 0.1, "bwd_seconds": 0.2, "output_activation_bytes": 10, "parameter_bytes": 5}]}`), 1)
 	f.Add([]byte("node1 -- Input -- forward_compute_time=0.0, backward_compute_time=0.0, activation_size=1.0, parameter_size=0.0"), 4)
+	f.Add([]byte(uploadChain(request.MaxUploadedLayers+1)), 1)
 	f.Fuzz(func(t *testing.T, data []byte, mb int) {
 		p, err := ParseUploadedProfile("f", data, mb)
 		if err != nil {
 			return
 		}
-		if p.MicrobatchSize < 1 || len(p.Layers) == 0 {
+		if p.MicrobatchSize < 1 || len(p.Layers) == 0 || len(p.Layers) > request.MaxUploadedLayers {
 			t.Fatalf("accepted a profile with microbatch %d and %d layers", p.MicrobatchSize, len(p.Layers))
 		}
 	})

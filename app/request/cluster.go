@@ -7,6 +7,7 @@ import (
 	"math"
 	"unicode/utf8"
 
+	"pipeplan/core/gavel"
 	"pipeplan/gpuprofiles"
 )
 
@@ -44,6 +45,19 @@ const (
 	MaxJobsPerHour = 1000
 	MaxJobSteps    = 1e12
 	MaxSLOHours    = 1e6
+	// MaxPlannedRuns bounds the planner runs behind a cluster's planned
+	// jobs (PlannedRuns): every one is planned on every GPU type, and a
+	// multi-GPU one again with its GPUs on separate servers. One run takes
+	// up to about a second of CPU (GNMT-16's profile on 1,024 GPUs, a
+	// 256-layer MoE model's PTD-P search), so 64 planned jobs on 8 types
+	// asked for 1,024 of them (BENCHMARKS.md, "Worst cases").
+	MaxPlannedRuns = 16
+	// MaxPackedTraceJobs bounds the simulated trace of a space-sharing
+	// ("_packed") policy: with many jobs active at once it solves the
+	// per-job LP over every pair of them, and 2,048 jobs at 1,000 an hour
+	// on 36 GPUs of each type took 1.9 GB and over 150 s of CPU before it
+	// was stopped (BENCHMARKS.md, "Worst cases").
+	MaxPackedTraceJobs = 256
 )
 
 // Cluster holds the Cluster page's inputs.
@@ -154,6 +168,39 @@ func (j Job) validScale(field string) error {
 	}
 	if _, err := PlannedServers(j.Scale, j.Planned.GPUsPerNode); err != nil {
 		return fmt.Errorf("%s: %w", field, err)
+	}
+	return nil
+}
+
+// PlannedRuns is how many planner runs the cluster's planned jobs take
+// at most: each on each GPU type, consolidated, and a multi-GPU one again
+// with its GPUs on separate servers (placement-sensitive allocation, and
+// every simulated trace of the listed jobs).
+func (c Cluster) PlannedRuns() int {
+	n := 0
+	for _, j := range c.Jobs {
+		if j.Planned == nil {
+			continue
+		}
+		n += len(c.Types())
+		if j.Scale > 1 {
+			n += len(c.Types())
+		}
+	}
+	return n
+}
+
+// validatePlanned checks what a planned job's Plan inputs may not set:
+// the job runs on its scale factor's servers of each GPU type, so an
+// explicit topology would be ignored, and PipeDream's own cost model
+// (tens of seconds a run on GNMT-16, MaxPipeDreamCostLevels) would be
+// run once per GPU type and placement.
+func (p Plan) validatePlanned() error {
+	if len(p.Levels) > 0 {
+		return fieldErr("levels", "a planned job runs on its scale factor's servers of each GPU type, got an explicit topology of %d levels", len(p.Levels))
+	}
+	if p.CostModel == CostModels[1] {
+		return fieldErr("cost_model", "a planned job is planned with pipeplan's cost model, once per GPU type and placement; got %q", p.CostModel)
 	}
 	return nil
 }
@@ -296,6 +343,9 @@ func (c Cluster) Validate() error {
 			if err := j.Planned.Validate(); err != nil {
 				return nest(fmt.Sprintf("cluster.jobs[%d].planned", i), err)
 			}
+			if err := j.Planned.validatePlanned(); err != nil {
+				return nest(fmt.Sprintf("cluster.jobs[%d].planned", i), err)
+			}
 		}
 		if err := j.validScale(fmt.Sprintf("cluster.jobs[%d].scale", i)); err != nil {
 			return err
@@ -310,6 +360,10 @@ func (c Cluster) Validate() error {
 			return fieldErr(fmt.Sprintf("cluster.jobs[%d].slo_hours", i), "must be in [0, %g], got %v", float64(MaxSLOHours), j.SLOHours)
 		}
 	}
+	if n := c.PlannedRuns(); n > MaxPlannedRuns {
+		return fieldErr("cluster.jobs", "the planned jobs need %s planner runs (each on each of the %d GPU types, a multi-GPU one again on separate servers), over the limit of %s: list fewer planned jobs or GPU types",
+			group(n), len(c.Types()), group(MaxPlannedRuns))
+	}
 	if err := intIn("cluster.trace_jobs", c.TraceJobs, 1, MaxTraceJobs); err != nil {
 		return err
 	}
@@ -321,6 +375,10 @@ func (c Cluster) Validate() error {
 	}
 	if c.Policy == "" || len(c.Policy) > 64 || !utf8.ValidString(c.Policy) {
 		return fieldErr("cluster.policy", "must name a policy, got %q", c.Policy)
+	}
+	if gavel.SpaceSharing(c.Policy) && c.TraceJobs > MaxPackedTraceJobs {
+		return fieldErr("cluster.trace_jobs", "a space-sharing policy (%s) simulates at most %s jobs (it solves an LP over every pair of active jobs), got %s",
+			c.Policy, group(MaxPackedTraceJobs), group(c.TraceJobs))
 	}
 	return nil
 }

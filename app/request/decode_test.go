@@ -106,7 +106,11 @@ func FuzzDecodePlan(f *testing.F) {
 	for _, s := range []string{string(good), `{"nodes":1e400}`, `{"inter_node_gbps":NaN}`, `null`, `{"custom":{"layers":"x"}}`,
 		`{"tp":8,"pp":12,"microbatch":1,"interleave":2,"recompute":"full"}`,
 		`{"cp":16,"cp_comm":"all_gather"}`, `{"cp_comm":"ring"}`, `{"ep":8,"ep_dispatcher":"deepep","overlap_ep_comm":true}`,
-		`{"ep_dispatcher":"DeepEP"}`, `{"precision":"fp8","fp8_param_gather":true}`} {
+		`{"ep_dispatcher":"DeepEP"}`, `{"precision":"fp8","fp8_param_gather":true}`,
+		// the worst cases (BENCHMARKS.md, "Worst cases")
+		`{"model":"pd-gnmt_large","cost_model":"pipedream","levels":[{"workers":4,"bandwidth_bytes_per_sec":1e11},{"workers":4,"bandwidth_bytes_per_sec":1e10},{"workers":4,"bandwidth_bytes_per_sec":1e9}]}`,
+		`{"model":"pd-resnet50","nodes":31,"gpus_per_node":1,"planner":"madpipe"}`,
+		`{"model":"llama3-405b","nodes":4095,"gpus_per_node":16,"global_batch":720720,"allow_cross_node_tp":true}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {

@@ -41,6 +41,12 @@ const (
 	MaxLevels = 8
 	// MaxMemoryBytes bounds the memory per GPU (1 PB).
 	MaxMemoryBytes = 1e15
+	// MaxPipeDreamCostLevels bounds the levels of an explicit topology
+	// under PipeDream's own cost model, which prunes no DP row: GNMT-16's
+	// 1,495 states took 13.8 s of CPU on 64 × 16 GPUs (two levels), 20 s
+	// on eight levels and 27 s on five levels of 4 GPUs (BENCHMARKS.md,
+	// "Worst cases"). Its paper and optimizer plan servers of GPUs: two.
+	MaxPipeDreamCostLevels = 2
 )
 
 // ProfileOnly names the first field o sets that only the profile planners
@@ -65,6 +71,10 @@ func (o ProfileOptions) validate(planner string) error {
 	}
 	if len(o.Levels) > MaxLevels {
 		return fieldErr("plan.levels", "must have at most %d levels, got %d", MaxLevels, len(o.Levels))
+	}
+	if o.CostModel == CostModels[1] && len(o.Levels) > MaxPipeDreamCostLevels {
+		return fieldErr("plan.levels", "PipeDream's cost model (plan.cost_model %q) takes at most %d levels (servers of GPUs, as its optimizer), got %d: use pipeplan's cost model for a deeper topology",
+			CostModels[1], MaxPipeDreamCostLevels, len(o.Levels))
 	}
 	gpus := 1
 	for i, l := range o.Levels {

@@ -281,6 +281,12 @@ const (
 	// MaxHFConfigBytes bounds an inline Hugging Face config.json (real
 	// ones are 1–3 KB).
 	MaxHFConfigBytes = 32 << 10
+	// MaxUploadedLayers bounds the layers of an uploaded profile (its
+	// chain): PipeDream's DP on a chain of layers that differ at random
+	// took 0.85 s of CPU at 250 layers, 6.0 s at 500 and 38 s at 1,000 on
+	// 64 × 16 GPUs (BENCHMARKS.md, "Worst cases"). PipeDream's own
+	// profiles have 22 to 428 layers.
+	MaxUploadedLayers = 512
 	// DefaultTop is how many candidates a result lists by default.
 	DefaultTop = 15
 	// MinGBps is the slowest network the planners accept (1 MB/s per GPU):

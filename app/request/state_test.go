@@ -155,6 +155,15 @@ func FuzzDecode(f *testing.F) {
 	} else {
 		f.Fatal(err)
 	}
+	// Past MaxPlannedRuns (BENCHMARKS.md, "Worst cases"): 64 planned jobs.
+	for len(withJobs.Cluster.Jobs) < MaxJobs {
+		withJobs.Cluster.Jobs = append(withJobs.Cluster.Jobs, withJobs.Cluster.Jobs[len(withJobs.Cluster.Jobs)-1])
+	}
+	if frag, err := plan.EncodeFragment(withJobs); err == nil {
+		f.Add(frag)
+	} else {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, frag string) {
 		s, err := Decode(frag)
 		if err != nil {

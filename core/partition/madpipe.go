@@ -113,8 +113,9 @@ func MadPipe(ctx context.Context, prof model.Profile, workers int, bandwidthByte
 	// layer and the special one: more GPUs only grow the DP's tables
 	// (layers × GPUs), and the answer is the same with this many.
 	usable := min(workers, c.layers+1)
+	work := 0.0
 	for pass, d := range passes {
-		d.c, d.workers, d.memory, d.vSteps, d.memCells = c, usable, memoryBytes, madVSteps, madMemCells
+		d.c, d.workers, d.memory, d.vSteps, d.memCells, d.work = c, usable, memoryBytes, madVSteps, madMemCells, &work
 		start := lo
 		if pass > 0 {
 			// Each pass only makes the DP fail more: start where the

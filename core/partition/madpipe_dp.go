@@ -40,6 +40,10 @@ type madDP struct {
 	contiguous bool
 	// arena holds the labels of the last call, reused by the next.
 	arena []madLabel
+	// work counts the DP's steps (a label extended by a stage, or compared
+	// with one it is inserted beside) over every call of one MadPipe run,
+	// against madMaxWork; nil counts nothing.
+	work *float64
 	// specialOffset is subtracted from the group number of stages on the
 	// special processor: 1 in the paper (§4.2.1, the g-1 lower bound on its
 	// memory), 0 for a conservative estimate.
@@ -50,6 +54,18 @@ type madDP struct {
 // that the largest request a user can make (thousands of GPUs, a profile of
 // hundreds of layers) fails with a reason instead of taking gigabytes.
 const madMaxLabels = 1 << 21
+
+// madMaxWork bounds the steps of one MadPipe run (madDP.work: labels
+// extended by a stage, and labels compared with one inserted beside them)
+// over every DP call of its search, as madMaxLabels bounds one call's
+// memory: the time grows with how many labels a chain's memory profile
+// keeps apart, not with layers × GPUs alone. A step took 10 to 35 ns of
+// CPU on the shared 2-core machine the limit was set on, so a run stops
+// within about 0.6 to 2 s. Within it: ResNet-101's 346 layers on 16 GPUs
+// (51 million steps); past it ResNet-50's 176 on 16 GPUs (86 million) and
+// on 31 (493 million, 11.8 s of CPU and 370 MB when it ran to the end).
+// BENCHMARKS.md, "Worst cases".
+const madMaxWork = 60e6
 
 // madLabel is a (t_P, m_P, V) point reached by allocating a suffix of the
 // chain, with the stage that led to it, for rebuilding the allocation.
@@ -82,6 +98,17 @@ func (f *madFront) bucket(v int64) *madBucket {
 	return &(*f)[i]
 }
 
+// count adds steps to the run's work and fails past madMaxWork.
+func (d *madDP) count(steps, layers int) error {
+	if d.work == nil {
+		return nil
+	}
+	if *d.work += float64(steps); *d.work > madMaxWork {
+		return fmt.Errorf("workers: MadPipe's search over %d layers on up to %d GPUs takes over %.0f million steps, its work budget: ask for fewer GPUs", layers, d.workers, madMaxWork/1e6)
+	}
+	return nil
+}
+
 // madBeats reports whether label x makes y useless: no more load, no more
 // memory (or the same memory cell) and no longer delay (the caller only
 // compares labels of one V cell when V is pruned by cells).
@@ -90,11 +117,11 @@ func madBeats(x, y *madLabel, sameVCell bool) bool {
 }
 
 // insert adds n to the arena and to b unless a label of b beats it, and
-// drops the labels n beats.
-func (b *madBucket) insert(arena *[]madLabel, n madLabel, pruneV bool) {
-	for _, o := range b.labels {
+// drops the labels n beats. It returns the labels of b it compared n with.
+func (b *madBucket) insert(arena *[]madLabel, n madLabel, pruneV bool) int {
+	for i, o := range b.labels {
 		if madBeats(&(*arena)[o], &n, pruneV) {
-			return
+			return i + 1
 		}
 	}
 	kept := b.labels[:0]
@@ -103,8 +130,10 @@ func (b *madBucket) insert(arena *[]madLabel, n madLabel, pruneV bool) {
 			kept = append(kept, o)
 		}
 	}
+	compared := 2 * len(b.labels)
 	*arena = append(*arena, n)
 	b.labels = append(kept, int32(len(*arena)-1))
+	return compared
 }
 
 // feasible reports an allocation whose period (the load of its busiest
@@ -166,6 +195,7 @@ func (d *madDP) feasible(ctx context.Context, x float64) ([]madStage, error) {
 							continue
 						}
 					}
+					steps := len(b.labels)
 					for _, id := range b.labels {
 						l := arena[id]
 						g := madGroups(l.v+u, x)
@@ -178,13 +208,16 @@ func (d *madDP) feasible(ctx context.Context, x float64) ([]madStage, error) {
 						}
 						if p < normal && c.memory(k, e-1, g) <= d.memory && d.canFinish(k, p+1, l.load, l.mem, x) {
 							n := madLabel{load: l.load, mem: l.mem, v: next, group: gNext, memCell: l.memCell, prev: id, first: int32(k), last: int32(e - 1)}
-							fronts[k][p+1].bucket(vCell(next)).insert(&arena, n, pruneV)
+							steps += fronts[k][p+1].bucket(vCell(next)).insert(&arena, n, pruneV)
 						}
 						ms := l.mem + c.memory(k, e-1, max(g-d.specialOffset, 0))
 						if !d.contiguous && l.load+u <= x && ms <= d.memory && d.canFinish(k, p, l.load+u, ms, x) {
 							n := madLabel{load: l.load + u, mem: ms, v: next, group: gNext, memCell: memCell(ms), prev: id, first: int32(k), last: int32(e - 1), special: true}
-							fronts[k][p].bucket(vCell(next)).insert(&arena, n, pruneV)
+							steps += fronts[k][p].bucket(vCell(next)).insert(&arena, n, pruneV)
 						}
+					}
+					if err := d.count(steps, L); err != nil {
+						return nil, err
 					}
 				}
 			}
