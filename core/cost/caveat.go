@@ -9,10 +9,9 @@ import (
 // fp8ExpertsFastest and fp8ExpertsSlowdown bound the published step time
 // of the runs of a mixture-of-experts model trained in FP8 as a multiple of
 // the predicted one (published_test.go, TestFP8ExpertsCaveat, over every
-// such stored run): from 0.77× (Mixtral 8x7B on 64 B200, NeMo 25.02, whose
-// expert gradients' reduce across servers the model over-charges) to
-// 1.80× (Qwen3 30B-A3B, ep 8, 16 H100, Megatron-Bridge 25.11); the
-// Blackwell runs of Megatron-Bridge lie within 0.91×–1.34×.
+// such stored run; RESULTS.md lists them): the slowest is Megatron-Bridge
+// 25.11's Qwen3 30B-A3B with ep 8 on 16 H100, the fastest NeMo 25.02's
+// Mixtral 8x7B on 64 B200.
 const (
 	fp8ExpertsFastest  = 0.75
 	fp8ExpertsSlowdown = 1.9
