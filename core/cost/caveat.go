@@ -13,7 +13,7 @@ import (
 // 25.11's Qwen3 30B-A3B with ep 8 on 16 H100, the fastest NeMo 25.02's
 // Mixtral 8x7B on 64 B200.
 const (
-	fp8ExpertsFastest  = 0.75
+	fp8ExpertsFastest  = 0.85
 	fp8ExpertsSlowdown = 1.9
 )
 
