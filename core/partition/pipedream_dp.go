@@ -36,6 +36,8 @@ type pdSolver struct {
 	last []int
 	// rowBound[i], with last, replaces bound for row i of that level.
 	rowBound []float64
+	// near indexes the cuts' cumulative compute for nearSplits.
+	near *cumIndex
 	// scratch holds *pdScratch for rowDP, reused between rows.
 	scratch sync.Pool
 	// row, when not nil, replaces rowDP's search: tests run the reference
@@ -55,6 +57,7 @@ func newPDSolver(c *Cuts, opt PipeDreamOptions) *pdSolver {
 	s := &pdSolver{c: c, opt: opt, exact: opt.CostModel == CostPipeDream, n: c.Len(),
 		comp: make([][]float64, len(opt.Levels)), tables: make([]*pdTable, len(opt.Levels))}
 	s.bound = s.bounds()
+	s.near = newCumIndex(c.ComputeSeconds)
 	return s
 }
 
@@ -368,8 +371,9 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			continue
 		}
 		act, w := span(c.ActivationBytes, i, j), span(c.ParameterBytes, i, j)
+		nmax := s.maxInFlight(lv, act, w, M) // fits, with used = r
 		for r := 1; r <= maxR; r++ {
-			if s.fits(lv, act, w, r, r, M) {
+			if r >= usedFor(nmax, r, M) {
 				row[r-1] = s.stageSeconds(t, w, r, B, true, g)
 				if !s.exact && j < n-1 {
 					// pipeplan charges every stage its output boundary too;
@@ -382,7 +386,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 	cf := s.coefficients(lv)
 	maxMP := cf.maxMP
 	tab := s.tables[lv]
-	sc := s.getScratch(i, M, maxMP)
+	sc := s.getScratch(M, maxMP)
 	defer s.scratch.Put(sc)
 	// rowMin[k] is the best time over states i..k with any worker count: a
 	// lower bound of every pipeline split after k. preMin[k*M+x] is the best
@@ -411,14 +415,19 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 		for m, v := range open {
 			inv[m] = 1 / min(v, bound)
 		}
-		anc := c.ancestors(j)
 		// The sub-pipeline i..k needs k >= i (the original also skips k
 		// preceding i−1, implied by the order); pipeplan also needs i−1 to
-		// precede k for i..k to be a stage.
-		from := sc.firstFrom(j, anc, i)
-		for q := from; q < len(anc); q++ {
-			k := anc[q]
-			if rowMin[k] >= worst || (!s.exact && i > 0 && !c.precedes(i-1, k)) ||
+		// precede k for i..k to be a stage, so j too (precedes is
+		// transitive). nearSplits narrows them down when it can.
+		sc.ks = sc.ks[:0]
+		if s.exact || i == 0 || c.precedes(i-1, j) {
+			if !s.nearSplits(sc, i, j, top, maxMP, row, bound, float64(s.gpusBelow(lv))) {
+				sc.ks = c.appendSplits(sc.ks[:0], i, j, !s.exact)
+			}
+		}
+		for x := 0; x < len(sc.ks); x += 2 {
+			k, q := int(sc.ks[x]), int(sc.ks[x+1])
+			if rowMin[k] >= worst ||
 				!maySplit(span(c.ComputeSeconds, i, k)*perGPU, span(c.ComputeSeconds, k+1, j)*perGPU, inv[:top+1], maxMP) {
 				continue
 			}
@@ -456,13 +465,12 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			sp := split{row: row, prev: prev, pre: preMin[k*M : (k+1)*M], st: st, bound: bound,
 				nmax: nmax, maxMP: maxMP, limited: s.opt.MemoryBytes > 0, mono: mono, work: wb}
 			improved := false
-			pm, work := inf, wb.prefix+wb.last
-			for m := 1; m <= top; m++ {
+			work := wb.prefix + wb.last
+			for m := firstUnder(work, bound, top); m <= top; m++ {
 				// A cheap lower bound of the split's candidates for m first
 				// (mayImprove's and workBound's, the latter at its best mp:
 				// max(p/x, l/y) >= (p+l)/(x+y)): best would leave row[m].
-				pm = min(pm, prev[m-1])
-				if max(pm, wb.last*cf.ct[min(m, maxMP)]) >= min(row[m], bound) || work >= min(row[m], bound)*float64(m+1) {
+				if r := min(row[m], bound); max(sp.pre[m-1], wb.last*cf.ct[min(m, maxMP)]) >= r || work >= r*float64(m+1) {
 					continue
 				}
 				if mp := sp.best(m); mp > 0 {
@@ -489,22 +497,37 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 	return nil
 }
 
+// firstUnder is the first m >= 1 with work < bound·(m+1): for every m
+// before it, work >= bound·(m+1) (m+1 workers of a split cannot beat the
+// bound), top+1 when none is.
+func firstUnder(work, bound float64, top int) int {
+	m := 1
+	if f := work / bound; f > 3 && f < float64(top) {
+		m = int(f) - 1
+		for m > 1 && !(work >= bound*float64(m)) {
+			m--
+		}
+	}
+	for m <= top && work >= bound*float64(m+1) {
+		m++
+	}
+	return m
+}
+
 // pdScratch is rowDP's working memory, reused between its rows.
 type pdScratch struct {
 	rowMin, preMin, inv, st []float64
-	// from[j] is the index in ancestors(j) of the first state >= row (the
-	// row it was last advanced for): rows come in ascending order on
-	// each goroutine, so it only moves forward.
-	from []int32
-	row  int
+	// ks holds a state's splits, appendSplits' pairs; near is
+	// nearSplits' working list.
+	ks, near []int32
 }
 
-// getScratch returns a pdScratch for row i with at least M workers and
-// maxMP replicas per stage.
-func (s *pdSolver) getScratch(i, M, maxMP int) *pdScratch {
+// getScratch returns a pdScratch with at least M workers and maxMP
+// replicas per stage.
+func (s *pdSolver) getScratch(M, maxMP int) *pdScratch {
 	sc, _ := s.scratch.Get().(*pdScratch)
 	if sc == nil {
-		sc = &pdScratch{rowMin: make([]float64, s.n), from: make([]int32, s.n)}
+		sc = &pdScratch{rowMin: make([]float64, s.n)}
 	}
 	if len(sc.preMin) < s.n*M {
 		sc.preMin, sc.inv = make([]float64, s.n*M), make([]float64, M)
@@ -512,22 +535,7 @@ func (s *pdSolver) getScratch(i, M, maxMP int) *pdScratch {
 	if len(sc.st) < maxMP+1 {
 		sc.st = make([]float64, maxMP+1)
 	}
-	if i < sc.row {
-		clear(sc.from)
-	}
-	sc.row = i
 	return sc
-}
-
-// firstFrom is the index of the first state >= i in anc, ancestors(j)
-// (ascending).
-func (sc *pdScratch) firstFrom(j int, anc []int, i int) int {
-	q := int(sc.from[j])
-	for q < len(anc) && anc[q] < i {
-		q++
-	}
-	sc.from[j] = int32(q)
-	return q
 }
 
 // pdCoefficients are stageSeconds and the transfer term of level lv as
