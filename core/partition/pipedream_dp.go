@@ -408,13 +408,6 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			top = s.topEntry(j)
 		}
 		open := row[:top+1]
-		// worst caps what a split must beat to matter: the largest entry of
-		// open (a split whose lower bound reaches it cannot improve any
-		// entry, and ties keep the first), or the bound.
-		worst := min(slices.Max(open), bound)
-		for m, v := range open {
-			inv[m] = 1 / min(v, bound)
-		}
 		// The sub-pipeline i..k needs k >= i (the original also skips k
 		// preceding i−1, implied by the order); pipeplan also needs i−1 to
 		// precede k for i..k to be a stage, so j too (precedes is
@@ -423,6 +416,16 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 		if s.exact || i == 0 || c.precedes(i-1, j) {
 			if !s.nearSplits(sc, i, j, top, maxMP, row, bound, float64(s.gpusBelow(lv))) {
 				sc.ks = c.appendSplits(sc.ks[:0], i, j, !s.exact)
+			}
+		}
+		// worst caps what a split must beat to matter: the largest entry of
+		// open (a split whose lower bound reaches it cannot improve any
+		// entry, and ties keep the first), or the bound.
+		worst := bound
+		if len(sc.ks) > 0 {
+			worst = min(slices.Max(open), bound)
+			for m, v := range open {
+				inv[m] = 1 / min(v, bound)
 			}
 		}
 		for x := 0; x < len(sc.ks); x += 2 {
@@ -449,6 +452,19 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			if !mayImprove(open, prev, max(t, out/B), cf.ct, bound) {
 				continue
 			}
+			// The entries m the split may improve: a cheap lower bound of
+			// its candidates first (mayImprove's and workBound's, the
+			// latter at its best mp: max(p/x, l/y) >= (p+l)/(x+y)).
+			work := wb.prefix + wb.last
+			sc.ms = sc.ms[:0]
+			for m := firstUnder(work, bound, top); m <= top; m++ {
+				if r := min(row[m], bound); max(preMin[k*M+m-1], wb.last*cf.ct[min(m, maxMP)]) < r && work < r*float64(m+1) {
+					sc.ms = append(sc.ms, int32(m))
+				}
+			}
+			if len(sc.ms) == 0 {
+				continue
+			}
 			// The last stage k+1..j on mp workers: its time st[mp], and the
 			// fewest workers it needs to fit, at most nmax inputs in flight.
 			var nmax int
@@ -465,18 +481,16 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			sp := split{row: row, prev: prev, pre: preMin[k*M : (k+1)*M], st: st, bound: bound,
 				nmax: nmax, maxMP: maxMP, limited: s.opt.MemoryBytes > 0, mono: mono, work: wb}
 			improved := false
-			work := wb.prefix + wb.last
-			for m := firstUnder(work, bound, top); m <= top; m++ {
-				// A cheap lower bound of the split's candidates for m first
-				// (mayImprove's and workBound's, the latter at its best mp:
-				// max(p/x, l/y) >= (p+l)/(x+y)): best would leave row[m].
-				if r := min(row[m], bound); max(sp.pre[m-1], wb.last*cf.ct[min(m, maxMP)]) >= r || work >= r*float64(m+1) {
+			// best changes only row[m], which only m's tests read.
+			lb := candidateBound{pre: sp.pre, st: st, maxMP: maxMP, c: 2}
+			for _, m := range sc.ms {
+				if mono && lb.next(int(m)) >= min(row[m], bound) {
 					continue
 				}
-				if mp := sp.best(m); mp > 0 {
+				if mp := sp.best(int(m)); mp > 0 {
 					improved = true
 					if back != nil {
-						back[j*M+m] = pdChoice{int32(k), int32(mp)}
+						back[j*M+int(m)] = pdChoice{int32(k), int32(mp)}
 					}
 				}
 			}
@@ -518,8 +532,8 @@ func firstUnder(work, bound float64, top int) int {
 type pdScratch struct {
 	rowMin, preMin, inv, st []float64
 	// ks holds a state's splits, appendSplits' pairs; near is
-	// nearSplits' working list.
-	ks, near []int32
+	// nearSplits' working list, ms a split's entries to search.
+	ks, near, ms []int32
 }
 
 // getScratch returns a pdScratch with at least M workers and maxMP
@@ -768,6 +782,34 @@ func (sp *split) best(m int) int {
 		sp.row[m] = best
 	}
 	return bestMP
+}
+
+// candidateBound is the least of max(pre[m−mp], st[mp]) over the mp of
+// entry m, a lower bound of a split's candidates max(prev[m−mp], st[mp])
+// for ascending m, when st[2..maxMP] is non-increasing: pre[m−mp] grows
+// with mp, so past mp = 1 the least is where the two cross, at the first
+// mp >= 2 with pre[m−mp] >= st[mp] (c) or just before it, and c only moves
+// up as m grows (pre[m−mp] falls). O(m + maxMP) for all m together.
+type candidateBound struct {
+	pre, st []float64
+	maxMP   int
+	c       int
+}
+
+// next returns the bound for entry m, m larger than at the last call.
+func (b *candidateBound) next(m int) float64 {
+	hi := min(m, b.maxMP)
+	for b.c <= hi && b.pre[m-b.c] < b.st[b.c] {
+		b.c++
+	}
+	least := max(b.pre[m-1], b.st[1])
+	if b.c > 2 {
+		least = min(least, b.st[b.c-1])
+	}
+	if b.c <= hi {
+		least = min(least, b.pre[m-b.c])
+	}
+	return least
 }
 
 // mayImprove reports whether a split could lower some entry m of row below
