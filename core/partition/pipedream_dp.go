@@ -449,16 +449,14 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 				wb.prefix = max(wb.prefix, 2*c.OutputBytes[k]/B)
 			}
 			wb.prefix *= workMargin
-			if !mayImprove(open, prev, max(t, out/B), cf.ct, bound) {
-				continue
-			}
-			// The entries m the split may improve: a cheap lower bound of
-			// its candidates first (mayImprove's and workBound's, the
-			// latter at its best mp: max(p/x, l/y) >= (p+l)/(x+y)).
-			work := wb.prefix + wb.last
+			// The entries m the split may improve: its candidates are at
+			// least max(min(prev[0..m−1]), lb/min(m, maxMP)), where
+			// lb·ct[mp] = lb/mp bounds the last stage's time on mp workers,
+			// and workBound's (p+l)/(m+1) (max(p/x, l/y) >= (p+l)/(x+y)).
+			lb, work := max(t, out/B), wb.prefix+wb.last
 			sc.ms = sc.ms[:0]
 			for m := firstUnder(work, bound, top); m <= top; m++ {
-				if r := min(row[m], bound); max(preMin[k*M+m-1], wb.last*cf.ct[min(m, maxMP)]) < r && work < r*float64(m+1) {
+				if r := min(row[m], bound); max(preMin[k*M+m-1], lb*cf.ct[min(m, maxMP)]) < r && work < r*float64(m+1) {
 					sc.ms = append(sc.ms, int32(m))
 				}
 			}
@@ -482,9 +480,9 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 				nmax: nmax, maxMP: maxMP, limited: s.opt.MemoryBytes > 0, mono: mono, work: wb}
 			improved := false
 			// best changes only row[m], which only m's tests read.
-			lb := candidateBound{pre: sp.pre, st: st, maxMP: maxMP, c: 2}
+			cb := candidateBound{pre: sp.pre, st: st, maxMP: maxMP, c: 2}
 			for _, m := range sc.ms {
-				if mono && lb.next(int(m)) >= min(row[m], bound) {
+				if mono && cb.next(int(m)) >= min(row[m], bound) {
 					continue
 				}
 				if mp := sp.best(int(m)); mp > 0 {
@@ -810,22 +808,6 @@ func (b *candidateBound) next(m int) float64 {
 		least = min(least, b.pre[m-b.c])
 	}
 	return least
-}
-
-// mayImprove reports whether a split could lower some entry m of row below
-// min(row[m], bound): its candidates are at least max(min(prev[0..m−1]),
-// lb/min(m, maxMP)), where lb·ct[mp] = lb/mp bounds the last stage's time
-// on mp workers from below.
-func mayImprove(row, prev []float64, lb float64, ct []float64, bound float64) bool {
-	maxMP := len(ct) - 1
-	pm := math.Inf(1)
-	for m := 1; m < len(row); m++ {
-		pm = min(pm, prev[m-1])
-		if max(pm, lb*ct[min(m, maxMP)]) < min(row[m], bound) {
-			return true
-		}
-	}
-	return false
 }
 
 // result reads the optimum off the last level and rebuilds its stages
