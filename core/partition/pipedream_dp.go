@@ -18,9 +18,10 @@ type pdSolver struct {
 	opt   PipeDreamOptions
 	exact bool // CostPipeDream
 	n     int
-	// comp[lv] is the compute time of the stage from state i to state j at
-	// level lv >= 1 (index i*n+j): A^{lv−1}(i→j) with all workers of level
-	// lv−1, +Inf where infeasible. comp[0] is nil: level 0 uses the cuts.
+	// comp[lv] is the compute time of the stage from state i to state j
+	// >= i at level lv >= 1 (index i*n+j, read through compute):
+	// A^{lv−1}(i→j) with all workers of level lv−1, +Inf where infeasible.
+	// comp[0] is nil: level 0 uses the cuts.
 	comp [][]float64
 	// final is the last level's row 0, with choices.
 	final     []float64
@@ -181,8 +182,9 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 				defer wg.Done()
 				a := make([]float64, s.n*M)
 				for i := int(row.Add(1) - 1); i < s.n && ctx.Err() == nil; i = int(row.Add(1) - 1) {
+					// compute reads only j >= i.
 					if lv == L-2 && s.last[i] < i {
-						for j := range s.n { // no stage from i can be part of the optimum
+						for j := i; j < s.n; j++ { // no stage from i can be part of the optimum
 							next[i*s.n+j] = math.Inf(1)
 						}
 						report()
@@ -191,7 +193,7 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 					if s.rowDP(ctx, lv, i, a, nil) != nil {
 						return
 					}
-					for j := range s.n {
+					for j := i; j < s.n; j++ {
 						next[i*s.n+j] = a[j*M+M-1]
 					}
 					report()
@@ -217,6 +219,9 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 // stage is not a valid one.
 func (s *pdSolver) compute(lv, i, j int) float64 {
 	if lv > 0 {
+		if j < i {
+			return math.Inf(1)
+		}
 		return s.comp[lv][i*s.n+j]
 	}
 	if j < i || (!s.exact && i > 0 && !s.c.precedes(i-1, j)) {
