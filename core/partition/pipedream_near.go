@@ -93,6 +93,17 @@ func (x *cumIndex) bucket(v float64) int {
 	return int(f)
 }
 
+// empty reports whether the buckets from ua to ub (in bucket units, a
+// finite grid) hold no state.
+func (x *cumIndex) empty(ua, ub float64) bool {
+	if math.IsInf(x.width, 1) {
+		return false
+	}
+	nb := float64(len(x.start) - 1)
+	b0, b1 := int(min(max(ua, 0), nb-1)), int(min(max(ub, 0), nb-1))
+	return b0 > b1 || x.start[b0] == x.start[b1+1]
+}
+
 // scan appends to out the states with cum in [a, b], spending from budget
 // one unit per state it appends; it returns false, with out unspecified,
 // when the budget runs out.
@@ -139,16 +150,24 @@ func (s *pdSolver) nearSplits(sc *pdScratch, i, j, top, maxMP int, row []float64
 	end := c.ComputeSeconds[j]
 	budget := nearBudget
 	sc.near = sc.near[:0]
+	// The windows in bucket units first, widened by far more than their
+	// rounding there: most fall in empty buckets.
+	const pad = 1e-6
+	uEnd, uBase, us := (end-x.lo)*x.inv-pad, (base-x.lo)*x.inv+pad, x.slack*x.inv
 	for m := 1; m <= top; m++ {
 		r := min(row[m], bound) * widen * gpus
 		if math.IsNaN(r) || math.IsInf(r, 1) {
 			return false
 		}
+		ur := r * x.inv
 		for mp := 1; mp <= min(m, maxMP); mp++ {
 			if budget--; budget < 0 {
 				return false
 			}
 			// span(k+1, j) < mp·R and span(i, k) < (m+1−mp)·R.
+			if x.empty(uEnd-float64(mp)*ur-us, uBase+float64(m+1-mp)*ur+us) {
+				continue
+			}
 			var ok bool
 			a, b := end-float64(mp)*r-x.slack, base+float64(m+1-mp)*r+x.slack
 			if sc.near, ok = x.scan(a, b, &budget, sc.near); !ok {
