@@ -37,8 +37,10 @@ type pdSolver struct {
 	last []int
 	// rowBound[i], with last, replaces bound for row i of that level.
 	rowBound []float64
-	// near indexes the cuts' cumulative compute for nearSplits.
-	near *cumIndex
+	// near indexes the cuts' cumulative compute for nearSplits;
+	// nearStates counts the rows' states whose splits it found.
+	near       *cumIndex
+	nearStates atomic.Int64
 	// scratch holds *pdScratch for rowDP, reused between rows.
 	scratch sync.Pool
 	// row, when not nil, replaces rowDP's search: tests run the reference
@@ -58,7 +60,7 @@ func newPDSolver(c *Cuts, opt PipeDreamOptions) *pdSolver {
 	s := &pdSolver{c: c, opt: opt, exact: opt.CostModel == CostPipeDream, n: c.Len(),
 		comp: make([][]float64, len(opt.Levels)), tables: make([]*pdTable, len(opt.Levels))}
 	s.bound = s.bounds()
-	s.near = newCumIndex(c.ComputeSeconds)
+	s.near = newCumIndex(c)
 	return s
 }
 
@@ -392,7 +394,11 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 	maxMP := cf.maxMP
 	tab := s.tables[lv]
 	sc := s.getScratch(M, maxMP)
-	defer s.scratch.Put(sc)
+	defer func() {
+		s.nearStates.Add(int64(sc.nearStates))
+		sc.nearStates = 0
+		s.scratch.Put(sc)
+	}()
 	// rowMin[k] is the best time over states i..k with any worker count: a
 	// lower bound of every pipeline split after k. preMin[k*M+x] is the best
 	// with at most x+1 workers, min(a[k*M .. k*M+x]). Both are written at
@@ -537,6 +543,8 @@ type pdScratch struct {
 	// ks holds a state's splits, appendSplits' pairs; near is
 	// nearSplits' working list, ms a split's entries to search.
 	ks, near, ms []int32
+	// nearStates counts nearSplits' successes, added to the solver's.
+	nearStates int
 }
 
 // getScratch returns a pdScratch with at least M workers and maxMP

@@ -13,7 +13,9 @@ import (
 // inside a server with a fast link, those windows of cum[k] are a few
 // ulps wide around the proportional splits cum[i−1] + span·(m+1−mp)/(m+1),
 // so the few states inside them are found through an index of the
-// cumulative compute instead of testing every ancestor of j. The windows
+// cumulative compute instead of testing every ancestor of j. That needs
+// the parts' spans non-negative (cum grows along precedes) and the
+// entries positive and finite; otherwise nearSplits declines. The windows
 // are widened far beyond maySplit's own margin and rounding, and maySplit
 // still decides, so the splits searched are exactly those it would pass.
 
@@ -37,9 +39,24 @@ type cumIndex struct {
 // windows it may try) before its search falls back to every ancestor.
 const nearBudget = 256
 
-// newCumIndex indexes cum with about four buckets per state.
-func newCumIndex(cum []float64) *cumIndex {
-	n := len(cum)
+// newCumIndex indexes the cuts' cumulative compute with about four
+// buckets per state; nil when some state's compute falls below one
+// preceding it (a negative span), where the windows would not hold.
+func newCumIndex(c *Cuts) *cumIndex {
+	cum, n := c.ComputeSeconds, c.Len()
+	for j := range n {
+		if c.anc == nil {
+			if j > 0 && !(cum[j] >= cum[j-1]) {
+				return nil
+			}
+			continue
+		}
+		for _, k := range c.Ancestors[j] {
+			if !(cum[j] >= cum[k]) {
+				return nil
+			}
+		}
+	}
 	x := &cumIndex{cum: cum, byCum: make([]int32, n)}
 	for k := range x.byCum {
 		x.byCum[k] = int32(k)
@@ -143,6 +160,9 @@ func (x *cumIndex) first(in []int32, v float64, after bool) int {
 func (s *pdSolver) nearSplits(sc *pdScratch, i, j, top, maxMP int, row []float64, bound float64, gpus float64) bool {
 	const widen = 1 + 1e-8 // maySplit's margin is 2e-9
 	x, c := s.near, s.c
+	if x == nil {
+		return false
+	}
 	base := 0.0
 	if i > 0 {
 		base = c.ComputeSeconds[i-1]
@@ -156,8 +176,8 @@ func (s *pdSolver) nearSplits(sc *pdScratch, i, j, top, maxMP int, row []float64
 	uEnd, uBase, us := (end-x.lo)*x.inv-pad, (base-x.lo)*x.inv+pad, x.slack*x.inv
 	for m := 1; m <= top; m++ {
 		r := min(row[m], bound) * widen * gpus
-		if math.IsNaN(r) || math.IsInf(r, 1) {
-			return false
+		if !(r > 0) || math.IsInf(r, 1) {
+			return false // not a window: maySplit may pass anything
 		}
 		ur := r * x.inv
 		for mp := 1; mp <= min(m, maxMP); mp++ {
@@ -182,5 +202,6 @@ func (s *pdSolver) nearSplits(sc *pdScratch, i, j, top, maxMP int, row []float64
 			sc.ks = append(sc.ks, k, int32(c.ancestorIndex(kk, j)))
 		}
 	}
+	sc.nearStates++
 	return true
 }
