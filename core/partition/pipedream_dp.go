@@ -471,7 +471,27 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 					sc.ms = append(sc.ms, int32(m))
 				}
 			}
+			// Only the mp in [lo, hi] can beat the bound for any of them
+			// (workBound); then the least of max(pre[m−mp], last/mp) over
+			// those, with last workBound's: the last stage on mp workers
+			// takes at least last/mp (times ct[mp], non-increasing).
 			if len(sc.ms) == 0 {
+				continue
+			}
+			mMax := int(sc.ms[len(sc.ms)-1])
+			lo, hi := wb.mps(mMax, 1, min(mMax, maxMP), bound)
+			if lo > hi {
+				continue
+			}
+			low := newCandidateBound(preMin[k*M:(k+1)*M], nil, lo, hi)
+			low.last, low.ct = wb.last, cf.ct
+			kept := sc.ms[:0]
+			for _, m := range sc.ms {
+				if low.next(int(m)) < min(row[m], bound) {
+					kept = append(kept, m)
+				}
+			}
+			if sc.ms = kept; len(sc.ms) == 0 {
 				continue
 			}
 			// The last stage k+1..j on mp workers: its time st[mp], and the
@@ -482,16 +502,16 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 				p := tab.off[j] + q
 				st, nmax, mono = tab.st[p*(maxMP+1):(p+1)*(maxMP+1)], int(tab.nmax[p]), tab.mono[p]
 			} else {
-				nmax, mono = s.lastStage(lv, k, j, t, cf, st)
+				nmax, mono = s.lastStage(lv, k, j, t, cf, st, lo, hi)
 			}
 			if nmax < 0 {
 				continue
 			}
 			sp := split{row: row, prev: prev, pre: preMin[k*M : (k+1)*M], st: st, bound: bound,
-				nmax: nmax, maxMP: maxMP, limited: s.opt.MemoryBytes > 0, mono: mono, work: wb}
+				nmax: nmax, lo: lo, hi: hi, limited: s.opt.MemoryBytes > 0, mono: mono, work: wb}
 			improved := false
 			// best changes only row[m], which only m's tests read.
-			cb := candidateBound{pre: sp.pre, st: st, maxMP: maxMP, c: 2}
+			cb := newCandidateBound(sp.pre, st, lo, hi)
 			for _, m := range sc.ms {
 				if mono && cb.next(int(m)) >= min(row[m], bound) {
 					continue
@@ -603,22 +623,22 @@ func (s *pdSolver) outBytes(k, j int) float64 {
 	return out
 }
 
-// lastStage fills st[mp] with the time of the stage k+1..j (compute t) on
-// mp workers of level lv after a split at k, and returns the most inputs it
-// can hold in flight besides its own (maxInFlight) and whether st[2..] is
-// non-increasing.
-func (s *pdSolver) lastStage(lv, k, j int, t float64, cf *pdCoefficients, st []float64) (nmax int, mono bool) {
+// lastStage fills st[mp], for mp in [lo, hi], with the time of the stage
+// k+1..j (compute t) on mp workers of level lv after a split at k, and
+// returns the most inputs it can hold in flight besides its own
+// (maxInFlight) and whether st is non-increasing on [max(lo, 2), hi].
+func (s *pdSolver) lastStage(lv, k, j int, t float64, cf *pdCoefficients, st []float64, lo, hi int) (nmax int, mono bool) {
 	c := s.c
 	out := s.outBytes(k, j)
 	act, w := span(c.ActivationBytes, k+1, j), span(c.ParameterBytes, k+1, j)
 	mono = true
-	for mp := 1; mp <= cf.maxMP; mp++ {
+	for mp := lo; mp <= hi; mp++ {
 		if s.exact {
 			st[mp] = max(t*cf.ct[mp]+w*cf.cw[mp], out*cf.co[mp])
 		} else {
 			st[mp] = max(max(t, w*cf.cw[mp])*cf.ct[mp], out*cf.co[mp])
 		}
-		mono = mono && (mp < 3 || st[mp] <= st[mp-1])
+		mono = mono && (mp < max(lo+1, 3) || st[mp] <= st[mp-1])
 	}
 	return s.maxInFlight(lv, act, w, s.opt.Levels[lv].Workers), mono
 }
@@ -657,7 +677,7 @@ func (s *pdSolver) table(lv int) *pdTable {
 			if math.IsInf(t, 1) {
 				continue // never read
 			}
-			nmax, mono := s.lastStage(lv, k, j, t, cf, tab.st[p*w:(p+1)*w])
+			nmax, mono := s.lastStage(lv, k, j, t, cf, tab.st[p*w:(p+1)*w], 1, cf.maxMP)
 			tab.nmax[p], tab.mono[p] = int32(nmax), mono
 		}
 	}
@@ -671,9 +691,13 @@ func (s *pdSolver) table(lv int) *pdTable {
 type split struct {
 	row, prev, pre, st []float64
 	bound              float64
-	nmax, maxMP        int
-	limited            bool
-	// mono reports st[2..maxMP] non-increasing, which lets best stop early.
+	nmax               int
+	// lo and hi are the replicas of the last stage that may beat the
+	// bound (st holds those), lo >= 1.
+	lo, hi  int
+	limited bool
+	// mono reports st non-increasing on [max(lo, 2), hi], which lets best
+	// stop early.
 	mono bool
 	// work, when set, bounds the candidates from below by compute per worker.
 	work workBound
@@ -745,7 +769,7 @@ func (w workBound) mps(m, lo, hi int, best float64) (int, int) {
 // the smallest of those achieving the minimum, as the ascending scan with
 // strict improvement finds it; 0 when row[m] stays.
 func (sp *split) best(m int) int {
-	lo, hi := 1, min(m, sp.maxMP)
+	lo, hi := sp.lo, min(m, sp.hi)
 	if sp.limited {
 		// The stage fits when the pipeline takes m+1 >= M − nmax·mp workers
 		// (usedFor), i.e. mp >= (M − m − 1)/nmax.
@@ -795,27 +819,46 @@ func (sp *split) best(m int) int {
 	return bestMP
 }
 
-// candidateBound is the least of max(pre[m−mp], st[mp]) over the mp of
-// entry m, a lower bound of a split's candidates max(prev[m−mp], st[mp])
-// for ascending m, when st[2..maxMP] is non-increasing: pre[m−mp] grows
-// with mp, so past mp = 1 the least is where the two cross, at the first
-// mp >= 2 with pre[m−mp] >= st[mp] (c) or just before it, and c only moves
-// up as m grows (pre[m−mp] falls). O(m + maxMP) for all m together.
+// candidateBound is the least of max(pre[m−mp], st[mp]) over the mp in
+// [lo, min(m, hi)], a lower bound of a split's candidates max(prev[m−mp],
+// st[mp]) there, for ascending m, when st is non-increasing on
+// [max(lo, 2), hi]: pre[m−mp] grows with mp, so past mp = 1 the least is
+// where the two cross, at the first such mp with pre[m−mp] >= st[mp] (c)
+// or just before it, and c only moves up as m grows (pre[m−mp] falls).
+// O(m + hi) for all m together. With st nil, st[mp] is last·ct[mp].
 type candidateBound struct {
-	pre, st []float64
-	maxMP   int
-	c       int
+	pre, st      []float64
+	last         float64
+	ct           []float64
+	lo, from, hi int // from = max(lo, 2)
+	c            int
+}
+
+func newCandidateBound(pre, st []float64, lo, hi int) candidateBound {
+	from := max(lo, 2)
+	return candidateBound{pre: pre, st: st, lo: lo, from: from, hi: hi, c: from}
+}
+
+// at is st[mp].
+func (b *candidateBound) at(mp int) float64 {
+	if b.st == nil {
+		return b.last * b.ct[mp]
+	}
+	return b.st[mp]
 }
 
 // next returns the bound for entry m, m larger than at the last call.
 func (b *candidateBound) next(m int) float64 {
-	hi := min(m, b.maxMP)
-	for b.c <= hi && b.pre[m-b.c] < b.st[b.c] {
+	hi := min(m, b.hi)
+	for b.c <= hi && b.pre[m-b.c] < b.at(b.c) {
 		b.c++
 	}
-	least := max(b.pre[m-1], b.st[1])
-	if b.c > 2 {
-		least = min(least, b.st[b.c-1])
+	least := math.Inf(1)
+	if b.lo <= 1 {
+		least = max(b.pre[m-1], b.at(1))
+	}
+	if b.c > b.from {
+		least = min(least, b.at(b.c-1))
 	}
 	if b.c <= hi {
 		least = min(least, b.pre[m-b.c])
