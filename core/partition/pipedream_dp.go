@@ -336,8 +336,9 @@ func stageMemoryBytes(act, w float64, n int) float64 {
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// rowDP solves level lv for the stages from state i: a[j*M+m] is the best
-// bottleneck over states i..j with exactly m+1 workers (+Inf if none), and
+// rowDP solves level lv for the stages from state i: a[j*M+m], j >= i (it
+// leaves the entries before i as they were), is the best bottleneck over
+// states i..j with exactly m+1 workers (+Inf if none), and
 // back, when not nil, how it was reached (dissertation §2.4.1 recurrence;
 // for CostPipeDream, the original's loops: split states k preceding j, not
 // preceding i−1, then m' ascending, first strict minimum kept). Entries
@@ -362,7 +363,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 	if s.last != nil && lv == len(s.opt.Levels)-2 {
 		end, bound = s.last[i], min(bound, s.rowBound[i])
 	}
-	for j := range n {
+	for j := i; j < n; j++ {
 		row := a[j*M : (j+1)*M]
 		for m := range row {
 			row[m] = inf

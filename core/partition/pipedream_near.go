@@ -25,7 +25,8 @@ import (
 type cumIndex struct {
 	cum       []float64
 	lo, width float64
-	inv       float64 // 1/width
+	inv       float64 // 1/width, 0 for a single bucket of infinite width
+	last      float64 // the last bucket
 	// byCum lists the states by ascending cum; start[b] is the position in
 	// it of bucket b's first state (len(start) = buckets + 1).
 	byCum []int32
@@ -71,7 +72,7 @@ func newCumIndex(c *Cuts) *cumIndex {
 	if !(x.width > 0) || math.IsInf(x.width, 0) {
 		buckets, x.width = 1, math.Inf(1)
 	}
-	x.inv = 1 / x.width
+	x.inv, x.last = 1/x.width, float64(buckets-1)
 	x.start = make([]int32, buckets+1)
 	p := 0
 	for b := range buckets {
@@ -110,14 +111,10 @@ func (x *cumIndex) bucket(v float64) int {
 	return int(f)
 }
 
-// empty reports whether the buckets from ua to ub (in bucket units, a
-// finite grid) hold no state.
+// empty reports whether the buckets from ua to ub (in bucket units)
+// hold no state.
 func (x *cumIndex) empty(ua, ub float64) bool {
-	if math.IsInf(x.width, 1) {
-		return false
-	}
-	nb := float64(len(x.start) - 1)
-	b0, b1 := int(min(max(ua, 0), nb-1)), int(min(max(ub, 0), nb-1))
+	b0, b1 := int(min(max(ua, 0), x.last)), int(min(max(ub, 0), x.last))
 	return b0 > b1 || x.start[b0] == x.start[b1+1]
 }
 
