@@ -171,7 +171,7 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 	}
 	for lv := 0; lv < L-1; lv++ {
 		M := s.opt.Levels[lv].Workers
-		next := make([]float64, s.n*s.n)
+		next := getComp(s.n * s.n)
 		s.tables[lv] = s.table(lv)
 		if lv == L-2 {
 			s.last, s.rowBound = s.usefulEnds()
@@ -215,6 +215,29 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 	}
 	report()
 	return nil
+}
+
+// compPool holds levels' stage-time tables (*[]float64) between solves:
+// a fresh n² table costs more to fault in than the DP takes to fill it.
+var compPool sync.Pool
+
+// getComp returns a stage-time table of n floats, its contents unspecified.
+func getComp(n int) []float64 {
+	if p, _ := compPool.Get().(*[]float64); p != nil && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]float64, n)
+}
+
+// release hands the solver's stage-time tables back to compPool; the
+// solver must not be used after it.
+func (s *pdSolver) release() {
+	for lv, t := range s.comp {
+		if t != nil {
+			compPool.Put(&t)
+			s.comp[lv] = nil
+		}
+	}
 }
 
 // compute is the stage i..j's compute time at level lv, +Inf when the
