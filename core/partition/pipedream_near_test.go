@@ -16,17 +16,7 @@ import (
 func nearTestCuts(t *testing.T, rng *rand.Rand, chains int) []*Cuts {
 	var cs []*Cuts
 	for q := range chains {
-		prof := randomChain(rng, 1+rng.IntN(24))
-		if q%3 == 0 {
-			for l := range prof.Layers {
-				prof.Layers[l] = prof.Layers[0]
-			}
-		}
-		c, err := ChainCuts(prof)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cs = append(cs, c)
+		cs = append(cs, randomChainCuts(t, rng, q%3 == 0))
 	}
 	return append(cs, graphCuts(t, "gnmt"), graphCuts(t, "resnet18"))
 }
