@@ -487,35 +487,31 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			// The entries m the split may improve: its candidates are at
 			// least max(min(prev[0..m−1]), lb/min(m, maxMP)), where
 			// lb·ct[mp] = lb/mp bounds the last stage's time on mp workers,
-			// and workBound's (p+l)/(m+1) (max(p/x, l/y) >= (p+l)/(x+y)).
-			lb, work := max(t, out/B), wb.prefix+wb.last
-			sc.ms = sc.ms[:0]
-			for m := firstUnder(work, bound, top); m <= top; m++ {
-				if r := min(row[m], bound); max(preMin[k*M+m-1], lb*cf.ct[min(m, maxMP)]) < r && work < r*float64(m+1) {
-					sc.ms = append(sc.ms, int32(m))
-				}
-			}
-			// Only the mp in [lo, hi] can beat the bound for any of them
-			// (workBound); then the least of max(pre[m−mp], last/mp) over
-			// those, with last workBound's: the last stage on mp workers
+			// and workBound's (p+l)/(m+1) (max(p/x, l/y) >= (p+l)/(x+y));
+			// only the mp in [lo, hi] can beat the bound for any m
+			// (workBound), and over those, the least of max(pre[m−mp],
+			// last/mp), last workBound's: the last stage on mp workers
 			// takes at least last/mp (times ct[mp], non-increasing).
-			if len(sc.ms) == 0 {
-				continue
-			}
-			mMax := int(sc.ms[len(sc.ms)-1])
-			lo, hi := wb.mps(mMax, 1, min(mMax, maxMP), bound)
+			lb, work := max(t, out/B), wb.prefix+wb.last
+			lo, hi := wb.mps(top, 1, min(top, maxMP), bound)
 			if lo > hi {
 				continue
 			}
 			low := newCandidateBound(preMin[k*M:(k+1)*M], nil, lo, hi)
 			low.last, low.ct = wb.last, cf.ct
-			kept := sc.ms[:0]
-			for _, m := range sc.ms {
-				if low.next(int(m)) < min(row[m], bound) {
-					kept = append(kept, m)
+			sc.ms = sc.ms[:0]
+			for m := firstUnder(work, bound, top); m <= top; m++ {
+				if r := min(row[m], bound); max(preMin[k*M+m-1], lb*cf.ct[min(m, maxMP)]) < r && work < r*float64(m+1) &&
+					low.next(m) < r {
+					sc.ms = append(sc.ms, int32(m))
 				}
 			}
-			if sc.ms = kept; len(sc.ms) == 0 {
+			if len(sc.ms) == 0 {
+				continue
+			}
+			// The largest m left narrows hi.
+			mMax := int(sc.ms[len(sc.ms)-1])
+			if lo, hi = wb.mps(mMax, lo, min(hi, mMax), bound); lo > hi {
 				continue
 			}
 			// The last stage k+1..j on mp workers: its time st[mp], and the
