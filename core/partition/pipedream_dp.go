@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"runtime"
-	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -122,7 +121,7 @@ func (s *pdSolver) usefulEnds() (last []int, rowBound []float64) {
 			}
 			if rmax >= 1 && sp/G*workMargin < float64(rmax)*bound {
 				last[i] = j
-				rowBound[i] = max(rowBound[i], float64(rmax)*bound*margin)
+				rowBound[i] = maxOf(rowBound[i], float64(rmax)*bound*margin)
 			}
 		}
 	}
@@ -133,7 +132,7 @@ func (s *pdSolver) usefulEnds() (last []int, rowBound []float64) {
 // span is sp, shrunk beyond rounding and the subtraction's cancellation.
 func (s *pdSolver) restSeconds(sp float64) float64 {
 	total := s.c.ComputeSeconds[s.n-1]
-	return max(0, (total-sp)*workMargin-(1-workMargin)*total)
+	return maxOf(0, (total-sp)*workMargin-(1-workMargin)*total)
 }
 
 // topEntry is the largest m for which the last level's entry A(0→j, m+1
@@ -287,7 +286,7 @@ func (s *pdSolver) stageSeconds(t, w float64, r int, b float64, single bool, g i
 		return (t + dp) / rf
 	}
 	// §2.4.1 with the ring volume: max(T, 2(r−1)/r·|W|/B) / r.
-	return math.Max(t, cost.RingAllReduceBytes(r, w)/b) / rf
+	return fmax(t, cost.RingAllReduceBytes(r, w)/b) / rf
 }
 
 // fits applies the memory constraint to a stage with activations act and
@@ -409,7 +408,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 				if !s.exact && j < n-1 {
 					// pipeplan charges every stage its output boundary too;
 					// the original leaves it out for a pipeline's first stage.
-					row[r-1] = math.Max(row[r-1], 2*c.OutputBytes[j]/(B*float64(r)))
+					row[r-1] = fmax(row[r-1], 2*c.OutputBytes[j]/(B*float64(r)))
 				}
 			}
 		}
@@ -458,9 +457,9 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 		// entry, and ties keep the first), or the bound.
 		worst := bound
 		if len(sc.ks) > 0 {
-			worst = min(slices.Max(open), bound)
+			worst = minOf(maxOfAll(open), bound)
 			for m, v := range open {
-				inv[m] = 1 / min(v, bound)
+				inv[m] = 1 / minOf(v, bound)
 			}
 		}
 		for x := 0; x < len(sc.ks); x += 2 {
@@ -479,9 +478,9 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			// or transfers, the prefix's compute spread over all its GPUs
 			// or, for pipeplan, its last stage's output.
 			out := s.outBytes(k, j)
-			wb := workBound{prefix: span(c.ComputeSeconds, i, k) * perGPU, last: max(t, out/B) * workMargin}
+			wb := workBound{prefix: span(c.ComputeSeconds, i, k) * perGPU, last: maxOf(t, out/B) * workMargin}
 			if !s.exact {
-				wb.prefix = max(wb.prefix, 2*c.OutputBytes[k]/B)
+				wb.prefix = maxOf(wb.prefix, 2*c.OutputBytes[k]/B)
 			}
 			wb.prefix *= workMargin
 			// The entries m the split may improve: its candidates are at
@@ -492,7 +491,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			// (workBound), and over those, the least of max(pre[m−mp],
 			// last/mp), last workBound's: the last stage on mp workers
 			// takes at least last/mp (times ct[mp], non-increasing).
-			lb, work := max(t, out/B), wb.prefix+wb.last
+			lb, work := maxOf(t, out/B), wb.prefix+wb.last
 			lo, hi := wb.mps(top, 1, min(top, maxMP), bound)
 			if lo > hi {
 				continue
@@ -501,7 +500,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			low.last, low.ct = wb.last, cf.ct
 			sc.ms = sc.ms[:0]
 			for m := firstUnder(work, bound, top); m <= top; m++ {
-				if r := min(row[m], bound); max(preMin[k*M+m-1], lb*cf.ct[min(m, maxMP)]) < r && work < r*float64(m+1) &&
+				if r := minOf(row[m], bound); preMin[k*M+m-1] < r && lb*cf.ct[min(m, maxMP)] < r && work < r*float64(m+1) &&
 					low.next(m) < r {
 					sc.ms = append(sc.ms, int32(m))
 				}
@@ -533,7 +532,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			// best changes only row[m], which only m's tests read.
 			cb := newCandidateBound(sp.pre, st, lo, hi)
 			for _, m := range sc.ms {
-				if mono && cb.next(int(m)) >= min(row[m], bound) {
+				if mono && cb.next(int(m)) >= minOf(row[m], bound) {
 					continue
 				}
 				if mp := sp.best(int(m)); mp > 0 {
@@ -544,15 +543,15 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 				}
 			}
 			if improved {
-				worst = min(slices.Max(open), bound)
+				worst = minOf(maxOfAll(open), bound)
 				for m, v := range open {
-					inv[m] = 1 / min(v, bound)
+					inv[m] = 1 / minOf(v, bound)
 				}
 			}
 		}
 		pm := inf
 		for m, v := range row {
-			pm = min(pm, v)
+			pm = minOf(pm, v)
 			preMin[j*M+m] = pm
 		}
 		rowMin[j] = pm
@@ -573,6 +572,49 @@ func firstUnder(work, bound float64, top int) int {
 	}
 	for m <= top && work >= bound*float64(m+1) {
 		m++
+	}
+	return m
+}
+
+// minOf and maxOf are min and max for the bounds and tests of rowDP, whose
+// values are never NaN and where a zero's sign does not matter: the
+// builtins' handling of those is a runtime call in wasm, the playground's
+// target. Stored times keep the builtins.
+func minOf(a, b float64) float64 {
+	if b < a {
+		return b
+	}
+	return a
+}
+
+func maxOf(a, b float64) float64 {
+	if b > a {
+		return b
+	}
+	return a
+}
+
+// fmax is the builtin max of two float64s, NaN and signed zeros included,
+// without the runtime call the builtin is in wasm.
+func fmax(a, b float64) float64 {
+	switch {
+	case a > b:
+		return a
+	case b > a:
+		return b
+	case a != a || b != b:
+		return math.NaN()
+	case a == 0: // +0 unless both are −0
+		return math.Float64frombits(math.Float64bits(a) & math.Float64bits(b))
+	}
+	return a
+}
+
+// maxOfAll is maxOf over v, −Inf when empty.
+func maxOfAll(v []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range v {
+		m = maxOf(m, x)
 	}
 	return m
 }
@@ -638,7 +680,7 @@ func (s *pdSolver) coefficients(lv int) *pdCoefficients {
 func (s *pdSolver) outBytes(k, j int) float64 {
 	out := 2 * s.c.OutputBytes[k]
 	if j < s.n-1 {
-		out = max(out, 2*s.c.OutputBytes[j])
+		out = fmax(out, 2*s.c.OutputBytes[j])
 	}
 	return out
 }
@@ -654,9 +696,9 @@ func (s *pdSolver) lastStage(lv, k, j int, t float64, cf *pdCoefficients, st []f
 	mono = true
 	for mp := lo; mp <= hi; mp++ {
 		if s.exact {
-			st[mp] = max(t*cf.ct[mp]+w*cf.cw[mp], out*cf.co[mp])
+			st[mp] = fmax(t*cf.ct[mp]+w*cf.cw[mp], out*cf.co[mp])
 		} else {
-			st[mp] = max(max(t, w*cf.cw[mp])*cf.ct[mp], out*cf.co[mp])
+			st[mp] = fmax(fmax(t, w*cf.cw[mp])*cf.ct[mp], out*cf.co[mp])
 		}
 		mono = mono && (mp < max(lo+1, 3) || st[mp] <= st[mp-1])
 	}
@@ -875,13 +917,13 @@ func (b *candidateBound) next(m int) float64 {
 	}
 	least := math.Inf(1)
 	if b.lo <= 1 {
-		least = max(b.pre[m-1], b.at(1))
+		least = maxOf(b.pre[m-1], b.at(1))
 	}
 	if b.c > b.from {
-		least = min(least, b.at(b.c-1))
+		least = minOf(least, b.at(b.c-1))
 	}
 	if b.c <= hi {
-		least = min(least, b.pre[m-b.c])
+		least = minOf(least, b.pre[m-b.c])
 	}
 	return least
 }

@@ -114,7 +114,7 @@ func (x *cumIndex) bucket(v float64) int {
 // empty reports whether the buckets from ua to ub (in bucket units)
 // hold no state.
 func (x *cumIndex) empty(ua, ub float64) bool {
-	b0, b1 := int(min(max(ua, 0), x.last)), int(min(max(ub, 0), x.last))
+	b0, b1 := int(minOf(maxOf(ua, 0), x.last)), int(minOf(maxOf(ub, 0), x.last))
 	return b0 > b1 || x.start[b0] == x.start[b1+1]
 }
 
@@ -172,7 +172,7 @@ func (s *pdSolver) nearSplits(sc *pdScratch, i, j, top, maxMP int, row []float64
 	const pad = 1e-6
 	uEnd, uBase, us := (end-x.lo)*x.inv-pad, (base-x.lo)*x.inv+pad, x.slack*x.inv
 	for m := 1; m <= top; m++ {
-		r := min(row[m], bound) * widen * gpus
+		r := minOf(row[m], bound) * widen * gpus
 		if !(r > 0) || math.IsInf(r, 1) {
 			return false // not a window: maySplit may pass anything
 		}

@@ -138,3 +138,21 @@ func TestPipeDreamNearSplitsMatchReference(t *testing.T) {
 		t.Errorf("nearSplits answered in %d of the solves, want at least 100", used)
 	}
 }
+
+// TestFmaxIsTheBuiltin checks fmax against the builtin max bit for bit on
+// zeros of both signs, infinities, NaN and random values.
+func TestFmaxIsTheBuiltin(t *testing.T) {
+	vals := []float64{0, math.Copysign(0, -1), 1, -1, math.Inf(1), math.Inf(-1), math.NaN(), 5e-324, math.MaxFloat64}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for range 50 {
+		vals = append(vals, rng.NormFloat64()*1e3)
+	}
+	for _, a := range vals {
+		for _, b := range vals {
+			got, want := fmax(a, b), max(a, b)
+			if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+				t.Errorf("fmax(%v, %v) = %v, want %v", a, b, got, want)
+			}
+		}
+	}
+}
