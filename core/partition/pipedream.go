@@ -136,7 +136,6 @@ func PipeDream(ctx context.Context, c *Cuts, opt PipeDreamOptions, progress Prog
 		return nil, err
 	}
 	res, err := s.result()
-	s.release()
 	if err == errNoPartition && opt.MemoryBytes > 0 {
 		need, err := minMemoryBytes(ctx, c, opt)
 		if err != nil {
@@ -160,7 +159,6 @@ func minMemoryBytes(ctx context.Context, c *Cuts, opt PipeDreamOptions) (float64
 		if err := s.solveLevels(ctx, nil); err != nil {
 			return false, err
 		}
-		s.release()
 		L := len(o.Levels)
 		M := o.Levels[L-1].Workers
 		return !math.IsInf(s.final[(s.n-1)*M+M-1], 1), nil

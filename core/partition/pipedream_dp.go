@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"math"
+	"math/bits"
 	"runtime"
 	"sort"
 	"sync"
@@ -17,11 +18,10 @@ type pdSolver struct {
 	opt   PipeDreamOptions
 	exact bool // CostPipeDream
 	n     int
-	// comp[lv] is the compute time of the stage from state i to state j
-	// >= i at level lv >= 1 (index i*n+j, read through compute):
-	// A^{lv−1}(i→j) with all workers of level lv−1, +Inf where infeasible.
-	// comp[0] is nil: level 0 uses the cuts.
-	comp [][]float64
+	// comp[lv] holds the compute times of the stages at level lv >= 1,
+	// read through compute: A^{lv−1}(i→j) with all workers of level lv−1,
+	// +Inf where infeasible. comp[0] is nil: level 0 uses the cuts.
+	comp []*stageTimes
 	// final is the last level's row 0, with choices.
 	final     []float64
 	finalBack []pdChoice
@@ -57,7 +57,7 @@ type pdChoice struct {
 
 func newPDSolver(c *Cuts, opt PipeDreamOptions) *pdSolver {
 	s := &pdSolver{c: c, opt: opt, exact: opt.CostModel == CostPipeDream, n: c.Len(),
-		comp: make([][]float64, len(opt.Levels)), tables: make([]*pdTable, len(opt.Levels))}
+		comp: make([]*stageTimes, len(opt.Levels)), tables: make([]*pdTable, len(opt.Levels))}
 	s.bound = s.bounds()
 	s.near = newCumIndex(c)
 	return s
@@ -170,7 +170,8 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 	}
 	for lv := 0; lv < L-1; lv++ {
 		M := s.opt.Levels[lv].Workers
-		next := getComp(s.n * s.n)
+		// The last level reads only its row 0's stages.
+		next := s.newStageTimes(lv+1 == L-1)
 		s.tables[lv] = s.table(lv)
 		if lv == L-2 {
 			s.last, s.rowBound = s.usefulEnds()
@@ -183,20 +184,15 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 				defer wg.Done()
 				a := make([]float64, s.n*M)
 				for i := int(row.Add(1) - 1); i < s.n && ctx.Err() == nil; i = int(row.Add(1) - 1) {
-					// compute reads only j >= i.
 					if lv == L-2 && s.last[i] < i {
-						for j := i; j < s.n; j++ { // no stage from i can be part of the optimum
-							next[i*s.n+j] = math.Inf(1)
-						}
+						next.setRow(i, nil, M) // no stage from i can be part of the optimum
 						report()
 						continue
 					}
 					if s.rowDP(ctx, lv, i, a, nil) != nil {
 						return
 					}
-					for j := i; j < s.n; j++ {
-						next[i*s.n+j] = a[j*M+M-1]
-					}
+					next.setRow(i, a, M)
 					report()
 				}
 			}()
@@ -216,27 +212,80 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 	return nil
 }
 
-// compPool holds levels' stage-time tables (*[]float64) between solves:
-// a fresh n² table costs more to fault in than the DP takes to fill it.
-var compPool sync.Pool
-
-// getComp returns a stage-time table of n floats, its contents unspecified.
-func getComp(n int) []float64 {
-	if p, _ := compPool.Get().(*[]float64); p != nil && cap(*p) >= n {
-		return (*p)[:n]
-	}
-	return make([]float64, n)
+// stageTimes is a level's stage compute times (pdSolver.comp): every
+// stage i..j, j >= i, at index i*n+j of full, or, for the last level, whose
+// DP has the single row 0, only the stages it reads: first[j] for 0..j and
+// split[off[j]+q] for k+1..j, k = ancestors(j)[q].
+type stageTimes struct {
+	c                  *Cuts
+	n                  int
+	full, first, split []float64
+	off                []int
 }
 
-// release hands the solver's stage-time tables back to compPool; the
-// solver must not be used after it.
-func (s *pdSolver) release() {
-	for lv, t := range s.comp {
-		if t != nil {
-			compPool.Put(&t)
-			s.comp[lv] = nil
+// newStageTimes returns a level's stageTimes, packed for the last level.
+func (s *pdSolver) newStageTimes(packed bool) *stageTimes {
+	t := &stageTimes{c: s.c, n: s.n}
+	if !packed {
+		t.full = make([]float64, s.n*s.n)
+		return t
+	}
+	t.off = make([]int, s.n)
+	pairs := 0
+	for j := range s.n {
+		t.off[j] = pairs
+		pairs += len(s.c.ancestors(j))
+	}
+	t.first, t.split = make([]float64, s.n), make([]float64, pairs)
+	return t
+}
+
+// setRow stores the stages from state i, a[j*M+M−1] (all workers) for
+// stage i..j, or +Inf for all of them when a is nil. Rows write disjoint
+// entries.
+func (t *stageTimes) setRow(i int, a []float64, M int) {
+	v := func(j int) float64 {
+		if a == nil {
+			return math.Inf(1)
+		}
+		return a[j*M+M-1]
+	}
+	switch {
+	case t.full != nil:
+		for j := i; j < t.n; j++ {
+			t.full[i*t.n+j] = v(j)
+		}
+	case i == 0:
+		for j := range t.n {
+			t.first[j] = v(j)
+		}
+	case t.c.anc == nil: // a chain: k = i−1 precedes every j > k, at index k
+		for j := i; j < t.n; j++ {
+			t.split[t.off[j]+i-1] = v(j)
+		}
+	default:
+		k := i - 1
+		for w, word := range t.c.desc[k] {
+			for ; word != 0; word &= word - 1 {
+				j := w*64 + bits.TrailingZeros64(word)
+				t.split[t.off[j]+t.c.ancestorIndex(k, j)] = v(j)
+			}
 		}
 	}
+}
+
+// at is the time of the stage i..j, j >= i; packed, +Inf for a stage it
+// does not hold (the last level never reads one).
+func (t *stageTimes) at(i, j int) float64 {
+	switch {
+	case t.full != nil:
+		return t.full[i*t.n+j]
+	case i == 0:
+		return t.first[j]
+	case t.c.precedes(i-1, j):
+		return t.split[t.off[j]+t.c.ancestorIndex(i-1, j)]
+	}
+	return math.Inf(1)
 }
 
 // compute is the stage i..j's compute time at level lv, +Inf when the
@@ -246,7 +295,7 @@ func (s *pdSolver) compute(lv, i, j int) float64 {
 		if j < i {
 			return math.Inf(1)
 		}
-		return s.comp[lv][i*s.n+j]
+		return s.comp[lv].at(i, j)
 	}
 	if j < i || (!s.exact && i > 0 && !s.c.precedes(i-1, j)) {
 		return math.Inf(1)
@@ -468,7 +517,12 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 				!maySplit(span(c.ComputeSeconds, i, k)*perGPU, span(c.ComputeSeconds, k+1, j)*perGPU, inv[:top+1], maxMP) {
 				continue
 			}
-			t := s.compute(lv, k+1, j)
+			var t float64
+			if lv > 0 && s.comp[lv].split != nil {
+				t = s.comp[lv].split[s.comp[lv].off[j]+q] // k = ancestors(j)[q]
+			} else {
+				t = s.compute(lv, k+1, j)
+			}
 			if math.IsInf(t, 1) || t/float64(maxMP) >= worst {
 				continue
 			}
