@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 
 	"pipeplan/core/model"
 )
@@ -129,16 +130,16 @@ func (c *Cuts) appendSplits(ks []int32, i, j int, below bool) []int32 {
 	if len(list) == 0 || list[len(list)-1] < i {
 		return ks
 	}
-	anc := c.anc[j]
-	var desc []uint64
-	if below && i > 0 {
-		desc = c.desc[i-1]
-	}
-	for w := i / 64; w <= list[len(list)-1]/64; w++ {
-		word := anc[w]
-		if desc != nil {
-			word &= desc[w]
+	if !below || i == 0 { // every ancestor from i on, at consecutive indices
+		q, _ := slices.BinarySearch(list, i)
+		for ; q < len(list); q++ {
+			ks = append(ks, int32(list[q]), int32(q))
 		}
+		return ks
+	}
+	anc, desc := c.anc[j], c.desc[i-1]
+	for w := i / 64; w <= list[len(list)-1]/64; w++ {
+		word := anc[w] & desc[w]
 		if w == i/64 {
 			word &^= 1<<(i%64) - 1 // below i
 		}
