@@ -179,14 +179,20 @@ func (a *antichains) next(anti, aug []int) [][]int {
 	return out
 }
 
+// antichainKey is the antichain's elements, ascending, each followed by a
+// comma: its map key. Built in stack buffers, one allocation (the string),
+// as the search makes one per antichain it meets.
 func antichainKey(anti []int) string {
-	s := slices.Sorted(slices.Values(anti))
-	var b strings.Builder
+	var sb [32]int
+	var bb [256]byte
+	s := append(sb[:0], anti...)
+	slices.Sort(s)
+	b := bb[:0]
 	for _, v := range s {
-		b.WriteString(strconv.Itoa(v))
-		b.WriteByte(',')
+		b = strconv.AppendInt(b, int64(v), 10)
+		b = append(b, ',')
 	}
-	return b.String()
+	return string(b)
 }
 
 // States builds PipeDream's antichain states: a breadth-first search from

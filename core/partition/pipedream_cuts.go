@@ -3,6 +3,8 @@ package partition
 import (
 	"fmt"
 	"math"
+	"math/bits"
+	"slices"
 
 	"pipeplan/core/model"
 )
@@ -21,12 +23,16 @@ type Cuts struct {
 	ParameterBytes []float64
 	// OutputBytes[j] is what crosses the cut after state j (activations forward).
 	OutputBytes []float64
-	// Ancestors lists, per state, the states that precede it, ascending; nil
-	// for a chain, where every earlier state does.
+	// Ancestors lists, per state, the states that precede it (a transitive
+	// relation), ascending; nil for a chain, where every earlier state does.
 	Ancestors [][]int
 
-	anc  [][]bool // anc[j][k]: state k precedes state j; nil for a chain
-	list []int    // 0..N−1, the ancestors of a chain state j are list[:j]
+	// anc[j] and desc[k] are bitsets (bit x of word x/64): anc[j] holds
+	// the states preceding j, desc[k] those k precedes; rank[j][w] counts
+	// j's ancestors in the words before w. All nil for a chain.
+	anc, desc [][]uint64
+	rank      [][]int32
+	list      []int // 0..N−1, the ancestors of a chain state j are list[:j]
 }
 
 // Len is the number of states.
@@ -75,11 +81,18 @@ func GraphCuts(s *model.States) (*Cuts, error) {
 	}
 	c := &Cuts{ComputeSeconds: s.ComputeSeconds, ActivationBytes: s.ActivationBytes,
 		ParameterBytes: s.ParameterBytes, OutputBytes: s.OutputBytes, Ancestors: s.Ancestors}
-	c.anc = make([][]bool, s.Len())
+	n, words := s.Len(), (s.Len()+63)/64
+	c.anc, c.desc, c.rank = make([][]uint64, n), make([][]uint64, n), make([][]int32, n)
+	for j := range n {
+		c.anc[j], c.desc[j], c.rank[j] = make([]uint64, words), make([]uint64, words), make([]int32, words)
+	}
 	for j, a := range s.Ancestors {
-		c.anc[j] = make([]bool, s.Len())
 		for _, k := range a {
-			c.anc[j][k] = true
+			c.anc[j][k/64] |= 1 << (k % 64)
+			c.desc[k][j/64] |= 1 << (j % 64)
+		}
+		for w := 1; w < words; w++ {
+			c.rank[j][w] = c.rank[j][w-1] + int32(bits.OnesCount64(c.anc[j][w-1]))
 		}
 	}
 	return c, c.checkFinite()
@@ -90,7 +103,53 @@ func (c *Cuts) precedes(k, j int) bool {
 	if c.anc == nil {
 		return k < j
 	}
-	return c.anc[j][k]
+	return c.anc[j][k/64]&(1<<(k%64)) != 0
+}
+
+// ancestorIndex is the index of state k in ancestors(j), k preceding j.
+func (c *Cuts) ancestorIndex(k, j int) int {
+	if c.anc == nil {
+		return k
+	}
+	w := k / 64
+	return int(c.rank[j][w]) + bits.OnesCount64(c.anc[j][w]&(1<<(k%64)-1))
+}
+
+// appendSplits appends to ks the split states k of a stage from state i
+// to state j, with i <= k and k preceding j, ascending, each
+// followed by its index in ancestors(j); with below, only the k that
+// state i−1 precedes (i > 0), as a stage i..k needs.
+func (c *Cuts) appendSplits(ks []int32, i, j int, below bool) []int32 {
+	if c.anc == nil { // a chain: every k in [i, j)
+		for k := i; k < j; k++ {
+			ks = append(ks, int32(k), int32(k))
+		}
+		return ks
+	}
+	list := c.Ancestors[j]
+	if len(list) == 0 || list[len(list)-1] < i {
+		return ks
+	}
+	if !below || i == 0 { // every ancestor from i on, at consecutive indices
+		q, _ := slices.BinarySearch(list, i)
+		for ; q < len(list); q++ {
+			ks = append(ks, int32(list[q]), int32(q))
+		}
+		return ks
+	}
+	anc, desc := c.anc[j], c.desc[i-1]
+	for w := i / 64; w <= list[len(list)-1]/64; w++ {
+		word := anc[w] & desc[w]
+		if w == i/64 {
+			word &^= 1<<(i%64) - 1 // below i
+		}
+		for word != 0 {
+			k := w*64 + bits.TrailingZeros64(word)
+			ks = append(ks, int32(k), int32(c.ancestorIndex(k, j)))
+			word &= word - 1
+		}
+	}
+	return ks
 }
 
 // ancestors returns the states preceding j, ascending.

@@ -3,8 +3,8 @@ package partition
 import (
 	"context"
 	"math"
+	"math/bits"
 	"runtime"
-	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -18,10 +18,10 @@ type pdSolver struct {
 	opt   PipeDreamOptions
 	exact bool // CostPipeDream
 	n     int
-	// comp[lv] is the compute time of the stage from state i to state j at
-	// level lv >= 1 (index i*n+j): A^{lv−1}(i→j) with all workers of level
-	// lv−1, +Inf where infeasible. comp[0] is nil: level 0 uses the cuts.
-	comp [][]float64
+	// comp[lv] holds the compute times of the stages at level lv >= 1,
+	// read through compute: A^{lv−1}(i→j) with all workers of level lv−1,
+	// +Inf where infeasible. comp[0] is nil: level 0 uses the cuts.
+	comp []*stageTimes
 	// final is the last level's row 0, with choices.
 	final     []float64
 	finalBack []pdChoice
@@ -36,6 +36,10 @@ type pdSolver struct {
 	last []int
 	// rowBound[i], with last, replaces bound for row i of that level.
 	rowBound []float64
+	// near indexes the cuts' cumulative compute for nearSplits;
+	// nearStates counts the rows' states whose splits it found.
+	near       *cumIndex
+	nearStates atomic.Int64
 	// scratch holds *pdScratch for rowDP, reused between rows.
 	scratch sync.Pool
 	// row, when not nil, replaces rowDP's search: tests run the reference
@@ -53,8 +57,9 @@ type pdChoice struct {
 
 func newPDSolver(c *Cuts, opt PipeDreamOptions) *pdSolver {
 	s := &pdSolver{c: c, opt: opt, exact: opt.CostModel == CostPipeDream, n: c.Len(),
-		comp: make([][]float64, len(opt.Levels)), tables: make([]*pdTable, len(opt.Levels))}
+		comp: make([]*stageTimes, len(opt.Levels)), tables: make([]*pdTable, len(opt.Levels))}
 	s.bound = s.bounds()
+	s.near = newCumIndex(c)
 	return s
 }
 
@@ -116,7 +121,7 @@ func (s *pdSolver) usefulEnds() (last []int, rowBound []float64) {
 			}
 			if rmax >= 1 && sp/G*workMargin < float64(rmax)*bound {
 				last[i] = j
-				rowBound[i] = max(rowBound[i], float64(rmax)*bound*margin)
+				rowBound[i] = maxOf(rowBound[i], float64(rmax)*bound*margin)
 			}
 		}
 	}
@@ -127,7 +132,7 @@ func (s *pdSolver) usefulEnds() (last []int, rowBound []float64) {
 // span is sp, shrunk beyond rounding and the subtraction's cancellation.
 func (s *pdSolver) restSeconds(sp float64) float64 {
 	total := s.c.ComputeSeconds[s.n-1]
-	return max(0, (total-sp)*workMargin-(1-workMargin)*total)
+	return maxOf(0, (total-sp)*workMargin-(1-workMargin)*total)
 }
 
 // topEntry is the largest m for which the last level's entry A(0→j, m+1
@@ -165,7 +170,8 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 	}
 	for lv := 0; lv < L-1; lv++ {
 		M := s.opt.Levels[lv].Workers
-		next := make([]float64, s.n*s.n)
+		// The last level reads only its row 0's stages.
+		next := s.newStageTimes(lv+1 == L-1)
 		s.tables[lv] = s.table(lv)
 		if lv == L-2 {
 			s.last, s.rowBound = s.usefulEnds()
@@ -179,18 +185,14 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 				a := make([]float64, s.n*M)
 				for i := int(row.Add(1) - 1); i < s.n && ctx.Err() == nil; i = int(row.Add(1) - 1) {
 					if lv == L-2 && s.last[i] < i {
-						for j := range s.n { // no stage from i can be part of the optimum
-							next[i*s.n+j] = math.Inf(1)
-						}
+						next.setRow(i, nil, M) // no stage from i can be part of the optimum
 						report()
 						continue
 					}
 					if s.rowDP(ctx, lv, i, a, nil) != nil {
 						return
 					}
-					for j := range s.n {
-						next[i*s.n+j] = a[j*M+M-1]
-					}
+					next.setRow(i, a, M)
 					report()
 				}
 			}()
@@ -210,11 +212,90 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 	return nil
 }
 
+// stageTimes is a level's stage compute times (pdSolver.comp): every
+// stage i..j, j >= i, at index i*n+j of full, or, for the last level, whose
+// DP has the single row 0, only the stages it reads: first[j] for 0..j and
+// split[off[j]+q] for k+1..j, k = ancestors(j)[q].
+type stageTimes struct {
+	c                  *Cuts
+	n                  int
+	full, first, split []float64
+	off                []int
+}
+
+// newStageTimes returns a level's stageTimes, packed for the last level.
+func (s *pdSolver) newStageTimes(packed bool) *stageTimes {
+	t := &stageTimes{c: s.c, n: s.n}
+	if !packed {
+		t.full = make([]float64, s.n*s.n)
+		return t
+	}
+	t.off = make([]int, s.n)
+	pairs := 0
+	for j := range s.n {
+		t.off[j] = pairs
+		pairs += len(s.c.ancestors(j))
+	}
+	t.first, t.split = make([]float64, s.n), make([]float64, pairs)
+	return t
+}
+
+// setRow stores the stages from state i, a[j*M+M−1] (all workers) for
+// stage i..j, or +Inf for all of them when a is nil. Rows write disjoint
+// entries.
+func (t *stageTimes) setRow(i int, a []float64, M int) {
+	v := func(j int) float64 {
+		if a == nil {
+			return math.Inf(1)
+		}
+		return a[j*M+M-1]
+	}
+	switch {
+	case t.full != nil:
+		for j := i; j < t.n; j++ {
+			t.full[i*t.n+j] = v(j)
+		}
+	case i == 0:
+		for j := range t.n {
+			t.first[j] = v(j)
+		}
+	case t.c.anc == nil: // a chain: k = i−1 precedes every j > k, at index k
+		for j := i; j < t.n; j++ {
+			t.split[t.off[j]+i-1] = v(j)
+		}
+	default:
+		k := i - 1
+		for w, word := range t.c.desc[k] {
+			for ; word != 0; word &= word - 1 {
+				j := w*64 + bits.TrailingZeros64(word)
+				t.split[t.off[j]+t.c.ancestorIndex(k, j)] = v(j)
+			}
+		}
+	}
+}
+
+// at is the time of the stage i..j, j >= i; packed, +Inf for a stage it
+// does not hold (the last level never reads one).
+func (t *stageTimes) at(i, j int) float64 {
+	switch {
+	case t.full != nil:
+		return t.full[i*t.n+j]
+	case i == 0:
+		return t.first[j]
+	case t.c.precedes(i-1, j):
+		return t.split[t.off[j]+t.c.ancestorIndex(i-1, j)]
+	}
+	return math.Inf(1)
+}
+
 // compute is the stage i..j's compute time at level lv, +Inf when the
 // stage is not a valid one.
 func (s *pdSolver) compute(lv, i, j int) float64 {
 	if lv > 0 {
-		return s.comp[lv][i*s.n+j]
+		if j < i {
+			return math.Inf(1)
+		}
+		return s.comp[lv].at(i, j)
 	}
 	if j < i || (!s.exact && i > 0 && !s.c.precedes(i-1, j)) {
 		return math.Inf(1)
@@ -254,7 +335,7 @@ func (s *pdSolver) stageSeconds(t, w float64, r int, b float64, single bool, g i
 		return (t + dp) / rf
 	}
 	// §2.4.1 with the ring volume: max(T, 2(r−1)/r·|W|/B) / r.
-	return math.Max(t, cost.RingAllReduceBytes(r, w)/b) / rf
+	return fmax(t, cost.RingAllReduceBytes(r, w)/b) / rf
 }
 
 // fits applies the memory constraint to a stage with activations act and
@@ -326,8 +407,9 @@ func stageMemoryBytes(act, w float64, n int) float64 {
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// rowDP solves level lv for the stages from state i: a[j*M+m] is the best
-// bottleneck over states i..j with exactly m+1 workers (+Inf if none), and
+// rowDP solves level lv for the stages from state i: a[j*M+m], j >= i (it
+// leaves the entries before i as they were), is the best bottleneck over
+// states i..j with exactly m+1 workers (+Inf if none), and
 // back, when not nil, how it was reached (dissertation §2.4.1 recurrence;
 // for CostPipeDream, the original's loops: split states k preceding j, not
 // preceding i−1, then m' ascending, first strict minimum kept). Entries
@@ -352,7 +434,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 	if s.last != nil && lv == len(s.opt.Levels)-2 {
 		end, bound = s.last[i], min(bound, s.rowBound[i])
 	}
-	for j := range n {
+	for j := i; j < n; j++ {
 		row := a[j*M : (j+1)*M]
 		for m := range row {
 			row[m] = inf
@@ -368,13 +450,14 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			continue
 		}
 		act, w := span(c.ActivationBytes, i, j), span(c.ParameterBytes, i, j)
+		nmax := s.maxInFlight(lv, act, w, M) // fits, with used = r
 		for r := 1; r <= maxR; r++ {
-			if s.fits(lv, act, w, r, r, M) {
+			if r >= usedFor(nmax, r, M) {
 				row[r-1] = s.stageSeconds(t, w, r, B, true, g)
 				if !s.exact && j < n-1 {
 					// pipeplan charges every stage its output boundary too;
 					// the original leaves it out for a pipeline's first stage.
-					row[r-1] = math.Max(row[r-1], 2*c.OutputBytes[j]/(B*float64(r)))
+					row[r-1] = fmax(row[r-1], 2*c.OutputBytes[j]/(B*float64(r)))
 				}
 			}
 		}
@@ -382,8 +465,12 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 	cf := s.coefficients(lv)
 	maxMP := cf.maxMP
 	tab := s.tables[lv]
-	sc := s.getScratch(i, M, maxMP)
-	defer s.scratch.Put(sc)
+	sc := s.getScratch(M, maxMP)
+	defer func() {
+		s.nearStates.Add(int64(sc.nearStates))
+		sc.nearStates = 0
+		s.scratch.Put(sc)
+	}()
 	// rowMin[k] is the best time over states i..k with any worker count: a
 	// lower bound of every pipeline split after k. preMin[k*M+x] is the best
 	// with at most x+1 workers, min(a[k*M .. k*M+x]). Both are written at
@@ -404,25 +491,38 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			top = s.topEntry(j)
 		}
 		open := row[:top+1]
+		// The sub-pipeline i..k needs k >= i (the original also skips k
+		// preceding i−1, implied by the order); pipeplan also needs i−1 to
+		// precede k for i..k to be a stage, so j too (precedes is
+		// transitive). nearSplits narrows them down when it can.
+		sc.ks = sc.ks[:0]
+		if s.exact || i == 0 || c.precedes(i-1, j) {
+			if !s.nearSplits(sc, i, j, top, maxMP, row, bound, float64(s.gpusBelow(lv))) {
+				sc.ks = c.appendSplits(sc.ks[:0], i, j, !s.exact)
+			}
+		}
 		// worst caps what a split must beat to matter: the largest entry of
 		// open (a split whose lower bound reaches it cannot improve any
 		// entry, and ties keep the first), or the bound.
-		worst := min(slices.Max(open), bound)
-		for m, v := range open {
-			inv[m] = 1 / min(v, bound)
+		worst := bound
+		if len(sc.ks) > 0 {
+			worst = minOf(maxOfAll(open), bound)
+			for m, v := range open {
+				inv[m] = 1 / minOf(v, bound)
+			}
 		}
-		anc := c.ancestors(j)
-		// The sub-pipeline i..k needs k >= i (the original also skips k
-		// preceding i−1, implied by the order); pipeplan also needs i−1 to
-		// precede k for i..k to be a stage.
-		from := sc.firstFrom(j, anc, i)
-		for q := from; q < len(anc); q++ {
-			k := anc[q]
-			if rowMin[k] >= worst || (!s.exact && i > 0 && !c.precedes(i-1, k)) ||
+		for x := 0; x < len(sc.ks); x += 2 {
+			k, q := int(sc.ks[x]), int(sc.ks[x+1])
+			if rowMin[k] >= worst ||
 				!maySplit(span(c.ComputeSeconds, i, k)*perGPU, span(c.ComputeSeconds, k+1, j)*perGPU, inv[:top+1], maxMP) {
 				continue
 			}
-			t := s.compute(lv, k+1, j)
+			var t float64
+			if lv > 0 && s.comp[lv].split != nil {
+				t = s.comp[lv].split[s.comp[lv].off[j]+q] // k = ancestors(j)[q]
+			} else {
+				t = s.compute(lv, k+1, j)
+			}
 			if math.IsInf(t, 1) || t/float64(maxMP) >= worst {
 				continue
 			}
@@ -432,12 +532,39 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			// or transfers, the prefix's compute spread over all its GPUs
 			// or, for pipeplan, its last stage's output.
 			out := s.outBytes(k, j)
-			wb := workBound{prefix: span(c.ComputeSeconds, i, k) * perGPU, last: max(t, out/B) * workMargin}
+			wb := workBound{prefix: span(c.ComputeSeconds, i, k) * perGPU, last: maxOf(t, out/B) * workMargin}
 			if !s.exact {
-				wb.prefix = max(wb.prefix, 2*c.OutputBytes[k]/B)
+				wb.prefix = maxOf(wb.prefix, 2*c.OutputBytes[k]/B)
 			}
 			wb.prefix *= workMargin
-			if !mayImprove(open, prev, max(t, out/B), cf.ct, bound) {
+			// The entries m the split may improve: its candidates are at
+			// least max(min(prev[0..m−1]), lb/min(m, maxMP)), where
+			// lb·ct[mp] = lb/mp bounds the last stage's time on mp workers,
+			// and workBound's (p+l)/(m+1) (max(p/x, l/y) >= (p+l)/(x+y));
+			// only the mp in [lo, hi] can beat the bound for any m
+			// (workBound), and over those, the least of max(pre[m−mp],
+			// last/mp), last workBound's: the last stage on mp workers
+			// takes at least last/mp (times ct[mp], non-increasing).
+			lb, work := maxOf(t, out/B), wb.prefix+wb.last
+			lo, hi := wb.mps(top, 1, min(top, maxMP), bound)
+			if lo > hi {
+				continue
+			}
+			low := newCandidateBound(preMin[k*M:(k+1)*M], nil, lo, hi)
+			low.last, low.ct = wb.last, cf.ct
+			sc.ms = sc.ms[:0]
+			for m := firstUnder(work, bound, top); m <= top; m++ {
+				if r := minOf(row[m], bound); preMin[k*M+m-1] < r && lb*cf.ct[min(m, maxMP)] < r && work < r*float64(m+1) &&
+					low.next(m) < r {
+					sc.ms = append(sc.ms, int32(m))
+				}
+			}
+			if len(sc.ms) == 0 {
+				continue
+			}
+			// The largest m left narrows hi.
+			mMax := int(sc.ms[len(sc.ms)-1])
+			if lo, hi = wb.mps(mMax, lo, min(hi, mMax), bound); lo > hi {
 				continue
 			}
 			// The last stage k+1..j on mp workers: its time st[mp], and the
@@ -448,40 +575,37 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 				p := tab.off[j] + q
 				st, nmax, mono = tab.st[p*(maxMP+1):(p+1)*(maxMP+1)], int(tab.nmax[p]), tab.mono[p]
 			} else {
-				nmax, mono = s.lastStage(lv, k, j, t, cf, st)
+				nmax, mono = s.lastStage(lv, k, j, t, cf, st, lo, hi)
 			}
 			if nmax < 0 {
 				continue
 			}
 			sp := split{row: row, prev: prev, pre: preMin[k*M : (k+1)*M], st: st, bound: bound,
-				nmax: nmax, maxMP: maxMP, limited: s.opt.MemoryBytes > 0, mono: mono, work: wb}
+				nmax: nmax, lo: lo, hi: hi, limited: s.opt.MemoryBytes > 0, mono: mono, work: wb}
 			improved := false
-			pm, work := inf, wb.prefix+wb.last
-			for m := 1; m <= top; m++ {
-				// A cheap lower bound of the split's candidates for m first
-				// (mayImprove's and workBound's, the latter at its best mp:
-				// max(p/x, l/y) >= (p+l)/(x+y)): best would leave row[m].
-				pm = min(pm, prev[m-1])
-				if max(pm, wb.last*cf.ct[min(m, maxMP)]) >= min(row[m], bound) || work >= min(row[m], bound)*float64(m+1) {
+			// best changes only row[m], which only m's tests read.
+			cb := newCandidateBound(sp.pre, st, lo, hi)
+			for _, m := range sc.ms {
+				if mono && cb.next(int(m)) >= minOf(row[m], bound) {
 					continue
 				}
-				if mp := sp.best(m); mp > 0 {
+				if mp := sp.best(int(m)); mp > 0 {
 					improved = true
 					if back != nil {
-						back[j*M+m] = pdChoice{int32(k), int32(mp)}
+						back[j*M+int(m)] = pdChoice{int32(k), int32(mp)}
 					}
 				}
 			}
 			if improved {
-				worst = min(slices.Max(open), bound)
+				worst = minOf(maxOfAll(open), bound)
 				for m, v := range open {
-					inv[m] = 1 / min(v, bound)
+					inv[m] = 1 / minOf(v, bound)
 				}
 			}
 		}
 		pm := inf
 		for m, v := range row {
-			pm = min(pm, v)
+			pm = minOf(pm, v)
 			preMin[j*M+m] = pm
 		}
 		rowMin[j] = pm
@@ -489,22 +613,82 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 	return nil
 }
 
+// firstUnder is the first m >= 1 with work < bound·(m+1): for every m
+// before it, work >= bound·(m+1) (m+1 workers of a split cannot beat the
+// bound), top+1 when none is.
+func firstUnder(work, bound float64, top int) int {
+	m := 1
+	if f := work / bound; f > 3 && f < float64(top) {
+		m = int(f) - 1
+		for m > 1 && !(work >= bound*float64(m)) {
+			m--
+		}
+	}
+	for m <= top && work >= bound*float64(m+1) {
+		m++
+	}
+	return m
+}
+
+// minOf and maxOf are min and max for the bounds and tests of rowDP, whose
+// values are never NaN and where a zero's sign does not matter: the
+// builtins' handling of those is a runtime call in wasm, the playground's
+// target. Stored times keep the builtins.
+func minOf(a, b float64) float64 {
+	if b < a {
+		return b
+	}
+	return a
+}
+
+func maxOf(a, b float64) float64 {
+	if b > a {
+		return b
+	}
+	return a
+}
+
+// fmax is the builtin max of two float64s, NaN and signed zeros included,
+// without the runtime call the builtin is in wasm.
+func fmax(a, b float64) float64 {
+	switch {
+	case a > b:
+		return a
+	case b > a:
+		return b
+	case a != a || b != b:
+		return math.NaN()
+	case a == 0: // +0 unless both are −0
+		return math.Float64frombits(math.Float64bits(a) & math.Float64bits(b))
+	}
+	return a
+}
+
+// maxOfAll is maxOf over v, −Inf when empty.
+func maxOfAll(v []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range v {
+		m = maxOf(m, x)
+	}
+	return m
+}
+
 // pdScratch is rowDP's working memory, reused between its rows.
 type pdScratch struct {
 	rowMin, preMin, inv, st []float64
-	// from[j] is the index in ancestors(j) of the first state >= row (the
-	// row it was last advanced for): rows come in ascending order on
-	// each goroutine, so it only moves forward.
-	from []int32
-	row  int
+	// ks holds a state's splits, appendSplits' pairs; near is
+	// nearSplits' working list, ms a split's entries to search.
+	ks, near, ms []int32
+	// nearStates counts nearSplits' successes, added to the solver's.
+	nearStates int
 }
 
-// getScratch returns a pdScratch for row i with at least M workers and
-// maxMP replicas per stage.
-func (s *pdSolver) getScratch(i, M, maxMP int) *pdScratch {
+// getScratch returns a pdScratch with at least M workers and maxMP
+// replicas per stage.
+func (s *pdSolver) getScratch(M, maxMP int) *pdScratch {
 	sc, _ := s.scratch.Get().(*pdScratch)
 	if sc == nil {
-		sc = &pdScratch{rowMin: make([]float64, s.n), from: make([]int32, s.n)}
+		sc = &pdScratch{rowMin: make([]float64, s.n)}
 	}
 	if len(sc.preMin) < s.n*M {
 		sc.preMin, sc.inv = make([]float64, s.n*M), make([]float64, M)
@@ -512,22 +696,7 @@ func (s *pdSolver) getScratch(i, M, maxMP int) *pdScratch {
 	if len(sc.st) < maxMP+1 {
 		sc.st = make([]float64, maxMP+1)
 	}
-	if i < sc.row {
-		clear(sc.from)
-	}
-	sc.row = i
 	return sc
-}
-
-// firstFrom is the index of the first state >= i in anc, ancestors(j)
-// (ascending).
-func (sc *pdScratch) firstFrom(j int, anc []int, i int) int {
-	q := int(sc.from[j])
-	for q < len(anc) && anc[q] < i {
-		q++
-	}
-	sc.from[j] = int32(q)
-	return q
 }
 
 // pdCoefficients are stageSeconds and the transfer term of level lv as
@@ -565,27 +734,27 @@ func (s *pdSolver) coefficients(lv int) *pdCoefficients {
 func (s *pdSolver) outBytes(k, j int) float64 {
 	out := 2 * s.c.OutputBytes[k]
 	if j < s.n-1 {
-		out = max(out, 2*s.c.OutputBytes[j])
+		out = fmax(out, 2*s.c.OutputBytes[j])
 	}
 	return out
 }
 
-// lastStage fills st[mp] with the time of the stage k+1..j (compute t) on
-// mp workers of level lv after a split at k, and returns the most inputs it
-// can hold in flight besides its own (maxInFlight) and whether st[2..] is
-// non-increasing.
-func (s *pdSolver) lastStage(lv, k, j int, t float64, cf *pdCoefficients, st []float64) (nmax int, mono bool) {
+// lastStage fills st[mp], for mp in [lo, hi], with the time of the stage
+// k+1..j (compute t) on mp workers of level lv after a split at k, and
+// returns the most inputs it can hold in flight besides its own
+// (maxInFlight) and whether st is non-increasing on [max(lo, 2), hi].
+func (s *pdSolver) lastStage(lv, k, j int, t float64, cf *pdCoefficients, st []float64, lo, hi int) (nmax int, mono bool) {
 	c := s.c
 	out := s.outBytes(k, j)
 	act, w := span(c.ActivationBytes, k+1, j), span(c.ParameterBytes, k+1, j)
 	mono = true
-	for mp := 1; mp <= cf.maxMP; mp++ {
+	for mp := lo; mp <= hi; mp++ {
 		if s.exact {
-			st[mp] = max(t*cf.ct[mp]+w*cf.cw[mp], out*cf.co[mp])
+			st[mp] = fmax(t*cf.ct[mp]+w*cf.cw[mp], out*cf.co[mp])
 		} else {
-			st[mp] = max(max(t, w*cf.cw[mp])*cf.ct[mp], out*cf.co[mp])
+			st[mp] = fmax(fmax(t, w*cf.cw[mp])*cf.ct[mp], out*cf.co[mp])
 		}
-		mono = mono && (mp < 3 || st[mp] <= st[mp-1])
+		mono = mono && (mp < max(lo+1, 3) || st[mp] <= st[mp-1])
 	}
 	return s.maxInFlight(lv, act, w, s.opt.Levels[lv].Workers), mono
 }
@@ -624,7 +793,7 @@ func (s *pdSolver) table(lv int) *pdTable {
 			if math.IsInf(t, 1) {
 				continue // never read
 			}
-			nmax, mono := s.lastStage(lv, k, j, t, cf, tab.st[p*w:(p+1)*w])
+			nmax, mono := s.lastStage(lv, k, j, t, cf, tab.st[p*w:(p+1)*w], 1, cf.maxMP)
 			tab.nmax[p], tab.mono[p] = int32(nmax), mono
 		}
 	}
@@ -638,9 +807,13 @@ func (s *pdSolver) table(lv int) *pdTable {
 type split struct {
 	row, prev, pre, st []float64
 	bound              float64
-	nmax, maxMP        int
-	limited            bool
-	// mono reports st[2..maxMP] non-increasing, which lets best stop early.
+	nmax               int
+	// lo and hi are the replicas of the last stage that may beat the
+	// bound (st holds those), lo >= 1.
+	lo, hi  int
+	limited bool
+	// mono reports st non-increasing on [max(lo, 2), hi], which lets best
+	// stop early.
 	mono bool
 	// work, when set, bounds the candidates from below by compute per worker.
 	work workBound
@@ -712,7 +885,7 @@ func (w workBound) mps(m, lo, hi int, best float64) (int, int) {
 // the smallest of those achieving the minimum, as the ascending scan with
 // strict improvement finds it; 0 when row[m] stays.
 func (sp *split) best(m int) int {
-	lo, hi := 1, min(m, sp.maxMP)
+	lo, hi := sp.lo, min(m, sp.hi)
 	if sp.limited {
 		// The stage fits when the pipeline takes m+1 >= M − nmax·mp workers
 		// (usedFor), i.e. mp >= (M − m − 1)/nmax.
@@ -762,20 +935,51 @@ func (sp *split) best(m int) int {
 	return bestMP
 }
 
-// mayImprove reports whether a split could lower some entry m of row below
-// min(row[m], bound): its candidates are at least max(min(prev[0..m−1]),
-// lb/min(m, maxMP)), where lb·ct[mp] = lb/mp bounds the last stage's time
-// on mp workers from below.
-func mayImprove(row, prev []float64, lb float64, ct []float64, bound float64) bool {
-	maxMP := len(ct) - 1
-	pm := math.Inf(1)
-	for m := 1; m < len(row); m++ {
-		pm = min(pm, prev[m-1])
-		if max(pm, lb*ct[min(m, maxMP)]) < min(row[m], bound) {
-			return true
-		}
+// candidateBound is the least of max(pre[m−mp], st[mp]) over the mp in
+// [lo, min(m, hi)], a lower bound of a split's candidates max(prev[m−mp],
+// st[mp]) there, for ascending m, when st is non-increasing on
+// [max(lo, 2), hi]: pre[m−mp] grows with mp, so past mp = 1 the least is
+// where the two cross, at the first such mp with pre[m−mp] >= st[mp] (c)
+// or just before it, and c only moves up as m grows (pre[m−mp] falls).
+// O(m + hi) for all m together. With st nil, st[mp] is last·ct[mp].
+type candidateBound struct {
+	pre, st      []float64
+	last         float64
+	ct           []float64
+	lo, from, hi int // from = max(lo, 2)
+	c            int
+}
+
+func newCandidateBound(pre, st []float64, lo, hi int) candidateBound {
+	from := max(lo, 2)
+	return candidateBound{pre: pre, st: st, lo: lo, from: from, hi: hi, c: from}
+}
+
+// at is st[mp].
+func (b *candidateBound) at(mp int) float64 {
+	if b.st == nil {
+		return b.last * b.ct[mp]
 	}
-	return false
+	return b.st[mp]
+}
+
+// next returns the bound for entry m, m larger than at the last call.
+func (b *candidateBound) next(m int) float64 {
+	hi := min(m, b.hi)
+	for b.c <= hi && b.pre[m-b.c] < b.at(b.c) {
+		b.c++
+	}
+	least := math.Inf(1)
+	if b.lo <= 1 {
+		least = maxOf(b.pre[m-1], b.at(1))
+	}
+	if b.c > b.from {
+		least = minOf(least, b.at(b.c-1))
+	}
+	if b.c <= hi {
+		least = minOf(least, b.pre[m-b.c])
+	}
+	return least
 }
 
 // result reads the optimum off the last level and rebuilds its stages

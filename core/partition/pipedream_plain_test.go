@@ -80,7 +80,7 @@ func plainPipeDream(c *Cuts, opt PipeDreamOptions) float64 {
 				next[i*n+j] = A[i][j*M+M-1]
 			}
 		}
-		s.comp[lv+1] = next
+		s.comp[lv+1] = &stageTimes{c: c, n: n, full: next}
 	}
 	return inf
 }

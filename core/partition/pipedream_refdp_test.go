@@ -194,19 +194,7 @@ func TestPipeDreamMatchesReference(t *testing.T) {
 		}
 	}()
 	for trial := range 400 {
-		n := 1 + rng.IntN(24)
-		prof := randomChain(rng, n)
-		if trial%3 == 0 {
-			// Identical layers: proportional splits tie with data
-			// parallelism, as ResNet's do, and ties must break alike.
-			for l := range prof.Layers {
-				prof.Layers[l] = prof.Layers[0]
-			}
-		}
-		cuts, err := ChainCuts(prof)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cuts := randomChainCuts(t, rng, trial%3 == 0)
 		var lv []float64
 		for range 1 + rng.IntN(3) {
 			lv = append(lv, float64(1+rng.IntN(12)), []float64{1e9, 1e10, 1e11}[rng.IntN(3)])
@@ -235,3 +223,20 @@ func TestPipeDreamMatchesReference(t *testing.T) {
 }
 
 func first[A, B any](a A, _ B) A { return a }
+
+// randomChainCuts returns the cuts of a random chain of 1 to 24 layers, all
+// identical when identical is set: their proportional splits tie with data
+// parallelism, as ResNet's do, and ties must break alike.
+func randomChainCuts(t *testing.T, rng *rand.Rand, identical bool) *Cuts {
+	prof := randomChain(rng, 1+rng.IntN(24))
+	if identical {
+		for l := range prof.Layers {
+			prof.Layers[l] = prof.Layers[0]
+		}
+	}
+	c, err := ChainCuts(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
