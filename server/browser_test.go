@@ -1393,6 +1393,36 @@ func TestBrowser(t *testing.T) {
 		}
 		tb.checkPageErrors(t)
 	})
+	t.Run("RendersKeepUnchangedChartsAndReplaceChangedOnes", func(t *testing.T) {
+		// vugu re-sends the whole page on every render; vugu-render.js
+		// (wasm/vuguhelper) skips writes that change nothing. A render that
+		// leaves the charts as they were keeps their elements; a new plan
+		// replaces them with its own.
+		tb := b.openState(t, request.Default())
+		charts := `["#timeline svg", "#memory-chart svg", "#step-breakdown svg"]`
+		if !eval[bool](t, tb, charts+`.every(sel => { const e = document.querySelector(sel); if (!e) return false; e.__kept = true; return true; })`) {
+			t.Fatalf("the default plan lacks a timeline, memory or breakdown chart")
+		}
+		before := eval[[]string](t, tb, charts+`.map(sel => document.querySelector(sel).outerHTML)`)
+		run := eval[string](t, tb, `document.getElementById("plan-timing").dataset.run`)
+		tb.setSelect(t, "price-per-gpu-hour", "7") // re-renders the page, plans nothing
+		tb.waitFor(t, `document.getElementById("run-cost").textContent.includes("$") && document.getElementById("price-per-gpu-hour").nextElementSibling.textContent === "your price"`)
+		if now := eval[string](t, tb, `document.getElementById("plan-timing").dataset.run`); now != run {
+			t.Fatalf("the price change re-planned (run %s → %s)", run, now)
+		}
+		if kept := eval[[]bool](t, tb, charts+`.map(sel => document.querySelector(sel).__kept === true)`); !slices.Equal(kept, []bool{true, true, true}) {
+			t.Errorf("a render that changed no chart replaced some (kept: timeline, memory, breakdown = %v)", kept)
+		}
+		tb.setSelect(t, "model", "gpt-1.7b")
+		tb.waitFor(t, fmt.Sprintf(`document.getElementById("plan-timing").dataset.run !== %q && document.getElementById("cancel-plan") === null && document.querySelector("#timeline svg") !== null`, run))
+		after := eval[[]string](t, tb, charts+`.map(sel => { const e = document.querySelector(sel); return e && e.__kept !== true ? e.outerHTML : "kept"; })`)
+		for i, name := range []string{"timeline", "memory chart", "breakdown"} {
+			if after[i] == "kept" || after[i] == before[i] {
+				t.Errorf("after a new plan the %s is still the old one", name)
+			}
+		}
+		tb.checkPageErrors(t)
+	})
 	t.Run("ChartsHaveLabels", func(t *testing.T) {
 		// Every chart on every page is an image with a text alternative.
 		tb := b.openState(t, request.Default())
