@@ -107,10 +107,10 @@ func (a *App) startJob(job Job, progress func(done, total float64) *ProgressBar,
 				env.UnlockRender()
 				return
 			}
-			env.UnlockOnly()
 			if bar.ID != "" {
 				a.browser.SetProgress(*bar)
 			}
+			env.UnlockOnly()
 		}()
 	}, func(answer []byte) {
 		var ans JobAnswer
