@@ -40,12 +40,23 @@
 			idle = null;
 			let finished = false;
 			const detach = () => { finished = true; w.onmessage = null; w.onerror = quiet; };
+			// Progress is delivered once per turn of the event loop, the
+			// latest only: a delivery may re-render the page, and messages
+			// that queued up during a render must not each render again.
+			let progress = null;
+			const deliver = () => {
+				const p = progress;
+				progress = null;
+				if (p && !finished) onProgress(p.done, p.total);
+			};
 			w.onmessage = (e) => {
 				const m = e.data;
 				if (finished) return;
 				if (m.type === "progress") {
-					onProgress(m.done, m.total);
+					if (progress === null) setTimeout(deliver, 0);
+					progress = m;
 				} else if (m.type === "answer") {
+					progress = null;
 					detach();
 					if (idle === null) idle = w; else w.terminate();
 					onDone(m.answer);
@@ -69,7 +80,12 @@
 	};
 	const go = new Go();
 	WebAssembly.compileStreaming(fetch("app.wasm"))
-		.then((m) => { module = m; return WebAssembly.instantiate(m, go.importObject); })
+		.then((m) => {
+			module = m;
+			// The first plan's worker starts now, beside the page's own start.
+			idle = spawn();
+			return WebAssembly.instantiate(m, go.importObject);
+		})
 		.then((instance) => go.run(instance))
 		.catch(fail);
 })();

@@ -37,6 +37,16 @@ type Browser interface {
 	// event loop and must not block. stop ends the worker at once (done
 	// is then never called); ok is false when no worker could be started.
 	StartWorker(job []byte, progress func(done, total float64), done func(answer []byte)) (stop func(), ok bool)
+	// SetProgress sets a <progress> element's value, max and text in
+	// place, without a render; it does nothing when the element is absent.
+	SetProgress(bar ProgressBar)
+}
+
+// ProgressBar is the state of the <progress> element with id ID.
+type ProgressBar struct {
+	ID         string
+	Value, Max float64
+	Text       string
 }
 
 // App is the playground's model shared by all components: the UI state
@@ -72,6 +82,7 @@ type App struct {
 	focusRow string         // the candidate row to focus after the next renders
 	planRun  int            // counts re-plans; a worker's answer to an older one is dropped
 	simRun   int            // counts simulations, likewise
+	charts   charts         // the Plan page's charts of the result on screen
 }
 
 // NewApp makes the UI from a URL fragment; a bad fragment shows its error

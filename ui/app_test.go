@@ -25,7 +25,8 @@ func (f *fakeBrowser) ReadFile(string, func(string, []byte, error)) {}
 func (f *fakeBrowser) StartWorker([]byte, func(float64, float64), func([]byte)) (func(), bool) {
 	return nil, false
 }
-func (f *fakeBrowser) Focus(id string) { f.focused = id }
+func (f *fakeBrowser) Focus(id string)         { f.focused = id }
+func (f *fakeBrowser) SetProgress(ProgressBar) {}
 func (f *fakeBrowser) Download(name, _ string, data []byte) error {
 	if f.downloads == nil {
 		f.downloads = map[string][]byte{}

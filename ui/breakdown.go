@@ -65,5 +65,9 @@ func (c *PlanPage) breakdownSVG() vugu.HTML {
 	if r.Selected < 0 || r.Selected >= len(r.Candidates) || r.Candidates[r.Selected].Breakdown == nil {
 		return vugu.HTML("")
 	}
-	return vugu.HTML(breakdownBarSVG(*r.Candidates[r.Selected].Breakdown))
+	b, m := r.Candidates[r.Selected].Breakdown, &c.App.charts
+	if m.breakdownOf != b {
+		m.breakdownOf, m.breakdown = b, vugu.HTML(breakdownBarSVG(*b))
+	}
+	return m.breakdown
 }

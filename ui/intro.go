@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"sync"
+
 	"pipeplan/app/request"
 )
 
@@ -33,38 +35,51 @@ var sources = []source{
 
 // intro is the open page's introduction.
 func (c *Root) intro() intro {
-	switch c.App.State.Tab {
-	case "cluster":
+	if in, ok := intros[c.App.State.Tab]; ok {
+		return in()
+	}
+	return intros["plan"]()
+}
+
+// intros are the pages' introductions by tab, each made once, when its page
+// is first shown: their example links are fixed states, and encoding one
+// (a deflate at its best compression) costs ~40 ms in wasm, which every
+// render paid before.
+var intros = map[string]func() intro{
+	"cluster": sync.OnceValue(func() intro {
 		return intro{
 			Question: "Who gets which GPUs?",
 			Text: "Gavel shares a cluster of different GPUs between jobs: list the jobs and the GPUs on the left, pick a policy, and the heatmap shows the share of time each job gets on each GPU type. " +
 				"Simulate a trace to see job completion times; add the Plan page's model as a job to use the planner's predicted throughputs.",
 			Examples: []example{
-				{"twelve of Gavel's jobs on a V100 server, two P100 servers and a K80 server", c.href(request.Default(), "cluster")},
-				{"§5.4.1's three jobs on one V100 and one K80", c.href(paperExample(), "cluster")},
+				{"twelve of Gavel's jobs on a V100 server, two P100 servers and a K80 server", href(request.Default(), "cluster")},
+				{"§5.4.1's three jobs on one V100 and one K80", href(paperExample(), "cluster")},
 			},
 		}
-	case "cost":
+	}),
+	"cost": sync.OnceValue(func() intro {
 		return intro{
 			Question: "What should I rent?",
 			Text: "Prices per GPU-hour turn the Cluster page's jobs into dollars: the table compares cost-normalized throughput per GPU type, and the min-cost policy allocates under deadlines. " +
 				"Edit the prices or pick a sourced price list on the left.",
-			Examples: []example{{"the Cluster page's twelve jobs at GCP prices", c.href(request.Default(), "cost")}},
+			Examples: []example{{"the Cluster page's twelve jobs at GCP prices", href(request.Default(), "cost")}},
 		}
-	}
-	return intro{
-		Question: "How do I split this model over these GPUs?",
-		Text: "Pick a model and a cluster on the left: pipeplan searches tensor, pipeline and data parallelism for transformers (PTD-P), or partitions measured per-layer profiles (PipeDream, 2BW, MadPipe), and ranks what fits by throughput. " +
-			"Select a row to see its memory and timeline, pin one to compare two, and export the plan for the runner.",
-		Examples: []example{
-			{"GPT-3 175B on 1024 A100s (Table 4.1)", c.href(request.Default(), "plan")},
-			{"VGG-16 on 16 V100s (Table 2.2)", c.href(vgg16Example(), "plan")},
-		},
-	}
+	}),
+	"plan": sync.OnceValue(func() intro {
+		return intro{
+			Question: "How do I split this model over these GPUs?",
+			Text: "Pick a model and a cluster on the left: pipeplan searches tensor, pipeline and data parallelism for transformers (PTD-P), or partitions measured per-layer profiles (PipeDream, 2BW, MadPipe), and ranks what fits by throughput. " +
+				"Select a row to see its memory and timeline, pin one to compare two, and export the plan for the runner.",
+			Examples: []example{
+				{"GPT-3 175B on 1024 A100s (Table 4.1)", href(request.Default(), "plan")},
+				{"VGG-16 on 16 V100s (Table 2.2)", href(vgg16Example(), "plan")},
+			},
+		}
+	}),
 }
 
 // href is the link to state s with page tab open, or "" if it cannot be encoded.
-func (c *Root) href(s request.State, tab string) string {
+func href(s request.State, tab string) string {
 	s.Tab = tab
 	f, err := request.Encode(s)
 	if err != nil {

@@ -402,10 +402,12 @@ func (a *App) replanInWorker() (stop func(), ok bool) {
 		job.Profile = a.uploaded
 	}
 	run, start := a.planRun, a.browser.NowMillis()
-	return a.startJob(job, func(done, total float64) {
-		if a.planRun == run && a.Plan.Running {
-			a.Plan.Progress = done / total
+	return a.startJob(job, func(done, total float64) *ProgressBar {
+		if a.planRun != run || !a.Plan.Running {
+			return &ProgressBar{} // nothing to show: no render either
 		}
+		a.Plan.Progress = done / total
+		return &ProgressBar{ID: "plan-progress", Value: a.Plan.Progress, Max: 1, Text: a.Plan.TimingText()}
 	}, func(ans JobAnswer) {
 		if a.planRun != run {
 			return // superseded by a newer input

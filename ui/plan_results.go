@@ -8,6 +8,7 @@ import (
 	"github.com/vugu/vugu"
 
 	"pipeplan/app"
+	"pipeplan/core/cost"
 	"pipeplan/core/plan"
 )
 
@@ -181,7 +182,33 @@ func memoryLegend() []legendEntry {
 
 func (c *PlanPage) memorySVG() vugu.HTML {
 	r := c.App.Plan.Result
-	return vugu.HTML(memoryBarsSVG(r.StageMemory, r.CapacityBytes))
+	m := &c.App.charts
+	if len(r.StageMemory) == 0 {
+		return ""
+	}
+	if key := (memoryKey{&r.StageMemory[0], len(r.StageMemory), r.CapacityBytes}); m.memoryOf != key {
+		m.memoryOf, m.memory = key, vugu.HTML(memoryBarsSVG(r.StageMemory, r.CapacityBytes))
+	}
+	return m.memory
+}
+
+// charts keeps the Plan page's charts drawn for the result on screen: the
+// page re-renders on every input change and progress message, and drawing
+// them anew each time took ~100 ms of a render in wasm. A result's slices
+// and pointers are its own (each answer is decoded afresh), so they
+// identify it.
+type charts struct {
+	memoryOf    memoryKey
+	memory      vugu.HTML
+	breakdownOf *cost.TimeBreakdown
+	breakdown   vugu.HTML
+}
+
+// memoryKey identifies the per-stage memories a memory chart drew.
+type memoryKey struct {
+	first         *cost.Memory
+	stages        int
+	capacityBytes float64
 }
 
 // memoryHeaders are the per-rank memory table's columns: the stage, each

@@ -42,10 +42,11 @@ func (a *App) StartSimulation() {
 	in := a.State.Cluster
 	a.simRun++
 	run := a.simRun
-	stop, ok := a.startJob(Job{Kind: JobSimulate, Cluster: &in}, func(done, total float64) {
+	stop, ok := a.startJob(Job{Kind: JobSimulate, Cluster: &in}, func(done, total float64) *ProgressBar {
 		if a.simRun == run && a.Sim.Running {
 			a.Sim.Done, a.Sim.Total = int(done), int(total)
 		}
+		return nil // the bar and the text beside it: a render
 	}, func(ans JobAnswer) {
 		if a.simRun != run {
 			return

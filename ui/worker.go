@@ -83,10 +83,14 @@ func runJob(ctx context.Context, data []byte, progress func(done, total float64)
 }
 
 // startJob runs job in a Web Worker when the page has one: progress and
-// done run with the event environment locked and re-render the page. It
-// returns the worker's stop, or ok false when there is no worker (tests,
-// a page without workers), for the caller to run the job in place.
-func (a *App) startJob(job Job, progress func(done, total float64), done func(JobAnswer)) (stop func(), ok bool) {
+// done run with the event environment locked. done re-renders the page;
+// progress does too, unless it returns the one progress bar that moved,
+// which is then set in place: a render of a page holding the last result
+// costs its UI thread far more than the bar (vugu renders the whole page),
+// and the answer waits behind it. It returns the worker's stop, or ok
+// false when there is no worker (tests, a page without workers), for the
+// caller to run the job in place.
+func (a *App) startJob(job Job, progress func(done, total float64) *ProgressBar, done func(JobAnswer)) (stop func(), ok bool) {
 	if a.env == nil {
 		return nil, false
 	}
@@ -98,8 +102,15 @@ func (a *App) startJob(job Job, progress func(done, total float64), done func(Jo
 	return a.browser.StartWorker(data, func(d, t float64) {
 		go func() {
 			env.Lock()
-			defer env.UnlockRender()
-			progress(d, t)
+			bar := progress(d, t)
+			if bar == nil {
+				env.UnlockRender()
+				return
+			}
+			if bar.ID != "" {
+				a.browser.SetProgress(*bar)
+			}
+			env.UnlockOnly()
 		}()
 	}, func(answer []byte) {
 		var ans JobAnswer

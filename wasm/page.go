@@ -190,6 +190,21 @@ func (p *page) StartWorker(job []byte, progress func(done, total float64), done 
 	}, true
 }
 
+// SetProgress sets a <progress> element's value, max and text in place.
+func (p *page) SetProgress(bar ui.ProgressBar) {
+	doc, err := p.win.Get("document")
+	if err != nil {
+		return
+	}
+	el, err := doc.Call("getElementById", bar.ID)
+	if err != nil || el.IsNull() {
+		return
+	}
+	el.Set("max", bar.Max)
+	el.Set("value", bar.Value)
+	el.Set("textContent", bar.Text)
+}
+
 // onHashChange restores the state when the fragment changes (back/forward,
 // an edited address bar, a pasted link).
 func (p *page) onHashChange(env vugu.EventEnv, app *ui.App) error {

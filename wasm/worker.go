@@ -11,8 +11,12 @@ import (
 	"pipeplan/ui"
 )
 
-// progressEvery bounds how often a worker posts progress to the page.
-const progressEvery = 50 * time.Millisecond
+// progressEvery bounds how often a worker posts progress to the page. Each
+// message costs the page's UI thread (a simulation's re-renders the whole
+// page, 50–300 ms under load), and the answer waits behind that work: so a
+// job posts none in its first progressEvery either, and one that ends
+// sooner sends the page nothing but its answer.
+const progressEvery = 250 * time.Millisecond
 
 // runWorker is the program's life in a Web Worker (public/worker.js): it
 // defines self.pipeplanRunJob(job), which runs one ui.Job and posts
@@ -33,9 +37,9 @@ func runWorker() error {
 		}
 		job, _ := args[0].String()
 		go func() {
-			var last time.Time
+			last := time.Now()
 			answer := ui.RunJob(context.Background(), []byte(job), func(done, total float64) {
-				if now := time.Now(); now.Sub(last) >= progressEvery || done == total {
+				if now := time.Now(); now.Sub(last) >= progressEvery {
 					last = now
 					post(map[string]any{"type": "progress", "done": done, "total": total})
 				}
