@@ -114,6 +114,11 @@ func Allocate(ctx context.Context, in request.Cluster) (ClusterResult, error) {
 			return ClusterResult{}, err
 		}
 	}
+	if info, ok := gavel.LookupPolicy(in.Policy); ok && info.NeedsPrices {
+		if err := withPrices(in.Policy, inst); err != nil {
+			return ClusterResult{}, err
+		}
+	}
 	policy, err := gavel.PolicyByName(in.Policy)
 	if err != nil {
 		return ClusterResult{}, fmt.Errorf("cluster.policy: %w", err)
@@ -316,4 +321,22 @@ func offerPairs(in request.Cluster, inst *gavel.Instance) ([]string, error) {
 		}
 	}
 	return why, nil
+}
+
+// withPrices gives inst the default price list's GPU-hour prices
+// (gpuprofiles/cloud.json, with its sources and date), which the cost
+// policies need; a budget policy needs a budget the Cluster page does not
+// ask for, and says where to give one.
+func withPrices(policy string, inst *gavel.Instance) error {
+	if policy == "min_makespan_budget_perf" {
+		return &request.FieldError{Field: "cluster.policy", Msg: fmt.Sprintf("%s needs a budget in dollars, which the Cluster page does not ask for: "+
+			"run it with `pipeplan gavel allocate --policy %s --budget DOLLARS` (or /api/v1/gavel/allocate with budget_dollars), or pick min_cost_slo_perf or min_makespan_perf here", policy, policy)}
+	}
+	list := gpuprofiles.DefaultPriceList()
+	prices, err := list.ForWorkerTypes(inst.WorkerTypes)
+	if err != nil {
+		return &request.FieldError{Field: "cluster.policy", Msg: fmt.Sprintf("%s prices GPU-hours from the price list %s: %v", policy, list.ID, err)}
+	}
+	inst.PricePerHour = prices
+	return nil
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -484,5 +485,30 @@ func TestDefaultClusterShowsHeterogeneity(t *testing.T) {
 	}
 	if moved < 0.5 {
 		t.Errorf("the aware allocation moves at most %.2f of a job's time from the agnostic one", moved)
+	}
+}
+
+// TestClusterCostPolicies: on the Cluster page min_cost_slo_perf runs on
+// the default price list's prices (it failed with "price_per_hour
+// required"), and min_makespan_budget_perf, which needs a budget the page
+// does not ask for, says where to give one.
+func TestClusterCostPolicies(t *testing.T) {
+	in := request.DefaultCluster()
+	for m := range in.Jobs {
+		in.Jobs[m].Steps, in.Jobs[m].SLOHours = 1e6, 1000
+	}
+	in.Policy = "min_cost_slo_perf"
+	res, err := Allocate(context.Background(), in)
+	if err != nil {
+		t.Fatalf("min_cost_slo_perf: %v", err)
+	}
+	if len(res.X) != len(in.Jobs) {
+		t.Fatalf("min_cost_slo_perf: %d allocation rows, want %d", len(res.X), len(in.Jobs))
+	}
+	in.Policy = "min_makespan_budget_perf"
+	_, err = Allocate(context.Background(), in)
+	var fe *request.FieldError
+	if !errors.As(err, &fe) || fe.Field != "cluster.policy" || !strings.Contains(err.Error(), "--budget") {
+		t.Fatalf("min_makespan_budget_perf: err = %v, want a cluster.policy error saying where to give a budget", err)
 	}
 }

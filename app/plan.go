@@ -156,6 +156,13 @@ func Plan(ctx context.Context, in request.Plan) (Result, error) {
 // PlanProgress is Plan reporting the fraction done of a slow planner
 // (MadPipe) to progress, if not nil.
 func PlanProgress(ctx context.Context, in request.Plan, progress func(float64)) (Result, error) {
+	return runPlanner(ctx, in, progress, true)
+}
+
+// runPlanner is PlanProgress; without detailed it ranks the candidates
+// only, leaving out the selected one's run plan, stage memory and
+// timeline (a planned job needs its throughput alone: PlannedJob).
+func runPlanner(ctx context.Context, in request.Plan, progress func(float64), detailed bool) (Result, error) {
 	if err := in.Validate(); err != nil {
 		return Result{}, err
 	}
@@ -171,7 +178,7 @@ func PlanProgress(ctx context.Context, in request.Plan, progress func(float64)) 
 		if in.FixesPTDP() {
 			return Result{}, &request.FieldError{Field: "plan.model", Msg: fmt.Sprintf("%s is a measured per-layer profile; tp, pp, microbatch, interleave, sequence_parallel and allow_cross_node_tp apply to transformer specs (PTD-P) only", m.Name)}
 		}
-		res, err := planProfile(ctx, m, c, in, progress)
+		res, err := planProfile(ctx, m, c, in, progress, detailed)
 		res.Mode = "search"
 		res.Candidates = res.Candidates[:min(len(res.Candidates), in.Shown())]
 		return res, err
@@ -182,11 +189,11 @@ func PlanProgress(ctx context.Context, in request.Plan, progress func(float64)) 
 	switch in.Planner {
 	case "best", "ptdp":
 	case "2bw":
-		return planTwoBWTransformer(ctx, m, c, in)
+		return planTwoBWTransformer(ctx, m, c, in, detailed)
 	default:
 		return Result{}, fmt.Errorf("plan.planner: %s partitions measured per-layer profiles; %s is a transformer spec, planned by PTD-P or 2BW (choose \"PTD-P\", \"2BW\" or \"Best overall\")", in.Planner, m.Name)
 	}
-	return planPTDP(ctx, m, c, in)
+	return planPTDP(ctx, m, c, in, detailed)
 }
 
 // clusterFor builds the request's cluster: its explicit levels, else nodes
@@ -207,8 +214,9 @@ func clusterFor(in request.Plan) (hw.Cluster, error) {
 // planPTDP searches tensor × pipeline × data parallelism (dissertation §4.3)
 // with the paper's execution choices (scatter/gather on, recomputation
 // searched) and the request's fixed choices, or evaluates the one
-// configuration a request fixes entirely.
-func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan) (Result, error) {
+// configuration a request fixes entirely; the selected candidate's details
+// when detailed (runPlanner).
+func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan, detailed bool) (Result, error) {
 	tr := *m.Transformer
 	res := Result{Model: m.Name, GPU: c.GPU.Name, GPUs: c.GPUs(), CapacityBytes: c.GPU.MemoryBytes,
 		InterNodeBytesPerSec: c.Levels[len(c.Levels)-1].BandwidthBytesPerSec,
@@ -261,6 +269,9 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan)
 		return res, nil
 	}
 	res.Selected = min(max(in.Selected, 0), len(res.Candidates)-1)
+	if !detailed {
+		return res, nil
+	}
 	cfg := res.Candidates[res.Selected].Execution
 	if res.Plan, err = partition.PTDPPlan(tr, c, cfg, opt.Cost); err != nil {
 		return Result{}, err

@@ -31,7 +31,7 @@ type profileDetail struct {
 // graph's antichain states, PipeDream-2BW's planner (§3.3.2, Algorithm 1)
 // and MadPipe over its layers as a chain, or the one the request names;
 // candidates are ranked by predicted throughput.
-func planProfile(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan, progress func(float64)) (Result, error) {
+func planProfile(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan, progress func(float64), detailed bool) (Result, error) {
 	g, err := modelprofiles.Graph(m.Profile)
 	if err != nil {
 		return Result{}, err
@@ -43,7 +43,7 @@ func planProfile(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Pl
 		}
 	}
 	prof := presetChain(m, g)
-	res, err := planChain(ctx, prof, states, c, in, progress)
+	res, err := planChain(ctx, prof, states, c, in, progress, detailed)
 	res.Note = fmt.Sprintf("%s's layer times were measured on a V100 at minibatch %d; they are not rescaled to the %s.", m.Name, prof.MicrobatchSize, c.GPU.Name)
 	return res, err
 }
@@ -124,7 +124,7 @@ func PlanProfile(ctx context.Context, prof model.Profile, in request.Plan, progr
 	if err != nil {
 		return Result{}, err
 	}
-	return planChain(ctx, prof, nil, c, in, progress)
+	return planChain(ctx, prof, nil, c, in, progress, true)
 }
 
 // profilePlanners are the planners "best" ranks on a layer chain, with the
@@ -144,7 +144,8 @@ const MaxProfileGPUs = 1024
 // which PipeDream partitions instead) with the profile planners: PipeDream
 // and 2BW ("best" ranks both), or MadPipe alone (it takes up to seconds).
 // The stages must fit in the request's memory limit, by default the GPU's.
-func planChain(ctx context.Context, prof model.Profile, states *model.States, c hw.Cluster, in request.Plan, progress func(float64)) (Result, error) {
+// The selected candidate's run plan and timeline come when detailed.
+func planChain(ctx context.Context, prof model.Profile, states *model.States, c hw.Cluster, in request.Plan, progress func(float64), detailed bool) (Result, error) {
 	if n := c.GPUs(); n > MaxProfileGPUs {
 		return Result{}, fmt.Errorf("plan.nodes: the layer-profile planners (PipeDream, 2BW, MadPipe) take at most %d GPUs, got %d nodes × %d GPUs = %d",
 			MaxProfileGPUs, n/c.GPUsPerNode(), c.GPUsPerNode(), n)
@@ -222,6 +223,9 @@ func planChain(ctx context.Context, prof model.Profile, states *model.States, c 
 	}
 	cands = shown
 	res.Selected = min(max(in.Selected, 0), len(res.Candidates)-1)
+	if !detailed {
+		return res, nil
+	}
 	d, err := profileDetails(ctx, cands[res.Selected], c.GPU.MemoryBytes)
 	if err != nil {
 		return Result{}, err

@@ -22,7 +22,7 @@ const twoBWTransformerNoExport = "2BW plans of a transformer spec are not export
 // model's reserve. The request's pp fixes the depth d, its microbatch b and
 // its recompute the execution ("none": without recomputation, "full": with
 // it); the PTD-P-only choices are errors.
-func planTwoBWTransformer(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan) (Result, error) {
+func planTwoBWTransformer(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan, detailed bool) (Result, error) {
 	if f, v := twoBWUnsupported(in); f != "" {
 		return Result{}, &request.FieldError{Field: f, Msg: fmt.Sprintf("the 2BW planner runs tensor-parallel size 1, one chunk per GPU, no context or expert parallelism, no ZeRO and full or no recomputation; got %v", v)}
 	}
@@ -89,6 +89,9 @@ func planTwoBWTransformer(ctx context.Context, m ModelPreset, c hw.Cluster, in r
 		return res, nil
 	}
 	res.Selected = min(max(in.Selected, 0), len(shown)-1)
+	if !detailed {
+		return res, nil
+	}
 	sel := shown[res.Selected]
 	res.TimelineSVG, res.TimelineCaption, err = uniformTimeline(ctx, sel.Execution.Schedule, sel.Execution.PP, sel.Microbatches,
 		sel.Predictions.BottleneckSeconds, "the pipeline's predicted time per microbatch at every stage")

@@ -167,7 +167,7 @@ func plannedRow(ctx context.Context, p request.Plan, scale, nodes int, types []s
 			}
 			spread = fmt.Sprintf(" on %d servers (%g GB/s per GPU between them)", nodes, bw)
 		}
-		res, err := Plan(ctx, req)
+		res, err := runPlanner(ctx, req, nil, false)
 		switch {
 		case err != nil:
 			sources[k] = "cannot plan" + spread + ": " + err.Error()

@@ -215,3 +215,29 @@ func workerGPU(t *testing.T, wt string) string {
 	}
 	return id
 }
+
+// TestPlannedRunsRankOnly: a planned job's planner runs rank the same
+// candidates as the Plan page, without the selected one's run plan and
+// timeline (a planned job needs its throughput only), for each kind of
+// planner: PTD-P, 2BW on a transformer, and the profile planners.
+func TestPlannedRunsRankOnly(t *testing.T) {
+	for _, tc := range []struct{ model, planner string }{{"gpt-1.7b", "ptdp"}, {"gpt-1.7b", "2bw"}, {"pd-resnet50", "best"}} {
+		p := request.Default().Plan
+		p.Model, p.Planner, p.GlobalBatch = tc.model, tc.planner, 64
+		full, err := Plan(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranked, err := runPlanner(context.Background(), p, nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if full.TimelineSVG == "" || ranked.TimelineSVG != "" || ranked.Plan != nil || len(ranked.Candidates) == 0 {
+			t.Fatalf("%s %s: detailed timeline %d bytes; ranked only: timeline %d bytes, plan %v, %d candidates",
+				tc.model, tc.planner, len(full.TimelineSVG), len(ranked.TimelineSVG), ranked.Plan != nil, len(ranked.Candidates))
+		}
+		if ranked.Candidates[0].SamplesPerSecond != full.Candidates[0].SamplesPerSecond {
+			t.Errorf("%s %s: ranked only %v samples/s, Plan %v", tc.model, tc.planner, ranked.Candidates[0].SamplesPerSecond, full.Candidates[0].SamplesPerSecond)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -19,7 +20,8 @@ import (
 // or of the jobs listed on the page (listedTrace). progress, if not nil,
 // gets the jobs completed and the trace size; yield, if not nil, is called
 // before every allocation so a caller sharing one thread with a UI
-// (WebAssembly in a page) can let it run.
+// (WebAssembly in a page) can let it run. A simulation past
+// request.MaxSimulationWork stops with an error naming the trace's size.
 func SimulateTrace(ctx context.Context, in request.Cluster, progress func(done, total int), yield func()) (*gavel.SimResult, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
@@ -52,8 +54,13 @@ func SimulateTrace(ctx context.Context, in request.Cluster, progress func(done, 
 	if err != nil {
 		return nil, err
 	}
-	return simulate(ctx, gavel.SimConfig{Cluster: spec, Policy: policy, Jobs: jobs, Throughputs: table, Progress: progress,
-		PlacementSensitive: in.PlacementSensitive}, in.Policy, gpuprofiles.DefaultPriceList(), yield)
+	res, err := simulate(ctx, gavel.SimConfig{Cluster: spec, Policy: policy, Jobs: jobs, Throughputs: table, Progress: progress,
+		PlacementSensitive: in.PlacementSensitive, MaxWork: request.MaxSimulationWork}, in.Policy, gpuprofiles.DefaultPriceList(), yield)
+	var limit *gavel.WorkLimitError
+	if errors.As(err, &limit) {
+		return nil, in.SimulationWorkError(limit.Completed, limit.Active)
+	}
+	return res, err
 }
 
 // simulate runs Gavel's simulator on cfg under the policy named policyName

@@ -183,3 +183,22 @@ func TestSimulateGavelTraceFields(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulateTraceWorkLimit: 2,048 jobs arriving at 1,000 an hour on the
+// default 32 GPUs pile up (they ran over 148 s of CPU under LAS before
+// the limit): the simulation stops at request.MaxSimulationWork with an
+// error naming the trace's size and the limit, formatted.
+func TestSimulateTraceWorkLimit(t *testing.T) {
+	in := request.DefaultCluster()
+	in.TraceJobs, in.TraceJobsPerHour = request.MaxTraceJobs, request.MaxJobsPerHour
+	_, err := SimulateTrace(context.Background(), in, nil, nil)
+	var fe *request.FieldError
+	if !errors.As(err, &fe) || fe.Field != "cluster.trace_jobs" {
+		t.Fatalf("err = %v, want a cluster.trace_jobs error", err)
+	}
+	for _, want := range []string{"2,048 jobs", "1,000 an hour", "32 GPUs", "100,000"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %q, want it to say %q", err, want)
+		}
+	}
+}

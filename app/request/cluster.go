@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"unicode/utf8"
 
 	"pipeplan/core/gavel"
@@ -58,6 +59,15 @@ const (
 	// on 36 GPUs of each type took 1.9 GB and over 150 s of CPU before it
 	// was stopped (BENCHMARKS.md, "Worst cases").
 	MaxPackedTraceJobs = 256
+	// MaxSimulationWork bounds the work of the page's and the API's trace
+	// simulation (gavel.SimResult.Work: active jobs summed over rounds and,
+	// weighted, over allocations). Jobs arriving faster than the cluster
+	// finishes them pile up, and every round and allocation then goes over
+	// all of them: 2,048 jobs at 1,000 an hour under LAS took 13 s of CPU on
+	// 4,096 GPUs of each type and over 148 s on the default 32 GPUs. At
+	// this limit a simulation stops after about a second of native CPU
+	// (BENCHMARKS.md, "Worst cases"); `pipeplan gavel simulate` has none.
+	MaxSimulationWork = 100_000
 )
 
 // Cluster holds the Cluster page's inputs.
@@ -381,4 +391,20 @@ func (c Cluster) Validate() error {
 			c.Policy, group(MaxPackedTraceJobs), group(c.TraceJobs))
 	}
 	return nil
+}
+
+// SimulationWorkError is the error of a trace simulation of c stopped at
+// MaxSimulationWork with done of its jobs completed and active running.
+func (c Cluster) SimulationWorkError(done, active int) error {
+	gpus := 0
+	for _, n := range c.GPUs {
+		gpus += n
+	}
+	rate := strconv.FormatFloat(c.TraceJobsPerHour, 'g', 6, 64)
+	if c.TraceJobsPerHour == math.Trunc(c.TraceJobsPerHour) {
+		rate = group(int(c.TraceJobsPerHour))
+	}
+	return fieldErr("cluster.trace_jobs", "the simulation of %s jobs arriving at %s an hour on %s GPUs stopped at its work limit (%s active jobs summed over rounds and allocations) with %s jobs done and %s waiting or running: "+
+		"simulate fewer jobs, fewer an hour, or on more GPUs (`pipeplan gavel simulate` has no limit)",
+		group(c.TraceJobs), rate, group(gpus), group(MaxSimulationWork), group(done), group(active))
 }

@@ -9,6 +9,13 @@ import (
 // DefaultRoundSeconds is the round length of Gavel's experiments (6 minutes, §5.5).
 const DefaultRoundSeconds = 360
 
+// AllocationWorkDivisor scales an allocation's work (SimResult.Work): n
+// active jobs add n³ / AllocationWorkDivisor, in units of a round's work
+// per active job. Fitted on LAS and FIFO traces of 256 to 2,048 jobs
+// (BENCHMARKS.md, "Worst cases"): a LAS allocation of 400 active jobs on
+// 32 GPUs takes about as long as 16,000 rounds of one job each.
+const AllocationWorkDivisor = 4000
+
 // SimConfig configures a simulation of a trace on a cluster under a policy.
 type SimConfig struct {
 	// Cluster is the simulated cluster; its worker types must be in Throughputs.
@@ -41,6 +48,23 @@ type SimConfig struct {
 	// Progress, if set, is called with the number of window jobs completed
 	// and the window size whenever jobs complete.
 	Progress func(done, total int)
+	// MaxWork, if positive, bounds the simulation's work (SimResult.Work):
+	// past it Simulate stops with a *WorkLimitError.
+	MaxWork int64
+}
+
+// WorkLimitError is Simulate's error when the simulation's work passes
+// SimConfig.MaxWork.
+type WorkLimitError struct {
+	// MaxWork is the limit; Seconds the simulated time when it stopped,
+	// Completed and Active the jobs completed and active then.
+	MaxWork           int64
+	Seconds           float64
+	Completed, Active int
+}
+
+func (e *WorkLimitError) Error() string {
+	return fmt.Sprintf("simulate: t=%.0fs: work limit of %d passed with %d jobs completed and %d active", e.Seconds, e.MaxWork, e.Completed, e.Active)
 }
 
 // JobOutcome is one completed job.
@@ -94,6 +118,12 @@ type SimResult struct {
 	Rounds        int `json:"rounds"`
 	Allocations   int `json:"allocations"`
 	LeaseRenewals int `json:"lease_renewals"`
+	// Work counts the simulation's work deterministically: every round adds
+	// its n active jobs (the mechanism ranks them all), and every
+	// allocation n³ / AllocationWorkDivisor (the policy's solve grows
+	// about so). CPU time follows it within a few times (BENCHMARKS.md,
+	// "Worst cases").
+	Work int64 `json:"work"`
 	// JobsCompleted counts all jobs completed when the simulation stopped.
 	JobsCompleted int `json:"jobs_completed"`
 	// Jobs are the window's jobs in ID order.
@@ -132,6 +162,14 @@ func (s *simulation) step(ctx context.Context) error {
 		}
 		s.now = s.jobs[s.next].job.ArrivalSeconds
 		return nil
+	}
+	n := int64(len(s.active))
+	s.work += n
+	if s.changed {
+		s.work += n * n * n / AllocationWorkDivisor
+	}
+	if s.cfg.MaxWork > 0 && s.work > s.cfg.MaxWork {
+		return &WorkLimitError{MaxWork: s.cfg.MaxWork, Seconds: s.now, Completed: s.completed, Active: len(s.active)}
 	}
 	if s.changed {
 		if err := s.reallocate(ctx); err != nil {

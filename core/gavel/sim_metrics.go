@@ -8,7 +8,7 @@ import (
 // result computes the metrics of a finished simulation (§5.7.1).
 func (s *simulation) result() *SimResult {
 	r := &SimResult{Policy: s.cfg.Policy.Name(), Rounds: s.rounds, Allocations: s.allocations,
-		LeaseRenewals: s.leaseRenewals, JobsCompleted: s.completed}
+		LeaseRenewals: s.leaseRenewals, Work: s.work, JobsCompleted: s.completed}
 	first, last := math.Inf(1), 0.0
 	for _, j := range s.jobs {
 		if !j.done {

@@ -49,6 +49,7 @@ type simulation struct {
 	roundLog                                     []roundUsage
 	activeJobSeconds                             float64
 	rounds, allocations, leaseRenewals           int
+	work                                         int64
 }
 
 // newSimulation validates cfg and resolves every job's throughputs.

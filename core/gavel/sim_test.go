@@ -169,6 +169,40 @@ func TestSimulateWindow(t *testing.T) {
 	}
 }
 
+// TestSimulateWorkLimit: a single job's work is its rounds (one active job
+// each, and one allocation of one job adds 1 / AllocationWorkDivisor,
+// rounded down to 0); a trace runs to the end with MaxWork at its work and
+// stops with a *WorkLimitError one unit below it.
+func TestSimulateWorkLimit(t *testing.T) {
+	job := Job{ID: 0, JobType: "ResNet-50 (batch size 64)", ScaleFactor: 1, PriorityWeight: 1, NumSteps: 100000}
+	one, err := Simulate(context.Background(), SimConfig{Cluster: testCluster, Policy: fixedPolicy{[]float64{0, 0, 1}}, Jobs: []Job{job}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Work != int64(one.Rounds) || one.Rounds < 2 {
+		t.Fatalf("one job: work %d, want its %d rounds", one.Work, one.Rounds)
+	}
+	jobs, _ := GenerateTrace(TraceConfig{NumJobs: 40, JobsPerHour: 20, Seed: 5})
+	cfg := SimConfig{Cluster: testCluster, Policy: equalShare{}, Jobs: jobs}
+	full, err := Simulate(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.Work <= int64(full.Rounds) {
+		t.Fatalf("40 jobs: work %d, want more than its %d rounds", full.Work, full.Rounds)
+	}
+	cfg.MaxWork = full.Work
+	if again, err := Simulate(context.Background(), cfg); err != nil || again.AvgJCTSeconds != full.AvgJCTSeconds {
+		t.Fatalf("at MaxWork = its work: %v, %+v", err, again)
+	}
+	cfg.MaxWork = full.Work - 1
+	_, err = Simulate(context.Background(), cfg)
+	var limit *WorkLimitError
+	if !errors.As(err, &limit) || limit.MaxWork != cfg.MaxWork || limit.Completed >= len(jobs) || limit.Active < 1 {
+		t.Fatalf("past MaxWork: err = %v, want a WorkLimitError with jobs left", err)
+	}
+}
+
 func TestSimulateCancel(t *testing.T) {
 	jobs, _ := GenerateTrace(TraceConfig{NumJobs: 50, JobsPerHour: 8, Seed: 5})
 	ctx, cancel := context.WithCancel(context.Background())

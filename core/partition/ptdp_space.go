@@ -131,7 +131,9 @@ func (o PTDPOptions) chainsFor(tr model.Transformer, n, t, p int) [][]plan.Execu
 	var chains [][]plan.Execution
 	for _, cp := range o.contextSizes(tr, n/(t*p)) {
 		d := n / (t * p * cp)
-		if f.GlobalBatch%d != 0 || (f.DP > 0 && d != f.DP) {
+		// d past plan.MaxDegree is no valid execution (65,536 GPUs at
+		// t = p = 1 and B = 2^20 would be d = 65,536).
+		if d > plan.MaxDegree || f.GlobalBatch%d != 0 || (f.DP > 0 && d != f.DP) {
 			continue
 		}
 		perPipeline := f.GlobalBatch / d
@@ -301,6 +303,6 @@ func (o PTDPOptions) noCandidateError(tr model.Transformer, c hw.Cluster, pairs 
 			return fmt.Errorf("cp: no searched tp, pp and dp can host the pinned context-parallel size: it must divide the %d GPUs over tp·pp, got %d", c.GPUs(), f.CP)
 		}
 	}
-	return fmt.Errorf("config: no (tp, pp, dp, microbatch, interleave) with tp·pp·dp = %d GPUs, the global batch %d a multiple of dp·microbatch and at most %d pipeline stages (one per layer) satisfies the fixed choices",
-		c.GPUs(), f.GlobalBatch, tr.Layers)
+	return fmt.Errorf("config: no (tp, pp, dp, microbatch, interleave) with tp·pp·dp = %d GPUs, the global batch %d a multiple of dp·microbatch, dp at most %d and at most %d pipeline stages (one per layer) satisfies the fixed choices",
+		c.GPUs(), f.GlobalBatch, plan.MaxDegree, tr.Layers)
 }

@@ -233,6 +233,27 @@ func TestPTDPFixedDegrees(t *testing.T) {
 	}
 }
 
+// TestPTDPDataParallelAtMostMaxDegree: on 65,536 GPUs with B = 2^20 the
+// search skips d = 65,536 (t = p = 1), which is no valid execution: a free
+// search answers with dp at most plan.MaxDegree, and one pinned to
+// t = p = 1 says why nothing is left.
+func TestPTDPDataParallelAtMostMaxDegree(t *testing.T) {
+	tr, c := gpt(4, 1024, 16), dgxA100(t, 1<<16)
+	res := search(t, tr, c, PTDPOptions{Fixed: plan.Execution{GlobalBatch: 1 << 20, MicrobatchSize: 16, Recompute: model.RecomputeNone}})
+	if len(res.Candidates) == 0 {
+		t.Fatal("no candidate")
+	}
+	for _, cand := range append(res.Candidates, res.Infeasible...) {
+		if cand.Config.DP > plan.MaxDegree {
+			t.Fatalf("candidate dp = %d > %d", cand.Config.DP, plan.MaxDegree)
+		}
+	}
+	_, err := SearchPTDP(context.Background(), tr, c, PTDPOptions{Fixed: plan.Execution{GlobalBatch: 1 << 20, TP: 1, PP: 1}}, nil)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("dp at most %d", plan.MaxDegree)) {
+		t.Fatalf("t = p = 1: err = %v, want it to name dp's limit", err)
+	}
+}
+
 func TestPTDPDoesNotFit(t *testing.T) {
 	tr, c := gpt(128, 25600, 160), dgxA100(t, 8)
 	res, err := SearchPTDP(context.Background(), tr, c, PTDPOptions{Fixed: plan.Execution{GlobalBatch: 64}}, nil)
