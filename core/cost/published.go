@@ -37,6 +37,7 @@ type PublishedRun struct {
 	DP            int    `json:"dp_derived"`
 	Microbatch    int    `json:"microbatch"`
 	Seq           int    `json:"seq"`
+	Vocab         int    `json:"vocab"` // 0: the preset's
 	GlobalBatch   int    `json:"global_batch"`
 	// PublishedTFLOPS is the source's model TFLOP/s per GPU (its own FLOP
 	// count; see publishedError).
@@ -248,6 +249,9 @@ type PublishedComparison struct {
 // error when no configuration with the published degrees fits.
 func ComparePublished(r PublishedRun, tr model.Transformer, g hw.GPU) (PublishedComparison, error) {
 	tr.Seq = r.Seq
+	if r.Vocab > 0 {
+		tr.Vocab = r.Vocab
+	}
 	tr.Precision = model.Precision(r.Precision)
 	c, err := r.newCluster(g)
 	if err != nil {

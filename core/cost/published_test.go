@@ -146,3 +146,33 @@ func TestFP8ExpertsCaveat(t *testing.T) {
 		t.Errorf("%d published MoE runs in FP8, want at least 4", flagged)
 	}
 }
+
+// TestMegatronStrongScaling checks the direction the Megatron-LM README
+// states for its GPT-3 strong scaling (96 to 4,608 H100s at a fixed batch
+// of 1,152): "Communication becomes more exposed at larger scale, leading
+// to a reduction in MFU" — the predicted MFU falls too, and by more exposed
+// communication per step (tensor, pipeline and data parallel together).
+func TestMegatronStrongScaling(t *testing.T) {
+	var cmps []PublishedComparison
+	for _, r := range loadPublishedRuns(t) {
+		if strings.HasPrefix(r.ID, "megatron-readme-gpt3-175b-") {
+			cmps = append(cmps, comparePublished(t, r))
+		}
+	}
+	if len(cmps) != 2 || cmps[0].Run.GPUs >= cmps[1].Run.GPUs {
+		t.Fatalf("want the README's two strong-scaling runs, fewer GPUs first; got %d", len(cmps))
+	}
+	exposed := func(c PublishedComparison) float64 {
+		tm := c.Prediction.Time
+		return (tm.TensorParallelSeconds + tm.PipelineP2PSeconds + tm.DataParallelSeconds) / c.Prediction.IterationSeconds
+	}
+	small, large := cmps[0], cmps[1]
+	if large.Prediction.MFU >= small.Prediction.MFU {
+		t.Errorf("MFU on %d GPUs %.3f, on %d GPUs %.3f: the README's fell (%.0f → %.0f model TFLOP/s per GPU)",
+			small.Run.GPUs, small.Prediction.MFU, large.Run.GPUs, large.Prediction.MFU, small.Run.PublishedTFLOPS, large.Run.PublishedTFLOPS)
+	}
+	if exposed(large) <= exposed(small) {
+		t.Errorf("exposed communication %.1f %% of the step on %d GPUs, %.1f %% on %d: the README says it grows",
+			100*exposed(small), small.Run.GPUs, 100*exposed(large), large.Run.GPUs)
+	}
+}
