@@ -226,7 +226,7 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan,
 	opt := partition.PTDPOptions{Fixed: plan.Execution{GlobalBatch: in.GlobalBatch, ScatterGather: true,
 		Optimizer: in.Optimizer, Recompute: model.Recompute(in.Recompute),
 		TP: in.TP, PP: in.PP, CP: in.CP, EP: in.EP, EPDispatcher: in.EPDispatcher, MicrobatchSize: in.Microbatch, Interleave: in.Interleave,
-		SequenceParallel: in.SequenceParallel, FlashAttention: flash, FP8ParamGather: in.FP8ParamGather, Schedule: schedule.Kind(in.Schedule), Overlap: overlapFor(in, c.GPU),
+		SequenceParallel: in.UsesSequenceParallel(), FlashAttention: flash, FP8ParamGather: in.FP8ParamGather, Schedule: schedule.Kind(in.Schedule), Overlap: overlapFor(in, c.GPU),
 		UnfusedGradAccumulation: in.UnfusedGradAccumulation},
 		AllowCrossNodeTP: in.AllowCrossNodeTP, SearchZeRO: in.ZeRO == nil, SearchCPComm: in.CPComm == "", MaxWork: MaxSearchWork}
 	if in.ZeRO != nil {
@@ -328,16 +328,17 @@ func evaluatePTDP(tr model.Transformer, c hw.Cluster, opt partition.PTDPOptions)
 // communication"): the data-parallel overlaps on every GPU (bucketed
 // reduction during the backward, as PyTorch DDP does too), the
 // tensor-parallel one only where Transformer Engine's userbuffers run —
-// Hopper or newer GPUs (those with fp8 tensor cores) joined by NVLink.
-func DefaultOverlap(gpu hw.GPU) plan.Overlap {
+// Hopper or newer GPUs (those with fp8 tensor cores) joined by NVLink —
+// and with sequence parallelism, which --tp-comm-overlap requires.
+func DefaultOverlap(gpu hw.GPU, sequenceParallel bool) plan.Overlap {
 	nvlink := gpu.IntraNode != nil && gpu.IntraNode.Type == "NVLink"
-	return plan.Overlap{GradReduce: true, ParamGather: true, TPComm: nvlink && gpu.PeakFLOPS[hw.PrecisionFP8] > 0}
+	return plan.Overlap{GradReduce: true, ParamGather: true, TPComm: sequenceParallel && nvlink && gpu.PeakFLOPS[hw.PrecisionFP8] > 0}
 }
 
 // overlapFor is the request's overlap: each choice it gives, else the
 // GPU's default; the expert-parallel overlap as the request says.
 func overlapFor(in request.Plan, gpu hw.GPU) plan.Overlap {
-	o := DefaultOverlap(gpu)
+	o := DefaultOverlap(gpu, in.UsesSequenceParallel())
 	o.EPComm = in.OverlapEPComm
 	for _, f := range []struct {
 		set *bool

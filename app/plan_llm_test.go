@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"pipeplan/app/request"
@@ -125,7 +126,7 @@ func TestDefaultOverlapByGPU(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o := DefaultOverlap(g); o != (plan.Overlap{GradReduce: true, ParamGather: true, TPComm: tpComm}) {
+		if o := DefaultOverlap(g, true); o != (plan.Overlap{GradReduce: true, ParamGather: true, TPComm: tpComm}) {
 			t.Errorf("%s: %+v, want TP comm %v", id, o, tpComm)
 		}
 	}
@@ -295,5 +296,31 @@ func TestPlanMoEPresetFinite(t *testing.T) {
 	}
 	if replicated == 0 {
 		t.Errorf("no row with d·cp = 1 among %d candidates and %d infeasible: the test no longer covers the case", len(res.Candidates), len(res.Infeasible))
+	}
+}
+
+// TestSequenceParallelByDefault: a request that leaves sequence_parallel
+// out plans with it, as Megatron-LM recommends, and with the GPU's
+// tensor-parallel overlap; turned off, the same configuration holds more
+// activations, and the tensor-parallel overlap is off by default (Megatron-LM's
+// --tp-comm-overlap requires sequence parallelism).
+func TestSequenceParallelByDefault(t *testing.T) {
+	off := false
+	def := evaluateH100(t, func(*request.Plan) {})
+	without := evaluateH100(t, func(p *request.Plan) { p.SequenceParallel = &off })
+	if !def.Execution.SequenceParallel || !def.Execution.Overlap.TPComm {
+		t.Errorf("default execution: sequence_parallel %v, tp_comm overlap %v; want both on", def.Execution.SequenceParallel, def.Execution.Overlap.TPComm)
+	}
+	if without.Execution.SequenceParallel || without.Execution.Overlap.TPComm {
+		t.Errorf("sequence_parallel false: execution sequence_parallel %v, tp_comm overlap %v; want both off", without.Execution.SequenceParallel, without.Execution.Overlap.TPComm)
+	}
+	if !(without.Memory.ActivationBytes > def.Memory.ActivationBytes) {
+		t.Errorf("activations %.4g B without sequence parallelism, %.4g B with: want more without", without.Memory.ActivationBytes, def.Memory.ActivationBytes)
+	}
+	in := request.Default().Plan
+	in.GPU, in.SequenceParallel, in.TPCommOverlap = "nvidia-h100-sxm5-80gb", &off, new(bool)
+	*in.TPCommOverlap = true
+	if _, err := Plan(context.Background(), in); err == nil || !strings.Contains(err.Error(), "plan.tp_comm_overlap") {
+		t.Errorf("tp_comm_overlap true without sequence parallelism: got %v, want an error naming plan.tp_comm_overlap", err)
 	}
 }

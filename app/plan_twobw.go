@@ -112,7 +112,7 @@ func twoBWUnsupported(in request.Plan) (string, any) {
 		return "plan.ep", in.EP
 	case in.ZeRO != nil && *in.ZeRO > 0:
 		return "plan.zero", *in.ZeRO
-	case in.SequenceParallel:
+	case in.SequenceParallel != nil && *in.SequenceParallel:
 		return "plan.sequence_parallel", true
 	case in.AllowCrossNodeTP:
 		return "plan.allow_cross_node_tp", true

@@ -120,7 +120,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 		overlaps[i] = fs.Bool(f.name, false, f.usage)
 	}
 	fp8Gather := fs.Bool("fp8-param-gather", d.FP8ParamGather, "with --precision fp8, keep the linear layers' weights in FP8 (Megatron-LM's --fp8-param-gather, as NVIDIA's FP8 recipes): no bf16 copy beside Transformer Engine's FP8 one")
-	seqPar := fs.Bool("sequence-parallel", d.SequenceParallel, "shard layer-norm and dropout activations over the tensor-parallel GPUs")
+	seqPar := fs.Bool("sequence-parallel", true, "shard layer-norm and dropout activations over the tensor-parallel GPUs (Megatron-LM's --sequence-parallel, which --tp-comm-overlap requires; false reproduces runs without it)")
 	crossNode := fs.Bool("allow-cross-node-tp", d.AllowCrossNodeTP, "let the search put tensor parallelism across nodes")
 	top := fs.Int("top", d.Shown(), "number of candidates to list")
 	breakdown := fs.Bool("breakdown", false, "print the chosen configuration's step-time breakdown")
@@ -202,7 +202,10 @@ func runTransformer(args []string, stdout io.Writer) error {
 	in.EPDispatcher, in.OverlapEPComm, in.FP8ParamGather = *epDispatcher, *overlapEP, *fp8Gather
 	in.Microbatch, in.Interleave, in.Recompute = *micro, *interleave, *recompute
 	in.CPComm = *cpComm
-	in.SequenceParallel, in.AllowCrossNodeTP, in.Top = *seqPar, *crossNode, *top
+	if set["sequence-parallel"] {
+		in.SequenceParallel = seqPar
+	}
+	in.AllowCrossNodeTP, in.Top = *crossNode, *top
 	if *calibration != "" {
 		data, err := readLimited(*calibration, request.MaxCalibrationBytes)
 		if err != nil {

@@ -72,7 +72,7 @@ func (c *PlanPage) overlapInputs() []overlapInput {
 	p := c.App.State.Plan
 	var def plan.Overlap
 	if g, err := gpuprofiles.ByID(p.GPU); err == nil {
-		def = app.DefaultOverlap(g)
+		def = app.DefaultOverlap(g, p.UsesSequenceParallel())
 	}
 	mk := func(id, field, label, title string, v *bool, d bool) overlapInput {
 		value := ""

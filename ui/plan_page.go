@@ -332,7 +332,7 @@ var planInputs = map[string]planInput{
 	"microbatch":           intInput(func(p *request.Plan) *int { return &p.Microbatch }),
 	"interleave":           intInput(func(p *request.Plan) *int { return &p.Interleave }),
 	"flash_attention":      boolInput(func(p *request.Plan) *bool { return &p.FlashAttention }),
-	"sequence_parallel":    boolInput(func(p *request.Plan) *bool { return &p.SequenceParallel }),
+	"sequence_parallel":    optBoolInput(func(p *request.Plan) **bool { return &p.SequenceParallel }),
 	"overlap_grad_reduce":  optBoolInput(func(p *request.Plan) **bool { return &p.OverlapGradReduce }),
 	"overlap_param_gather": optBoolInput(func(p *request.Plan) **bool { return &p.OverlapParamGather }),
 	"tp_comm_overlap":      optBoolInput(func(p *request.Plan) **bool { return &p.TPCommOverlap }),

@@ -127,9 +127,13 @@ type Plan struct {
 	// weight-gradient GEMMs accumulate in place, as Megatron-LM and
 	// Transformer Engine do now.
 	UnfusedGradAccumulation bool `json:"unfused_grad_accumulation,omitempty"`
-	// SequenceParallel shards layer-norm and dropout activations over the
-	// tensor-parallel GPUs.
-	SequenceParallel bool `json:"sequence_parallel,omitempty"`
+	// SequenceParallel shards the layer-norm and dropout activations over
+	// the tensor-parallel GPUs (Korthikanti et al. 2022, Megatron-LM's
+	// --sequence-parallel); nil means on, as Megatron-LM recommends
+	// wherever t > 1: the same communication volume as the tensor-parallel
+	// all-reduces, less memory and elementwise work, and what
+	// --tp-comm-overlap requires (UsesSequenceParallel).
+	SequenceParallel *bool `json:"sequence_parallel,omitempty"`
 	// AllowCrossNodeTP lets the PTD-P search put tensor parallelism across
 	// nodes (by default t stays inside a server, §4.3.2).
 	AllowCrossNodeTP bool `json:"allow_cross_node_tp,omitempty"`
@@ -172,6 +176,12 @@ func (p Plan) Shown() int {
 	return p.Top
 }
 
+// UsesSequenceParallel reports whether the plan shards activations over
+// the tensor-parallel GPUs: SequenceParallel, on unless set off.
+func (p Plan) UsesSequenceParallel() bool {
+	return p.SequenceParallel == nil || *p.SequenceParallel
+}
+
 // Evaluates reports whether p fixes every PTD-P choice (degrees,
 // microbatch size, interleaving, recomputation): one configuration to
 // evaluate, not a search.
@@ -183,7 +193,7 @@ func (p Plan) Evaluates() bool {
 // takes (a degree, sequence parallelism, cross-node tensor parallelism,
 // the MoE dispatcher or its overlap, unfused gradient accumulation).
 func (p Plan) FixesPTDP() bool {
-	return p.TP > 0 || p.PP > 0 || p.Microbatch > 0 || p.Interleave > 0 || p.CP > 0 || p.EP > 0 || p.SequenceParallel || p.AllowCrossNodeTP ||
+	return p.TP > 0 || p.PP > 0 || p.Microbatch > 0 || p.Interleave > 0 || p.CP > 0 || p.EP > 0 || p.SequenceParallel != nil && *p.SequenceParallel || p.AllowCrossNodeTP ||
 		p.Schedule != "" || p.EPDispatcher != "" || p.OverlapEPComm || p.UnfusedGradAccumulation
 }
 
@@ -393,6 +403,11 @@ func (p Plan) Validate() error {
 	}
 	if err := plan.CheckCPComm(p.CPComm); err != nil {
 		return &FieldError{Field: "plan.cp_comm", Msg: err.Error() + " (empty: searched per candidate)"}
+	}
+	if p.TPCommOverlap != nil && *p.TPCommOverlap && !p.UsesSequenceParallel() {
+		// Megatron-LM's arguments.py: "Tensor parallel communication/GEMM
+		// overlap can happen only when sequence parallelism is enabled".
+		return fieldErr("plan.tp_comm_overlap", "needs sequence parallelism (Megatron-LM overlaps tensor-parallel communication only with it), got tp_comm_overlap true with sequence_parallel false")
 	}
 	if p.ZeRO != nil {
 		if err := intIn("plan.zero", *p.ZeRO, 0, 3); err != nil {

@@ -266,8 +266,15 @@ func microbatches(ex plan.Execution) int {
 // WithDefaults returns ex with the cost model's defaults filled in: a zero
 // Interleave, CP or EP read as 1, the schedule 1f1b (interleaved when
 // Interleave > 1) when none is named, recomputation none and the optimizer
-// mixed-adam when empty. It is the execution Predict evaluates.
+// mixed-adam when empty, and sequence parallelism and the tensor-parallel
+// overlap off where t = 1, as Megatron-LM's arguments.py turns them off
+// ("Disabling sequence parallelism because tensor model parallelism is
+// disabled"): they change nothing there, and an exported plan should not
+// ask an engine for them. It is the execution Predict evaluates.
 func WithDefaults(ex plan.Execution) plan.Execution {
+	if ex.TP == 1 {
+		ex.SequenceParallel, ex.Overlap.TPComm = false, false
+	}
 	for _, f := range []*int{&ex.Interleave, &ex.CP, &ex.EP} {
 		if *f == 0 {
 			*f = 1

@@ -74,7 +74,10 @@ func RenderSVG(t *Timeline, o SVGOptions) []byte {
 			batches = fmt.Sprintf(" × %d batches", t.Batches)
 		}
 		stages := fmt.Sprintf("%d stages", t.Stages)
-		if t.Chunks > 1 {
+		switch {
+		case t.Stages == 1:
+			stages = "1 stage"
+		case t.Chunks > 1:
 			stages = fmt.Sprintf("p = %d stages × v = %d chunks", t.Stages/t.Chunks, t.Chunks)
 		}
 		o.Title = fmt.Sprintf("%s · %s · %d microbatches%s · step %s · bubble %.1f%%",

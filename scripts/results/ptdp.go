@@ -99,12 +99,13 @@ func (o *transformerCLIOutput) UnmarshalJSON(data []byte) error {
 
 // gptArgs is the transformer command for a GPT model of §4.5.1 (s = 2048,
 // V = 51,200). The 2021 runs predate FlashAttention (the attention scores
-// are materialized), the distributed optimizer and the overlapped gradient
-// reduction (their data-parallel all-reduce follows the backward, §4.2), so
-// the command turns them off.
+// are materialized), sequence parallelism (Korthikanti et al. 2022), the
+// distributed optimizer and the overlapped gradient reduction (their
+// data-parallel all-reduce follows the backward, §4.2), so the command
+// turns them off.
 func gptArgs(layers, hidden, heads, gpus, batch int) []string {
 	return []string{"transformer", "--layers", strconv.Itoa(layers), "--hidden", strconv.Itoa(hidden), "--heads", strconv.Itoa(heads),
-		"--gpus", strconv.Itoa(gpus), "--batch", strconv.Itoa(batch), "--flash-attention=false", "--grad-accumulation-fusion=false", "--zero", "0",
+		"--gpus", strconv.Itoa(gpus), "--batch", strconv.Itoa(batch), "--flash-attention=false", "--sequence-parallel=false", "--grad-accumulation-fusion=false", "--zero", "0",
 		"--overlap-grad-reduce=false", "--overlap-param-gather=false", "--tp-comm-overlap=false"}
 }
 
