@@ -42,6 +42,8 @@ type evaluator struct {
 	curve          EfficiencyCurve
 	wide           float64         // FLOP/s of what FP8 training keeps in bf16 (attention core, output layer); peak otherwise
 	wideCurve      EfficiencyCurve // its efficiency
+	attnFwd        float64         // the fused attention core's forward FLOP/s (FusedAttentionFLOPS); 0: the GEMM curve
+	attnBwd        float64         // and its backward's
 	comm           Comm
 	reserve        float64
 	m              int        // microbatches per pipeline and step
@@ -120,6 +122,11 @@ func evaluatorFor(pred *Predictor, cfg plan.Execution) (*evaluator, error) {
 		if e.wideCurve, err = DefaultEfficiency(c.GPU, hw.PrecisionBF16); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.FlashAttention {
+		// The fused kernels run over each context-parallel rank's s/cp
+		// tokens.
+		e.attnFwd, e.attnBwd, _ = FusedAttentionFLOPS(c.GPU, float64(tr.Seq)/float64(cfg.CP))
 	}
 	if opt.Comm != nil {
 		if err := opt.Comm.validate(); err != nil {

@@ -38,14 +38,18 @@ type layerTime struct {
 
 // gemmSeconds returns the time of one forward GEMM kind on one GPU: its
 // FLOPs split over the t tensor-parallel and cp context-parallel ranks (the
-// attention core at the bf16 rate when training in FP8); a
-// routed-expert GEMM runs as the E/ep local experts, each on its share of
-// the tokens, at the efficiency of that size.
+// attention core at the bf16 rate when training in FP8, and with flash
+// attention at the fused kernels' measured forward rate where the GPU has
+// one, FusedAttentionFLOPS); a routed-expert GEMM runs as the E/ep local
+// experts, each on its share of the tokens, at the efficiency of that size.
 func (e *evaluator) gemmSeconds(g model.GEMM) float64 {
 	per := g.FLOPs / float64(e.cfg.TP*e.cfg.CP)
 	if g.Attention {
 		if e.cfg.FlashAttention {
 			per /= 2 // causal masking: flash attention skips the masked blocks
+			if e.attnFwd > 0 {
+				return per / e.attnFwd
+			}
 		}
 		return e.wideCurve.Seconds(per, e.wide)
 	}
@@ -93,9 +97,13 @@ func (e *evaluator) layerSeconds(i int) layerTime {
 	coreMemSec := ElementwiseTrafficPerActivationByte * coreBytes / e.memBW
 
 	// Backward: two GEMMs (input and weight gradients) per forward GEMM;
-	// flash attention's backward also recomputes the scores (2.5× forward,
-	// Dao 2023 §3.1).
+	// flash attention's backward also recomputes the scores (2.5× forward's
+	// FLOPs, Dao 2023 §3.1), at the fused backward kernel's own measured
+	// rate where the GPU has one.
 	bwdCore := 2.5 * core
+	if e.attnBwd > 0 {
+		bwdCore *= e.attnFwd / e.attnBwd
+	}
 	if !e.cfg.FlashAttention {
 		// The unfused core's kernels, each bound by its FLOPs or by its
 		// traffic over the s×s scores, replace the GEMM time and the
@@ -353,7 +361,7 @@ func (e *evaluator) moeLocalSeconds() (fwd, total float64) {
 // rows held out (doc.go, "Mixture of experts: time per local expert").
 // They ran on H100 servers; the Blackwell MoE runs, held out, are
 // predicted with the same time (RESULTS.md lists their errors).
-const DefaultExpertSeconds = 0.309e-3
+const DefaultExpertSeconds = 0.300e-3
 
 // expertOverheadSeconds returns the time one MoE layer's local experts add
 // per microbatch, forward and backward, besides their GEMMs' FLOPs:
