@@ -38,7 +38,7 @@ func (e *evaluator) memory(i int) Memory {
 	for _, l := range e.layerIndices(i) {
 		a := e.kindSize[e.layerKind(l)]
 		stash += a.kept
-		if fp8 && e.cfg.ZeRO == 3 {
+		if e.cfg.ZeRO == 3 {
 			d, x := e.linearParams(l)
 			largest = max(largest, d+x)
 		}
@@ -59,6 +59,11 @@ func (e *evaluator) memory(i int) Memory {
 	mem.ActivationBytes = act
 	if e.cfg.PP > 1 {
 		mem.CommBufferBytes = 2 * e.boundary // one receive buffer per direction
+	}
+	if e.cfg.ZeRO == 3 {
+		// The gathered weights: the layer computing and the one whose
+		// all-gather is prefetched behind it are whole at once.
+		mem.CommBufferBytes += ZeRO3GatheredLayers * largest * e.w
 	}
 	if e.cfg.CP > 1 && e.cfg.CPComm == plan.CPCommAllGather {
 		// One layer's backward holds the sequence's gathered K and V and
@@ -82,6 +87,13 @@ func (e *evaluator) memory(i int) Memory {
 	mem.PeakBytes = mem.WeightBytes + mem.GradientBytes + mem.OptimizerBytes + mem.ActivationBytes + mem.CommBufferBytes + mem.FP8WeightBytes
 	return mem
 }
+
+// ZeRO3GatheredLayers is how many layers' weights ZeRO-3 holds whole at
+// once: the one computing and the next, whose all-gather is prefetched
+// behind it ("the next all-gather's output tensor must be allocated while
+// the current one is still in use", PyTorch's FSDP notes, "FSDP Prefetch
+// Nuances"; FSDP's rate limiter allows no more in flight).
+const ZeRO3GatheredLayers = 2
 
 // FP8WeightCopyBytesPerParam is what Transformer Engine keeps per weight
 // of a linear layer when training in FP8, besides the bf16 weight: its FP8

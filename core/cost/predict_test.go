@@ -168,6 +168,30 @@ func TestZeRO3GathersWeightsOnlyPerMicrobatch(t *testing.T) {
 	}
 }
 
+// TestZeRO3HoldsTwoGatheredLayers: under ZeRO-3 a GPU holds its shard of
+// the weights plus two whole layers (the one computing and the prefetched
+// next, ZeRO3GatheredLayers), each layer's linear weights split over t in
+// 16-bit: GPT's 12h² per layer by hand (its biases, 9h, within 0.1 %).
+func TestZeRO3HoldsTwoGatheredLayers(t *testing.T) {
+	tr := gpt(40, 6144, 48)
+	c := dgxA100(t, 64)
+	pr, err := Predict(tr, c, plan.Execution{TP: 8, PP: 4, DP: 2, MicrobatchSize: 1, GlobalBatch: 64, ZeRO: 3}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := float64(tr.Hidden)
+	want := 2 * 2 * 12 * h * h / 8 // two layers, 2 bytes, split over t = 8
+	want += 2 * 1 * float64(tr.Seq) * h * 2 // the pipeline's two receive buffers, b·s·h in 16-bit
+	if len(pr.StageMemory) != 4 {
+		t.Fatalf("%d stages' memory, want 4", len(pr.StageMemory))
+	}
+	for _, m := range pr.StageMemory {
+		if got := m.CommBufferBytes; math.Abs(got-want) > 1e-3*want {
+			t.Errorf("stage %d: communication buffers %.6g B, want two gathered layers and the p2p buffers %.6g B", m.Stage, got, want)
+		}
+	}
+}
+
 // TestZeRO2ReduceScattersEveryMicrobatch checks ZeRO-2's gradient
 // reduce-scatter by hand on one stage of a 0.39B GPT, replicated on two
 // servers of one A100 over a 1 GB/s network: its P parameters' 2-byte
