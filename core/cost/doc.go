@@ -106,12 +106,14 @@
 // times (22B–1T, full recomputation and sequence parallelism + selective
 // recomputation), costed as Megatron-LM ran them in 2022 (unfused
 // attention, the asynchronous tensor-parallel backward, fused gradient
-// accumulation), are predicted with a mean absolute error of 5.1 % and at
-// worst −8.1 % (22B), short of issue 10's 3 % / 6 % (7.2 % / +14.6 %
+// accumulation), are predicted with a mean absolute error of 5.0 % and at
+// worst −7.4 % (22B), short of issue 10's 3 % / 6 % (7.2 % / +14.6 %
 // before this round); the speed-up of sequence parallelism + selective
-// recomputation over full recomputation within 3.1 points on every model;
+// recomputation over full recomputation within 3.3 points on every model;
 // Figure 1's per-GPU memory within 9 %. What is left (22B and 175B
-// 4–8 % fast, 530B and 1T up to 6 % slow) is in korthikanti_test.go.
+// 4–7 % fast, 530B and 1T up to 6 % slow) is in korthikanti_test.go.
+// RESULTS.md lists each case's prediction, generated from the model
+// (scripts/results).
 //
 // Mixture of experts: time per local expert. Before it, the published MoE
 // runs ran 1.07× to 2.7× slower than predicted. Tabulated per run
