@@ -30,14 +30,14 @@ func loadKorthikanti(t *testing.T) (runs, fig1 []KorthikantiRun) {
 }
 
 // predictKorthikanti is PredictKorthikanti of case r on its GPU profile
-// with the default options.
-func predictKorthikanti(t *testing.T, r KorthikantiRun) Prediction {
+// under opt (the default curve, or another for TestA100Fit).
+func predictKorthikanti(t *testing.T, r KorthikantiRun, opt Options) Prediction {
 	t.Helper()
 	g, err := gpuprofiles.ByID(r.GPU)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr, err := PredictKorthikanti(r, g, Options{})
+	pr, err := PredictKorthikanti(r, g, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,32 +45,38 @@ func predictKorthikanti(t *testing.T, r KorthikantiRun) Prediction {
 }
 
 // Bounds on the Table 5 iteration times: what the model achieves (mean
-// absolute error 5.0 %, worst −7.4 %, 22B with selective recomputation),
-// nothing tuned on the cases; issue 10's target is 3 % / 6 % (a published
-// analytic model, Calculon, reports 3.65 % / 8.87 % with an A100
-// description tuned to them). The cases are costed as Megatron-LM ran
-// them in 2022: the attention core unfused (its s×s traffic,
-// unfusedAttentionSeconds), the column-parallel backward collectives
-// behind their GEMMs (plan.Overlap.TPBackward), the weight gradients
-// accumulated inside the GEMMs; the A100's sustained matmul fraction is
-// fitted on dissertation Table 4.1 (2021) alone, whose runs are costed as
-// they ran then (synchronous all-reduces, a gradient-accumulation pass).
-// Before those three were costed, the 530B and 1T cases, which run the
+// absolute error 4.6 %, worst −6.2 %, 22B with selective recomputation),
+// with a small margin, nothing tuned on the cases; issue 10's target is
+// 3 % / 6 % (a published analytic model, Calculon, reports 3.65 % / 8.87 %
+// with an A100 description tuned to them). The cases are costed as
+// Megatron-LM ran them in 2022: the attention core unfused (its s×s
+// traffic, unfusedAttentionSeconds), the column-parallel backward
+// collectives behind their GEMMs (plan.Overlap.TPBackward), the weight
+// gradients accumulated inside the GEMMs, fp16's loss scaling unscaling
+// the gradients before the optimizer step (optimizerSeconds); the A100's
+// sustained matmul fraction is fitted on dissertation Table 4.1 (2021)
+// alone (TestA100Fit), whose runs are costed as they ran then (fp16,
+// synchronous all-reduces, a gradient-accumulation pass).
+// Before the first three were costed, the 530B and 1T cases, which run the
 // same per-pipeline work as Table 4.1's 529.6B and 1008B rows (t 8, p 35
 // and 64, 280 and 512 microbatches of 1) at 180 and 177 hardware TFLOP/s
 // per GPU where 2021 ran 163, were +11.3 % / +14.6 % off; the 2022 speed-up
 // is the asynchronous backward (2 %) and the fused accumulation (6 %).
-// What is left: 22B and 175B are predicted 4–7 % fast, 530B and 1T up to
-// 6 % slow — the GEMMs of 530B and 1T (215–1342 GFLOP per GPU) ran
-// faster in 2022 than those of 22B and 175B (77–309 GFLOP), which the
-// efficiency curve, flat above a few GFLOP, does not tell apart; and
-// Megatron-LM's optimizer step moves more than the model's 2 × 18 bytes
-// per parameter (the loss-scale check, gradient norm, fp16 copies), which
-// matters for 22B's single microbatch. The 1T case's interleaving is
-// Calculon's (v 1), as Figure 1's 1T activations (non-interleaved) imply.
+// The loss-scaling pass (8 bytes per parameter), with the fraction
+// refitted after it, took 22B, whose one microbatch per step weighs its
+// optimizer step most, from −6.6 / −7.4 % to −5.7 / −6.2 %.
+// What is left: 22B and 175B are predicted 4–6 % fast, 530B and 1T up to
+// 6 % slow. An efficiency rising with GEMM size would tilt them the right
+// way — the GEMMs of 530B and 1T (215–1342 GFLOP per GPU) against those of
+// 22B and 175B (77–309 GFLOP) — but Table 4.1 rejects it: every rising
+// curve TestA100Fit tries fits Table 4.1 worse than the flat one, and
+// even the steepest it tries (+3 % per decade, refitted) leaves Table 5
+// at 4.2 % / 6.9 %. The 1T case's interleaving is Calculon's (v 1), as
+// Figure 1's 1T activations (non-interleaved) imply; its bubble is a
+// tenth of its predicted time.
 const (
-	korthikantiMeanBound  = 0.055
-	korthikantiWorstBound = 0.085
+	korthikantiMeanBound  = 0.05
+	korthikantiWorstBound = 0.065
 	// korthikantiGainBound bounds the error, in percentage points, of the
 	// predicted speed-up of sequence parallelism + selective recomputation
 	// over full recomputation (the ratio of Table 5's two times): the
@@ -88,7 +94,7 @@ func TestKorthikantiTable5(t *testing.T) {
 	var sum, worst float64
 	times := map[string][2]float64{} // per model: predicted and published full/selective ratio
 	for _, r := range runs {
-		pr := predictKorthikanti(t, r)
+		pr := predictKorthikanti(t, r, Options{})
 		rel := pr.IterationSeconds/r.PublishedSeconds - 1
 		sum += math.Abs(rel)
 		worst = math.Max(worst, math.Abs(rel))
@@ -145,7 +151,7 @@ func TestKorthikantiFigure1Memory(t *testing.T) {
 	_, fig := loadKorthikanti(t)
 	const gib = 1 << 30
 	for _, r := range fig {
-		pr := predictKorthikanti(t, r)
+		pr := predictKorthikanti(t, r, Options{})
 		first := pr.StageMemory[0]
 		layersOnly := first
 		if r.PP > 1 {
