@@ -77,15 +77,20 @@ func servers(t testing.TB, id string, gpus int) hw.Cluster {
 	return c
 }
 
-// predictTable returns the best prediction for a Table 4.1 run over the
-// interleaving degrees v <= 4 that split each stage's layers evenly, as
+// predictTable returns the best prediction for a Table 4.1 run, under opt,
+// over the interleaving degrees v <= 4 that split each stage's layers evenly, as
 // Megatron-LM ran in 2021: the weight gradients of each microbatch added
 // to the fp16 gradients by autograd, in a pass of their own (the
 // wgrad-GEMM fusion came in 2022), the attention core unfused, and the
 // tensor-parallel all-reduces synchronous (megatron/mpu/layers.py,
-// NVIDIA/Megatron-LM at commit aed2f75e209e525c842aec7c044af7acae2a4614).
-func predictTable(t *testing.T, r megatronRun) Prediction {
+// NVIDIA/Megatron-LM at commit aed2f75e209e525c842aec7c044af7acae2a4614),
+// in fp16 with a loss scale (--fp16 --loss-scale 8192 in the SC'21 paper's
+// scripts, examples/academic_paper_scripts/sc21/CONFIG.sh, NVIDIA/Megatron-LM
+// at commit d086a2e3b020ff78db9d29915f7cfe886e085f13).
+func predictTable(t *testing.T, r megatronRun, opt Options) Prediction {
 	t.Helper()
+	tr := gpt(r.layers, r.hidden, r.heads)
+	tr.Precision = model.FP16
 	var best Prediction
 	for v := 1; v <= 4; v++ {
 		if (r.layers/r.pp)%v != 0 || (v > 1 && r.pp == 1) {
@@ -93,7 +98,7 @@ func predictTable(t *testing.T, r megatronRun) Prediction {
 		}
 		cfg := plan.Execution{TP: r.tp, PP: r.pp, DP: r.gpus / (r.tp * r.pp), MicrobatchSize: 1, GlobalBatch: r.batch,
 			Interleave: v, Recompute: model.RecomputeFull, ScatterGather: true, UnfusedGradAccumulation: true}
-		pr, err := Predict(gpt(r.layers, r.hidden, r.heads), dgxA100(t, r.gpus), cfg, Options{})
+		pr, err := Predict(tr, dgxA100(t, r.gpus), cfg, opt)
 		if err != nil {
 			t.Fatalf("%s v=%d: %v", r.name, v, err)
 		}
@@ -108,24 +113,122 @@ func predictTable(t *testing.T, r megatronRun) Prediction {
 }
 
 // TestCalibrationMegatronA100 holds the time model (default efficiency curve,
-// communication and memory-bound terms) within 10 % of every published
-// throughput of Tables 4.1 and 4.2, and within 5 % on average. The curve's
-// two constants were fitted on Table 4.1 only; Table 4.2 is held out.
+// communication and memory-bound terms) within 7 % of every published
+// throughput of Table 4.1 and 10 % of Table 4.2's, and within 5 % on
+// average. The curve's two constants were fitted on Table 4.1 only
+// (TestA100Fit); Table 4.2 is held out.
 func TestCalibrationMegatronA100(t *testing.T) {
 	var sum float64
 	runs := append(append([]megatronRun{}, table41...), table42...)
-	for _, r := range runs {
-		pr := predictTable(t, r)
+	for i, r := range runs {
+		pr := predictTable(t, r, Options{})
 		rel := pr.TFLOPSPerGPU/r.publishedTFLOPS - 1
 		sum += math.Abs(rel)
 		t.Logf("%-8s t=%d p=%d n=%4d B=%4d: predicted %.1f TFLOP/s, published %.0f (%s): %+.1f%%",
 			r.name, r.tp, r.pp, r.gpus, r.batch, pr.TFLOPSPerGPU, r.publishedTFLOPS, r.source, 100*rel)
-		if math.Abs(rel) > 0.10 {
-			t.Errorf("%s: predicted %.1f TFLOP/s is %+.1f%% from the published %.0f", r.name, pr.TFLOPSPerGPU, 100*rel, r.publishedTFLOPS)
+		bound := 0.10
+		if i < len(table41) {
+			bound = 0.07
+		}
+		if math.Abs(rel) > bound {
+			t.Errorf("%s: predicted %.1f TFLOP/s is %+.1f%% from the published %.0f (%s), beyond %.0f%%", r.name, pr.TFLOPSPerGPU, 100*rel, r.publishedTFLOPS, r.source, 100*bound)
 		}
 	}
 	if mean := sum / float64(len(runs)); mean > 0.05 {
 		t.Errorf("mean absolute error %.1f%%, want <= 5%%", 100*mean)
+	}
+}
+
+// tableErrors returns the mean and worst absolute error in TFLOP/s of
+// predictTable over runs under opt.
+func tableErrors(t *testing.T, runs []megatronRun, opt Options) (mean, worst float64) {
+	t.Helper()
+	for _, r := range runs {
+		rel := math.Abs(predictTable(t, r, opt).TFLOPSPerGPU/r.publishedTFLOPS - 1)
+		mean += rel / float64(len(runs))
+		worst = math.Max(worst, rel)
+	}
+	return mean, worst
+}
+
+// The grid A100SustainedMatmulFraction was fitted on (TestA100Fit): from
+// a100FractionLo to a100FractionHi in steps of a100FractionStep.
+const (
+	a100FractionLo, a100FractionHi, a100FractionStep = 0.78, 0.86, 0.0025
+)
+
+// TestA100Fit redoes the fit of A100SustainedMatmulFraction on
+// dissertation Table 4.1 alone: the point of a 0.0025 grid whose worst
+// error over the ten runs is least, the kernel latency held at
+// DefaultKernelLatencySeconds. It then asks whether Table 4.1 supports an
+// efficiency that keeps rising with GEMM size (issue 10; what a larger
+// per-GEMM latency, or a Calculon-style table rising by a fixed share per
+// decade of FLOPs, e.g. from wave quantization, would give): each such
+// curve, its fraction refitted the same way, must fit Table 4.1 worse in
+// both mean and worst error than the default curve, or the default would
+// have to change. Table 4.2 and Korthikanti et al. 2022 Table 5 are
+// logged under each curve, held out (not used in any choice).
+func TestA100Fit(t *testing.T) {
+	g, err := gpuprofiles.ByID("nvidia-a100-sxm4-80gb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak, err := g.Peak(string(model.FP16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	measured, ok := g.MatmulCeiling(string(model.FP16))
+	if !ok {
+		t.Fatal("no measured fp16 matmul rate for the A100")
+	}
+	kruns, _ := loadKorthikanti(t)
+	shapes := []struct {
+		name    string
+		latency float64 // seconds per GEMM
+		rise    float64 // efficiency gained per decade of FLOPs, relative, around 1 TFLOP
+	}{
+		{"default (3 µs)", DefaultKernelLatencySeconds, 0},
+		{"10 µs", 10e-6, 0},
+		{"20 µs", 20e-6, 0},
+		{"+1 %/decade", DefaultKernelLatencySeconds, 0.01},
+		{"+2 %/decade", DefaultKernelLatencySeconds, 0.02},
+		{"+3 %/decade", DefaultKernelLatencySeconds, 0.03},
+	}
+	var defMean, defWorst float64
+	for i, sh := range shapes {
+		curve := func(frac float64) Options {
+			c := SaturatingEfficiency(peak, frac*measured, sh.latency)
+			for j := range c.Points {
+				p := &c.Points[j]
+				p.Efficiency = math.Min(1, p.Efficiency*(1+sh.rise*math.Log10(p.FLOPs/1e12)))
+			}
+			return Options{Efficiency: &c}
+		}
+		best, bestMean, bestWorst := 0.0, 0.0, math.Inf(1)
+		for k := 0; a100FractionLo+float64(k)*a100FractionStep <= a100FractionHi+1e-9; k++ {
+			frac := a100FractionLo + float64(k)*a100FractionStep
+			if mean, worst := tableErrors(t, table41, curve(frac)); worst < bestWorst {
+				best, bestMean, bestWorst = frac, mean, worst
+			}
+		}
+		mean42, worst42 := tableErrors(t, table42, curve(best))
+		var kmean, kworst float64
+		for _, r := range kruns {
+			rel := math.Abs(predictKorthikanti(t, r, curve(best)).IterationSeconds/r.PublishedSeconds - 1)
+			kmean += rel / float64(len(kruns))
+			kworst = math.Max(kworst, rel)
+		}
+		t.Logf("%-15s fraction %.4f: Table 4.1 mean %.2f%%, worst %.2f%%; held out: Table 4.2 mean %.1f%%, worst %.1f%%; Korthikanti Table 5 mean %.1f%%, worst %.1f%%",
+			sh.name, best, 100*bestMean, 100*bestWorst, 100*mean42, 100*worst42, 100*kmean, 100*kworst)
+		if i == 0 {
+			defMean, defWorst = bestMean, bestWorst
+			if math.Abs(best-A100SustainedMatmulFraction) > 1e-9 {
+				t.Errorf("Table 4.1 fits the fraction %.4f, A100SustainedMatmulFraction is %v", best, A100SustainedMatmulFraction)
+			}
+		} else if bestMean <= defMean || bestWorst <= defWorst {
+			t.Errorf("%s fits Table 4.1 as well as the default curve or better (mean %.2f%% against %.2f%%, worst %.2f%% against %.2f%%)",
+				sh.name, 100*bestMean, 100*defMean, 100*bestWorst, 100*defWorst)
+		}
 	}
 }
 

@@ -614,6 +614,13 @@ func (e *evaluator) zero3Seconds(i int, compute float64) float64 {
 //     rank's 1/(d·cp) shard (the experts' 1/edp), as Megatron-LM's
 //     distributed optimizer steps its shard of the main parameters before
 //     the updated weights are all-gathered (dataParallelSeconds);
+//   - in fp16, unscaling the gradients the rank steps before the step
+//     (read and written once more: loss scaling's
+//     torch._amp_foreach_non_finite_check_and_unscale_, which Megatron-LM's
+//     MixedPrecisionOptimizer._unscale_main_grads_and_check_for_nan runs
+//     over the fp32 main gradients whenever a grad scaler exists — with
+//     --fp16 always, with --bf16 never — and PyTorch AMP's GradScaler.unscale_
+//     likewise);
 //   - zeroing the gradient buffers for the next step (Megatron-LM's
 //     zero_grad_buffer: the whole fp32 buffer on every rank, unless ZeRO-2
 //     or -3 shards it);
@@ -633,7 +640,11 @@ func (e *evaluator) optimizerSeconds(i int) float64 {
 	if e.cfg.ZeRO >= 1 {
 		shard, expertShard = float64(e.cfg.DP*e.cfg.CP), float64(e.edp)
 	}
-	step := 2 * e.perParam.Total() * (dense/shard + experts/expertShard)
+	stepped := dense/shard + experts/expertShard
+	step := 2 * e.perParam.Total() * stepped
+	if e.tr.TrainingPrecision() == model.FP16 {
+		step += 2 * e.perParam.Gradients * stepped
+	}
 	zero := dense*e.state.Gradients + experts*e.expertState.Gradients
 	var cast float64
 	if e.tr.TrainingPrecision() == model.FP8 {

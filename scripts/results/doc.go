@@ -1,6 +1,8 @@
 // Package results regenerates the tables of RESULTS.md: the cost model
 // against every stored published LLM training run (core/cost's
-// ComparePublished, what TestPublishedRuns asserts), and the planning
+// ComparePublished, what TestPublishedRuns asserts) and against
+// Korthikanti et al. 2022's Table 5 (cost.PredictKorthikanti, what
+// TestKorthikantiTable5 asserts), and the planning
 // results of the papers pipeplan implements: PipeDream (dissertation ch.
 // 2), PipeDream-2BW (ch. 3, ICML'21), PTD-P (ch. 4, SC'21), MadPipe (2020)
 // and the schedule kinds' bubbles.

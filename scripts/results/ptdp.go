@@ -102,10 +102,13 @@ func (o *transformerCLIOutput) UnmarshalJSON(data []byte) error {
 // are materialized), sequence parallelism (Korthikanti et al. 2022), the
 // distributed optimizer and the overlapped gradient reduction (their
 // data-parallel all-reduce follows the backward, §4.2), so the command
-// turns them off.
+// turns them off; they ran in fp16 with a loss scale (--fp16
+// --loss-scale 8192, examples/academic_paper_scripts/sc21/CONFIG.sh in
+// NVIDIA/Megatron-LM at commit d086a2e3b020ff78db9d29915f7cfe886e085f13).
 func gptArgs(layers, hidden, heads, gpus, batch int) []string {
 	return []string{"transformer", "--layers", strconv.Itoa(layers), "--hidden", strconv.Itoa(hidden), "--heads", strconv.Itoa(heads),
-		"--gpus", strconv.Itoa(gpus), "--batch", strconv.Itoa(batch), "--flash-attention=false", "--sequence-parallel=false", "--grad-accumulation-fusion=false", "--zero", "0",
+		"--gpus", strconv.Itoa(gpus), "--batch", strconv.Itoa(batch), "--precision", "fp16",
+		"--flash-attention=false", "--sequence-parallel=false", "--grad-accumulation-fusion=false", "--zero", "0",
 		"--overlap-grad-reduce=false", "--overlap-param-gather=false", "--tp-comm-overlap=false"}
 }
 

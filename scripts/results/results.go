@@ -23,6 +23,7 @@ type Section struct {
 func Sections() []Section {
 	return []Section{
 		{"published-runs", PublishedRunsMarkdown},
+		{"korthikanti", KorthikantiMarkdown},
 		{"pipedream", PipeDreamMarkdown},
 		{"twobw", TwoBWMarkdown},
 		{"twobw-figures", TwoBWFiguresMarkdown},
