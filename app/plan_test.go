@@ -10,6 +10,7 @@ import (
 
 	"pipeplan/app/request"
 	"pipeplan/core/plan"
+	"pipeplan/internal/format"
 )
 
 func TestPlanDefaultGPT3(t *testing.T) {
@@ -241,9 +242,9 @@ func TestPlanTimelineIsTheStep(t *testing.T) {
 			t.Fatalf("%s: %v %s", in.Model, err, res.Problem)
 		}
 		e := res.Plan.Execution
-		want := fmt.Sprintf("p = %d stages", e.PP)
+		want := "p = " + format.Count(e.PP, "stage", "stages")
 		if e.Interleave > 1 {
-			want += fmt.Sprintf(" × v = %d chunks, %d microbatches", e.Interleave, e.Microbatches())
+			want += fmt.Sprintf(" × v = %d chunks, %s", e.Interleave, format.Count(e.Microbatches(), "microbatch", "microbatches"))
 		}
 		if !strings.Contains(res.TimelineCaption, want) || !strings.Contains(res.TimelineCaption, "as predicted") {
 			t.Errorf("%s: caption %q, want %q and the step as predicted", in.Model, res.TimelineCaption, want)

@@ -75,12 +75,12 @@ func drawUniform(ctx context.Context, kind schedule.Kind, pp, v, m int, perMBSec
 	if err != nil {
 		return "", "", fmt.Errorf("timeline: %w", err)
 	}
-	stages := fmt.Sprintf("p = %d stages", pp)
+	stages := "p = " + format.Count(pp, "stage", "stages")
 	if v > 1 {
 		stages += fmt.Sprintf(" × v = %d chunks", v)
 	}
-	caption := fmt.Sprintf("%s schedule, %s, %d microbatches, every stage at %s, %s (forward:backward 1:2)",
-		kind, stages, m, what, format.Seconds(perMBSeconds))
+	caption := fmt.Sprintf("%s schedule, %s, %s, every stage at %s, %s (forward:backward 1:2)",
+		kind, stages, format.Count(m, "microbatch", "microbatches"), what, format.Seconds(perMBSeconds))
 	if flushSeconds > 0 {
 		caption += fmt.Sprintf("; the flush (green) is the exposed data-parallel reduction and optimizer step, %s", format.Seconds(flushSeconds))
 	}

@@ -1,6 +1,6 @@
 // Package format formats quantities for people, in the one way every
 // front end shares: app's timeline captions and the page's tables (ui)
-// both write durations with it.
+// both write durations and counts with it.
 package format
 
 import "fmt"
@@ -31,4 +31,13 @@ func Seconds(s float64) string {
 func SecondsFixed(s float64) string {
 	v, unit, k := secondsUnit(s)
 	return fmt.Sprintf("%.*f %s", 2-k, v, unit)
+}
+
+// Count says n things with the noun's singular one or plural many:
+// Count(1, "stage", "stages") is "1 stage", Count(8, …) "8 stages".
+func Count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -29,3 +29,15 @@ func TestSeconds(t *testing.T) {
 		}
 	}
 }
+
+// TestCount checks the singular at 1 and the plural elsewhere, 0 included.
+func TestCount(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "0 microbatches"}, {1, "1 microbatch"}, {2, "2 microbatches"}} {
+		if got := Count(c.n, "microbatch", "microbatches"); got != c.want {
+			t.Errorf("Count(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
