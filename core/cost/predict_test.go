@@ -180,7 +180,7 @@ func TestZeRO3HoldsTwoGatheredLayers(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := float64(tr.Hidden)
-	want := 2 * 2 * 12 * h * h / 8 // two layers, 2 bytes, split over t = 8
+	want := 2 * 2 * 12 * h * h / 8          // two layers, 2 bytes, split over t = 8
 	want += 2 * 1 * float64(tr.Seq) * h * 2 // the pipeline's two receive buffers, b·s·h in 16-bit
 	if len(pr.StageMemory) != 4 {
 		t.Fatalf("%d stages' memory, want 4", len(pr.StageMemory))
