@@ -10,7 +10,10 @@ import (
 
 // TestGPUCalibrationCaveat checks Prediction.Calibration against the
 // published runs: it is empty exactly on the calibrated GPUs, whose
-// stored runs are mostly asserted (TestPublishedRuns); elsewhere it names
+// stored runs are mostly asserted (TestPublishedRuns) — not counting
+// llm-foundry's MPT rows, a 2023 PyTorch FSDP engine stored to test the
+// communication model, whose rows are mostly reported for that engine
+// (published.go, above notAsserted); elsewhere it names
 // the GPU and says no published run on it fitted the model, no run on it
 // is a fit run, and the range it states for the run's family
 // (heldOutErrors) holds every stored run of that GPU and family and is
@@ -36,9 +39,11 @@ func TestGPUCalibrationCaveat(t *testing.T) {
 		key := gpuFamily{r.GPU, cmp.Transformer.MoE != nil}
 		caveat := cmp.Prediction.Calibration
 		if calibrated[r.GPU] {
-			runs[r.GPU]++
-			if cmp.Bound > 0 {
-				asserted[r.GPU]++
+			if r.SourceName != "MosaicML llm-foundry" {
+				runs[r.GPU]++
+				if cmp.Bound > 0 {
+					asserted[r.GPU]++
+				}
 			}
 			if caveat != "" {
 				t.Errorf("%s on the calibrated %s: caveat %q", r.ID, r.GPU, caveat)

@@ -20,7 +20,12 @@ type PublishedRun struct {
 	// SourceName is the source's short name ("Megatron-Bridge 25.11");
 	// Source cites it in full.
 	SourceName string `json:"source_name"`
-	Model      string `json:"model"`
+	// Model is the app's preset of the run's model, or only its name where
+	// Dimensions gives the model.
+	Model string `json:"model"`
+	// Dimensions is the run's model where no preset describes it (MPT as
+	// llm-foundry's benchmarks built it); nil: the preset Model names.
+	Dimensions *model.Transformer `json:"dimensions,omitempty"`
 	sourceSystem
 	TP            int    `json:"tp"`
 	CP            int    `json:"cp"`
@@ -92,12 +97,32 @@ func ReadPublishedRuns(data []byte) ([]PublishedRun, error) {
 	return f.Runs, nil
 }
 
+// Transformer returns the run's model: its Dimensions where given,
+// otherwise preset(r.Model).
+func (r PublishedRun) Transformer(preset func(id string) (model.Transformer, error)) (model.Transformer, error) {
+	if r.Dimensions != nil {
+		return *r.Dimensions, nil
+	}
+	tr, err := preset(r.Model)
+	if err != nil {
+		return model.Transformer{}, fmt.Errorf("%s: %w", r.ID, err)
+	}
+	return tr, nil
+}
+
 // validate checks the fields ComparePublished reads; the degrees
 // themselves Predict validates.
 func (r PublishedRun) validate() error {
 	for _, f := range []struct{ name, v string }{{"id", r.ID}, {"source_name", r.SourceName}, {"model", r.Model}, {"gpu", r.GPU}, {"source", r.Source}} {
 		if f.v == "" {
 			return fmt.Errorf("%s: must not be empty", f.name)
+		}
+	}
+	if r.Dimensions != nil {
+		d := *r.Dimensions
+		d.Seq = r.Seq
+		if err := d.Validate(); err != nil {
+			return fmt.Errorf("dimensions: %w", err)
 		}
 	}
 	if r.Set != "fit" && r.Set != "held_out" {
@@ -191,8 +216,25 @@ func (r PublishedRun) validate() error {
 //     and its Llama 3 70B row (64 GPUs, FSDP 32, cp 2), reported: most of the predicted
 //     step is FSDP gathers and gradient reduce-scatters over a
 //     data-parallel group with four ranks per server, each costed at one
-//     GPU's 400 Gb/s (suspected cause, not verified: NCCL's channels can
-//     carry such a group's traffic on all four ranks' NICs).
+//     GPU's 400 Gb/s, where NCCL's channels carry such a group's traffic
+//     on all four ranks' NICs (costed so the row would read +7.5 %; why
+//     the model does not, package doc, "Data-parallel rings and the
+//     network interfaces");
+//   - MosaicML llm-foundry's MPT runs on H100 (Composer with PyTorch FSDP
+//     FULL_SHARD, 2023; the BF16 table and six rows of the FP8 table) are
+//     reported, except the seven within 10 % (13B and 7B at s = 1K and 4K
+//     on 8 GPUs, 30B at 16 and 32 GPUs, 70B at 64), asserted as a guard.
+//     The engine is not the one the model is built from: the 8-GPU rows
+//     ran 12 % to 142 % slower than predicted, more the smaller the model
+//     and the longer the sequence — 2023's triton flash attention (the
+//     model costs cuDNN's fused kernels), no Transformer Engine, eager
+//     PyTorch whose per-kernel host time weighs most on small layers. The
+//     13B on 16 to 64 GPUs and the 70B on 32 are predicted 47–60 % slow
+//     instead: their FSDP gathers and reduce-scatters are costed on one
+//     NIC per GPU, while the 13B ran as fast per GPU on 64 GPUs as on 8
+//     (package doc, "Data-parallel rings and the network interfaces"). The
+//     FP8 rows run TE's FP8 linear layers under an FSDP that gathers bf16
+//     weights, predicted with fp8_param_gather.
 const (
 	denseBound = 0.10
 	moeBound   = 0.20
@@ -231,6 +273,51 @@ var notAsserted = map[string]bool{
 	// NeMo AutoModel's FSDP2 Llama 3 70B (above).
 	"automodel-llama3-70b-bf16-64gpus":   true,
 	"automodel-qwen3-30b-a3b-bf16-8gpus": true,
+	// llm-foundry's MPT runs outside the bound (above; those at s > 16K
+	// by assertedMaxSeq).
+	"llmfoundry-mpt-70b-bf16-s2048-32gpus":  true,
+	"llmfoundry-mpt-30b-bf16-s8192-8gpus":   true,
+	"llmfoundry-mpt-30b-bf16-s4096-8gpus":   true,
+	"llmfoundry-mpt-30b-bf16-s2048-8gpus":   true,
+	"llmfoundry-mpt-30b-bf16-s1024-8gpus":   true,
+	"llmfoundry-mpt-13b-bf16-s16384-8gpus":  true,
+	"llmfoundry-mpt-13b-bf16-s2048-64gpus":  true,
+	"llmfoundry-mpt-13b-bf16-s2048-32gpus":  true,
+	"llmfoundry-mpt-13b-bf16-s2048-16gpus":  true,
+	"llmfoundry-mpt-13b-bf16-s2048-8gpus":   true,
+	"llmfoundry-mpt-7b-bf16-s8192-8gpus":    true,
+	"llmfoundry-mpt-7b-bf16-s2048-8gpus":    true,
+	"llmfoundry-mpt-3b-bf16-s16384-8gpus":   true,
+	"llmfoundry-mpt-3b-bf16-s8192-8gpus":    true,
+	"llmfoundry-mpt-3b-bf16-s4096-8gpus":    true,
+	"llmfoundry-mpt-3b-bf16-s2048-64gpus":   true,
+	"llmfoundry-mpt-3b-bf16-s2048-32gpus":   true,
+	"llmfoundry-mpt-3b-bf16-s2048-16gpus":   true,
+	"llmfoundry-mpt-3b-bf16-s1024-8gpus":    true,
+	"llmfoundry-mpt-3b-bf16-s512-8gpus":     true,
+	"llmfoundry-mpt-1b-bf16-s16384-8gpus":   true,
+	"llmfoundry-mpt-1b-bf16-s8192-8gpus":    true,
+	"llmfoundry-mpt-1b-bf16-s4096-8gpus":    true,
+	"llmfoundry-mpt-1b-bf16-s2048-64gpus":   true,
+	"llmfoundry-mpt-1b-bf16-s2048-32gpus":   true,
+	"llmfoundry-mpt-1b-bf16-s2048-16gpus":   true,
+	"llmfoundry-mpt-1b-bf16-s2048-8gpus":    true,
+	"llmfoundry-mpt-1b-bf16-s1024-8gpus":    true,
+	"llmfoundry-mpt-1b-bf16-s512-8gpus":     true,
+	"llmfoundry-mpt-760m-bf16-s16384-8gpus": true,
+	"llmfoundry-mpt-760m-bf16-s8192-8gpus":  true,
+	"llmfoundry-mpt-760m-bf16-s4096-8gpus":  true,
+	"llmfoundry-mpt-760m-bf16-s2048-32gpus": true,
+	"llmfoundry-mpt-760m-bf16-s2048-16gpus": true,
+	"llmfoundry-mpt-760m-bf16-s2048-8gpus":  true,
+	"llmfoundry-mpt-760m-bf16-s1024-8gpus":  true,
+	"llmfoundry-mpt-760m-bf16-s512-8gpus":   true,
+	"llmfoundry-mpt-3b-fp8-s8192-8gpus":     true,
+	"llmfoundry-mpt-3b-fp8-s2048-8gpus":     true,
+	"llmfoundry-mpt-3b-fp8-s512-8gpus":      true,
+	"llmfoundry-mpt-1b-fp8-s8192-8gpus":     true,
+	"llmfoundry-mpt-1b-fp8-s512-8gpus":      true,
+	"llmfoundry-mpt-350m-fp8-s512-8gpus":    true,
 }
 
 // assertedMaxSeq is the longest sequence whose runs are asserted (above).

@@ -46,14 +46,15 @@ func (s sourceSystem) cluster(t *testing.T) hw.Cluster {
 // GPU profile; it logs where the prediction is Tight.
 func comparePublished(t *testing.T, r PublishedRun) PublishedComparison {
 	t.Helper()
-	var tr model.Transformer
-	if r.Model == "gpt3-175b" {
-		tr = gpt(96, 12288, 96) // the app's gpt3-175b preset (app/models.go), not a core preset
-	} else {
-		var err error
-		if tr, _, err = modelprofiles.Transformer(r.Model); err != nil {
-			t.Fatal(err)
+	tr, err := r.Transformer(func(id string) (model.Transformer, error) {
+		if id == "gpt3-175b" {
+			return gpt(96, 12288, 96), nil // the app's gpt3-175b preset (app/models.go), not a core preset
 		}
+		tr, _, err := modelprofiles.Transformer(id)
+		return tr, err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	g, err := gpuprofiles.ByID(r.GPU)
 	if err != nil {
@@ -174,5 +175,35 @@ func TestMegatronStrongScaling(t *testing.T) {
 	if exposed(large) <= exposed(small) {
 		t.Errorf("exposed communication %.1f %% of the step on %d GPUs, %.1f %% on %d: the README says it grows",
 			100*exposed(small), small.Run.GPUs, 100*exposed(large), large.Run.GPUs)
+	}
+}
+
+// TestMPTParams checks the MPT models stored with their dimensions
+// (llm-foundry's benchmarks) against the NumParams the benchmark table
+// prints for them: a learned position embedding of s·h and a bias on every
+// linear layer and LayerNorm (MPTConfig's defaults, learned_pos_emb true
+// and no_bias false), so the count grows with the sequence length.
+// Params leaves out the final LayerNorm's 2h.
+func TestMPTParams(t *testing.T) {
+	want := map[string]float64{ // NumParams of the row (scripts/train/benchmarking/README.md)
+		"llmfoundry-mpt-13b-bf16-s2048-64gpus": 12853954560,
+		"llmfoundry-mpt-13b-bf16-s32768-8gpus": 13011240960,
+		"llmfoundry-mpt-70b-bf16-s2048-64gpus": 64862437376,
+		"llmfoundry-mpt-350m-fp8-s512-8gpus":   354412544,
+	}
+	for _, r := range loadPublishedRuns(t) {
+		n, ok := want[r.ID]
+		if !ok {
+			continue
+		}
+		delete(want, r.ID)
+		tr := *r.Dimensions
+		tr.Seq = r.Seq
+		if got := tr.Params() + 2*float64(tr.Hidden); got != n {
+			t.Errorf("%s: %.0f parameters, the table's NumParams is %.0f", r.ID, got, n)
+		}
+	}
+	for id := range want {
+		t.Errorf("%s: not stored", id)
 	}
 }

@@ -38,9 +38,14 @@ func PublishedRunRows() ([]cost.PublishedComparison, error) {
 	}
 	out := make([]cost.PublishedComparison, len(runs))
 	for i, r := range runs {
-		tr, ok := presets[r.Model]
-		if !ok {
-			return nil, fmt.Errorf("%s: model %q is no preset of the app", r.ID, r.Model)
+		tr, err := r.Transformer(func(id string) (model.Transformer, error) {
+			if tr, ok := presets[id]; ok {
+				return tr, nil
+			}
+			return model.Transformer{}, fmt.Errorf("model %q is no preset of the app", id)
+		})
+		if err != nil {
+			return nil, err
 		}
 		g, err := gpuprofiles.ByID(r.GPU)
 		if err != nil {
