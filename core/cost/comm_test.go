@@ -3,6 +3,8 @@ package cost
 import (
 	"math"
 	"testing"
+
+	"pipeplan/core/plan"
 )
 
 func TestCommVolumes(t *testing.T) {
@@ -61,5 +63,28 @@ func TestCommTimes(t *testing.T) {
 	}
 	if got := lat.AllReduceSeconds(8, 8e3, 1e9); math.Abs(got-(14e3/1e9+14e-6)) > 1e-15 {
 		t.Errorf("small all-reduce %g s, want bandwidth term + 2(d−1) latencies", got)
+	}
+}
+
+// TestDataParallelRingPoolsNICs: a data-parallel group spanning servers
+// runs its collectives over the NICs of all its GPUs in each server
+// (hw.Cluster.RingBandwidthBytesPerSec): at t = 1 on DGX A100 servers
+// eight NICs, at most the NVSwitch fabric; at t = 8, one GPU of the group
+// per server, one NIC; the experts' group likewise.
+func TestDataParallelRingPoolsNICs(t *testing.T) {
+	c := dgxA100(t, 64)
+	nic, fabric := c.Levels[1].BandwidthBytesPerSec, c.Levels[0].BandwidthBytesPerSec
+	for _, k := range []struct {
+		tp   int
+		want float64
+	}{{1, min(8*nic, fabric)}, {2, 4 * nic}, {8, nic}} {
+		ex := plan.Execution{TP: k.tp, PP: 1, DP: 64 / k.tp, MicrobatchSize: 1, GlobalBatch: 64 / k.tp, ZeRO: 3}
+		e, err := newEvaluator(gpt(24, 2304, 24), c, ex, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.dpBW != k.want || e.edpBW != k.want {
+			t.Errorf("t %d: data-parallel rings at %.4g B/s (experts' %.4g), want %.4g (NIC %.4g)", k.tp, e.dpBW, e.edpBW, k.want, nic)
+		}
 	}
 }

@@ -183,8 +183,10 @@ func evaluatorFor(pred *Predictor, cfg plan.Execution) (*evaluator, error) {
 	e.tpBW = c.GroupBandwidthBytesPerSec(t, 1)
 	e.cpBW = c.GroupBandwidthBytesPerSec(cp, t)
 	e.epBW = c.GroupBandwidthBytesPerSec(cfg.EP, e.etp)
-	e.dpBW = c.GroupBandwidthBytesPerSec(d*cp, t)
-	e.edpBW = c.GroupBandwidthBytesPerSec(e.edp, e.etp*cfg.EP)
+	// Data-parallel collectives are rings over every network interface of
+	// the group's GPUs in a server (RingBandwidthBytesPerSec).
+	e.dpBW = c.RingBandwidthBytesPerSec(d*cp, t)
+	e.edpBW = c.RingBandwidthBytesPerSec(e.edp, e.etp*cfg.EP)
 	e.ppBW = c.GroupBandwidthBytesPerSec(2, t*cp*d)
 	e.embBW = c.GroupBandwidthBytesPerSec(2, t*cp*d*(p-1))
 	e.intraBW = c.Levels[0].BandwidthBytesPerSec

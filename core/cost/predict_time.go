@@ -257,10 +257,7 @@ func (e *evaluator) cpAllToAllSeconds() float64 {
 // the parts for ranks in its own server over the server's fabric, the
 // others over the group's level, both at once (the slower sets the time).
 func (e *evaluator) groupAllToAllSeconds(n, stride int, bytes, groupBW float64) float64 {
-	inServer := n
-	if e.c.GroupLevel(n, stride) > 0 {
-		inServer = max(1, min(n, e.c.Levels[0].Workers/stride))
-	}
+	inServer := e.c.GroupGPUsPerNode(n, stride)
 	share := bytes / float64(n) / e.comm.BandwidthEfficiency
 	fabric := float64(inServer-1) * share / e.intraBW
 	network := float64(n-inServer) * share / groupBW
@@ -299,10 +296,7 @@ func (e *evaluator) epSeconds() float64 {
 	}
 	k := float64(e.tr.MoE.TopK)
 	token := e.epTokens() * float64(e.tr.Hidden) * e.w // one copy of this GPU's tokens
-	local := ep                                        // ep ranks in one server (those of the innermost level)
-	if e.c.GroupLevel(ep, e.etp) > 0 {
-		local = max(1, min(ep, e.c.Levels[0].Workers/e.etp))
-	}
+	local := e.c.GroupGPUsPerNode(ep, e.etp)           // ep ranks in one server (those of the innermost level)
 	eff := e.comm.BandwidthEfficiency
 	var intra, inter float64
 	if e.cfg.EPDispatcher == EPDeepEP {

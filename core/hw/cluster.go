@@ -114,3 +114,32 @@ func (c Cluster) GroupBandwidthBytesPerSec(size, stride int) float64 {
 	}
 	return c.Levels[i].BandwidthBytesPerSec
 }
+
+// GroupGPUsPerNode returns how many GPUs of a group (see GroupLevel) one
+// node holds: all of them when the group stays inside a node, otherwise
+// the node's GPUs stride apart, at least one.
+func (c Cluster) GroupGPUsPerNode(size, stride int) int {
+	if c.GroupLevel(size, stride) < 1 {
+		return size
+	}
+	return max(1, min(size, c.Levels[0].Workers/stride))
+}
+
+// RingBandwidthBytesPerSec returns the per-GPU bandwidth of a ring
+// collective (all-reduce, reduce-scatter, all-gather) over a group (see
+// GroupLevel). A group that crosses nodes with k GPUs in each node gets k
+// times its level's bandwidth, at most the node's fabric (never less than
+// the level's): NCCL runs one ring (channel) per network interface, each
+// carrying 1/k of the buffer and leaving the node through its own GPU's
+// interface, so the k interfaces serve the group together while every
+// byte still crosses the node's fabric once. A group with one GPU per node
+// (t = 8 on 8-GPU nodes) gets one interface; a group inside a node, the
+// node's fabric (GroupBandwidthBytesPerSec).
+func (c Cluster) RingBandwidthBytesPerSec(size, stride int) float64 {
+	bw := c.GroupBandwidthBytesPerSec(size, stride)
+	if c.GroupLevel(size, stride) < 1 {
+		return bw
+	}
+	pooled := bw * float64(c.GroupGPUsPerNode(size, stride))
+	return max(bw, min(pooled, c.Levels[0].BandwidthBytesPerSec))
+}

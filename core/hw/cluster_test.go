@@ -75,6 +75,40 @@ func TestGroupLevel(t *testing.T) {
 	}
 }
 
+// TestRingBandwidthPoolsInterfaces: on DGX A100 servers (8 GPUs on
+// NVSwitch, one 200 Gb/s NIC each) a ring over a group with k GPUs in
+// each server crosses the network on k NICs, at most the server's fabric;
+// inside a server it gets the fabric; with one GPU per server, one NIC.
+// NVIDIA measures 192 GB/s all-reduce bus bandwidth across such servers
+// (github.com/NVIDIA/nccl issue 812), eight NICs' worth.
+func TestRingBandwidthPoolsInterfaces(t *testing.T) {
+	c, err := NewCluster(a100(), 8, 32, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nic, fabric := c.Levels[1].BandwidthBytesPerSec, c.Levels[0].BandwidthBytesPerSec
+	for _, k := range []struct {
+		size, stride int
+		want         float64
+	}{
+		{32, 1, min(8*nic, fabric)}, // t 1: eight of the group's GPUs in each server
+		{32, 2, 4 * nic},
+		{32, 4, 2 * nic},
+		{32, 8, nic}, // t 8: one per server
+		{32, 16, nic},
+		{8, 1, fabric},
+		{4, 2, fabric},
+		{1, 1, 0},
+	} {
+		if got := c.RingBandwidthBytesPerSec(k.size, k.stride); got != k.want {
+			t.Errorf("RingBandwidthBytesPerSec(%d, %d) = %.4g, want %.4g", k.size, k.stride, got, k.want)
+		}
+	}
+	if busbw := 192e9; c.RingBandwidthBytesPerSec(32, 1) < busbw {
+		t.Errorf("a t = 1 ring across servers gets %.3g B/s, under the %.3g measured", c.RingBandwidthBytesPerSec(32, 1), busbw)
+	}
+}
+
 func TestClusterValidate(t *testing.T) {
 	bad := []struct {
 		mut  func(*Cluster)
