@@ -244,13 +244,14 @@ func TestTransformerArchitectureFlags(t *testing.T) {
 		t.Errorf("--preset and --model plan differently")
 	}
 	// The overlap flags reach the execution; omitted, the GPU's default
-	// (H100: all on).
+	// (H100: all on, the tensor-parallel one where t > 1).
 	off := transformerJSON(t, append(llmArgs, "--top", "1", "--overlap-grad-reduce=false", "--tp-comm-overlap=false")...)
 	if o := first(t, off)["execution"].(map[string]any)["overlap"].(map[string]any); o["grad_reduce"] != false || o["param_gather"] != true || o["tp_comm"] != nil {
 		t.Errorf("overlap with two flags off: %v", o)
 	}
-	if o := first(t, model)["execution"].(map[string]any)["overlap"].(map[string]any); o["grad_reduce"] != true || o["param_gather"] != true || o["tp_comm"] != true {
-		t.Errorf("default overlap on H100: %v", o)
+	ex := first(t, model)["execution"].(map[string]any)
+	if o := ex["overlap"].(map[string]any); o["grad_reduce"] != true || o["param_gather"] != true || (o["tp_comm"] == true) != (ex["tp"].(float64) > 1) {
+		t.Errorf("default overlap on H100 at t = %v: %v", ex["tp"], o)
 	}
 }
 
