@@ -40,6 +40,8 @@ type pdSolver struct {
 	// nearStates counts the rows' states whose splits it found.
 	near       *cumIndex
 	nearStates atomic.Int64
+	// soleRows counts the rows soleRow filled without their DP.
+	soleRows atomic.Int64
 	// scratch holds *pdScratch for rowDP, reused between rows.
 	scratch sync.Pool
 	// row, when not nil, replaces rowDP's search: tests run the reference
@@ -153,8 +155,9 @@ func (s *pdSolver) topEntry(j int) int {
 }
 
 // solveLevels fills comp for every level and the last level's row 0. The
-// rows of a lower level are independent and run on GOMAXPROCS goroutines;
-// each writes its own part of comp, so the result does not depend on them.
+// rows of a lower level, each by soleRow where it answers and rowDP
+// otherwise, are independent and run on GOMAXPROCS goroutines; each writes
+// its own part of comp, so the result does not depend on them.
 func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 	L := len(s.opt.Levels)
 	rows := (L-1)*s.n + 1
@@ -189,7 +192,7 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 						report()
 						continue
 					}
-					if s.rowDP(ctx, lv, i, a, nil) != nil {
+					if (s.row != nil || !s.soleRow(lv, i, a)) && s.rowDP(ctx, lv, i, a, nil) != nil {
 						return
 					}
 					next.setRow(i, a, M)
@@ -421,19 +424,17 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 		s.row(s, lv, i, a, back)
 		return ctx.Err()
 	}
+	return s.rowSearch(ctx, lv, i, a, back)
+}
+
+// rowSearch is rowDP's bounded, windowed search.
+func (s *pdSolver) rowSearch(ctx context.Context, lv, i int, a []float64, back []pdChoice) error {
 	c, n := s.c, s.n
 	lvl := s.opt.Levels[lv]
-	M, B, g := lvl.Workers, lvl.BandwidthBytesPerSec, s.below(lv)
-	bound := s.bound[lv]
+	M, B := lvl.Workers, lvl.BandwidthBytesPerSec
 	inf := math.Inf(1)
-	maxR := M
-	if s.opt.Straight {
-		maxR = 1
-	}
-	end := n - 1
-	if s.last != nil && lv == len(s.opt.Levels)-2 {
-		end, bound = s.last[i], min(bound, s.rowBound[i])
-	}
+	maxR := s.maxReplicas(lv)
+	end, bound := s.rowLimits(lv, i)
 	for j := i; j < n; j++ {
 		row := a[j*M : (j+1)*M]
 		for m := range row {
@@ -452,14 +453,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 		act, w := span(c.ActivationBytes, i, j), span(c.ParameterBytes, i, j)
 		nmax := s.maxInFlight(lv, act, w, M) // fits, with used = r
 		for r := 1; r <= maxR; r++ {
-			if r >= usedFor(nmax, r, M) {
-				row[r-1] = s.stageSeconds(t, w, r, B, true, g)
-				if !s.exact && j < n-1 {
-					// pipeplan charges every stage its output boundary too;
-					// the original leaves it out for a pipeline's first stage.
-					row[r-1] = fmax(row[r-1], 2*c.OutputBytes[j]/(B*float64(r)))
-				}
-			}
+			row[r-1] = s.singleStage(lv, j, t, w, r, nmax)
 		}
 	}
 	cf := s.coefficients(lv)
@@ -479,6 +473,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 	// A level's worker is gpusBelow GPUs: a stage's compute there is at
 	// least its span over them (the level below's bottleneck, recursively).
 	perGPU := 1 / float64(s.gpusBelow(lv))
+	invBound := 1 / bound // at most every inv[m]
 	for j := i; j <= end; j++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -514,7 +509,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 		for x := 0; x < len(sc.ks); x += 2 {
 			k, q := int(sc.ks[x]), int(sc.ks[x+1])
 			if rowMin[k] >= worst ||
-				!maySplit(span(c.ComputeSeconds, i, k)*perGPU, span(c.ComputeSeconds, k+1, j)*perGPU, inv[:top+1], maxMP) {
+				!maySplit(span(c.ComputeSeconds, i, k)*perGPU, span(c.ComputeSeconds, k+1, j)*perGPU, inv[:top+1], invBound, maxMP) {
 				continue
 			}
 			var t float64
@@ -611,6 +606,48 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 		rowMin[j] = pm
 	}
 	return nil
+}
+
+// maxReplicas is the most replicas of a stage at level lv.
+func (s *pdSolver) maxReplicas(lv int) int {
+	if s.opt.Straight {
+		return 1
+	}
+	return s.opt.Levels[lv].Workers
+}
+
+// maxSplitReplicas is the most replicas of a stage after a split at
+// level lv: all workers but one, the sub-pipeline's.
+func (s *pdSolver) maxSplitReplicas(lv int) int {
+	return min(s.maxReplicas(lv), s.opt.Levels[lv].Workers-1)
+}
+
+// rowLimits are the last state of row i of level lv that may hold a useful
+// entry, and the bound above which its entries may be left larger: the
+// level's bound, or for the second-to-last level usefulEnds' limits.
+func (s *pdSolver) rowLimits(lv, i int) (end int, bound float64) {
+	if s.last != nil && lv == len(s.opt.Levels)-2 {
+		return s.last[i], min(s.bound[lv], s.rowBound[i])
+	}
+	return s.n - 1, s.bound[lv]
+}
+
+// singleStage is entry A(i→j, r workers) of level lv as one stage: its
+// time with compute t and parameters w replicated r ways, +Inf when it
+// does not fit (at most nmax inputs in flight besides its own).
+func (s *pdSolver) singleStage(lv, j int, t, w float64, r, nmax int) float64 {
+	lvl := s.opt.Levels[lv]
+	M, B := lvl.Workers, lvl.BandwidthBytesPerSec
+	if r < usedFor(nmax, r, M) {
+		return math.Inf(1)
+	}
+	v := s.stageSeconds(t, w, r, B, true, s.below(lv))
+	if !s.exact && j < s.n-1 {
+		// pipeplan charges every stage its output boundary too; the
+		// original leaves it out for a pipeline's first stage.
+		v = fmax(v, 2*s.c.OutputBytes[j]/(B*float64(r)))
+	}
+	return v
 }
 
 // firstUnder is the first m >= 1 with work < bound·(m+1): for every m
@@ -711,11 +748,8 @@ type pdCoefficients struct {
 // coefficients returns level lv's pdCoefficients; maxMP is the most
 // replicas a stage after a split may take.
 func (s *pdSolver) coefficients(lv int) *pdCoefficients {
-	M, B := s.opt.Levels[lv].Workers, s.opt.Levels[lv].BandwidthBytesPerSec
-	maxMP := M - 1
-	if s.opt.Straight {
-		maxMP = min(maxMP, 1)
-	}
+	B := s.opt.Levels[lv].BandwidthBytesPerSec
+	maxMP := s.maxSplitReplicas(lv)
 	cf := &pdCoefficients{maxMP: maxMP, ct: make([]float64, maxMP+1), cw: make([]float64, maxMP+1), co: make([]float64, maxMP+1)}
 	for mp := 1; mp <= maxMP; mp++ {
 		f := float64(mp)
@@ -749,14 +783,19 @@ func (s *pdSolver) lastStage(lv, k, j int, t float64, cf *pdCoefficients, st []f
 	act, w := span(c.ActivationBytes, k+1, j), span(c.ParameterBytes, k+1, j)
 	mono = true
 	for mp := lo; mp <= hi; mp++ {
-		if s.exact {
-			st[mp] = fmax(t*cf.ct[mp]+w*cf.cw[mp], out*cf.co[mp])
-		} else {
-			st[mp] = fmax(fmax(t, w*cf.cw[mp])*cf.ct[mp], out*cf.co[mp])
-		}
+		st[mp] = s.splitStageSeconds(t, w, out, cf, mp)
 		mono = mono && (mp < max(lo+1, 3) || st[mp] <= st[mp-1])
 	}
 	return s.maxInFlight(lv, act, w, s.opt.Levels[lv].Workers), mono
+}
+
+// splitStageSeconds is the time of a stage after a split with compute t,
+// parameters w and transfers out (outBytes) on mp workers.
+func (s *pdSolver) splitStageSeconds(t, w, out float64, cf *pdCoefficients, mp int) float64 {
+	if s.exact {
+		return fmax(t*cf.ct[mp]+w*cf.cw[mp], out*cf.co[mp])
+	}
+	return fmax(fmax(t, w*cf.cw[mp])*cf.ct[mp], out*cf.co[mp])
 }
 
 // pdTable holds lastStage for every split (k, j) of a level, k an ancestor
@@ -823,26 +862,47 @@ type split struct {
 // row: with compute per GPU prefix up to the split and last after it, and
 // inv[m] the reciprocal of what entry m must beat, it reports whether some
 // m may have an mp <= maxMP with last/mp and prefix/(m+1−mp) both under
-// it, i.e. mp > x = last·inv[m] and m+1−mp > y = prefix·inv[m]. Both are
-// shrunk by 2e-9, twice workMargin, so rounding never makes it refuse a
-// split the bound (or the exact search) would take.
-func maySplit(prefix, last float64, inv []float64, maxMP int) bool {
-	const shrink = 1 - 2e-9
-	prefix, last = prefix*shrink, last*shrink
-	for m := 1; m < len(inv); m++ {
-		// mp = floor(x)+1 is the smallest allowed; it needs m+1−mp >=
-		// floor(y)+1, so both are under m (NaN, from an entry of 0 that
-		// nothing beats, is not). Truncation is floor here: x, y >= 0.
-		fm := float64(m)
-		x, y := last*inv[m], prefix*inv[m]
-		if !(x < fm) || !(y < fm) {
-			continue
-		}
-		if xi := int(x); xi+int(y)+1 <= m && xi < maxMP {
+// it (maySplitAt). invBound is at most every inv[m]: the entries before
+// maySplitFrom's are not tried.
+func maySplit(prefix, last float64, inv []float64, invBound float64, maxMP int) bool {
+	for m := maySplitFrom(prefix, last, invBound, len(inv)); m < len(inv); m++ {
+		if maySplitAt(prefix, last, inv[m], m, maxMP) {
 			return true
 		}
 	}
 	return false
+}
+
+// maySplitFrom is the first entry m >= 1 for which maySplitAt may pass, at
+// most end, when every entry's inv is at least invBound: passing needs
+// floor(x)+floor(y)+1 <= m, so x+y < m+1, and x+y is at least the same
+// sum with invBound (rounding is monotone), xb+yb. Every m below
+// (xb+yb)·(1−1e-12), far beyond the sum's rounding, fails.
+func maySplitFrom(prefix, last, invBound float64, end int) int {
+	const shrink = 1 - 2e-9
+	sum := (last*shrink*invBound + prefix*shrink*invBound) * (1 - 1e-12)
+	if !(sum >= 1) {
+		return 1
+	}
+	return int(minOf(sum, float64(end)))
+}
+
+// maySplitAt is maySplit's test of entry m alone, whose value is 1/inv:
+// whether some mp <= maxMP has mp > x = last·inv and m+1−mp > y =
+// prefix·inv. Both are shrunk by 2e-9, twice workMargin, so rounding never
+// makes it refuse a split the bound (or the exact search) would take.
+func maySplitAt(prefix, last, inv float64, m, maxMP int) bool {
+	const shrink = 1 - 2e-9
+	// mp = floor(x)+1 is the smallest allowed; it needs m+1−mp >=
+	// floor(y)+1, so both are under m (NaN, from an entry of 0 that
+	// nothing beats, is not). Truncation is floor here: x, y >= 0.
+	fm := float64(m)
+	x, y := last*shrink*inv, prefix*shrink*inv
+	if !(x < fm) || !(y < fm) {
+		return false
+	}
+	xi := int(x)
+	return xi+int(y)+1 <= m && xi < maxMP
 }
 
 // workMargin shrinks a workBound's compute far beyond rounding (a few ulps).
