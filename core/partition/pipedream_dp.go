@@ -467,9 +467,11 @@ func (s *pdSolver) rowSearch(ctx context.Context, lv, i int, a []float64, back [
 	}()
 	// rowMin[k] is the best time over states i..k with any worker count: a
 	// lower bound of every pipeline split after k. preMin[k*M+x] is the best
-	// with at most x+1 workers, min(a[k*M .. k*M+x]). Both are written at
-	// k before they are read.
-	rowMin, preMin, inv, st := sc.rowMin, sc.preMin[:n*M], sc.inv[:M], sc.st[:maxMP+1]
+	// with at most x+1 workers, min(a[k*M .. k*M+x]), and under[k] the
+	// first x where that is under the bound (M if none): a sub-pipeline
+	// i..k on fewer workers cannot be part of a candidate that beats the
+	// bound. All are written at k before they are read.
+	rowMin, preMin, under, inv, st := sc.rowMin, sc.preMin[:n*M], sc.under, sc.inv[:M], sc.st[:maxMP+1]
 	// A level's worker is gpusBelow GPUs: a stage's compute there is at
 	// least its span over them (the level below's bottleneck, recursively).
 	perGPU := 1 / float64(s.gpusBelow(lv))
@@ -548,7 +550,8 @@ func (s *pdSolver) rowSearch(ctx context.Context, lv, i int, a []float64, back [
 			low := newCandidateBound(preMin[k*M:(k+1)*M], nil, lo, hi)
 			low.last, low.ct = wb.last, cf.ct
 			sc.ms = sc.ms[:0]
-			for m := firstUnder(work, bound, top); m <= top; m++ {
+			// Entry m needs m−mp >= under[k], so m > under[k].
+			for m := max(firstUnder(work, bound, top), int(under[k])+1); m <= top; m++ {
 				if r := minOf(row[m], bound); preMin[k*M+m-1] < r && lb*cf.ct[min(m, maxMP)] < r && work < r*float64(m+1) &&
 					low.next(m) < r {
 					sc.ms = append(sc.ms, int32(m))
@@ -557,9 +560,10 @@ func (s *pdSolver) rowSearch(ctx context.Context, lv, i int, a []float64, back [
 			if len(sc.ms) == 0 {
 				continue
 			}
-			// The largest m left narrows hi.
+			// The largest m left narrows hi, and so does under[k]: mp <=
+			// m − under[k].
 			mMax := int(sc.ms[len(sc.ms)-1])
-			if lo, hi = wb.mps(mMax, lo, min(hi, mMax), bound); lo > hi {
+			if lo, hi = wb.mps(mMax, lo, min(hi, mMax-int(under[k])), bound); lo > hi {
 				continue
 			}
 			// The last stage k+1..j on mp workers: its time st[mp], and the
@@ -599,9 +603,13 @@ func (s *pdSolver) rowSearch(ctx context.Context, lv, i int, a []float64, back [
 			}
 		}
 		pm := inf
+		under[j] = int32(M)
 		for m, v := range row {
 			pm = minOf(pm, v)
 			preMin[j*M+m] = pm
+			if pm < bound && under[j] == int32(M) {
+				under[j] = int32(m)
+			}
 		}
 		rowMin[j] = pm
 	}
@@ -713,6 +721,7 @@ func maxOfAll(v []float64) float64 {
 // pdScratch is rowDP's working memory, reused between its rows.
 type pdScratch struct {
 	rowMin, preMin, inv, st []float64
+	under                   []int32
 	// ks holds a state's splits, appendSplits' pairs; near is
 	// nearSplits' working list, ms a split's entries to search.
 	ks, near, ms []int32
@@ -725,7 +734,7 @@ type pdScratch struct {
 func (s *pdSolver) getScratch(M, maxMP int) *pdScratch {
 	sc, _ := s.scratch.Get().(*pdScratch)
 	if sc == nil {
-		sc = &pdScratch{rowMin: make([]float64, s.n)}
+		sc = &pdScratch{rowMin: make([]float64, s.n), under: make([]int32, s.n)}
 	}
 	if len(sc.preMin) < s.n*M {
 		sc.preMin, sc.inv = make([]float64, s.n*M), make([]float64, M)
