@@ -401,6 +401,25 @@ func (s *pdSolver) maxInFlight(lv int, act, w float64, M int) int {
 	return nmax
 }
 
+// fitsAlone reports whether a single stage with activations act and
+// parameters w on r of level lv's M workers fits in memory: r >=
+// usedFor(maxInFlight(lv, act, w, M), r, M), with one memory test. That
+// needs nmax >= need = ceil((M−r)/r) (>= 0), and maxInFlight's n (before
+// pipeplan's own input) is the largest n <= M+1 that fits, fitting being
+// monotone in n, so it holds iff need (plus the stage's own input for
+// pipeplan) fits, and need+1 <= M.
+func (s *pdSolver) fitsAlone(lv int, act, w float64, r int) bool {
+	if s.opt.MemoryBytes == 0 {
+		return true
+	}
+	M := s.opt.Levels[lv].Workers
+	n := ceilDiv(M-r, r)
+	if s.exact {
+		return float64(n)*(act+w) <= s.opt.MemoryBytes
+	}
+	return stageMemoryBytes(act, w, n+1)/float64(s.gpusBelow(lv)) <= s.opt.MemoryBytes
+}
+
 // stageMemoryBytes is pipeplan's per-GPU memory of a PipeDream stage with n
 // inputs in flight: weight stashing keeps n weight versions and n activation
 // stashes (§2.3.2), plus one gradient buffer and the SGD momentum.
@@ -453,7 +472,9 @@ func (s *pdSolver) rowSearch(ctx context.Context, lv, i int, a []float64, back [
 		act, w := span(c.ActivationBytes, i, j), span(c.ParameterBytes, i, j)
 		nmax := s.maxInFlight(lv, act, w, M) // fits, with used = r
 		for r := 1; r <= maxR; r++ {
-			row[r-1] = s.singleStage(lv, j, t, w, r, nmax)
+			if r >= usedFor(nmax, r, M) {
+				row[r-1] = s.singleStage(lv, j, t, w, r)
+			}
 		}
 	}
 	cf := s.coefficients(lv)
@@ -640,15 +661,10 @@ func (s *pdSolver) rowLimits(lv, i int) (end int, bound float64) {
 	return s.n - 1, s.bound[lv]
 }
 
-// singleStage is entry A(i→j, r workers) of level lv as one stage: its
-// time with compute t and parameters w replicated r ways, +Inf when it
-// does not fit (at most nmax inputs in flight besides its own).
-func (s *pdSolver) singleStage(lv, j int, t, w float64, r, nmax int) float64 {
-	lvl := s.opt.Levels[lv]
-	M, B := lvl.Workers, lvl.BandwidthBytesPerSec
-	if r < usedFor(nmax, r, M) {
-		return math.Inf(1)
-	}
+// singleStage is entry A(i→j, r workers) of level lv as one stage, if
+// it fits: its time with compute t and parameters w replicated r ways.
+func (s *pdSolver) singleStage(lv, j int, t, w float64, r int) float64 {
+	B := s.opt.Levels[lv].BandwidthBytesPerSec
 	v := s.stageSeconds(t, w, r, B, true, s.below(lv))
 	if !s.exact && j < s.n-1 {
 		// pipeplan charges every stage its output boundary too; the

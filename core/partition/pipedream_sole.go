@@ -81,7 +81,9 @@ func (e *soleEval) entry(j, m int) (v float64, ok bool) {
 	v = math.Inf(1)
 	if t := s.compute(e.lv, i, j); !math.IsInf(t, 1) && m < s.maxReplicas(e.lv) {
 		act, w := span(c.ActivationBytes, i, j), span(c.ParameterBytes, i, j)
-		v = s.singleStage(e.lv, j, t, w, m+1, s.maxInFlight(e.lv, act, w, e.M))
+		if s.fitsAlone(e.lv, act, w, m+1) {
+			v = s.singleStage(e.lv, j, t, w, m+1)
+		}
 	}
 	if m > 0 && (s.exact || i == 0 || c.precedes(i-1, j)) { // rowDP searches splits
 		if v, ok = e.split(j, m, v); !ok {
@@ -120,26 +122,35 @@ func (e *soleEval) split(j, m int, v float64) (float64, bool) {
 			continue
 		}
 		t := s.compute(e.lv, k+1, j)
-		act, w := span(c.ActivationBytes, k+1, j), span(c.ParameterBytes, k+1, j)
-		nmax := s.maxInFlight(e.lv, act, w, e.M)
-		if math.IsInf(t, 1) || nmax < 0 {
+		if math.IsInf(t, 1) {
 			continue
 		}
-		out := s.outBytes(k, j)
-		if e.work++; e.work > e.maxWork {
-			return v, false
-		}
 		// Only the mp whose work bounds beat best (workBound, as rowDP
-		// narrows them) and whose last stage does may improve the entry.
+		// narrows them), whose last stage does and which fit may improve
+		// the entry.
+		out := s.outBytes(k, j)
 		wb := workBound{prefix: span(c.ComputeSeconds, i, k) * e.perGPU, last: maxOf(t, out/e.B) * workMargin}
 		if !s.exact {
 			wb.prefix = maxOf(wb.prefix, 2*c.OutputBytes[k]/e.B)
 		}
 		wb.prefix *= workMargin
-		lo, hi := wb.mps(m, max(1, e.fewestReplicas(m, nmax)), min(m, e.maxMP), best)
+		lo, hi := wb.mps(m, 1, min(m, e.maxMP), best)
+		if lo > hi {
+			continue
+		}
+		if e.work++; e.work > e.maxWork {
+			return v, false
+		}
+		w, fewest := span(c.ParameterBytes, k+1, j), -1 // fewestReplicas, once needed
 		for mp := lo; mp <= hi; mp++ {
 			st := s.splitStageSeconds(t, w, out, e.cf, mp)
 			if !(st < best) {
+				continue
+			}
+			if fewest < 0 {
+				fewest = e.fewestReplicas(m, s.maxInFlight(e.lv, span(c.ActivationBytes, k+1, j), w, e.M))
+			}
+			if mp < fewest {
 				continue
 			}
 			prev, ok := e.entry(k, m-mp)
@@ -159,14 +170,16 @@ func (e *soleEval) split(j, m int, v float64) (float64, bool) {
 
 // fewestReplicas is the fewest workers a stage after a split, holding at
 // most nmax inputs in flight, needs to fit when the pipeline takes m+1 of
-// the M: m+1 >= M − nmax·mp (usedFor, split.best); M when none fits.
+// the M: m+1 >= M − nmax·mp (usedFor, split.best); M+1 when none fits.
 func (e *soleEval) fewestReplicas(m, nmax int) int {
 	need := e.M - m - 1
-	if e.s.opt.MemoryBytes == 0 || need <= 0 {
+	switch {
+	case nmax < 0:
+		return e.M + 1
+	case e.s.opt.MemoryBytes == 0 || need <= 0:
 		return 1
-	}
-	if nmax == 0 {
-		return e.M
+	case nmax == 0:
+		return e.M + 1
 	}
 	return ceilDiv(need, nmax)
 }

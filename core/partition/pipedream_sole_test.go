@@ -141,3 +141,43 @@ func TestMaySplitFromSkipsOnlyFailures(t *testing.T) {
 		t.Error("maySplitFrom never skipped an entry")
 	}
 }
+
+// TestFitsAloneIsMaxInFlight checks fitsAlone against its definition
+// through maxInFlight and usedFor, for both cost models, one to three
+// levels, stages of random size around the memory limit and every r.
+func TestFitsAloneIsMaxInFlight(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	fits, fails := 0, 0
+	for range 3000 {
+		var lv []float64
+		for range 1 + rng.IntN(3) {
+			lv = append(lv, float64(1+rng.IntN(16)), 1e10)
+		}
+		mem := []float64{0, 1e9, 8e10}[rng.IntN(3)]
+		for _, cm := range []CostModel{CostPipeDream, CostPipeplan} {
+			s := newPDSolver(&Cuts{ComputeSeconds: []float64{1}, ActivationBytes: []float64{1}, ParameterBytes: []float64{1}, OutputBytes: []float64{0}},
+				PipeDreamOptions{Levels: levels(lv...), MemoryBytes: mem, CostModel: cm})
+			l := rng.IntN(len(s.opt.Levels))
+			M := s.opt.Levels[l].Workers
+			scale := math.Max(mem, 1e9) * math.Exp(rng.NormFloat64()*2) / float64(1+rng.IntN(M))
+			act, w := rng.Float64()*scale, rng.Float64()*scale
+			if rng.IntN(10) == 0 {
+				act, w = 0, 0
+			}
+			for r := 1; r <= M; r++ {
+				want := r >= usedFor(s.maxInFlight(l, act, w, M), r, M)
+				if got := s.fitsAlone(l, act, w, r); got != want {
+					t.Fatalf("%s, level %d of %v, memory %v, act %v, w %v, r %d: fitsAlone %v, want %v", cm, l, lv, mem, act, w, r, got, want)
+				}
+				if want {
+					fits++
+				} else {
+					fails++
+				}
+			}
+		}
+	}
+	if fits < 1000 || fails < 1000 {
+		t.Errorf("%d stages fit and %d did not, want at least 1000 of each", fits, fails)
+	}
+}
