@@ -492,7 +492,7 @@ func (s *pdSolver) rowSearch(ctx context.Context, lv, i int, a []float64, back [
 	// first x where that is under the bound (M if none): a sub-pipeline
 	// i..k on fewer workers cannot be part of a candidate that beats the
 	// bound. All are written at k before they are read.
-	rowMin, preMin, under, inv, st := sc.rowMin, sc.preMin[:n*M], sc.under, sc.inv[:M], sc.st[:maxMP+1]
+	rowMin, preMin, under, inv, beat, st := sc.rowMin, sc.preMin[:n*M], sc.under, sc.inv[:M], sc.beat[:M], sc.st[:maxMP+1]
 	// A level's worker is gpusBelow GPUs: a stage's compute there is at
 	// least its span over them (the level below's bottleneck, recursively).
 	perGPU := 1 / float64(s.gpusBelow(lv))
@@ -524,10 +524,7 @@ func (s *pdSolver) rowSearch(ctx context.Context, lv, i int, a []float64, back [
 		// entry, and ties keep the first), or the bound.
 		worst := bound
 		if len(sc.ks) > 0 {
-			worst = minOf(maxOfAll(open), bound)
-			for m, v := range open {
-				inv[m] = 1 / minOf(v, bound)
-			}
+			worst = targets(open, bound, inv, beat)
 		}
 		for x := 0; x < len(sc.ks); x += 2 {
 			k, q := int(sc.ks[x]), int(sc.ks[x+1])
@@ -571,8 +568,10 @@ func (s *pdSolver) rowSearch(ctx context.Context, lv, i int, a []float64, back [
 			low := newCandidateBound(preMin[k*M:(k+1)*M], nil, lo, hi)
 			low.last, low.ct = wb.last, cf.ct
 			sc.ms = sc.ms[:0]
-			// Entry m needs m−mp >= under[k], so m > under[k].
-			for m := max(firstUnder(work, bound, top), int(under[k])+1); m <= top; m++ {
+			// Entry m needs m−mp >= under[k], so m > under[k], and low
+			// under what it must beat (firstEntry).
+			m0 := max(firstUnder(work, bound, top), int(under[k])+1)
+			for m := firstEntry(&low, beat, m0, top); m <= top; m++ {
 				if r := minOf(row[m], bound); preMin[k*M+m-1] < r && lb*cf.ct[min(m, maxMP)] < r && work < r*float64(m+1) &&
 					low.next(m) < r {
 					sc.ms = append(sc.ms, int32(m))
@@ -617,10 +616,7 @@ func (s *pdSolver) rowSearch(ctx context.Context, lv, i int, a []float64, back [
 				}
 			}
 			if improved {
-				worst = minOf(maxOfAll(open), bound)
-				for m, v := range open {
-					inv[m] = 1 / minOf(v, bound)
-				}
+				worst = targets(open, bound, inv, beat)
 			}
 		}
 		pm := inf
@@ -674,6 +670,51 @@ func (s *pdSolver) singleStage(lv, j int, t, w float64, r int) float64 {
 	return v
 }
 
+// targets sets, for the entries open of a row capped at bound, inv[m] =
+// 1/min(open[m], bound) and beat[m] = max(min(open[m'], bound), m' >= m),
+// the most a split must beat to improve an entry from m on, and returns
+// beat[0]: a split whose lower bound reaches it improves no entry.
+func targets(open []float64, bound float64, inv, beat []float64) float64 {
+	most := math.Inf(-1)
+	for m := len(open) - 1; m >= 0; m-- {
+		r := minOf(open[m], bound)
+		inv[m], most = 1/r, maxOf(most, r)
+		beat[m] = most
+	}
+	return most
+}
+
+// firstEntry is the first entry m >= m0, at most top, whose bound low
+// (candidateBound, st nil) may be under what the entry must beat, top+1
+// when none: from m0 on that is at most beat[m0], so some mp in [lo, hi]
+// needs both at(mp) and pre[m−mp] under beat[m0], i.e. mp >= mpMin and
+// m−mp >= xMin (both non-increasing: firstBelow), so m >= mpMin+xMin.
+func firstEntry(low *candidateBound, beat []float64, m0, top int) int {
+	if m0 > top {
+		return m0
+	}
+	mpMin := firstBelow(low.ct, low.last, beat[m0], low.lo, low.hi)
+	xMin := firstBelow(low.pre, 1, beat[m0], 0, len(low.pre)-1)
+	if mpMin > low.hi || xMin == len(low.pre) {
+		return top + 1
+	}
+	return max(m0, mpMin+xMin)
+}
+
+// firstBelow is the first x in [lo, hi] with scale·f[x] < v, hi+1 when
+// none, for f non-increasing on [lo, hi] (scale >= 0 keeps it so).
+func firstBelow(f []float64, scale, v float64, lo, hi int) int {
+	for lo <= hi {
+		mid := int(uint(lo+hi) >> 1)
+		if scale*f[mid] < v {
+			hi = mid - 1
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
 // firstUnder is the first m >= 1 with work < bound·(m+1): for every m
 // before it, work >= bound·(m+1) (m+1 workers of a split cannot beat the
 // bound), top+1 when none is.
@@ -725,19 +766,10 @@ func fmax(a, b float64) float64 {
 	return a
 }
 
-// maxOfAll is maxOf over v, −Inf when empty.
-func maxOfAll(v []float64) float64 {
-	m := math.Inf(-1)
-	for _, x := range v {
-		m = maxOf(m, x)
-	}
-	return m
-}
-
 // pdScratch is rowDP's working memory, reused between its rows.
 type pdScratch struct {
-	rowMin, preMin, inv, st []float64
-	under                   []int32
+	rowMin, preMin, inv, beat, st []float64
+	under                         []int32
 	// ks holds a state's splits, appendSplits' pairs; near is
 	// nearSplits' working list, ms a split's entries to search.
 	ks, near, ms []int32
@@ -753,7 +785,7 @@ func (s *pdSolver) getScratch(M, maxMP int) *pdScratch {
 		sc = &pdScratch{rowMin: make([]float64, s.n), under: make([]int32, s.n)}
 	}
 	if len(sc.preMin) < s.n*M {
-		sc.preMin, sc.inv = make([]float64, s.n*M), make([]float64, M)
+		sc.preMin, sc.inv, sc.beat = make([]float64, s.n*M), make([]float64, M), make([]float64, M)
 	}
 	if len(sc.st) < maxMP+1 {
 		sc.st = make([]float64, maxMP+1)
