@@ -74,8 +74,10 @@ func (e *soleEval) entry(j, m int) (v float64, ok bool) {
 		return math.Inf(1), true // rowDP leaves the entries past end at +Inf
 	}
 	key := j*e.M + m
-	if v, ok := e.memo[key]; ok {
-		return v, true
+	if e.memo != nil { // a nil map's lookup is still a call
+		if v, ok := e.memo[key]; ok {
+			return v, true
+		}
 	}
 	s, c, i := e.s, e.s.c, e.i
 	v = math.Inf(1)
@@ -106,15 +108,26 @@ func (e *soleEval) split(j, m int, v float64) (float64, bool) {
 	best := minOf(v, e.bound)
 	// The states in the windows, or where the index declines, every
 	// split as appendSplits' pairs (step 2).
-	budget, from, ok, step := nearBudget, len(e.near), false, 1
+	budget, from, inIndex, step := nearBudget, len(e.near), false, 1
 	if s.near != nil {
-		e.near, ok = s.near.windows(i, j, m, e.maxMP, best, e.gpus, &budget, e.near)
+		e.near, inIndex = s.near.windows(i, j, m, e.maxMP, best, e.gpus, &budget, e.near)
 	}
-	if !ok {
+	if !inIndex {
 		e.near, step = c.appendSplits(e.near[:from], i, j, !s.exact), 2
 	}
-	defer func() { e.near = e.near[:from] }()
-	found, inv := false, 1/best
+	least, ok := e.least(j, m, best, from, step)
+	e.near = e.near[:from]
+	if least < best {
+		return least, ok
+	}
+	return v, ok
+}
+
+// least is the least candidate under best of the splits of entry (j, m)
+// listed in e.near from from on, every step-th, or best when none is.
+func (e *soleEval) least(j, m int, best float64, from, step int) (float64, bool) {
+	s, c, i := e.s, e.s.c, e.i
+	inv := 1 / best
 	for x := from; x < len(e.near); x += step { // e.near grows with the entries computed below
 		k := int(e.near[x])
 		if (step == 1 && !s.isSplit(i, k, j)) ||
@@ -139,7 +152,7 @@ func (e *soleEval) split(j, m int, v float64) (float64, bool) {
 			continue
 		}
 		if e.work++; e.work > e.maxWork {
-			return v, false
+			return best, false
 		}
 		w, fewest := span(c.ParameterBytes, k+1, j), -1 // fewestReplicas, once needed
 		for mp := lo; mp <= hi; mp++ {
@@ -155,17 +168,14 @@ func (e *soleEval) split(j, m int, v float64) (float64, bool) {
 			}
 			prev, ok := e.entry(k, m-mp)
 			if !ok {
-				return v, false
+				return best, false
 			}
 			if cand := max(prev, st); cand < best {
-				best, found = cand, true
+				best = cand
 			}
 		}
 	}
-	if found {
-		return best, true
-	}
-	return v, true
+	return best, true
 }
 
 // fewestReplicas is the fewest workers a stage after a split, holding at
