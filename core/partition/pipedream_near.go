@@ -186,9 +186,10 @@ func (s *pdSolver) isSplit(i, k, j int) bool {
 // windows appends to out the states whose cumulative compute lies in the
 // windows of entry m (m+1 workers) of the stage i..j, whose value is v on
 // workers of gpus GPUs, r = v·gpus per GPU: span(k+1, j) < mp·r and
-// span(i, k) < (m+1−mp)·r for some mp in 1..min(m, maxMP), widened. It spends from budget one unit per window and
-// per state, and returns false, with out unspecified, when r is not
-// positive and finite (maySplit may pass anything) or the budget runs out.
+// span(i, k) < (m+1−mp)·r for some mp in 1..min(m, maxMP), widened. It
+// spends from budget one unit per window and per state, and returns
+// false, with out unspecified, when r is not positive and finite
+// (maySplit may pass anything) or the budget runs out.
 func (x *cumIndex) windows(i, j, m, maxMP int, v, gpus float64, budget *int, out []int32) ([]int32, bool) {
 	const widen = 1 + 1e-8 // maySplit's margin is 2e-9
 	r := v * widen * gpus

@@ -58,6 +58,7 @@ type soleEval struct {
 	near []int32
 }
 
+// newSoleRow returns the soleEval of row i of level lv.
 func (s *pdSolver) newSoleRow(lv, i int) *soleEval {
 	e := &soleEval{s: s, lv: lv, i: i, M: s.opt.Levels[lv].Workers, maxMP: s.maxSplitReplicas(lv),
 		gpus: float64(s.gpusBelow(lv)), cf: s.coefficients(lv)}
