@@ -95,11 +95,24 @@ func TestPipeDreamGNMT16SoleMatchesRowDP(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	opt := PipeDreamOptions{Levels: levels(8, 300e9, 128, 25e9), MemoryBytes: 80e9}
+	opt := PipeDreamOptions{Levels: levels(8, 300e9, 128, 25e9), MemoryBytes: 80e9, CostModel: CostPipeplan}
 	want, werr := solveWith(t, c, opt, search)
-	got, gerr := solveWith(t, c, opt, nil)
+	s := newPDSolver(c, opt)
+	if err := s.solveLevels(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	got, gerr := s.result()
 	if (werr == nil) != (gerr == nil) || !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v (%v)\nwant %+v (%v)", got, gerr, want, werr)
+	}
+	useful := 0 // the rows solveLevels solves
+	for i, last := range s.last {
+		if last >= i {
+			useful++
+		}
+	}
+	if n := s.soleRows.Load(); n != int64(useful) {
+		t.Errorf("soleRow filled %d of the %d rows, want all", n, useful)
 	}
 }
 
