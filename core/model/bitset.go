@@ -27,6 +27,15 @@ func (b bitset) intersects(o bitset) bool {
 	return false
 }
 
+// count is the number of elements.
+func (b bitset) count() int {
+	c := 0
+	for _, word := range b {
+		c += bits.OnesCount64(word)
+	}
+	return c
+}
+
 // each calls f on the elements in ascending order.
 func (b bitset) each(f func(int)) {
 	for w, word := range b {

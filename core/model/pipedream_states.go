@@ -138,10 +138,11 @@ func (a *antichains) augment(anti []int) []int {
 	return append(out, anti...)
 }
 
-// deaugment keeps the elements of s that precede no other element of s,
-// without duplicates, in order (graph.py deaugment_augmented_antichain).
-func (a *antichains) deaugment(s []int) []int {
-	var out []int
+// deaugment appends to out the elements of s that precede no other
+// element of s, without duplicates, in order (graph.py
+// deaugment_augmented_antichain).
+func (a *antichains) deaugment(out, s []int) []int {
+	from := len(out)
 	for _, x := range s {
 		dominated := false
 		for _, y := range s {
@@ -150,49 +151,52 @@ func (a *antichains) deaugment(s []int) []int {
 				break
 			}
 		}
-		if !dominated && !slices.Contains(out, x) {
+		if !dominated && !slices.Contains(out[from:], x) {
 			out = append(out, x)
 		}
 	}
 	return out
 }
 
-// next returns the antichains that follow anti, whose augmented form is aug
-// (graph.py next_antichains): replace one element x of aug by an
-// out-neighbour y not in anti none of whose successors is in aug.
-func (a *antichains) next(anti, aug []int) [][]int {
+// next calls f with each antichain that follows anti, whose augmented
+// form is aug (graph.py next_antichains): replace one element x of aug by
+// an out-neighbour y not in anti none of whose successors is in aug. The
+// slice f gets is reused after it returns.
+func (a *antichains) next(anti, aug []int, f func(nx []int) error) error {
 	inAug := newBitset(len(a.g.Nodes))
 	for _, x := range aug {
 		inAug.add(x)
 	}
-	var out [][]int
+	repl := slices.Clone(aug)
+	var nx []int
 	for i, x := range aug {
 		for _, y := range a.g.Out[x] {
 			if !a.keep[y] || slices.Contains(anti, y) || a.succ[y].intersects(inAug) {
 				continue
 			}
-			repl := slices.Clone(aug)
 			repl[i] = y
-			out = append(out, a.deaugment(repl))
+			nx = a.deaugment(nx[:0], repl)
+			if err := f(nx); err != nil {
+				return err
+			}
 		}
+		repl[i] = x
 	}
-	return out
+	return nil
 }
 
-// antichainKey is the antichain's elements, ascending, each followed by a
-// comma: its map key. Built in stack buffers, one allocation (the string),
-// as the search makes one per antichain it meets.
-func antichainKey(anti []int) string {
+// appendAntichainKey appends the antichain's elements, ascending, each
+// followed by a comma, to b: its map key. A lookup with string(key) of
+// the result does not allocate; only a new antichain's key is kept.
+func appendAntichainKey(b []byte, anti []int) []byte {
 	var sb [32]int
-	var bb [256]byte
 	s := append(sb[:0], anti...)
 	slices.Sort(s)
-	b := bb[:0]
 	for _, v := range s {
 		b = strconv.AppendInt(b, int64(v), 10)
 		b = append(b, ',')
 	}
-	return string(b)
+	return b
 }
 
 // States builds PipeDream's antichain states: a breadth-first search from
@@ -219,38 +223,33 @@ func (g *Graph) States() (*States, error) {
 	if first < 0 {
 		return nil, fmt.Errorf("graph: no nodes left after dropping Input sources and __getitem__ sinks")
 	}
+	// The search's queue holds each antichain once, in the order found
+	// (a repeat is done by the time it would be dequeued): antichain q is
+	// the q-th dequeued, its augmented form augs[q].
 	ids := map[string]int{}
-	var augs [][]int
-	var children [][]int
-	start := []int{first}
-	ids[antichainKey(start)] = 0
-	augs = append(augs, a.augment(start))
-	children = append(children, nil)
-	queue := [][]int{start}
-	done := map[string]bool{}
-	for len(queue) > 0 {
-		anti := queue[0]
-		queue = queue[1:]
-		key := antichainKey(anti)
-		if done[key] {
-			continue
-		}
-		done[key] = true
-		from := ids[key]
-		for _, nx := range a.next(anti, augs[from]) {
-			nk := antichainKey(nx)
-			to, seen := ids[nk]
+	var key []byte
+	antis, augs := [][]int{{first}}, [][]int{a.augment([]int{first})}
+	children := [][]int{nil}
+	ids[string(appendAntichainKey(key, antis[0]))] = 0
+	for from := 0; from < len(antis); from++ {
+		err := a.next(antis[from], augs[from], func(nx []int) error {
+			key = appendAntichainKey(key[:0], nx)
+			to, seen := ids[string(key)]
 			if !seen {
 				if len(augs) == MaxGraphStates {
-					return nil, fmt.Errorf("graph: more than %d antichain states; PipeDream's DP is infeasible on this graph (merge branches first)", MaxGraphStates)
+					return fmt.Errorf("graph: more than %d antichain states; PipeDream's DP is infeasible on this graph (merge branches first)", MaxGraphStates)
 				}
 				to = len(augs)
-				ids[nk] = to
-				augs = append(augs, a.augment(nx))
+				ids[string(key)] = to
+				nx = slices.Clone(nx)
+				antis, augs = append(antis, nx), append(augs, a.augment(nx))
 				children = append(children, nil)
 			}
 			children[from] = append(children[from], to)
-			queue = append(queue, nx)
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return a.states(augs, children), nil
@@ -305,10 +304,11 @@ func (a *antichains) states(augs, children [][]int) *States {
 		}
 	}
 	anc := make([]bitset, n)
+	down := newBitset(len(a.g.Nodes))
 	for j, old := range order {
 		aug := augs[old]
 		st.Augmented[j] = aug
-		down := newBitset(len(a.g.Nodes))
+		clear(down)
 		for _, x := range aug {
 			down.add(x)
 			down.union(a.pred[x])
@@ -327,7 +327,10 @@ func (a *antichains) states(augs, children [][]int) *States {
 			anc[j].union(anc[p])
 			anc[j].add(p)
 		}
-		anc[j].each(func(k int) { st.Ancestors[j] = append(st.Ancestors[j], k) })
+		if c := anc[j].count(); c > 0 {
+			st.Ancestors[j] = make([]int, 0, c)
+			anc[j].each(func(k int) { st.Ancestors[j] = append(st.Ancestors[j], k) })
+		}
 	}
 	return st
 }

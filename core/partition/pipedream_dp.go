@@ -40,6 +40,8 @@ type pdSolver struct {
 	// nearStates counts the rows' states whose splits it found.
 	near       *cumIndex
 	nearStates atomic.Int64
+	// soleRows counts the rows soleRow filled without their DP.
+	soleRows atomic.Int64
 	// scratch holds *pdScratch for rowDP, reused between rows.
 	scratch sync.Pool
 	// row, when not nil, replaces rowDP's search: tests run the reference
@@ -153,8 +155,9 @@ func (s *pdSolver) topEntry(j int) int {
 }
 
 // solveLevels fills comp for every level and the last level's row 0. The
-// rows of a lower level are independent and run on GOMAXPROCS goroutines;
-// each writes its own part of comp, so the result does not depend on them.
+// rows of a lower level, each by soleRow where it answers and rowDP
+// otherwise, are independent and run on GOMAXPROCS goroutines; each writes
+// its own part of comp, so the result does not depend on them.
 func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 	L := len(s.opt.Levels)
 	rows := (L-1)*s.n + 1
@@ -189,7 +192,7 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 						report()
 						continue
 					}
-					if s.rowDP(ctx, lv, i, a, nil) != nil {
+					if (s.row != nil || !s.soleRow(lv, i, a)) && s.rowDP(ctx, lv, i, a, nil) != nil {
 						return
 					}
 					next.setRow(i, a, M)
@@ -398,6 +401,25 @@ func (s *pdSolver) maxInFlight(lv int, act, w float64, M int) int {
 	return nmax
 }
 
+// fitsAlone reports whether a single stage with activations act and
+// parameters w on r of level lv's M workers fits in memory: r >=
+// usedFor(maxInFlight(lv, act, w, M), r, M), with one memory test. That
+// needs nmax >= need = ceil((M−r)/r) (>= 0), and maxInFlight's n (before
+// pipeplan's own input) is the largest n <= M+1 that fits, fitting being
+// monotone in n, so it holds iff need (plus the stage's own input for
+// pipeplan) fits, and need+1 <= M.
+func (s *pdSolver) fitsAlone(lv int, act, w float64, r int) bool {
+	if s.opt.MemoryBytes == 0 {
+		return true
+	}
+	M := s.opt.Levels[lv].Workers
+	n := ceilDiv(M-r, r)
+	if s.exact {
+		return float64(n)*(act+w) <= s.opt.MemoryBytes
+	}
+	return stageMemoryBytes(act, w, n+1)/float64(s.gpusBelow(lv)) <= s.opt.MemoryBytes
+}
+
 // stageMemoryBytes is pipeplan's per-GPU memory of a PipeDream stage with n
 // inputs in flight: weight stashing keeps n weight versions and n activation
 // stashes (§2.3.2), plus one gradient buffer and the SGD momentum.
@@ -421,19 +443,17 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 		s.row(s, lv, i, a, back)
 		return ctx.Err()
 	}
+	return s.rowSearch(ctx, lv, i, a, back)
+}
+
+// rowSearch is rowDP's bounded, windowed search.
+func (s *pdSolver) rowSearch(ctx context.Context, lv, i int, a []float64, back []pdChoice) error {
 	c, n := s.c, s.n
 	lvl := s.opt.Levels[lv]
-	M, B, g := lvl.Workers, lvl.BandwidthBytesPerSec, s.below(lv)
-	bound := s.bound[lv]
+	M, B := lvl.Workers, lvl.BandwidthBytesPerSec
 	inf := math.Inf(1)
-	maxR := M
-	if s.opt.Straight {
-		maxR = 1
-	}
-	end := n - 1
-	if s.last != nil && lv == len(s.opt.Levels)-2 {
-		end, bound = s.last[i], min(bound, s.rowBound[i])
-	}
+	maxR := s.maxReplicas(lv)
+	end, bound := s.rowLimits(lv, i)
 	for j := i; j < n; j++ {
 		row := a[j*M : (j+1)*M]
 		for m := range row {
@@ -453,12 +473,7 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 		nmax := s.maxInFlight(lv, act, w, M) // fits, with used = r
 		for r := 1; r <= maxR; r++ {
 			if r >= usedFor(nmax, r, M) {
-				row[r-1] = s.stageSeconds(t, w, r, B, true, g)
-				if !s.exact && j < n-1 {
-					// pipeplan charges every stage its output boundary too;
-					// the original leaves it out for a pipeline's first stage.
-					row[r-1] = fmax(row[r-1], 2*c.OutputBytes[j]/(B*float64(r)))
-				}
+				row[r-1] = s.singleStage(lv, j, t, w, r)
 			}
 		}
 	}
@@ -473,12 +488,15 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 	}()
 	// rowMin[k] is the best time over states i..k with any worker count: a
 	// lower bound of every pipeline split after k. preMin[k*M+x] is the best
-	// with at most x+1 workers, min(a[k*M .. k*M+x]). Both are written at
-	// k before they are read.
-	rowMin, preMin, inv, st := sc.rowMin, sc.preMin[:n*M], sc.inv[:M], sc.st[:maxMP+1]
+	// with at most x+1 workers, min(a[k*M .. k*M+x]), and under[k] the
+	// first x where that is under the bound (M if none): a sub-pipeline
+	// i..k on fewer workers cannot be part of a candidate that beats the
+	// bound. All are written at k before they are read.
+	rowMin, preMin, under, inv, beat, st := sc.rowMin, sc.preMin[:n*M], sc.under, sc.inv[:M], sc.beat[:M], sc.st[:maxMP+1]
 	// A level's worker is gpusBelow GPUs: a stage's compute there is at
 	// least its span over them (the level below's bottleneck, recursively).
 	perGPU := 1 / float64(s.gpusBelow(lv))
+	invBound := 1 / bound // at most every inv[m]
 	for j := i; j <= end; j++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -506,15 +524,12 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 		// entry, and ties keep the first), or the bound.
 		worst := bound
 		if len(sc.ks) > 0 {
-			worst = minOf(maxOfAll(open), bound)
-			for m, v := range open {
-				inv[m] = 1 / minOf(v, bound)
-			}
+			worst = targets(open, bound, inv, beat)
 		}
 		for x := 0; x < len(sc.ks); x += 2 {
 			k, q := int(sc.ks[x]), int(sc.ks[x+1])
 			if rowMin[k] >= worst ||
-				!maySplit(span(c.ComputeSeconds, i, k)*perGPU, span(c.ComputeSeconds, k+1, j)*perGPU, inv[:top+1], maxMP) {
+				!maySplit(span(c.ComputeSeconds, i, k)*perGPU, span(c.ComputeSeconds, k+1, j)*perGPU, inv[:top+1], invBound, maxMP) {
 				continue
 			}
 			var t float64
@@ -553,7 +568,10 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			low := newCandidateBound(preMin[k*M:(k+1)*M], nil, lo, hi)
 			low.last, low.ct = wb.last, cf.ct
 			sc.ms = sc.ms[:0]
-			for m := firstUnder(work, bound, top); m <= top; m++ {
+			// Entry m needs m−mp >= under[k], so m > under[k], and low
+			// under what it must beat (firstEntry).
+			m0 := max(firstUnder(work, bound, top), int(under[k])+1)
+			for m := firstEntry(&low, beat, m0, top); m <= top; m++ {
 				if r := minOf(row[m], bound); preMin[k*M+m-1] < r && lb*cf.ct[min(m, maxMP)] < r && work < r*float64(m+1) &&
 					low.next(m) < r {
 					sc.ms = append(sc.ms, int32(m))
@@ -562,9 +580,10 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 			if len(sc.ms) == 0 {
 				continue
 			}
-			// The largest m left narrows hi.
+			// The largest m left narrows hi, and so does under[k]: mp <=
+			// m − under[k].
 			mMax := int(sc.ms[len(sc.ms)-1])
-			if lo, hi = wb.mps(mMax, lo, min(hi, mMax), bound); lo > hi {
+			if lo, hi = wb.mps(mMax, lo, min(hi, mMax-int(under[k])), bound); lo > hi {
 				continue
 			}
 			// The last stage k+1..j on mp workers: its time st[mp], and the
@@ -597,20 +616,103 @@ func (s *pdSolver) rowDP(ctx context.Context, lv, i int, a []float64, back []pdC
 				}
 			}
 			if improved {
-				worst = minOf(maxOfAll(open), bound)
-				for m, v := range open {
-					inv[m] = 1 / minOf(v, bound)
-				}
+				worst = targets(open, bound, inv, beat)
 			}
 		}
 		pm := inf
+		under[j] = int32(M)
 		for m, v := range row {
 			pm = minOf(pm, v)
 			preMin[j*M+m] = pm
+			if pm < bound && under[j] == int32(M) {
+				under[j] = int32(m)
+			}
 		}
 		rowMin[j] = pm
 	}
 	return nil
+}
+
+// maxReplicas is the most replicas of a stage at level lv.
+func (s *pdSolver) maxReplicas(lv int) int {
+	if s.opt.Straight {
+		return 1
+	}
+	return s.opt.Levels[lv].Workers
+}
+
+// maxSplitReplicas is the most replicas of a stage after a split at
+// level lv: all workers but one, the sub-pipeline's.
+func (s *pdSolver) maxSplitReplicas(lv int) int {
+	return min(s.maxReplicas(lv), s.opt.Levels[lv].Workers-1)
+}
+
+// rowLimits are the last state of row i of level lv that may hold a useful
+// entry, and the bound above which its entries may be left larger: the
+// level's bound, or for the second-to-last level usefulEnds' limits.
+func (s *pdSolver) rowLimits(lv, i int) (end int, bound float64) {
+	if s.last != nil && lv == len(s.opt.Levels)-2 {
+		return s.last[i], min(s.bound[lv], s.rowBound[i])
+	}
+	return s.n - 1, s.bound[lv]
+}
+
+// singleStage is entry A(i→j, r workers) of level lv as one stage, if
+// it fits: its time with compute t and parameters w replicated r ways.
+func (s *pdSolver) singleStage(lv, j int, t, w float64, r int) float64 {
+	B := s.opt.Levels[lv].BandwidthBytesPerSec
+	v := s.stageSeconds(t, w, r, B, true, s.below(lv))
+	if !s.exact && j < s.n-1 {
+		// pipeplan charges every stage its output boundary too; the
+		// original leaves it out for a pipeline's first stage.
+		v = fmax(v, 2*s.c.OutputBytes[j]/(B*float64(r)))
+	}
+	return v
+}
+
+// targets sets, for the entries open of a row capped at bound, inv[m] =
+// 1/min(open[m], bound) and beat[m] = max(min(open[m'], bound), m' >= m),
+// the most a split must beat to improve an entry from m on, and returns
+// beat[0]: a split whose lower bound reaches it improves no entry.
+func targets(open []float64, bound float64, inv, beat []float64) float64 {
+	most := math.Inf(-1)
+	for m := len(open) - 1; m >= 0; m-- {
+		r := minOf(open[m], bound)
+		inv[m], most = 1/r, maxOf(most, r)
+		beat[m] = most
+	}
+	return most
+}
+
+// firstEntry is the first entry m >= m0, at most top, whose bound low
+// (candidateBound, st nil) may be under what the entry must beat, top+1
+// when none: from m0 on that is at most beat[m0], so some mp in [lo, hi]
+// needs both at(mp) and pre[m−mp] under beat[m0], i.e. mp >= mpMin and
+// m−mp >= xMin (both non-increasing: firstBelow), so m >= mpMin+xMin.
+func firstEntry(low *candidateBound, beat []float64, m0, top int) int {
+	if m0 > top {
+		return m0
+	}
+	mpMin := firstBelow(low.ct, low.last, beat[m0], low.lo, low.hi)
+	xMin := firstBelow(low.pre, 1, beat[m0], 0, len(low.pre)-1)
+	if mpMin > low.hi || xMin == len(low.pre) {
+		return top + 1
+	}
+	return max(m0, mpMin+xMin)
+}
+
+// firstBelow is the first x in [lo, hi] with scale·f[x] < v, hi+1 when
+// none, for f non-increasing on [lo, hi] (scale >= 0 keeps it so).
+func firstBelow(f []float64, scale, v float64, lo, hi int) int {
+	for lo <= hi {
+		mid := int(uint(lo+hi) >> 1)
+		if scale*f[mid] < v {
+			hi = mid - 1
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
 }
 
 // firstUnder is the first m >= 1 with work < bound·(m+1): for every m
@@ -664,18 +766,10 @@ func fmax(a, b float64) float64 {
 	return a
 }
 
-// maxOfAll is maxOf over v, −Inf when empty.
-func maxOfAll(v []float64) float64 {
-	m := math.Inf(-1)
-	for _, x := range v {
-		m = maxOf(m, x)
-	}
-	return m
-}
-
 // pdScratch is rowDP's working memory, reused between its rows.
 type pdScratch struct {
-	rowMin, preMin, inv, st []float64
+	rowMin, preMin, inv, beat, st []float64
+	under                         []int32
 	// ks holds a state's splits, appendSplits' pairs; near is
 	// nearSplits' working list, ms a split's entries to search.
 	ks, near, ms []int32
@@ -688,10 +782,10 @@ type pdScratch struct {
 func (s *pdSolver) getScratch(M, maxMP int) *pdScratch {
 	sc, _ := s.scratch.Get().(*pdScratch)
 	if sc == nil {
-		sc = &pdScratch{rowMin: make([]float64, s.n)}
+		sc = &pdScratch{rowMin: make([]float64, s.n), under: make([]int32, s.n)}
 	}
 	if len(sc.preMin) < s.n*M {
-		sc.preMin, sc.inv = make([]float64, s.n*M), make([]float64, M)
+		sc.preMin, sc.inv, sc.beat = make([]float64, s.n*M), make([]float64, M), make([]float64, M)
 	}
 	if len(sc.st) < maxMP+1 {
 		sc.st = make([]float64, maxMP+1)
@@ -711,11 +805,8 @@ type pdCoefficients struct {
 // coefficients returns level lv's pdCoefficients; maxMP is the most
 // replicas a stage after a split may take.
 func (s *pdSolver) coefficients(lv int) *pdCoefficients {
-	M, B := s.opt.Levels[lv].Workers, s.opt.Levels[lv].BandwidthBytesPerSec
-	maxMP := M - 1
-	if s.opt.Straight {
-		maxMP = min(maxMP, 1)
-	}
+	B := s.opt.Levels[lv].BandwidthBytesPerSec
+	maxMP := s.maxSplitReplicas(lv)
 	cf := &pdCoefficients{maxMP: maxMP, ct: make([]float64, maxMP+1), cw: make([]float64, maxMP+1), co: make([]float64, maxMP+1)}
 	for mp := 1; mp <= maxMP; mp++ {
 		f := float64(mp)
@@ -749,14 +840,19 @@ func (s *pdSolver) lastStage(lv, k, j int, t float64, cf *pdCoefficients, st []f
 	act, w := span(c.ActivationBytes, k+1, j), span(c.ParameterBytes, k+1, j)
 	mono = true
 	for mp := lo; mp <= hi; mp++ {
-		if s.exact {
-			st[mp] = fmax(t*cf.ct[mp]+w*cf.cw[mp], out*cf.co[mp])
-		} else {
-			st[mp] = fmax(fmax(t, w*cf.cw[mp])*cf.ct[mp], out*cf.co[mp])
-		}
+		st[mp] = s.splitStageSeconds(t, w, out, cf, mp)
 		mono = mono && (mp < max(lo+1, 3) || st[mp] <= st[mp-1])
 	}
 	return s.maxInFlight(lv, act, w, s.opt.Levels[lv].Workers), mono
+}
+
+// splitStageSeconds is the time of a stage after a split with compute t,
+// parameters w and transfers out (outBytes) on mp workers.
+func (s *pdSolver) splitStageSeconds(t, w, out float64, cf *pdCoefficients, mp int) float64 {
+	if s.exact {
+		return fmax(t*cf.ct[mp]+w*cf.cw[mp], out*cf.co[mp])
+	}
+	return fmax(fmax(t, w*cf.cw[mp])*cf.ct[mp], out*cf.co[mp])
 }
 
 // pdTable holds lastStage for every split (k, j) of a level, k an ancestor
@@ -823,26 +919,47 @@ type split struct {
 // row: with compute per GPU prefix up to the split and last after it, and
 // inv[m] the reciprocal of what entry m must beat, it reports whether some
 // m may have an mp <= maxMP with last/mp and prefix/(m+1−mp) both under
-// it, i.e. mp > x = last·inv[m] and m+1−mp > y = prefix·inv[m]. Both are
-// shrunk by 2e-9, twice workMargin, so rounding never makes it refuse a
-// split the bound (or the exact search) would take.
-func maySplit(prefix, last float64, inv []float64, maxMP int) bool {
-	const shrink = 1 - 2e-9
-	prefix, last = prefix*shrink, last*shrink
-	for m := 1; m < len(inv); m++ {
-		// mp = floor(x)+1 is the smallest allowed; it needs m+1−mp >=
-		// floor(y)+1, so both are under m (NaN, from an entry of 0 that
-		// nothing beats, is not). Truncation is floor here: x, y >= 0.
-		fm := float64(m)
-		x, y := last*inv[m], prefix*inv[m]
-		if !(x < fm) || !(y < fm) {
-			continue
-		}
-		if xi := int(x); xi+int(y)+1 <= m && xi < maxMP {
+// it (maySplitAt). invBound is at most every inv[m]: the entries before
+// maySplitFrom's are not tried.
+func maySplit(prefix, last float64, inv []float64, invBound float64, maxMP int) bool {
+	for m := maySplitFrom(prefix, last, invBound, len(inv)); m < len(inv); m++ {
+		if maySplitAt(prefix, last, inv[m], m, maxMP) {
 			return true
 		}
 	}
 	return false
+}
+
+// maySplitFrom is the first entry m >= 1 for which maySplitAt may pass, at
+// most end, when every entry's inv is at least invBound: passing needs
+// floor(x)+floor(y)+1 <= m, so x+y < m+1, and x+y is at least the same
+// sum with invBound (rounding is monotone), xb+yb. Every m below
+// (xb+yb)·(1−1e-12), far beyond the sum's rounding, fails.
+func maySplitFrom(prefix, last, invBound float64, end int) int {
+	const shrink = 1 - 2e-9
+	sum := (last*shrink*invBound + prefix*shrink*invBound) * (1 - 1e-12)
+	if !(sum >= 1) {
+		return 1
+	}
+	return int(minOf(sum, float64(end)))
+}
+
+// maySplitAt is maySplit's test of entry m alone, whose value is 1/inv:
+// whether some mp <= maxMP has mp > x = last·inv and m+1−mp > y =
+// prefix·inv. Both are shrunk by 2e-9, twice workMargin, so rounding never
+// makes it refuse a split the bound (or the exact search) would take.
+func maySplitAt(prefix, last, inv float64, m, maxMP int) bool {
+	const shrink = 1 - 2e-9
+	// mp = floor(x)+1 is the smallest allowed; it needs m+1−mp >=
+	// floor(y)+1, so both are under m (NaN, from an entry of 0 that
+	// nothing beats, is not). Truncation is floor here: x, y >= 0.
+	fm := float64(m)
+	x, y := last*shrink*inv, prefix*shrink*inv
+	if !(x < fm) || !(y < fm) {
+		return false
+	}
+	xi := int(x)
+	return xi+int(y)+1 <= m && xi < maxMP
 }
 
 // workMargin shrinks a workBound's compute far beyond rounding (a few ulps).

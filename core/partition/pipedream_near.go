@@ -155,50 +155,66 @@ func (x *cumIndex) first(in []int32, v float64, after bool) int {
 // false, leaving sc.ks unspecified, when the windows are too wide for the
 // index (the caller then takes every ancestor).
 func (s *pdSolver) nearSplits(sc *pdScratch, i, j, top, maxMP int, row []float64, bound float64, gpus float64) bool {
-	const widen = 1 + 1e-8 // maySplit's margin is 2e-9
-	x, c := s.near, s.c
-	if x == nil {
+	if s.near == nil {
 		return false
 	}
-	base := 0.0
-	if i > 0 {
-		base = c.ComputeSeconds[i-1]
-	}
-	end := c.ComputeSeconds[j]
 	budget := nearBudget
 	sc.near = sc.near[:0]
-	// The windows in bucket units first, widened by far more than their
-	// rounding there: most fall in empty buckets.
-	const pad = 1e-6
-	uEnd, uBase, us := (end-x.lo)*x.inv-pad, (base-x.lo)*x.inv+pad, x.slack*x.inv
 	for m := 1; m <= top; m++ {
-		r := minOf(row[m], bound) * widen * gpus
-		if !(r > 0) || math.IsInf(r, 1) {
-			return false // not a window: maySplit may pass anything
-		}
-		ur := r * x.inv
-		for mp := 1; mp <= min(m, maxMP); mp++ {
-			if budget--; budget < 0 {
-				return false
-			}
-			// span(k+1, j) < mp·R and span(i, k) < (m+1−mp)·R.
-			if x.empty(uEnd-float64(mp)*ur-us, uBase+float64(m+1-mp)*ur+us) {
-				continue
-			}
-			var ok bool
-			a, b := end-float64(mp)*r-x.slack, base+float64(m+1-mp)*r+x.slack
-			if sc.near, ok = x.scan(a, b, &budget, sc.near); !ok {
-				return false
-			}
+		var ok bool
+		if sc.near, ok = s.near.windows(i, j, m, maxMP, minOf(row[m], bound), gpus, &budget, sc.near); !ok {
+			return false
 		}
 	}
 	slices.Sort(sc.near)
 	sc.ks = sc.ks[:0]
 	for _, k := range slices.Compact(sc.near) {
-		if kk := int(k); kk >= i && c.precedes(kk, j) && (s.exact || i == 0 || c.precedes(i-1, kk)) {
-			sc.ks = append(sc.ks, k, int32(c.ancestorIndex(kk, j)))
+		if kk := int(k); s.isSplit(i, kk, j) {
+			sc.ks = append(sc.ks, k, int32(s.c.ancestorIndex(kk, j)))
 		}
 	}
 	sc.nearStates++
 	return true
+}
+
+// isSplit reports whether state k splits the stage i..j: i <= k, k
+// precedes j and, for pipeplan, i−1 precedes k (appendSplits' states).
+func (s *pdSolver) isSplit(i, k, j int) bool {
+	return k >= i && s.c.precedes(k, j) && (s.exact || i == 0 || s.c.precedes(i-1, k))
+}
+
+// windows appends to out the states whose cumulative compute lies in the
+// windows of entry m (m+1 workers) of the stage i..j, whose value is v on
+// workers of gpus GPUs, r = v·gpus per GPU: span(k+1, j) < mp·r and
+// span(i, k) < (m+1−mp)·r for some mp in 1..min(m, maxMP), widened. It
+// spends from budget one unit per window and per state, and returns
+// false, with out unspecified, when r is not positive and finite
+// (maySplit may pass anything) or the budget runs out.
+func (x *cumIndex) windows(i, j, m, maxMP int, v, gpus float64, budget *int, out []int32) ([]int32, bool) {
+	const widen = 1 + 1e-8 // maySplit's margin is 2e-9
+	r := v * widen * gpus
+	if !(r > 0) || math.IsInf(r, 1) {
+		return out, false
+	}
+	base, end := 0.0, x.cum[j]
+	if i > 0 {
+		base = x.cum[i-1]
+	}
+	// The windows in bucket units first, widened by far more than their
+	// rounding there: most fall in empty buckets.
+	const pad = 1e-6
+	uEnd, uBase, us, ur := (end-x.lo)*x.inv-pad, (base-x.lo)*x.inv+pad, x.slack*x.inv, r*x.inv
+	for mp := 1; mp <= min(m, maxMP); mp++ {
+		if *budget--; *budget < 0 {
+			return out, false
+		}
+		if x.empty(uEnd-float64(mp)*ur-us, uBase+float64(m+1-mp)*ur+us) {
+			continue
+		}
+		var ok bool
+		if out, ok = x.scan(end-float64(mp)*r-x.slack, base+float64(m+1-mp)*r+x.slack, budget, out); !ok {
+			return out, false
+		}
+	}
+	return out, true
 }

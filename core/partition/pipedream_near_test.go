@@ -69,7 +69,7 @@ func TestNearSplitsCoverMaySplit(t *testing.T) {
 				all := c.appendSplits(nil, i, j, cm == CostPipeplan)
 				for x := 0; x < len(all); x += 2 {
 					k := int(all[x])
-					if maySplit(span(c.ComputeSeconds, i, k)/gpus, span(c.ComputeSeconds, k+1, j)/gpus, inv, maxMP) {
+					if maySplit(span(c.ComputeSeconds, i, k)/gpus, span(c.ComputeSeconds, k+1, j)/gpus, inv, 0, maxMP) {
 						want = append(want, all[x], all[x+1])
 					}
 				}
