@@ -37,6 +37,9 @@ func TimelineSVG(ctx context.Context, p *plan.Plan, pr cost.Prediction) (string,
 		"the slowest stage's predicted time per microbatch")
 }
 
+// wholeNanoseconds rounds seconds to whole nanoseconds.
+func wholeNanoseconds(s float64) float64 { return math.Round(s*1e9) / 1e9 }
+
 // uniformTimeline draws a schedule of stages × m microbatches, every stage
 // taking perMBSeconds per microbatch (what says where that time comes from).
 func uniformTimeline(ctx context.Context, kind schedule.Kind, stages, m int, perMBSeconds float64, what string) (string, string, error) {
@@ -50,6 +53,10 @@ func uniformTimeline(ctx context.Context, kind schedule.Kind, stages, m int, per
 // and flushSeconds for the flush; predicted, if > 0, is the step time the
 // caption compares the drawn one with.
 func drawUniform(ctx context.Context, kind schedule.Kind, pp, v, m int, perMBSeconds, flushSeconds, predicted float64, what string) (string, string, error) {
+	// Whole nanoseconds: the prediction's last bit differs between amd64
+	// and wasm (assembly against pure-Go math), and the drawing, which
+	// finds the steady state's repeats in the simulated times, must not.
+	perMBSeconds, flushSeconds = wholeNanoseconds(perMBSeconds), wholeNanoseconds(flushSeconds)
 	drawn := m
 	if pp*v*m > maxTimelineWork {
 		drawn = max(maxTimelineWork/(pp*v), 1)
