@@ -59,6 +59,25 @@
 // folding as Megatron-Bridge's recipes run it). ZeRO-3's per-layer weight
 // gathers are prefetched behind the compute with Overlap.ParamGather.
 //
+// Known gap: ZeRO-3's link. The weight all-gathers (zero3Seconds) and the
+// gradient reduce-scatters (exposedDataParallel) are each hidden behind
+// the compute on their own, as if each had the data-parallel link to
+// itself; PyTorch FSDP and Megatron-FSDP run them on separate streams over
+// the same NICs, and wait for the reduce-scatters at the end of every
+// backward, so one microbatch's link time is their sum. Costed so (each
+// pass's gathers against that pass's compute, the reduce-scatters in the
+// backward the gathers leave free; tried 2026-11-28), every published run
+// stays within 1 point but Megatron-MoE-ModelZoo's Qwen3 235B FSDP row, a
+// fit row of DefaultExpertSeconds, which falls from −3 % to −30 %: its
+// experts, sharded over 32 ranks one per server, move 880 GB a step over
+// one 400 Gb/s NIC each with fp32 gradient reductions, 17.6 s at line rate,
+// the whole published step with no compute. With the reductions in bf16
+// (Megatron-FSDP's --grad-reduce-in-bf16, which its guide recommends and
+// the source does not say it used) it reads −12 %, but the row then no
+// longer supports the time per local expert. Until the source settles it
+// the model keeps the independent windows, optimistic for ZeRO-3 where its
+// traffic nears its compute.
+//
 // Fit and held-out data. The two constants of the default efficiency curve
 // (DefaultKernelLatencySeconds, DefaultSustainedMatmulFraction) were fitted
 // on dissertation Table 4.1 (A100); Table 4.2 is held out
