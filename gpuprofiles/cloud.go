@@ -1,16 +1,13 @@
 package gpuprofiles
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
-	"sync"
-)
 
-//go:embed cloud.json
-var cloudJSON []byte
+	"pipeplan/core/hw"
+)
 
 // WorkerType is one of Gavel's worker types and the GPU it stands for.
 type WorkerType struct {
@@ -41,31 +38,16 @@ type cloudFile struct {
 	PriceLists  []PriceList  `json:"price_lists"`
 }
 
-var (
-	cloudOnce sync.Once
-	cloud     cloudFile
-	cloudErr  error
-)
-
-// loadCloud parses and checks cloud.json once.
-func loadCloud() cloudFile {
-	cloudOnce.Do(func() { cloud, cloudErr = parseCloud(cloudJSON) })
-	if cloudErr != nil {
-		// The embedded file is checked by the package tests; reaching this is a build defect.
-		panic("gpuprofiles: embedded cloud.json: " + cloudErr.Error())
-	}
-	return cloud
-}
-
-// parseCloud reads a cloud.json and checks that every GPU it names is in
-// gpus.json, names are unique and prices are finite and > 0.
-func parseCloud(data []byte) (cloudFile, error) {
+// parseCloud reads a cloud.json and checks that every GPU it names is one
+// of gpus, names are unique and prices are finite and > 0. TestGenerated
+// runs it to generate embeddedCloud.
+func parseCloud(data []byte, gpus []hw.GPU) (cloudFile, error) {
 	var f cloudFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return f, fmt.Errorf("cloud: %w", err)
 	}
 	known := map[string]bool{}
-	for _, g := range All() {
+	for _, g := range gpus {
 		known[g.ID] = true
 	}
 	seen := map[string]bool{}
@@ -104,12 +86,12 @@ func parseCloud(data []byte) (cloudFile, error) {
 
 // GavelWorkerTypes returns Gavel's worker types (dissertation §5.7), fastest
 // first: v100, p100, k80.
-func GavelWorkerTypes() []WorkerType { return slices.Clone(loadCloud().WorkerTypes) }
+func GavelWorkerTypes() []WorkerType { return slices.Clone(embeddedCloud.WorkerTypes) }
 
 // GavelWorkerTypeNames returns the names of GavelWorkerTypes, same order.
 func GavelWorkerTypeNames() []string {
 	var out []string
-	for _, w := range loadCloud().WorkerTypes {
+	for _, w := range embeddedCloud.WorkerTypes {
 		out = append(out, w.Name)
 	}
 	return out
@@ -119,7 +101,7 @@ func GavelWorkerTypeNames() []string {
 // of one of Gavel's types, or the name itself when it is a gpus.json id
 // (any GPU of gpus.json is a worker type named by its id).
 func WorkerTypeGPU(name string) (string, error) {
-	for _, w := range loadCloud().WorkerTypes {
+	for _, w := range embeddedCloud.WorkerTypes {
 		if w.Name == name {
 			return w.GPU, nil
 		}
@@ -132,7 +114,7 @@ func WorkerTypeGPU(name string) (string, error) {
 
 // PriceLists returns the price lists, in file order; the first is the default.
 func PriceLists() []PriceList {
-	lists := loadCloud().PriceLists
+	lists := embeddedCloud.PriceLists
 	out := make([]PriceList, len(lists))
 	for i, p := range lists {
 		out[i] = p

@@ -48,7 +48,7 @@ func TestParseCloudRejects(t *testing.T) {
 		{`{"price_lists":[{"id":"a","name":"n","source":"s","date":"d","dollars_per_gpu_hour":{"nvidia-t4":-1}}]}`, `price_lists[0].dollars_per_gpu_hour[nvidia-t4]: must be a finite price > 0, got -1`},
 		{`{"price_lists":[{"id":"a","name":"n","source":"s","dollars_per_gpu_hour":{}}]}`, `price_lists[0] (a): name, source and date are required`},
 	} {
-		if _, err := parseCloud([]byte(c.json)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := parseCloud([]byte(c.json), All()); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("parseCloud(%s): error %v, want %q", c.json, err, c.want)
 		}
 	}

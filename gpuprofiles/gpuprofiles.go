@@ -1,44 +1,28 @@
-// Package gpuprofiles holds sourced specifications of real GPUs, embedded
-// from gpus.json and the per-GPU network bandwidth of network.json (see
+// Package gpuprofiles holds sourced specifications of real GPUs, from
+// gpus.json and the per-GPU network bandwidth of network.json (see
 // README.md for provenance), and converts them into hw.GPU device profiles
 // in SI units (bytes, bytes/s, FLOP/s).
+//
+// The JSON files are the source of truth. Their parsed, checked values are
+// generated into data_gen.go (go generate; TestGenerated fails when it is
+// stale), so a program, the playground's first render among them, parses
+// nothing at run time.
 package gpuprofiles
 
+//go:generate go test -run ^TestGenerated$ -update
+
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	"pipeplan/core/hw"
 )
 
-//go:embed gpus.json
-var embedded []byte
-
-//go:embed network.json
-var embeddedNetwork []byte
-
-var (
-	loadOnce sync.Once
-	loaded   []hw.GPU
-	loadErr  error
-)
-
-// All returns every embedded GPU profile, in file order. The slice and its
-// maps are fresh copies the caller may modify.
+// All returns every GPU profile of gpus.json, in file order. The slice and
+// its maps are fresh copies the caller may modify.
 func All() []hw.GPU {
-	loadOnce.Do(func() {
-		if loaded, loadErr = Parse(embedded); loadErr == nil {
-			loadErr = applyNetwork(loaded, embeddedNetwork)
-		}
-	})
-	if loadErr != nil {
-		// The embedded file is checked by the package tests; reaching this is a build defect.
-		panic("gpuprofiles: embedded gpus.json: " + loadErr.Error())
-	}
-	out := make([]hw.GPU, len(loaded))
-	for i, g := range loaded {
+	out := make([]hw.GPU, len(embeddedGPUs))
+	for i, g := range embeddedGPUs {
 		out[i] = clone(g)
 	}
 	return out
@@ -62,7 +46,8 @@ func ByID(id string) (hw.GPU, error) {
 
 // applyNetwork sets NetworkBandwidthBytesPerSec of the GPUs network.json
 // lists (Gb/s per GPU, decimal); an entry naming an unknown GPU or a
-// non-positive rate is an error naming it.
+// non-positive rate is an error naming it. TestGenerated runs it to
+// generate embeddedGPUs.
 func applyNetwork(gpus []hw.GPU, data []byte) error {
 	var f struct {
 		GPUs []struct {

@@ -93,7 +93,7 @@ func TestParseErrors(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	// Seeds: single real records (the whole file is too large for the mutator to make progress).
 	var recs []json.RawMessage
-	if err := json.Unmarshal(embedded, &recs); err != nil {
+	if err := json.Unmarshal(gpusJSON, &recs); err != nil {
 		f.Fatal(err)
 	}
 	for _, i := range []int{0, 10, 20, 23} {

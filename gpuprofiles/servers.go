@@ -1,14 +1,11 @@
 package gpuprofiles
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
-	"sync"
-)
 
-//go:embed servers.json
-var serversJSON []byte
+	"pipeplan/core/hw"
+)
 
 // MaxGPUsPerServer bounds servers.json's sizes (a GB200 NVL72 rack, the
 // largest NVLink domain of gpus.json, has 72).
@@ -27,25 +24,10 @@ type Server struct {
 	Source string `json:"source"`
 }
 
-var (
-	serversOnce sync.Once
-	servers     map[string]Server
-	serversErr  error
-)
-
-// loadServers parses and checks servers.json once.
-func loadServers() map[string]Server {
-	serversOnce.Do(func() { servers, serversErr = parseServers(serversJSON) })
-	if serversErr != nil {
-		// The embedded file is checked by the package tests; reaching this is a build defect.
-		panic("gpuprofiles: embedded servers.json: " + serversErr.Error())
-	}
-	return servers
-}
-
-// parseServers reads a servers.json and checks that it gives every
-// gpus.json part exactly one size in [1, MaxGPUsPerServer] with a source.
-func parseServers(data []byte) (map[string]Server, error) {
+// parseServers reads a servers.json and checks that it gives every GPU of
+// gpus exactly one size in [1, MaxGPUsPerServer] with a source.
+// TestGenerated runs it to generate embeddedServers.
+func parseServers(data []byte, gpus []hw.GPU) (map[string]Server, error) {
 	var f struct {
 		Servers []Server `json:"servers"`
 	}
@@ -53,7 +35,7 @@ func parseServers(data []byte) (map[string]Server, error) {
 		return nil, fmt.Errorf("servers: %w", err)
 	}
 	known := map[string]bool{}
-	for _, g := range All() {
+	for _, g := range gpus {
 		known[g.ID] = true
 	}
 	out := map[string]Server{}
@@ -88,7 +70,7 @@ func ServerOf(workerType string) (Server, error) {
 	if err != nil {
 		return Server{}, err
 	}
-	return loadServers()[gpu], nil
+	return embeddedServers[gpu], nil
 }
 
 // GPUsPerServer returns the server size of each worker type, in order.

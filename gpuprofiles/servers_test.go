@@ -43,7 +43,7 @@ func TestParseServersRejects(t *testing.T) {
 		{`{"servers":[` + all + `]}`, "servers: no entry for gpus.json's"},
 		{`{"servers":`, "servers: unexpected end"},
 	} {
-		if _, err := parseServers([]byte(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := parseServers([]byte(c.in), All()); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", c.in, err, c.want)
 		}
 	}

@@ -1,14 +1,12 @@
 package modelprofiles
 
+//go:generate go test -run ^TestGenerated$ -update
+
 import (
-	"embed"
 	"fmt"
 
 	"pipeplan/core/model"
 )
-
-//go:embed llm/*.json
-var llmFiles embed.FS
 
 // LLM is one embedded large-language-model preset: the architecture keys
 // of its Hugging Face config.json (llm/<id>.json) and the parameter counts
@@ -54,19 +52,26 @@ var llms = []LLM{
 func LLMs() []LLM { return append([]LLM(nil), llms...) }
 
 // Transformer returns the named LLM preset as a transformer at its
-// pre-training sequence length, with the catalog entry.
+// pre-training sequence length, with the catalog entry. The transformer is
+// what model.ParseHFConfig reads from llm/<id>.json, generated into
+// data_gen.go (go generate; TestGenerated fails when it is stale), so no
+// JSON is parsed at run time; its pointers are fresh copies.
 func Transformer(id string) (model.Transformer, LLM, error) {
 	for _, in := range llms {
 		if in.ID != id {
 			continue
 		}
-		data, err := llmFiles.ReadFile("llm/" + id + ".json")
-		if err != nil {
-			return model.Transformer{}, in, err
+		tr, ok := llmConfigs[id]
+		if !ok {
+			return model.Transformer{}, in, fmt.Errorf("preset %q: not in data_gen.go (run go generate ./modelprofiles)", id)
 		}
-		tr, err := model.ParseHFConfig(data)
-		if err != nil {
-			return model.Transformer{}, in, fmt.Errorf("preset %q: %w", id, err)
+		if tr.MoE != nil {
+			moe := *tr.MoE
+			tr.MoE = &moe
+		}
+		if tr.MLA != nil {
+			mla := *tr.MLA
+			tr.MLA = &mla
 		}
 		tr.Name, tr.Seq = in.Name, in.Seq
 		return tr, in, nil

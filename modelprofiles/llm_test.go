@@ -60,3 +60,20 @@ func TestLLMUnknown(t *testing.T) {
 		t.Errorf("unknown preset: got %v, want an error listing the presets", err)
 	}
 }
+
+// TestLLMFreshCopies checks that a preset's pointers are the caller's own:
+// changing them leaves the next call's preset as it was.
+func TestLLMFreshCopies(t *testing.T) {
+	tr, _, err := Transformer("deepseek-v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.MoE.Experts, tr.MLA.KVLoraRank = 1, 1
+	again, _, err := Transformer("deepseek-v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.MoE.Experts == 1 || again.MLA.KVLoraRank == 1 {
+		t.Error("changing a returned preset changed the generated data")
+	}
+}
