@@ -120,7 +120,9 @@ func (o PipeDreamOptions) Validate() error {
 // count per stage, that minimizes the slowest stage's time per minibatch on
 // the hierarchical topology (dissertation §2.4.1): the level-by-level DP
 // A(i→j, m), where each level's compute is the level below's best time with
-// all its workers. progress, if not nil, counts the DP's rows done.
+// all its workers. progress, if not nil, counts the DP's work done: the
+// rows of the levels below the second-to-last, then the last level's
+// states (solveLevels).
 func PipeDream(ctx context.Context, c *Cuts, opt PipeDreamOptions, progress Progress) (*PipeDreamResult, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err

@@ -8,16 +8,17 @@ import (
 	"testing"
 )
 
-// TestPipeDreamProgressAndCancel checks that progress counts every DP row
-// up to the total and that a cancelled context stops the search with its
-// error.
+// TestPipeDreamProgressAndCancel checks that progress counts up to the
+// total, n + 1 on two levels (the last level's states, whose reads compute
+// the level below's entries, then the end), never going back, and that a
+// cancelled context stops the search with its error.
 func TestPipeDreamProgressAndCancel(t *testing.T) {
 	c := graphCuts(t, "resnet18")
 	opt := PipeDreamOptions{Levels: levels(4, 16e9, 2, 1.25e9)}
 	var done []int
 	if _, err := PipeDream(context.Background(), c, opt, func(d, total int) {
 		if total != c.Len()+1 {
-			t.Errorf("progress total %d, want %d rows", total, c.Len()+1)
+			t.Errorf("progress total %d, want %d units", total, c.Len()+1)
 		}
 		done = append(done, d)
 	}); err != nil {
@@ -73,16 +74,19 @@ func (c *countdownCtx) Err() error {
 
 // TestPipeDreamCancelsWithinARow checks that the search looks at its
 // context inside a DP row, not only between rows: on one level (a single
-// row) cancelled at its 5th look, it stops at once with the error instead
-// of finishing the row.
+// row), and on two, whose last row computes the level below's entries as
+// it reads them, cancelled at its 5th look, it stops at once with the
+// error instead of finishing the row.
 func TestPipeDreamCancelsWithinARow(t *testing.T) {
 	c := graphCuts(t, "resnet50")
-	ctx := &countdownCtx{Context: context.Background(), n: 5}
-	_, err := PipeDream(ctx, c, PipeDreamOptions{Levels: levels(256, 25e9)}, nil)
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", err)
-	}
-	if ctx.calls > ctx.n {
-		t.Fatalf("Err called %d times, want it to stop at the %d-th", ctx.calls, ctx.n)
+	for _, lv := range [][]float64{{256, 25e9}, {8, 300e9, 32, 25e9}} {
+		ctx := &countdownCtx{Context: context.Background(), n: 5}
+		_, err := PipeDream(ctx, c, PipeDreamOptions{Levels: levels(lv...)}, nil)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("%v: err = %v, want context.Canceled", lv, err)
+		}
+		if ctx.calls > ctx.n {
+			t.Fatalf("%v: Err called %d times, want it to stop at the %d-th", lv, ctx.calls, ctx.n)
+		}
 	}
 }

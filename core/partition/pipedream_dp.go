@@ -40,8 +40,16 @@ type pdSolver struct {
 	// nearStates counts the rows' states whose splits it found.
 	near       *cumIndex
 	nearStates atomic.Int64
-	// soleRows counts the rows soleRow filled without their DP.
+	// soleRows counts the rows soleRow filled without their DP and, of
+	// the second-to-last level, the rows read whose entries soleEval
+	// computed alone.
 	soleRows atomic.Int64
+	// lazy computes the second-to-last level's entries as the last
+	// level's row reads them (nil with one level).
+	lazy *lazyStages
+	// topState, when not nil, reports the last level's states done, each
+	// as rowSearch finishes it.
+	topState func(j int)
 	// scratch holds *pdScratch for rowDP, reused between rows.
 	scratch sync.Pool
 	// row, when not nil, replaces rowDP's search: tests run the reference
@@ -155,12 +163,16 @@ func (s *pdSolver) topEntry(j int) int {
 }
 
 // solveLevels fills comp for every level and the last level's row 0. The
-// rows of a lower level, each by soleRow where it answers and rowDP
-// otherwise, are independent and run on GOMAXPROCS goroutines; each writes
-// its own part of comp, so the result does not depend on them.
+// rows of a level below the second-to-last, each by soleRow where it
+// answers and rowDP otherwise, are independent and run on GOMAXPROCS
+// goroutines; each writes its own part of comp, so the result does not
+// depend on them. The second-to-last level's entries are computed as the
+// last level's row reads them (lazyStages), on its goroutine. progress
+// counts those rows, then the last row's states, then 1 when the search is
+// done: (L−2)·n + n + 1 units for L >= 2 levels, n + 1 for one.
 func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 	L := len(s.opt.Levels)
-	rows := (L-1)*s.n + 1
+	rows := max(L-2, 0)*s.n + s.n + 1
 	done := 0
 	var mu sync.Mutex
 	report := func() { // rows done, in order: counted under the lock
@@ -171,14 +183,10 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 			mu.Unlock()
 		}
 	}
-	for lv := 0; lv < L-1; lv++ {
+	for lv := 0; lv < L-2; lv++ {
 		M := s.opt.Levels[lv].Workers
-		// The last level reads only its row 0's stages.
-		next := s.newStageTimes(lv+1 == L-1)
+		next := s.newStageTimes(false)
 		s.tables[lv] = s.table(lv)
-		if lv == L-2 {
-			s.last, s.rowBound = s.usefulEnds()
-		}
 		var row atomic.Int64
 		var wg sync.WaitGroup
 		for range min(runtime.GOMAXPROCS(0), s.n) {
@@ -187,11 +195,6 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 				defer wg.Done()
 				a := make([]float64, s.n*M)
 				for i := int(row.Add(1) - 1); i < s.n && ctx.Err() == nil; i = int(row.Add(1) - 1) {
-					if lv == L-2 && s.last[i] < i {
-						next.setRow(i, nil, M) // no stage from i can be part of the optimum
-						report()
-						continue
-					}
 					if (s.row != nil || !s.soleRow(lv, i, a)) && s.rowDP(ctx, lv, i, a, nil) != nil {
 						return
 					}
@@ -206,12 +209,30 @@ func (s *pdSolver) solveLevels(ctx context.Context, progress Progress) error {
 		}
 		s.comp[lv+1] = next
 	}
+	if L >= 2 {
+		s.tables[L-2] = s.table(L - 2)
+		s.last, s.rowBound = s.usefulEnds()
+		s.lazy = s.newLazyStages(ctx, L-2)
+		s.comp[L-1] = s.lazy.t
+	}
+	if progress != nil {
+		base := done
+		s.topState = func(j int) { progress(base+j+1, rows) }
+	}
 	M := s.opt.Levels[L-1].Workers
 	s.final, s.finalBack = make([]float64, s.n*M), make([]pdChoice, s.n*M)
 	if err := s.rowDP(ctx, L-1, 0, s.final, s.finalBack); err != nil {
 		return err
 	}
-	report()
+	if s.lazy != nil {
+		if err := s.lazy.err; err != nil {
+			return err
+		}
+		s.soleRows.Add(int64(s.lazy.rows - s.lazy.dp))
+	}
+	if progress != nil {
+		progress(rows, rows)
+	}
 	return nil
 }
 
@@ -224,6 +245,9 @@ type stageTimes struct {
 	n                  int
 	full, first, split []float64
 	off                []int
+	// lazy, when not nil, computes a packed cell on its first read (NaN
+	// until then).
+	lazy *lazyStages
 }
 
 // newStageTimes returns a level's stageTimes, packed for the last level.
@@ -280,15 +304,21 @@ func (t *stageTimes) setRow(i int, a []float64, M int) {
 // at is the time of the stage i..j, j >= i; packed, +Inf for a stage it
 // does not hold (the last level never reads one).
 func (t *stageTimes) at(i, j int) float64 {
+	var cell *float64
 	switch {
 	case t.full != nil:
 		return t.full[i*t.n+j]
 	case i == 0:
-		return t.first[j]
+		cell = &t.first[j]
 	case t.c.precedes(i-1, j):
-		return t.split[t.off[j]+t.c.ancestorIndex(i-1, j)]
+		cell = &t.split[t.off[j]+t.c.ancestorIndex(i-1, j)]
+	default:
+		return math.Inf(1)
 	}
-	return math.Inf(1)
+	if v := *cell; v == v || t.lazy == nil {
+		return v
+	}
+	return t.lazy.fill(i, j, cell)
 }
 
 // compute is the stage i..j's compute time at level lv, +Inf when the
@@ -497,6 +527,59 @@ func (s *pdSolver) rowSearch(ctx context.Context, lv, i int, a []float64, back [
 	// least its span over them (the level below's bottleneck, recursively).
 	perGPU := 1 / float64(s.gpusBelow(lv))
 	invBound := 1 / bound // at most every inv[m]
+	// screen applies to the split at k of state j, whose last stage
+	// k+1..j has compute t, the tests that need no entry of the split, and
+	// leaves in sc.ms the entries of row j it may improve (none when it
+	// improves none); it returns the split's workBound and the mp in
+	// [lo, hi] that may beat the bound. Each test passes at least as many
+	// entries with a smaller t: the bounds below (wb.last, lb, work, lo,
+	// low) grow with it, and the first entry (firstEntry) with those.
+	// With one, it stops at the first entry it leaves.
+	screen := func(k, j, top int, worst, t float64, one bool) (wb workBound, lo, hi int) {
+		if math.IsInf(t, 1) || t/float64(maxMP) >= worst {
+			sc.ms = sc.ms[:0]
+			return wb, 1, 0
+		}
+		// Every split's candidate is at least the larger of its two
+		// parts' work per worker (workBound): the last stage's compute
+		// or transfers, the prefix's compute spread over all its GPUs
+		// or, for pipeplan, its last stage's output.
+		out := s.outBytes(k, j)
+		wb = workBound{prefix: span(c.ComputeSeconds, i, k) * perGPU, last: maxOf(t, out/B) * workMargin}
+		if !s.exact {
+			wb.prefix = maxOf(wb.prefix, 2*c.OutputBytes[k]/B)
+		}
+		wb.prefix *= workMargin
+		// The entries m the split may improve: its candidates are at
+		// least max(min(prev[0..m−1]), lb/min(m, maxMP)), where
+		// lb·ct[mp] = lb/mp bounds the last stage's time on mp workers,
+		// and workBound's (p+l)/(m+1) (max(p/x, l/y) >= (p+l)/(x+y));
+		// only the mp in [lo, hi] can beat the bound for any m
+		// (workBound), and over those, the least of max(pre[m−mp],
+		// last/mp), last workBound's: the last stage on mp workers
+		// takes at least last/mp (times ct[mp], non-increasing).
+		lb, work := maxOf(t, out/B), wb.prefix+wb.last
+		if lo, hi = wb.mps(top, 1, min(top, maxMP), bound); lo > hi {
+			sc.ms = sc.ms[:0]
+			return wb, lo, hi
+		}
+		low := newCandidateBound(preMin[k*M:(k+1)*M], nil, lo, hi)
+		low.last, low.ct = wb.last, cf.ct
+		// Entry m needs m−mp >= under[k], so m > under[k], and low
+		// under what it must beat (firstEntry).
+		m0 := max(firstUnder(work, bound, top), int(under[k])+1)
+		row := a[j*M : (j+1)*M]
+		sc.ms = sc.ms[:0]
+		for m := firstEntry(&low, beat, m0, top); m <= top; m++ {
+			if r := minOf(row[m], bound); preMin[k*M+m-1] < r && lb*cf.ct[min(m, maxMP)] < r && work < r*float64(m+1) &&
+				low.next(m) < r {
+				if sc.ms = append(sc.ms, int32(m)); one {
+					break
+				}
+			}
+		}
+		return wb, lo, hi
+	}
 	for j := i; j <= end; j++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -534,52 +617,24 @@ func (s *pdSolver) rowSearch(ctx context.Context, lv, i int, a []float64, back [
 			}
 			var t float64
 			if lv > 0 && s.comp[lv].split != nil {
-				t = s.comp[lv].split[s.comp[lv].off[j]+q] // k = ancestors(j)[q]
+				// k = ancestors(j)[q]; NaN until lazyStages computes it,
+				// which a split that its compute over its GPUs screens out
+				// never needs (screen passes more with a smaller t).
+				cell := &s.comp[lv].split[s.comp[lv].off[j]+q]
+				if t = *cell; t != t {
+					if _, _, _ = screen(k, j, top, worst, span(c.ComputeSeconds, k+1, j)*perGPU*workMargin, true); len(sc.ms) == 0 {
+						continue
+					}
+					t = s.comp[lv].lazy.fill(k+1, j, cell)
+				}
 			} else {
 				t = s.compute(lv, k+1, j)
 			}
-			if math.IsInf(t, 1) || t/float64(maxMP) >= worst {
-				continue
-			}
-			prev := a[k*M : (k+1)*M]
-			// Every split's candidate is at least the larger of its two
-			// parts' work per worker (workBound): the last stage's compute
-			// or transfers, the prefix's compute spread over all its GPUs
-			// or, for pipeplan, its last stage's output.
-			out := s.outBytes(k, j)
-			wb := workBound{prefix: span(c.ComputeSeconds, i, k) * perGPU, last: maxOf(t, out/B) * workMargin}
-			if !s.exact {
-				wb.prefix = maxOf(wb.prefix, 2*c.OutputBytes[k]/B)
-			}
-			wb.prefix *= workMargin
-			// The entries m the split may improve: its candidates are at
-			// least max(min(prev[0..m−1]), lb/min(m, maxMP)), where
-			// lb·ct[mp] = lb/mp bounds the last stage's time on mp workers,
-			// and workBound's (p+l)/(m+1) (max(p/x, l/y) >= (p+l)/(x+y));
-			// only the mp in [lo, hi] can beat the bound for any m
-			// (workBound), and over those, the least of max(pre[m−mp],
-			// last/mp), last workBound's: the last stage on mp workers
-			// takes at least last/mp (times ct[mp], non-increasing).
-			lb, work := maxOf(t, out/B), wb.prefix+wb.last
-			lo, hi := wb.mps(top, 1, min(top, maxMP), bound)
-			if lo > hi {
-				continue
-			}
-			low := newCandidateBound(preMin[k*M:(k+1)*M], nil, lo, hi)
-			low.last, low.ct = wb.last, cf.ct
-			sc.ms = sc.ms[:0]
-			// Entry m needs m−mp >= under[k], so m > under[k], and low
-			// under what it must beat (firstEntry).
-			m0 := max(firstUnder(work, bound, top), int(under[k])+1)
-			for m := firstEntry(&low, beat, m0, top); m <= top; m++ {
-				if r := minOf(row[m], bound); preMin[k*M+m-1] < r && lb*cf.ct[min(m, maxMP)] < r && work < r*float64(m+1) &&
-					low.next(m) < r {
-					sc.ms = append(sc.ms, int32(m))
-				}
-			}
+			wb, lo, hi := screen(k, j, top, worst, t, false)
 			if len(sc.ms) == 0 {
 				continue
 			}
+			prev := a[k*M : (k+1)*M]
 			// The largest m left narrows hi, and so does under[k]: mp <=
 			// m − under[k].
 			mMax := int(sc.ms[len(sc.ms)-1])
@@ -629,6 +684,9 @@ func (s *pdSolver) rowSearch(ctx context.Context, lv, i int, a []float64, back [
 			}
 		}
 		rowMin[j] = pm
+		if lv == len(s.opt.Levels)-1 && s.topState != nil {
+			s.topState(j)
+		}
 	}
 	return nil
 }

@@ -12,9 +12,9 @@ import (
 )
 
 // Progress receives the progress of a planner: done of total units of its
-// work (pairs of degrees, DP rows, search steps), 0 <= done <= total and
-// total >= 1. The calls come from the planner's goroutine or, one at a
-// time, from its workers; done never decreases. Every planner reports
+// work (pairs of degrees, DP rows or states, search steps), 0 <= done <=
+// total and total >= 1. The calls come from the planner's goroutine or, one
+// at a time, from its workers; done never decreases. Every planner reports
 // done == total when it succeeds, so done/total is the fraction done.
 // Cancellation goes the other way, through the planner's context.
 type Progress func(done, total int)
