@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"go/format"
-	"os"
 	"reflect"
 	"testing"
 
@@ -79,18 +78,11 @@ func TestGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := golit.UpdateOrCompare("data_gen.go", src, *update, "go generate ./gpuprofiles"); err != nil {
+		t.Error(err)
+	}
 	if *update {
-		if err := os.WriteFile("data_gen.go", src, 0o644); err != nil {
-			t.Fatal(err)
-		}
 		return
-	}
-	old, err := os.ReadFile("data_gen.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(old, src) {
-		t.Error("data_gen.go is stale: run go generate ./gpuprofiles")
 	}
 	if !reflect.DeepEqual(embeddedGPUs, gpus) || !reflect.DeepEqual(embeddedCloud, cloud) || !reflect.DeepEqual(embeddedServers, servers) {
 		t.Error("data_gen.go's values differ from what the JSON files parse to")

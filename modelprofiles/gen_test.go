@@ -1,12 +1,10 @@
 package modelprofiles
 
 import (
-	"bytes"
 	"embed"
 	"flag"
 	"fmt"
 	"go/format"
-	"os"
 	"reflect"
 	"testing"
 
@@ -55,18 +53,11 @@ func TestGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := golit.UpdateOrCompare("data_gen.go", src, *update, "go generate ./modelprofiles"); err != nil {
+		t.Error(err)
+	}
 	if *update {
-		if err := os.WriteFile("data_gen.go", src, 0o644); err != nil {
-			t.Fatal(err)
-		}
 		return
-	}
-	old, err := os.ReadFile("data_gen.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(old, src) {
-		t.Error("data_gen.go is stale: run go generate ./modelprofiles")
 	}
 	if !reflect.DeepEqual(llmConfigs, configs) {
 		t.Error("data_gen.go's values differ from what llm/*.json parse to")

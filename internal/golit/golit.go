@@ -5,8 +5,10 @@
 package golit
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -128,6 +130,23 @@ func (w writer) value(v reflect.Value, elide bool) error {
 		w.b.WriteString("}")
 	default:
 		return fmt.Errorf("golit: value of kind %s", v.Kind())
+	}
+	return nil
+}
+
+// UpdateOrCompare writes src to path when update is set (the generator's
+// -update); otherwise it reports, as an error naming the file and how to
+// regenerate it, whether path's contents differ from src.
+func UpdateOrCompare(path string, src []byte, update bool, regenerate string) error {
+	if update {
+		return os.WriteFile(path, src, 0o644)
+	}
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(old, src) {
+		return fmt.Errorf("%s is stale: run %s", path, regenerate)
 	}
 	return nil
 }
