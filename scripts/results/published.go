@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -58,34 +59,56 @@ func PublishedRunRows() ([]cost.PublishedComparison, error) {
 	return out, nil
 }
 
-// publishedGroup is the runs of one GPU and model family.
-type publishedGroup struct {
-	gpu  string // gpuprofiles id
-	moe  bool
-	rows []cost.PublishedComparison
+// otherEngines names the sources whose runs are tabled apart from the
+// rest of their GPU and family, with the engine that ran them: an engine
+// the model is not built from, whose errors would otherwise blur the
+// table's summary.
+var otherEngines = map[string]string{
+	"MosaicML llm-foundry": "Composer with PyTorch FSDP, 2023",
 }
 
-// groupPublished groups rows by GPU and family (dense first), GPUs in the
-// order they first appear.
+// publishedGroup is the runs of one GPU, model family and engine.
+type publishedGroup struct {
+	gpu    string // gpuprofiles id
+	moe    bool
+	source string // a key of otherEngines, or "" for the rest
+	rows   []cost.PublishedComparison
+}
+
+// groupPublished groups rows by GPU, family (dense first) and engine (the
+// rest first, then otherEngines'), GPUs in the order they first appear.
 func groupPublished(rows []cost.PublishedComparison) []publishedGroup {
 	type key struct {
-		gpu string
-		moe bool
+		gpu    string
+		moe    bool
+		source string
 	}
 	var gpus []string
+	seen := map[string]bool{}
 	byKey := map[key][]cost.PublishedComparison{}
 	for _, r := range rows {
-		k := key{r.Run.GPU, r.Transformer.MoE != nil}
-		if len(byKey[key{k.gpu, false}])+len(byKey[key{k.gpu, true}]) == 0 {
+		k := key{r.Run.GPU, r.Transformer.MoE != nil, ""}
+		if _, ok := otherEngines[r.Run.SourceName]; ok {
+			k.source = r.Run.SourceName
+		}
+		if !seen[k.gpu] {
+			seen[k.gpu] = true
 			gpus = append(gpus, k.gpu)
 		}
 		byKey[k] = append(byKey[k], r)
 	}
+	sources := []string{""}
+	for s := range otherEngines {
+		sources = append(sources, s)
+	}
+	slices.Sort(sources[1:])
 	var out []publishedGroup
 	for _, gpu := range gpus {
 		for _, moe := range []bool{false, true} {
-			if rs := byKey[key{gpu, moe}]; len(rs) > 0 {
-				out = append(out, publishedGroup{gpu, moe, rs})
+			for _, src := range sources {
+				if rs := byKey[key{gpu, moe, src}]; len(rs) > 0 {
+					out = append(out, publishedGroup{gpu, moe, src, rs})
+				}
 			}
 		}
 	}
@@ -93,7 +116,7 @@ func groupPublished(rows []cost.PublishedComparison) []publishedGroup {
 }
 
 // PublishedRunsMarkdown renders every stored published run against its
-// prediction, one table per GPU and model family, each followed by the
+// prediction, one table per GPU, model family and engine, each followed by the
 // mean absolute and worst error of its runs and of those asserted.
 func PublishedRunsMarkdown() (string, error) {
 	rows, err := PublishedRunRows()
@@ -114,6 +137,9 @@ func PublishedRunsMarkdown() (string, error) {
 		calibration := ""
 		if g.rows[0].Prediction.Calibration != "" {
 			calibration = " — uncalibrated GPU (each prediction says so)"
+		}
+		if g.source != "" {
+			family += ", " + g.source + " (" + otherEngines[g.source] + ")"
 		}
 		fmt.Fprintf(&b, "\n**%s, %s** (`%s`)%s\n\n", gpu.Name, family, g.gpu, calibration)
 		cells := make([][]string, len(g.rows))
