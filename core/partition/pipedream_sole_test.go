@@ -40,6 +40,20 @@ func (sc *soleChecker) row(s *pdSolver, lv, i int, a []float64, back []pdChoice)
 	}
 }
 
+// randomSoleOptions draws one random case's options for c under cost model
+// cm: a server of 2–8 GPUs under 1–16 servers (with threeLevels, 1–4 such
+// groups of servers below them too), straight one time in eight, and no
+// memory limit, a third of c's memory or four times it.
+func randomSoleOptions(rng *rand.Rand, c *Cuts, cm CostModel, threeLevels bool) PipeDreamOptions {
+	total := c.ActivationBytes[c.Len()-1] + c.ParameterBytes[c.Len()-1]
+	lv := []float64{float64(2 + rng.IntN(7)), 300e9, float64(1 + rng.IntN(16)), 25e9}
+	if threeLevels {
+		lv = append([]float64{float64(1 + rng.IntN(4)), 600e9}, lv...)
+	}
+	return PipeDreamOptions{Levels: levels(lv...), CostModel: cm, Straight: rng.IntN(8) == 0,
+		MemoryBytes: []float64{0, total / 3, total * 4}[rng.IntN(3)]}
+}
+
 // TestSoleRowMatchesRowDP checks soleRow against the row's DP entry by
 // entry: wherever it answers, every entry with all M workers is rowDP's,
 // bit for bit, on random chains (a third of identical layers, whose
@@ -61,14 +75,8 @@ func TestSoleRowMatchesRowDP(t *testing.T) {
 		}
 	}
 	for q, c := range nearTestCuts(t, rng, 120) {
-		total := c.ActivationBytes[c.Len()-1] + c.ParameterBytes[c.Len()-1]
 		for _, cm := range []CostModel{CostPipeDream, CostPipeplan} {
-			lv := []float64{float64(2 + rng.IntN(7)), 300e9, float64(1 + rng.IntN(16)), 25e9}
-			if q%4 == 0 {
-				lv = append([]float64{float64(1 + rng.IntN(4)), 600e9}, lv...)
-			}
-			solve(c, PipeDreamOptions{Levels: levels(lv...), CostModel: cm, Straight: rng.IntN(8) == 0,
-				MemoryBytes: []float64{0, total / 3, total * 4}[rng.IntN(3)]})
+			solve(c, randomSoleOptions(rng, c, cm, q%4 == 0))
 		}
 	}
 	if rows, answers := sc.rows.Load(), sc.answers.Load(); answers*10 < rows*9 {
@@ -255,14 +263,8 @@ func TestPipeDreamLazyMatchesEager(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 20))
 	skipped := 0
 	for q, c := range nearTestCuts(t, rng, 120) {
-		total := c.ActivationBytes[c.Len()-1] + c.ParameterBytes[c.Len()-1]
 		for _, cm := range []CostModel{CostPipeDream, CostPipeplan} {
-			lv := []float64{float64(2 + rng.IntN(7)), 300e9, float64(1 + rng.IntN(16)), 25e9}
-			if q%4 == 0 {
-				lv = append([]float64{float64(1 + rng.IntN(4)), 600e9}, lv...)
-			}
-			n, _ := lazyMatchesEager(t, c, PipeDreamOptions{Levels: levels(lv...), CostModel: cm, Straight: rng.IntN(8) == 0,
-				MemoryBytes: []float64{0, total / 3, total * 4}[rng.IntN(3)]})
+			n, _ := lazyMatchesEager(t, c, randomSoleOptions(rng, c, cm, q%4 == 0))
 			skipped += n
 		}
 	}
