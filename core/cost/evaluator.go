@@ -88,76 +88,93 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Op
 	return evaluatorFor(p, cfg)
 }
 
-// evaluatorFor validates cfg against pred's model and cluster (validated
-// by NewPredictor) and fills in the defaults of pred's options, taking
-// what cfg shares with earlier executions from pred.
-func evaluatorFor(pred *Predictor, cfg plan.Execution) (*evaluator, error) {
-	tr, c, opt := pred.tr, pred.c, pred.opt
-	if err := Validate(tr, c, cfg); err != nil {
-		return nil, err
-	}
-	cfg = WithDefaults(cfg)
-	e := &evaluator{tr: tr, c: c, cfg: cfg, comm: DefaultComm, memo: pred}
-	e.kind, _ = cfg.Schedule.Info() // Validate checked the kind
+// baseEvaluator is the part of every evaluator of tr on c with options opt
+// that no execution changes: the GPU's rates and efficiency curves at the
+// training precision, the communication model, the achievable memory
+// bandwidth, the time per local expert and the memory reserve, with opt's
+// values checked. NewPredictor computes it once; its error, if any, is
+// every evaluation's after the execution's own (evaluatorFor).
+func baseEvaluator(tr model.Transformer, c hw.Cluster, opt Options, pred *Predictor) (evaluator, error) {
+	e := evaluator{tr: tr, c: c, comm: DefaultComm, memo: pred}
 	e.w, _ = tr.BytesPerValue()
 	var err error
 	if e.peak, err = c.GPU.Peak(string(tr.TrainingPrecision())); err != nil {
-		return nil, fmt.Errorf("cluster.gpu: %w", err)
+		return e, fmt.Errorf("cluster.gpu: %w", err)
 	}
 	if opt.Efficiency != nil {
 		if err := opt.Efficiency.Validate(); err != nil {
-			return nil, err
+			return e, err
 		}
 		e.curve = *opt.Efficiency
 	} else if e.curve, err = DefaultEfficiency(c.GPU, string(tr.TrainingPrecision())); err != nil {
-		return nil, err
+		return e, err
 	}
 	e.wide, e.wideCurve = e.peak, e.curve
 	if tr.TrainingPrecision() == model.FP8 {
 		// Transformer Engine: FP8 GEMMs in the linear layers only; the
 		// attention core and the output layer stay in bf16.
 		if e.wide, err = c.GPU.Peak(hw.PrecisionBF16); err != nil {
-			return nil, fmt.Errorf("cluster.gpu: %w", err)
+			return e, fmt.Errorf("cluster.gpu: %w", err)
 		}
 		if e.wideCurve, err = DefaultEfficiency(c.GPU, hw.PrecisionBF16); err != nil {
-			return nil, err
+			return e, err
 		}
-	}
-	if cfg.FlashAttention {
-		// The fused kernels run over each context-parallel rank's s/cp
-		// tokens.
-		e.attnFwd, e.attnBwd, _ = FusedAttentionFLOPS(c.GPU, float64(tr.Seq)/float64(cfg.CP))
 	}
 	if opt.Comm != nil {
 		if err := opt.Comm.validate(); err != nil {
-			return nil, err
+			return e, err
 		}
 		e.comm = *opt.Comm
 	}
 	memEff := DefaultMemoryBandwidthEfficiency
 	if opt.MemoryBandwidthEfficiency != 0 {
 		if !(opt.MemoryBandwidthEfficiency > 0 && opt.MemoryBandwidthEfficiency <= 1) {
-			return nil, fmt.Errorf("options.memory_bandwidth_efficiency: must be in (0, 1], got %v", opt.MemoryBandwidthEfficiency)
+			return e, fmt.Errorf("options.memory_bandwidth_efficiency: must be in (0, 1], got %v", opt.MemoryBandwidthEfficiency)
 		}
 		memEff = opt.MemoryBandwidthEfficiency
 	}
 	if c.GPU.MemoryBandwidthBytesPerSec <= 0 {
-		return nil, fmt.Errorf("cluster.gpu.memory_bandwidth_bytes_per_sec: unknown for %s; needed for memory-bound kernels", c.GPU.ID)
+		return e, fmt.Errorf("cluster.gpu.memory_bandwidth_bytes_per_sec: unknown for %s; needed for memory-bound kernels", c.GPU.ID)
 	}
 	e.memBW = c.GPU.MemoryBandwidthBytesPerSec * memEff
 	e.expertSec = DefaultExpertSeconds
 	if opt.ExpertSeconds != nil {
 		if !(*opt.ExpertSeconds >= 0 && *opt.ExpertSeconds < 1) {
-			return nil, fmt.Errorf("options.expert_seconds: must be in [0, 1), got %v", *opt.ExpertSeconds)
+			return e, fmt.Errorf("options.expert_seconds: must be in [0, 1), got %v", *opt.ExpertSeconds)
 		}
 		e.expertSec = *opt.ExpertSeconds
 	}
 	e.reserve = DefaultReserve(c.GPU.MemoryBytes)
 	if opt.ReserveBytes != 0 {
 		if !(opt.ReserveBytes > 0 && opt.ReserveBytes < c.GPU.MemoryBytes) {
-			return nil, fmt.Errorf("options.reserve_bytes: must be in (0, %v), got %v", c.GPU.MemoryBytes, opt.ReserveBytes)
+			return e, fmt.Errorf("options.reserve_bytes: must be in (0, %v), got %v", c.GPU.MemoryBytes, opt.ReserveBytes)
 		}
 		e.reserve = opt.ReserveBytes
+	}
+	return e, nil
+}
+
+// evaluatorFor validates cfg against pred's model and cluster (validated
+// by NewPredictor) and fills in the defaults of pred's options, taking
+// what cfg shares with earlier executions from pred. The evaluator is
+// pred's own, valid until pred's next evaluation.
+func evaluatorFor(pred *Predictor, cfg plan.Execution) (*evaluator, error) {
+	tr, c := pred.tr, pred.c
+	if err := Validate(tr, c, cfg); err != nil {
+		return nil, err
+	}
+	if pred.baseErr != nil {
+		return nil, pred.baseErr
+	}
+	cfg = WithDefaults(cfg)
+	e := &pred.scratch
+	*e = pred.base
+	e.cfg = cfg
+	e.kind, _ = cfg.Schedule.Info() // Validate checked the kind
+	if cfg.FlashAttention {
+		// The fused kernels run over each context-parallel rank's s/cp
+		// tokens.
+		e.attnFwd, e.attnBwd = pred.fusedAttention(cfg.CP)
 	}
 	opti, _ := ParseOptimizer(cfg.Optimizer)
 	perParam, err := opti.BytesPerParam(e.w)

@@ -11,6 +11,22 @@ import (
 // times when balanced; PipeDream and 2BW do not flush). Without stages it
 // leaves StageMemory nil.
 func (e *evaluator) predict(stages bool) Prediction {
+	pr := e.predictTime()
+	if !stages {
+		pr.Memory = e.peakMemory()
+		return pr
+	}
+	pr.StageMemory = make([]Memory, e.cfg.PP)
+	for i := range pr.StageMemory {
+		pr.StageMemory[i] = e.memory(i)
+	}
+	pr.Memory = mostLoaded(pr.StageMemory)
+	return pr
+}
+
+// predictTime is e's prediction but for its memory: the time, the
+// throughput and the FLOPs.
+func (e *evaluator) predictTime() Prediction {
 	p, v, m := e.cfg.PP, float64(e.cfg.Interleave), float64(e.m)
 	var tMax, tSum, dpMax, optMax float64
 	var slow stageTime
@@ -63,17 +79,28 @@ func (e *evaluator) predict(stages bool) Prediction {
 	if e.fp8Experts() {
 		pr.Caveat = fp8ExpertsCaveat
 	}
-	if stages {
-		pr.StageMemory = make([]Memory, p)
-	}
-	for i := 0; i < p; i++ {
-		m := e.memory(i)
-		if stages {
-			pr.StageMemory[i] = m
-		}
-		if i == 0 || m.PeakBytes > pr.Memory.PeakBytes {
-			pr.Memory = m
-		}
-	}
 	return pr
+}
+
+// peakMemory is the memory of the most loaded pipeline device (the first
+// of the most loaded).
+func (e *evaluator) peakMemory() Memory {
+	var peak Memory
+	for i := range e.cfg.PP {
+		if m := e.memory(i); i == 0 || m.PeakBytes > peak.PeakBytes {
+			peak = m
+		}
+	}
+	return peak
+}
+
+// mostLoaded is the first of stages with the largest peak.
+func mostLoaded(stages []Memory) Memory {
+	peak := stages[0]
+	for _, m := range stages[1:] {
+		if m.PeakBytes > peak.PeakBytes {
+			peak = m
+		}
+	}
+	return peak
 }

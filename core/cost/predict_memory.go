@@ -117,11 +117,11 @@ const FP8WeightCopyBytesPerParam = 2
 // (model.Transformer.LayerLinearParamsAt): the dense ones split over t,
 // the routed experts as weightParams splits them.
 func (e *evaluator) linearParams(l int) (dense, experts float64) {
-	n := e.tr.LayerLinearParamsAt(l)
-	if !e.tr.IsMoELayer(l) {
+	n := e.memo.linear[l]
+	if e.layerKind(l) == 0 {
 		return n / float64(e.cfg.TP), 0
 	}
-	ex := float64(e.tr.MoE.Experts) * e.tr.ExpertParams()
+	ex := e.memo.experts
 	return (n - ex) / float64(e.cfg.TP), ex / float64(e.etp*e.cfg.EP)
 }
 

@@ -482,8 +482,8 @@ func (e *evaluator) countWeightParams(i int) (dense, experts float64) {
 	t := float64(e.cfg.TP)
 	for _, l := range e.layerIndices(i) {
 		all := e.kindSize[e.layerKind(l)].params
-		if e.tr.IsMoELayer(l) {
-			ex := float64(e.tr.MoE.Experts) * e.tr.ExpertParams()
+		if e.layerKind(l) == 1 {
+			ex := e.memo.experts
 			experts += ex / float64(e.etp*e.cfg.EP)
 			all -= ex
 		}

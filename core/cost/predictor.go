@@ -16,16 +16,30 @@ import (
 // (TestPredictorMatchesPredict). A Predictor is not safe for concurrent
 // use; what it keeps grows with the distinct executions it has seen.
 type Predictor struct {
-	tr      model.Transformer
-	c       hw.Cluster
-	opt     Options
-	params  [2]float64 // Params and ActiveParams
-	kinds   []uint8    // each layer's kind (layerKind)
+	tr     model.Transformer
+	c      hw.Cluster
+	opt    Options
+	params [2]float64 // Params and ActiveParams
+	kinds  []uint8    // each layer's kind (layerKind)
+	// linear is each layer's linear-layer parameters
+	// (model.Transformer.LayerLinearParamsAt) and experts all its routed
+	// experts' (E · ExpertParams).
+	linear  []float64
+	experts float64
 	flops   map[flopsKey]float64
 	layers  map[plan.Execution]layerCosts // by layerKey
 	layouts map[layoutKey]layout
 	// calibration is every prediction's Calibration (calibrationCaveat).
 	calibration string
+	// base is what every evaluator starts from (baseEvaluator) and
+	// baseErr what is wrong with the options, if anything.
+	base    evaluator
+	baseErr error
+	// scratch is the evaluator of the latest prediction: one allocation
+	// per Predictor, not per prediction.
+	scratch evaluator
+	// attention holds FusedAttentionFLOPS's rates by context-parallel size.
+	attention map[int][2]float64
 }
 
 // flopsKey is what a step's FLOPs depend on.
@@ -61,15 +75,33 @@ func NewPredictor(tr model.Transformer, c hw.Cluster, opt Options) (*Predictor, 
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	kinds := make([]uint8, tr.Layers)
+	kinds, linear := make([]uint8, tr.Layers), make([]float64, tr.Layers)
 	for i := range kinds {
 		if tr.IsMoELayer(i) {
 			kinds[i] = 1
 		}
+		linear[i] = tr.LayerLinearParamsAt(i)
 	}
-	return &Predictor{tr: tr, c: c, opt: opt, params: [2]float64{tr.Params(), tr.ActiveParams()}, kinds: kinds,
+	var experts float64
+	if tr.MoE != nil {
+		experts = float64(tr.MoE.Experts) * tr.ExpertParams()
+	}
+	p := &Predictor{tr: tr, c: c, opt: opt, params: [2]float64{tr.Params(), tr.ActiveParams()}, kinds: kinds, linear: linear, experts: experts,
 		flops: map[flopsKey]float64{}, layers: map[plan.Execution]layerCosts{}, layouts: map[layoutKey]layout{},
-		calibration: calibrationCaveat(c.GPU, tr.MoE != nil)}, nil
+		calibration: calibrationCaveat(c.GPU, tr.MoE != nil), attention: map[int][2]float64{}}
+	p.base, p.baseErr = baseEvaluator(tr, c, opt, p)
+	return p, nil
+}
+
+// fusedAttention is FusedAttentionFLOPS over the s/cp tokens of a
+// context-parallel rank, computed once per cp.
+func (p *Predictor) fusedAttention(cp int) (fwd, bwd float64) {
+	r, ok := p.attention[cp]
+	if !ok {
+		r[0], r[1], _ = FusedAttentionFLOPS(p.c.GPU, float64(p.tr.Seq)/float64(cp))
+		p.attention[cp] = r
+	}
+	return r[0], r[1]
 }
 
 // Predict is the package's Predict of ex on p's model, cluster and options.
@@ -89,6 +121,25 @@ func (p *Predictor) PredictPeak(ex plan.Execution) (Prediction, error) {
 		return Prediction{}, err
 	}
 	return e.predict(false), nil
+}
+
+// PredictIfFits is PredictPeak for an execution whose most loaded GPU
+// fits its memory (Memory.Fits). For one that does not, it predicts the
+// memory alone: the Prediction holds Memory, as PredictPeak would give it,
+// and nothing else. A search that ranks what does not fit by its memory
+// need not predict its time (partition.PTDPOptions.Keep).
+func (p *Predictor) PredictIfFits(ex plan.Execution) (Prediction, error) {
+	e, err := evaluatorFor(p, ex)
+	if err != nil {
+		return Prediction{}, err
+	}
+	mem := e.peakMemory()
+	if !mem.Fits() {
+		return Prediction{Memory: mem}, nil
+	}
+	pr := e.predictTime()
+	pr.Memory = mem
+	return pr, nil
 }
 
 // iterationFLOPs is p's model's IterationFLOPs.

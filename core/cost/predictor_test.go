@@ -15,8 +15,10 @@ import (
 
 // TestPredictorMatchesPredict: one Predictor predicting a thousand random
 // executions in a random order — sharing layer costs, layouts and FLOPs
-// between them, as a search does — gives each exactly what a fresh Predict gives (every
-// field, bit for bit, errors included), for dense, mixture-of-experts
+// between them, as a search does — gives each exactly what a fresh Predict
+// gives (every field, bit for bit, errors included; PredictPeak all but the
+// stages' memory, PredictIfFits the same or, where it does not fit, the
+// memory alone), for dense, mixture-of-experts
 // (DeepSeek-V3: MLA, leading dense layers) and FP8 models.
 func TestPredictorMatchesPredict(t *testing.T) {
 	g, err := gpuprofiles.ByID("nvidia-h100-sxm5-80gb")
@@ -76,11 +78,18 @@ func TestPredictorMatchesPredict(t *testing.T) {
 			want, wantErr := Predict(tr, c, ex, Options{})
 			var got Prediction
 			var gotErr error
-			if rng.IntN(2) == 0 {
+			switch rng.IntN(3) {
+			case 0:
 				got, gotErr = p.Predict(ex)
-			} else {
+			case 1:
 				got, gotErr = p.PredictPeak(ex)
 				want.StageMemory = nil
+			default:
+				got, gotErr = p.PredictIfFits(ex)
+				want.StageMemory = nil
+				if !want.Memory.Fits() {
+					want = Prediction{Memory: want.Memory}
+				}
 			}
 			if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
 				t.Fatalf("%s %+v: error %v, Predict's %v", tr.Name, ex, gotErr, wantErr)
