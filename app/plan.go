@@ -228,7 +228,8 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan,
 		TP: in.TP, PP: in.PP, CP: in.CP, EP: in.EP, EPDispatcher: in.EPDispatcher, MicrobatchSize: in.Microbatch, Interleave: in.Interleave,
 		SequenceParallel: in.UsesSequenceParallel(), FlashAttention: flash, FP8ParamGather: in.FP8ParamGather, Schedule: schedule.Kind(in.Schedule), Overlap: overlapFor(in, c.GPU),
 		UnfusedGradAccumulation: in.UnfusedGradAccumulation},
-		AllowCrossNodeTP: in.AllowCrossNodeTP, SearchZeRO: in.ZeRO == nil, SearchCPComm: in.CPComm == "", MaxWork: MaxSearchWork}
+		AllowCrossNodeTP: in.AllowCrossNodeTP, SearchZeRO: in.ZeRO == nil, SearchCPComm: in.CPComm == "", MaxWork: MaxSearchWork,
+		Keep: max(in.Shown(), MaxShownInfeasible)}
 	if in.ZeRO != nil {
 		opt.Fixed.ZeRO = *in.ZeRO
 	}
@@ -250,8 +251,7 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan,
 	if err != nil && len(found.Infeasible) == 0 {
 		return Result{}, err
 	}
-	res.Feasible = len(found.Candidates)
-	res.Evaluated = len(found.Candidates) + len(found.Infeasible)
+	res.Feasible, res.Evaluated = found.Feasible, found.Evaluated
 	for i, cand := range found.Candidates {
 		if i == in.Shown() {
 			break
@@ -316,9 +316,9 @@ func evaluatePTDP(tr model.Transformer, c hw.Cluster, opt partition.PTDPOptions)
 		return partition.PTDPResult{}, err
 	}
 	if !cand.Fits {
-		return partition.PTDPResult{Infeasible: []partition.PTDPCandidate{cand}}, fmt.Errorf("memory: does not fit: %s", cand.Reason)
+		return partition.PTDPResult{Infeasible: []partition.PTDPCandidate{cand}, Evaluated: 1}, fmt.Errorf("memory: does not fit: %s", cand.Reason)
 	}
-	return partition.PTDPResult{Candidates: []partition.PTDPCandidate{cand}}, nil
+	return partition.PTDPResult{Candidates: []partition.PTDPCandidate{cand}, Feasible: 1, Evaluated: 1}, nil
 }
 
 // DefaultOverlap is the communication overlap Megatron-LM recommends on

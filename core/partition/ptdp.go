@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -48,6 +49,13 @@ type PTDPOptions struct {
 	// past it the search stops with an error wrapping ErrSearchTooLarge;
 	// 0 leaves it unbounded.
 	MaxWork float64
+	// Keep bounds the result: the Keep fastest candidates and the Keep
+	// smallest that do not fit, in the order and with the predictions the
+	// whole lists would have (0 keeps every one). A bounded search holds
+	// no more candidates than that, whatever the space's size, and
+	// predicts the time of a configuration that does not fit only if it
+	// is kept (cost.Predictor.PredictIfFits).
+	Keep int
 }
 
 // ErrSearchTooLarge is the error a search past PTDPOptions.MaxWork wraps.
@@ -89,6 +97,10 @@ type PTDPResult struct {
 	// footprint first: for each (t, p, v, recompute), its smallest failing
 	// microbatch size.
 	Infeasible []PTDPCandidate `json:"infeasible"`
+	// Feasible and Evaluated count the configurations that fit and all
+	// those evaluated, whether PTDPOptions.Keep kept them or not.
+	Feasible  int `json:"feasible"`
+	Evaluated int `json:"evaluated"`
 }
 
 // SearchPTDP enumerates every PTD-P configuration (t, p, d, b, v,
@@ -119,46 +131,94 @@ func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTD
 	if err != nil {
 		return PTDPResult{}, err
 	}
+	predict := pred.PredictPeak
+	if opt.Keep > 0 {
+		predict = pred.PredictIfFits
+	}
 	var res PTDPResult
-	evaluated, predictions, work := 0, 0, SearchWork(tr)
+	predictions, work := 0, SearchWork(tr)
 	for i, tp := range pairs {
 		if err := ctx.Err(); err != nil {
 			return PTDPResult{}, err
 		}
 		// One pair's chains at a time: a request's whole space may be far
 		// larger than the work limit lets the search go.
-		for _, chain := range opt.chainsFor(tr, c.GPUs(), tp[0], tp[1]) {
+		for chain := range opt.chains(tr, c.GPUs(), tp[0], tp[1]) {
 			for _, cfg := range chain {
-				cand, n, err := evaluateZeRO(pred.PredictPeak, cfg, opt.SearchZeRO)
+				cand, n, err := evaluateZeRO(predict, cfg, opt.SearchZeRO)
 				if err != nil {
 					return PTDPResult{}, err
 				}
-				evaluated++
+				res.Evaluated++
 				if predictions += n; opt.MaxWork > 0 && float64(predictions)*work > opt.MaxWork {
 					return PTDPResult{}, fmt.Errorf("%w (%.3g layer predictions; %d of %d (t, p) pairs done)", ErrSearchTooLarge, opt.MaxWork, i, len(pairs))
 				}
 				if !cand.Fits {
-					res.Infeasible = append(res.Infeasible, cand)
+					res.Infeasible = res.keep(res.Infeasible, cand, memoryNeed(&cand), opt.Keep, memoryNeed)
 					break // larger microbatches need more memory still
 				}
-				res.Candidates = append(res.Candidates, cand)
+				res.Feasible++
+				res.Candidates = res.keep(res.Candidates, cand, iterationTime(&cand), opt.Keep, iterationTime)
 			}
 		}
 		if progress != nil {
 			progress(i+1, len(pairs))
 		}
 	}
-	if evaluated == 0 {
+	if res.Evaluated == 0 {
 		return PTDPResult{}, opt.noCandidateError(tr, c, pairs)
 	}
-	sortStable(res.Candidates, func(c *PTDPCandidate) float64 { return c.Prediction.IterationSeconds })
-	sortStable(res.Infeasible, func(c *PTDPCandidate) float64 { return needBytes(c.Prediction.Memory) })
+	if opt.Keep == 0 {
+		sortStable(res.Candidates, iterationTime)
+		sortStable(res.Infeasible, memoryNeed)
+	}
+	for i := range res.Infeasible {
+		cand := &res.Infeasible[i]
+		if opt.Keep > 0 {
+			// Kept: its time too (PredictIfFits left it out).
+			if cand.Prediction, err = pred.PredictPeak(cand.Config); err != nil {
+				return PTDPResult{}, err
+			}
+		}
+		cand.Reason = memoryReason(cand.Prediction.Memory)
+	}
 	if len(res.Candidates) == 0 {
 		best := res.Infeasible[0]
 		return res, fmt.Errorf("memory: does not fit: the smallest configuration (tp=%d pp=%d dp=%d microbatch=%d interleave=%d recompute=%s) %s",
 			best.Config.TP, best.Config.PP, best.Config.DP, best.Config.MicrobatchSize, best.Config.Interleave, best.Config.Recompute, best.Reason)
 	}
 	return res, nil
+}
+
+// iterationTime and memoryNeed are the keys the candidates and the
+// non-fitting ones are ranked by, ascending.
+func iterationTime(c *PTDPCandidate) float64 { return c.Prediction.IterationSeconds }
+func memoryNeed(c *PTDPCandidate) float64    { return needBytes(c.Prediction.Memory) }
+
+// keep adds c, whose key is kc, to list: with k = 0 at the end, doubling the list's capacity
+// when it is full (a search may find thousands of candidates of about 500
+// bytes, and append's growth by a quarter past 256 elements would
+// allocate and copy them several times over), to be sorted by key once
+// the search is done; with k > 0 in its place in list, kept sorted by key
+// with ties in the order they came, as a stable sort would put them, and
+// at most k long.
+func (PTDPResult) keep(list []PTDPCandidate, c PTDPCandidate, kc float64, k int, key func(*PTDPCandidate) float64) []PTDPCandidate {
+	if k == 0 {
+		if len(list) == cap(list) {
+			list = slices.Grow(list, max(len(list), 64))
+		}
+		return append(list, c)
+	}
+	i := sort.Search(len(list), func(j int) bool { return key(&list[j]) > kc })
+	if i == k {
+		return list
+	}
+	if len(list) < k {
+		list = append(list, PTDPCandidate{})
+	}
+	copy(list[i+1:], list[i:len(list)-1])
+	list[i] = c
+	return list
 }
 
 // EvaluatePTDP predicts one fully specified configuration; unlike the
@@ -174,11 +234,16 @@ func EvaluatePTDP(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt co
 
 // candidate is cfg with its prediction pr, the reason when it does not fit.
 func candidate(cfg plan.Execution, pr cost.Prediction) PTDPCandidate {
-	cand := PTDPCandidate{Config: cfg, Prediction: pr, Fits: pr.Memory.Fits()}
+	cand := unreasoned(cfg, pr)
 	if !cand.Fits {
 		cand.Reason = memoryReason(pr.Memory)
 	}
 	return cand
+}
+
+// unreasoned is candidate without the Reason.
+func unreasoned(cfg plan.Execution, pr cost.Prediction) PTDPCandidate {
+	return PTDPCandidate{Config: cfg, Prediction: pr, Fits: pr.Memory.Fits()}
 }
 
 // sortStable sorts cands by key, ascending, keeping the order of equal
@@ -238,12 +303,13 @@ func EvaluatePTDPZeRO(tr model.Transformer, c hw.Cluster, cfg plan.Execution, op
 	if err != nil {
 		return PTDPCandidate{}, 0, err
 	}
-	if !opt.SearchCPComm || cfg.CPComm != "" || cfg.CP <= 1 {
-		return evaluateZeRO(pred.Predict, cfg, opt.SearchZeRO)
+	comms := []string{cfg.CPComm}
+	if opt.SearchCPComm && cfg.CPComm == "" && cfg.CP > 1 {
+		comms = opt.cpComms(tr, cfg.TP, cfg.CP) // p2p first: never empty
 	}
 	var best PTDPCandidate
 	total := 0
-	for k, comm := range opt.cpComms(tr, cfg.TP, cfg.CP) { // p2p first: never empty
+	for k, comm := range comms {
 		cfg.CPComm = comm
 		cand, n, err := evaluateZeRO(pred.Predict, cfg, opt.SearchZeRO)
 		total += n
@@ -253,6 +319,9 @@ func EvaluatePTDPZeRO(tr model.Transformer, c hw.Cluster, cfg plan.Execution, op
 		if k == 0 || better(cand, best) {
 			best = cand
 		}
+	}
+	if !best.Fits {
+		best.Reason = memoryReason(best.Prediction.Memory)
 	}
 	return best, total, nil
 }
@@ -269,14 +338,16 @@ func better(a, b PTDPCandidate) bool {
 	return needBytes(a.Prediction.Memory) < needBytes(b.Prediction.Memory)
 }
 
-// evaluateZeRO is EvaluatePTDPZeRO predicting with predict.
+// evaluateZeRO is EvaluatePTDPZeRO predicting with predict, for one
+// context-parallel communication type, leaving the Reason of a candidate
+// that does not fit to its caller.
 func evaluateZeRO(predict func(plan.Execution) (cost.Prediction, error), cfg plan.Execution, searchZeRO bool) (PTDPCandidate, int, error) {
 	if !searchZeRO || cfg.DP*max(cfg.CP, 1) == 1 {
 		pr, err := predict(cfg)
 		if err != nil {
 			return PTDPCandidate{}, 1, err
 		}
-		return candidate(cfg, pr), 1, nil
+		return unreasoned(cfg, pr), 1, nil
 	}
 	cfg.ZeRO = ZeRODistributedOptimizer
 	one, err := predict(cfg)
@@ -284,7 +355,7 @@ func evaluateZeRO(predict func(plan.Execution) (cost.Prediction, error), cfg pla
 		return PTDPCandidate{}, 1, err
 	}
 	if one.Memory.Fits() {
-		return candidate(cfg, one), 1, nil
+		return unreasoned(cfg, one), 1, nil
 	}
 	two, three := cfg, cfg
 	two.ZeRO, three.ZeRO = ZeROShardedGradients, ZeROFSDP
@@ -297,9 +368,9 @@ func evaluateZeRO(predict func(plan.Execution) (cost.Prediction, error), cfg pla
 		return PTDPCandidate{}, 3, err
 	}
 	if prTwo.Memory.Fits() && (!prThree.Memory.Fits() || prTwo.IterationSeconds <= prThree.IterationSeconds) {
-		return candidate(two, prTwo), 3, nil
+		return unreasoned(two, prTwo), 3, nil
 	}
-	return candidate(three, prThree), 3, nil
+	return unreasoned(three, prThree), 3, nil
 }
 
 // needBytes is the memory a GPU needs for m: the allocation plus the reserve.

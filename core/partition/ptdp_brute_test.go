@@ -22,7 +22,7 @@ import (
 func bruteForcePTDP(t *testing.T, tr model.Transformer, c hw.Cluster, opt PTDPOptions) (fit, firstMisfits []PTDPCandidate) {
 	t.Helper()
 	for _, tp := range opt.degreePairs(tr, c) {
-		for _, chain := range opt.chainsFor(tr, c.GPUs(), tp[0], tp[1]) {
+		for chain := range opt.chains(tr, c.GPUs(), tp[0], tp[1]) {
 			misfit := false
 			for _, cfg := range chain {
 				cand, _, err := EvaluatePTDPZeRO(tr, c, cfg, opt)
@@ -52,7 +52,8 @@ func bruteForcePTDP(t *testing.T, tr model.Transformer, c hw.Cluster, opt PTDPOp
 // time, the same fitting candidates in the same order with the same
 // predictions, bit for bit, and the same smallest non-fitting ones. (That
 // no chain has a fitting configuration past one that does not fit is
-// checked on the way: the search stops each chain there.)
+// checked on the way: the search stops each chain there.) Bounded by
+// PTDPOptions.Keep, it returns the first of each list and the same counts.
 func TestSearchPTDPMatchesBruteForce(t *testing.T) {
 	a100, err := gpuprofiles.ByID("nvidia-a100-sxm4-80gb")
 	if err != nil {
@@ -123,6 +124,27 @@ func TestSearchPTDPMatchesBruteForce(t *testing.T) {
 		sortStable(misfits, func(c *PTDPCandidate) float64 { return needBytes(c.Prediction.Memory) })
 		if g, w := fmt.Sprintf("%+v", res.Infeasible), fmt.Sprintf("%+v", misfits); g != w {
 			t.Errorf("%s: %d non-fitting candidates differ from the brute force's %d", name, len(res.Infeasible), len(misfits))
+		}
+		if res.Feasible != len(fit) || res.Evaluated != len(fit)+len(misfits) {
+			t.Errorf("%s: counts %d feasible of %d evaluated, brute force %d of %d", name, res.Feasible, res.Evaluated, len(fit), len(fit)+len(misfits))
+		}
+		// Bounded: the first Keep of each list, the same counts.
+		for _, keep := range []int{1, 3, len(fit) + len(misfits) + 1} {
+			bounded := opt
+			bounded.Keep = keep
+			got, err := SearchPTDP(context.Background(), tc.tr, c, bounded, nil)
+			if err != nil {
+				t.Fatalf("%s, keep %d: %v", name, keep, err)
+			}
+			if g, w := fmt.Sprintf("%+v", got.Candidates), fmt.Sprintf("%+v", fit[:min(keep, len(fit))]); g != w {
+				t.Errorf("%s, keep %d: candidates\n%s\nbrute force's first\n%s", name, keep, g, w)
+			}
+			if g, w := fmt.Sprintf("%+v", got.Infeasible), fmt.Sprintf("%+v", misfits[:min(keep, len(misfits))]); g != w {
+				t.Errorf("%s, keep %d: non-fitting\n%s\nbrute force's first\n%s", name, keep, g, w)
+			}
+			if got.Feasible != res.Feasible || got.Evaluated != res.Evaluated {
+				t.Errorf("%s, keep %d: counts %d of %d, unbounded %d of %d", name, keep, got.Feasible, got.Evaluated, res.Feasible, res.Evaluated)
+			}
 		}
 		t.Logf("%s: %d fit, %d chains end unfit; best t=%d p=%d d=%d cp=%d ep=%d b=%d v=%d %s zero %d: %.3f s",
 			name, len(fit), len(misfits), best.Config.TP, best.Config.PP, best.Config.DP, best.Config.CP, best.Config.EP,

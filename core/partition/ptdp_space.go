@@ -2,6 +2,7 @@ package partition
 
 import (
 	"fmt"
+	"iter"
 
 	"pipeplan/core/cost"
 	"pipeplan/core/hw"
@@ -116,49 +117,53 @@ const (
 	MaxUnevenInterleave = 8
 )
 
-// chainsFor lists the configurations of one (t, p) in chains, one per
+// chains yields the configurations of one (t, p) in chains, one per
 // context-parallel size cp and communication type (cpComms), expert-parallel size ep, interleaving v and
 // recomputation strategy, each over the microbatch sizes b dividing B/d in
 // increasing order (d = n/(t·p·cp)). Memory never decreases along a chain
 // (stashed activations grow with b; m·b is fixed), so a search may stop a
-// chain at its first configuration that does not fit.
-func (o PTDPOptions) chainsFor(tr model.Transformer, n, t, p int) [][]plan.Execution {
-	f := o.Fixed
-	rs := recomputeChoices
-	if f.Recompute != "" {
-		rs = []model.Recompute{f.Recompute}
-	}
-	var chains [][]plan.Execution
-	for _, cp := range o.contextSizes(tr, n/(t*p)) {
-		d := n / (t * p * cp)
-		// d past plan.MaxDegree is no valid execution (65,536 GPUs at
-		// t = p = 1 and B = 2^20 would be d = 65,536).
-		if d > plan.MaxDegree || f.GlobalBatch%d != 0 || (f.DP > 0 && d != f.DP) {
-			continue
+// chain at its first configuration that does not fit. Every chain is
+// yielded in one buffer, valid until the next.
+func (o PTDPOptions) chains(tr model.Transformer, n, t, p int) iter.Seq[[]plan.Execution] {
+	return func(yield func([]plan.Execution) bool) {
+		f := o.Fixed
+		rs := recomputeChoices
+		if f.Recompute != "" {
+			rs = []model.Recompute{f.Recompute}
 		}
-		perPipeline := f.GlobalBatch / d
-		for _, comm := range o.cpComms(tr, t, cp) {
-			for _, ep := range o.expertSizes(tr, t*cp*d) {
-				for _, v := range o.interleaves(tr, p) {
-					for _, r := range rs {
-						var chain []plan.Execution
-						for _, b := range divisors(perPipeline) {
-							if (f.MicrobatchSize > 0 && b != f.MicrobatchSize) || !interleaveOK(p, perPipeline/b, v) {
-								continue
+		vs := o.interleaves(tr, p)
+		var chain []plan.Execution
+		for _, cp := range o.contextSizes(tr, n/(t*p)) {
+			d := n / (t * p * cp)
+			// d past plan.MaxDegree is no valid execution (65,536 GPUs at
+			// t = p = 1 and B = 2^20 would be d = 65,536).
+			if d > plan.MaxDegree || f.GlobalBatch%d != 0 || (f.DP > 0 && d != f.DP) {
+				continue
+			}
+			perPipeline := f.GlobalBatch / d
+			bs := divisors(perPipeline)
+			for _, comm := range o.cpComms(tr, t, cp) {
+				for _, ep := range o.expertSizes(tr, t*cp*d) {
+					for _, v := range vs {
+						for _, r := range rs {
+							chain = chain[:0]
+							for _, b := range bs {
+								if (f.MicrobatchSize > 0 && b != f.MicrobatchSize) || !interleaveOK(p, perPipeline/b, v) {
+									continue
+								}
+								cfg := f
+								cfg.TP, cfg.PP, cfg.DP, cfg.CP, cfg.CPComm, cfg.EP, cfg.MicrobatchSize, cfg.Interleave, cfg.Recompute = t, p, d, cp, comm, ep, b, v, r
+								chain = append(chain, cfg)
 							}
-							cfg := f
-							cfg.TP, cfg.PP, cfg.DP, cfg.CP, cfg.CPComm, cfg.EP, cfg.MicrobatchSize, cfg.Interleave, cfg.Recompute = t, p, d, cp, comm, ep, b, v, r
-							chain = append(chain, cfg)
-						}
-						if len(chain) > 0 {
-							chains = append(chains, chain)
+							if len(chain) > 0 && !yield(chain) {
+								return
+							}
 						}
 					}
 				}
 			}
 		}
 	}
-	return chains
 }
 
 // cpComms lists the context-parallel communication types to try with t
@@ -282,7 +287,7 @@ func divisors(n int) []int {
 func (o PTDPOptions) noCandidateError(tr model.Transformer, c hw.Cluster, pairs [][2]int) error {
 	hosts := func(free PTDPOptions) bool {
 		for _, tp := range pairs {
-			if len(free.chainsFor(tr, c.GPUs(), tp[0], tp[1])) > 0 {
+			for range free.chains(tr, c.GPUs(), tp[0], tp[1]) {
 				return true
 			}
 		}
