@@ -234,10 +234,14 @@ func (e *evaluator) costLayers() (time [2]layerTime, size [2]layerSize) {
 
 // devParams are one pipeline device's parameters per GPU: dense (replicated
 // over the d·cp data-parallel ranks) and routed-expert ones (weightParams),
-// and of each the linear layers' weights (linearWeights).
+// and of each the linear layers' weights (linearWeights); how many of its
+// layers are of each kind (layerKind), and the largest layer's linear
+// weights (what ZeRO-3 gathers whole at once).
 type devParams struct {
 	dense, experts       float64
 	linDense, linExperts float64
+	layers               [2]float64
+	largestLinear        float64
 }
 
 // layOut returns the layers each pipeline device of e's execution holds
@@ -267,6 +271,8 @@ func (e *evaluator) layOut() (devLayers [][]int, devWeights []devParams) {
 		for _, l := range e.devLayers[i] {
 			d, x := e.linearParams(l)
 			w.linDense, w.linExperts = w.linDense+d, w.linExperts+x
+			w.layers[e.layerKind(l)]++
+			w.largestLinear = max(w.largestLinear, d+x)
 		}
 	}
 	return e.devLayers, devWeights

@@ -35,18 +35,20 @@ func (e *evaluator) memory(i int) Memory {
 	// (A chunk's stash is its share of the device's layers' activations.)
 	var stash, work, largest float64
 	fp8 := e.tr.TrainingPrecision() == model.FP8
-	for _, l := range e.layerIndices(i) {
-		a := e.kindSize[e.layerKind(l)]
-		stash += a.kept
-		if e.cfg.ZeRO == 3 {
-			d, x := e.linearParams(l)
-			largest = max(largest, d+x)
+	for k, n := range e.devWeights[i].layers {
+		if n == 0 {
+			continue
 		}
+		a := e.kindSize[k]
+		stash += n * a.kept
 		// Working set: recomputation rebuilds one layer's dropped
 		// activations before its backward pass.
 		if e.cfg.Recompute != model.RecomputeNone {
 			work = max(work, a.full-a.kept)
 		}
+	}
+	if e.cfg.ZeRO == 3 {
+		largest = e.devWeights[i].largestLinear
 	}
 	act := float64(inFlight)*stash/float64(e.cfg.Interleave) + work
 	cp := float64(e.cfg.CP) // the embedding and output activations split with the sequence

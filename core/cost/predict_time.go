@@ -423,13 +423,16 @@ type stageTime struct {
 // on the last device.
 func (e *evaluator) deviceSeconds(i int) stageTime {
 	var st stageTime
-	for _, l := range e.layerIndices(i) {
-		lt := e.kindTime[e.layerKind(l)]
-		st.compute += lt.compute
-		st.fwd += lt.fwd
-		st.tp += lt.tp
-		st.cp += lt.cp
-		st.ep += lt.ep
+	for k, n := range e.devWeights[i].layers {
+		if n == 0 {
+			continue
+		}
+		lt := e.kindTime[k]
+		st.compute += n * lt.compute
+		st.fwd += n * lt.fwd
+		st.tp += n * lt.tp
+		st.cp += n * lt.cp
+		st.ep += n * lt.ep
 	}
 	if i == 0 {
 		st.tp += e.tpAllReduceSeconds() // vocabulary-parallel embedding (forward)

@@ -29,6 +29,17 @@ type Predictor struct {
 	flops   map[flopsKey]float64
 	layers  map[plan.Execution]layerCosts // by layerKey
 	layouts map[layoutKey]layout
+	// lastLayers and lastLayout are the latest of each, looked up first.
+	lastLayers struct {
+		key   plan.Execution
+		costs layerCosts
+		ok    bool
+	}
+	lastLayout struct {
+		key    layoutKey
+		layout layout
+		ok     bool
+	}
 	// calibration is every prediction's Calibration (calibrationCaveat).
 	calibration string
 	// base is what every evaluator starts from (baseEvaluator) and
@@ -155,22 +166,28 @@ func (p *Predictor) iterationFLOPs(batch int, r model.Recompute) float64 {
 
 // layerKey is the part of an execution (with its defaults) that the costs
 // of its layers depend on: all of it but the pipeline and data-parallel
-// degrees, the interleaving, the global batch and the schedule. A layer
-// cost that comes to depend on one of these must keep it here
-// (TestPredictorMatchesPredict compares with fresh evaluations).
+// degrees, the interleaving, the global batch, the schedule and the ZeRO
+// stage. A layer cost that comes to depend on one of these must keep it
+// here (TestPredictorMatchesPredict compares with fresh evaluations).
 func layerKey(cfg plan.Execution) plan.Execution {
-	cfg.PP, cfg.DP, cfg.Interleave, cfg.GlobalBatch, cfg.Schedule = 0, 0, 0, 0, ""
+	cfg.PP, cfg.DP, cfg.Interleave, cfg.GlobalBatch, cfg.Schedule, cfg.ZeRO = 0, 0, 0, 0, "", 0
 	return cfg
 }
 
-// layerCosts returns e.costLayers, computed once per layerKey.
+// layerCosts returns e.costLayers, computed once per layerKey; the latest
+// is kept apart from the map, since a search asks for it again for each
+// ZeRO stage and interleaving of a configuration.
 func (p *Predictor) layerCosts(e *evaluator) ([2]layerTime, [2]layerSize) {
 	k := layerKey(e.cfg)
+	if p.lastLayers.ok && p.lastLayers.key == k {
+		return p.lastLayers.costs.time, p.lastLayers.costs.size
+	}
 	lc, ok := p.layers[k]
 	if !ok {
 		lc.time, lc.size = e.costLayers()
 		p.layers[k] = lc
 	}
+	p.lastLayers.key, p.lastLayers.costs, p.lastLayers.ok = k, lc, true
 	return lc.time, lc.size
 }
 
@@ -178,10 +195,14 @@ func (p *Predictor) layerCosts(e *evaluator) ([2]layerTime, [2]layerSize) {
 // shared between evaluators: they only read them.
 func (p *Predictor) layout(e *evaluator) ([][]int, []devParams) {
 	k := layoutKey{e.cfg.PP, e.cfg.Interleave, e.cfg.TP, e.cfg.EP, e.etp}
+	if p.lastLayout.ok && p.lastLayout.key == k {
+		return p.lastLayout.layout.devLayers, p.lastLayout.layout.devWeights
+	}
 	l, ok := p.layouts[k]
 	if !ok {
 		l.devLayers, l.devWeights = e.layOut()
 		p.layouts[k] = l
 	}
+	p.lastLayout.key, p.lastLayout.layout, p.lastLayout.ok = k, l, true
 	return l.devLayers, l.devWeights
 }

@@ -41,19 +41,22 @@ const appKeep = 15
 
 // BenchmarkSearchPTDP405B16384 is the whole PTD-P search (t, p, cp and its
 // communication type, d, b, v, recompute) for Llama 3.1 405B on 16,384
-// H100s at batch 2048: keeping what the app keeps (shown) and every
-// candidate (all).
+// H100s at batch 2048 with the distributed optimizer: keeping what the app
+// keeps (shown) and every candidate (all); and as the app runs it by
+// default, the ZeRO stage searched too (shown-zero).
 func BenchmarkSearchPTDP405B16384(b *testing.B) {
 	c := h100Cluster(b, 16384)
 	for _, run := range []struct {
-		name string
-		keep int
-	}{{"shown", appKeep}, {"all", 0}} {
+		name       string
+		keep       int
+		searchZeRO bool
+	}{{"shown", appKeep, false}, {"all", 0, false}, {"shown-zero", appKeep, true}} {
 		b.Run(run.name, func(b *testing.B) {
+			opt := PTDPOptions{Fixed: megatronDefaults, SearchCPComm: true, Keep: run.keep, SearchZeRO: run.searchZeRO}
 			var res PTDPResult
 			for b.Loop() {
 				var err error
-				if res, err = SearchPTDP(context.Background(), llama405B, c, PTDPOptions{Fixed: megatronDefaults, SearchCPComm: true, Keep: run.keep}, nil); err != nil {
+				if res, err = SearchPTDP(context.Background(), llama405B, c, opt, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
