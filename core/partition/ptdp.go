@@ -144,8 +144,9 @@ func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTD
 		// One pair's chains at a time: a request's whole space may be far
 		// larger than the work limit lets the search go.
 		for chain := range opt.chains(tr, c.GPUs(), tp[0], tp[1]) {
+			var misfits zeroMisfits
 			for _, cfg := range chain {
-				cand, n, err := evaluateZeRO(predict, cfg, opt.SearchZeRO)
+				cand, n, err := evaluateZeRO(predict, cfg, opt.SearchZeRO, &misfits)
 				if err != nil {
 					return PTDPResult{}, err
 				}
@@ -311,7 +312,7 @@ func EvaluatePTDPZeRO(tr model.Transformer, c hw.Cluster, cfg plan.Execution, op
 	total := 0
 	for k, comm := range comms {
 		cfg.CPComm = comm
-		cand, n, err := evaluateZeRO(pred.Predict, cfg, opt.SearchZeRO)
+		cand, n, err := evaluateZeRO(pred.Predict, cfg, opt.SearchZeRO, &zeroMisfits{})
 		total += n
 		if err != nil {
 			return PTDPCandidate{}, total, err
@@ -338,10 +339,17 @@ func better(a, b PTDPCandidate) bool {
 	return needBytes(a.Prediction.Memory) < needBytes(b.Prediction.Memory)
 }
 
+// zeroMisfits records the ZeRO stages 1 and 2 known not to fit a chain's
+// configuration at a smaller microbatch: memory never decreases along a
+// chain, so they do not fit the rest of it either.
+type zeroMisfits [ZeROFSDP + 1]bool
+
 // evaluateZeRO is EvaluatePTDPZeRO predicting with predict, for one
 // context-parallel communication type, leaving the Reason of a candidate
-// that does not fit to its caller.
-func evaluateZeRO(predict func(plan.Execution) (cost.Prediction, error), cfg plan.Execution, searchZeRO bool) (PTDPCandidate, int, error) {
+// that does not fit to its caller. It skips the stages misfits records
+// and records those that do not fit; the count of predictions is the one
+// without the skips.
+func evaluateZeRO(predict func(plan.Execution) (cost.Prediction, error), cfg plan.Execution, searchZeRO bool, misfits *zeroMisfits) (PTDPCandidate, int, error) {
 	if !searchZeRO || cfg.DP*max(cfg.CP, 1) == 1 {
 		pr, err := predict(cfg)
 		if err != nil {
@@ -349,25 +357,37 @@ func evaluateZeRO(predict func(plan.Execution) (cost.Prediction, error), cfg pla
 		}
 		return unreasoned(cfg, pr), 1, nil
 	}
-	cfg.ZeRO = ZeRODistributedOptimizer
-	one, err := predict(cfg)
+	stage := func(zero int) (ex plan.Execution, pr cost.Prediction, fits bool, err error) {
+		ex = cfg
+		ex.ZeRO = zero
+		if misfits[zero] && zero < ZeROFSDP {
+			// Known not to fit. Stage 3 is always predicted: where
+			// nothing fits it is the candidate.
+			return ex, pr, false, nil
+		}
+		if pr, err = predict(ex); err != nil {
+			return ex, pr, false, err
+		}
+		fits = pr.Memory.Fits()
+		misfits[zero] = !fits
+		return ex, pr, fits, nil
+	}
+	one, prOne, fitsOne, err := stage(ZeRODistributedOptimizer)
 	if err != nil {
 		return PTDPCandidate{}, 1, err
 	}
-	if one.Memory.Fits() {
-		return unreasoned(cfg, one), 1, nil
+	if fitsOne {
+		return unreasoned(one, prOne), 1, nil
 	}
-	two, three := cfg, cfg
-	two.ZeRO, three.ZeRO = ZeROShardedGradients, ZeROFSDP
-	prTwo, err := predict(two)
+	two, prTwo, fitsTwo, err := stage(ZeROShardedGradients)
 	if err != nil {
 		return PTDPCandidate{}, 2, err
 	}
-	prThree, err := predict(three)
+	three, prThree, fitsThree, err := stage(ZeROFSDP)
 	if err != nil {
 		return PTDPCandidate{}, 3, err
 	}
-	if prTwo.Memory.Fits() && (!prThree.Memory.Fits() || prTwo.IterationSeconds <= prThree.IterationSeconds) {
+	if fitsTwo && (!fitsThree || prTwo.IterationSeconds <= prThree.IterationSeconds) {
 		return unreasoned(two, prTwo), 3, nil
 	}
 	return unreasoned(three, prThree), 3, nil
