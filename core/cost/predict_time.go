@@ -398,17 +398,29 @@ func (e *evaluator) logitSeconds() float64 {
 	return 3*e.wideCurve.Seconds(fwd, e.wide) + mem
 }
 
-// p2pSeconds returns the point-to-point time per microbatch on one device:
+// p2pSeconds returns the point-to-point time per microbatch on device i:
 // v chunks each receive an activation forward and a gradient backward
 // (§4.2.2: interleaving multiplies communication by v), with scatter/gather
-// (§4.4.1) when enabled.
-func (e *evaluator) p2pSeconds() float64 {
+// (§4.4.1) when enabled. Without interleaving the first and last devices
+// exchange with one neighbour only, once per microbatch: Megatron-LM's
+// 1F1B steady state pairs each forward's send with the next stage's
+// gradient (send_forward_recv_backward) and each backward's send with the
+// previous stage's next activation (send_backward_recv_forward), each a
+// batched isend/irecv it waits on; the last stage skips the first
+// (is_pipeline_last_stage), the first stage the second
+// (megatron/p2p_communication.py, megatron/schedules.py,
+// NVIDIA/Megatron-LM 2021–2022). With interleaving the end devices' other
+// chunks have neighbours on both sides, and each is charged in full.
+func (e *evaluator) p2pSeconds(i int) float64 {
 	if e.cfg.PP == 1 {
 		return 0
 	}
 	one := e.comm.P2PSeconds(e.boundary, e.ppBW)
 	if !e.cfg.SequenceParallel {
 		one = e.comm.ScatterGatherSeconds(e.boundary, e.cfg.TP, e.cfg.ScatterGather, e.ppBW, e.intraBW)
+	}
+	if e.cfg.Interleave == 1 && (i == 0 || i == e.cfg.PP-1) {
+		return one
 	}
 	return 2 * float64(e.cfg.Interleave) * one
 }
@@ -442,7 +454,7 @@ func (e *evaluator) deviceSeconds(i int) stageTime {
 		st.tp += e.tpAllReduceSeconds() // output layer input gradient (backward)
 	}
 	st.compute += e.gradAccumulationSeconds(i)
-	st.p2p = e.p2pSeconds()
+	st.p2p = e.p2pSeconds(i)
 	return st
 }
 
@@ -621,6 +633,13 @@ func (e *evaluator) zero3Seconds(i int, compute float64) float64 {
 //   - zeroing the gradient buffers for the next step (Megatron-LM's
 //     zero_grad_buffer: the whole fp32 buffer on every rank, unless ZeRO-2
 //     or -3 shards it);
+//   - without Overlap.GradReduce and ZeRO-2/3, averaging the gradients
+//     before their reduction: Megatron-LM's DistributedDataParallel as it
+//     ran from 2020 until Megatron-Core's overlapped buckets
+//     (megatron/model/distributed.py, allreduce_gradients) divides the
+//     whole contiguous gradient buffer by d in place before all-reducing
+//     it, every step and on every rank, d = 1 included (read and written
+//     once more);
 //   - when training in FP8, the linear layers' FP8 weights for the step:
 //     without plan.Execution.FP8ParamGather Transformer Engine
 //     cast-transposes each bf16 weight on the step's first microbatch
@@ -643,6 +662,9 @@ func (e *evaluator) optimizerSeconds(i int) float64 {
 		step += 2 * e.perParam.Gradients * stepped
 	}
 	zero := dense*e.state.Gradients + experts*e.expertState.Gradients
+	if !e.cfg.Overlap.GradReduce && e.cfg.ZeRO <= 1 {
+		step += 2 * zero // the buffer divided by d
+	}
 	var cast float64
 	if e.tr.TrainingPrecision() == model.FP8 {
 		ld, lx := e.linearWeights(i)
