@@ -68,6 +68,7 @@ type evaluator struct {
 	kindSize       [2]layerSize // per kind of layer
 	devLayers      [][]int      // the layers each pipeline device holds (layerIndices)
 	devWeights     []devParams  // each device's parameters (weightParams, linearWeights)
+	runs           []stageRun   // the devices in runs that cost the same (stageRuns)
 	memo           *Predictor   // what this evaluation shares with others of the same model and cluster
 }
 
@@ -212,7 +213,7 @@ func evaluatorFor(pred *Predictor, cfg plan.Execution) (*evaluator, error) {
 		e.boundary /= float64(t)
 	}
 	e.kindTime, e.kindSize = pred.layerCosts(e)
-	e.devLayers, e.devWeights = pred.layout(e)
+	e.devLayers, e.devWeights, e.runs = pred.layout(e)
 	return e, nil
 }
 
@@ -276,6 +277,32 @@ func (e *evaluator) layOut() (devLayers [][]int, devWeights []devParams) {
 		}
 	}
 	return e.devLayers, devWeights
+}
+
+// stageRun is a run of consecutive pipeline devices, first to first+n−1,
+// that cost the same: the same layers' kinds and parameters (devParams),
+// neither end device but alone (the first holds the embedding, the last
+// the output layer, and each exchanges with one neighbour). Such devices
+// take the same time per microbatch, and memory that differs only by what
+// the schedule keeps in flight, which never grows with the device's index
+// (schedule.Kind.InFlight): the first of a run is its most loaded.
+type stageRun struct{ first, n int }
+
+// stageRuns groups p devices' parameters into stageRuns, in order.
+func stageRuns(w []devParams) []stageRun {
+	p := len(w)
+	runs := make([]stageRun, 0, 4)
+	for i := range w {
+		if k := len(runs) - 1; k >= 0 {
+			r := &runs[k]
+			if r.first != 0 && i != p-1 && w[i] == w[r.first] {
+				r.n++
+				continue
+			}
+		}
+		runs = append(runs, stageRun{first: i, n: 1})
+	}
+	return runs
 }
 
 // expertGrid returns the expert layers' tensor- and data-parallel sizes

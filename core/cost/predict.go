@@ -27,15 +27,18 @@ func (e *evaluator) predict(stages bool) Prediction {
 // predictTime is e's prediction but for its memory: the time, the
 // throughput and the FLOPs.
 func (e *evaluator) predictTime() Prediction {
-	p, v, m := e.cfg.PP, float64(e.cfg.Interleave), float64(e.m)
+	v, m := float64(e.cfg.Interleave), float64(e.m)
 	var tMax, tSum, dpMax, optMax float64
 	var slow stageTime
 	var slowZ float64
-	for i := 0; i < p; i++ {
+	for _, r := range e.runs { // a run's devices cost the same
+		i := r.first
 		st := e.deviceSeconds(i)
 		z := e.zero3Seconds(i, st.compute)
 		ti := st.compute + st.tp + st.p2p + st.cp + st.ep + z
-		tSum += ti
+		for range r.n {
+			tSum += ti // added once per device, in order, as a loop over them would
+		}
 		if ti > tMax {
 			tMax, slow, slowZ = ti, st, z
 		}
@@ -83,11 +86,12 @@ func (e *evaluator) predictTime() Prediction {
 }
 
 // peakMemory is the memory of the most loaded pipeline device (the first
-// of the most loaded).
+// of the most loaded): of each run of devices that cost the same, the
+// first is (stageRun).
 func (e *evaluator) peakMemory() Memory {
 	var peak Memory
-	for i := range e.cfg.PP {
-		if m := e.memory(i); i == 0 || m.PeakBytes > peak.PeakBytes {
+	for _, r := range e.runs {
+		if m := e.memory(r.first); r.first == 0 || m.PeakBytes > peak.PeakBytes {
 			peak = m
 		}
 	}

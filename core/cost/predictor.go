@@ -72,10 +72,12 @@ type layoutKey struct {
 	pp, interleave, tp, ep, etp int
 }
 
-// layout is each pipeline device's layers and parameters.
+// layout is each pipeline device's layers and parameters, and the runs of
+// devices that cost the same.
 type layout struct {
 	devLayers  [][]int
 	devWeights []devParams
+	runs       []stageRun
 }
 
 // NewPredictor validates tr and c and returns a Predictor for them.
@@ -193,16 +195,16 @@ func (p *Predictor) layerCosts(e *evaluator) ([2]layerTime, [2]layerSize) {
 
 // layout returns e.layOut, computed once per layoutKey. The slices are
 // shared between evaluators: they only read them.
-func (p *Predictor) layout(e *evaluator) ([][]int, []devParams) {
+func (p *Predictor) layout(e *evaluator) ([][]int, []devParams, []stageRun) {
 	k := layoutKey{e.cfg.PP, e.cfg.Interleave, e.cfg.TP, e.cfg.EP, e.etp}
-	if p.lastLayout.ok && p.lastLayout.key == k {
-		return p.lastLayout.layout.devLayers, p.lastLayout.layout.devWeights
-	}
-	l, ok := p.layouts[k]
+	l, ok := p.lastLayout.layout, p.lastLayout.ok && p.lastLayout.key == k
 	if !ok {
-		l.devLayers, l.devWeights = e.layOut()
-		p.layouts[k] = l
+		if l, ok = p.layouts[k]; !ok {
+			l.devLayers, l.devWeights = e.layOut()
+			l.runs = stageRuns(l.devWeights)
+			p.layouts[k] = l
+		}
+		p.lastLayout.key, p.lastLayout.layout, p.lastLayout.ok = k, l, true
 	}
-	p.lastLayout.key, p.lastLayout.layout, p.lastLayout.ok = k, l, true
-	return l.devLayers, l.devWeights
+	return l.devLayers, l.devWeights, l.runs
 }

@@ -157,6 +157,8 @@ func KindHelp(indent string) string {
 //   - 2bw: p−i, two versions (§3.2.1); it needs m >= p.
 //   - pipedream: p−i, one version per in-flight input, p−i (§2.3.2).
 //
+// Neither count grows with i: a cost model may take the first of stages
+// that are otherwise alike as the most loaded (TestInFlightNeverGrows).
 // The other kinds have no closed form: InFlight returns an error naming them.
 func (k Kind) InFlight(p, i, m, v int) (activations, weightVersions int, err error) {
 	in, err := k.Info()

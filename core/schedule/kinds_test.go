@@ -93,3 +93,40 @@ func TestImportsNoPipeplan(t *testing.T) {
 		}
 	}
 }
+
+// TestInFlightNeverGrows checks InFlight's promise to cost models: for
+// every kind with a closed form, neither the stash nor the weight versions
+// grow from one stage to the next.
+func TestInFlightNeverGrows(t *testing.T) {
+	checked := 0
+	for _, in := range registry {
+		if in.inFlight == nil {
+			continue
+		}
+		for p := 1; p <= 24; p++ {
+			for _, m := range []int{1, 2, p - 1, p, p + 1, 2 * p, 64} {
+				for _, v := range []int{1, 2, 3, 5} {
+					if m < 1 || (v > 1 && !in.Chunked) {
+						continue
+					}
+					prevA, prevV := -1, -1
+					for i := range p {
+						a, ver, err := in.Kind.InFlight(p, i, m, v)
+						if err != nil {
+							prevA = -1 // 2bw needs m >= p: no stage has counts
+							break
+						}
+						if i > 0 && (a > prevA || ver > prevV) {
+							t.Errorf("%s p=%d m=%d v=%d: stage %d keeps %d in flight and %d versions, stage %d %d and %d", in.Kind, p, m, v, i, a, ver, i-1, prevA, prevV)
+						}
+						prevA, prevV = a, ver
+						checked++
+					}
+				}
+			}
+		}
+	}
+	if checked < 1000 {
+		t.Errorf("only %d stages checked", checked)
+	}
+}
