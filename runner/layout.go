@@ -247,6 +247,9 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 	}
 	ranges := make([][2]int, len(p.Stages))
 	for s, st := range p.Stages {
+		if st.Empty() {
+			return nil, fmt.Errorf("stages[%d]: holds no layers (only the embedding or the output layer); the runner builds each stage from its layers and does not run such a stage: choose a configuration whose %d model chunks each hold a layer", s, len(p.Stages))
+		}
 		ranges[s] = [2]int{st.FirstLayer, st.LastLayer}
 	}
 	if scaleDown {

@@ -249,7 +249,12 @@ func (c *PlanPage) stageRows() []tableRow {
 	ranges := make([][]string, pp)
 	for k, s := range p.Stages {
 		r := strconv.Itoa(s.FirstLayer)
-		if s.LastLayer != s.FirstLayer {
+		switch {
+		case s.Empty() && k == 0:
+			r = "embedding"
+		case s.Empty():
+			r = "output layer"
+		case s.LastLayer != s.FirstLayer:
 			r += "–" + strconv.Itoa(s.LastLayer)
 		}
 		ranges[k%pp] = append(ranges[k%pp], r)

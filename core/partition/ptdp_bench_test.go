@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"pipeplan/core/cost"
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
@@ -81,4 +82,33 @@ func TestSearchPTDP405B(t *testing.T) {
 	t.Logf("%d fit, %d not; best t=%d cp=%d p=%d d=%d b=%d v=%d %s: %.0f model TFLOP/s/GPU, %.1f GiB; %+v",
 		len(res.Candidates), len(res.Infeasible), cfg.TP, cfg.CP, cfg.PP, cfg.DP, cfg.MicrobatchSize, cfg.Interleave, cfg.Recompute,
 		pr.ModelTFLOPSPerGPU, pr.Memory.PeakBytes/(1<<30), pr.Time)
+}
+
+// TestPTDPPlanEndChunks exports the Llama 3 paper's layout of 405B — 126
+// layers in 16 × 8 model chunks, the first holding only the embedding and
+// the last only the output layer (§3.3.2) — as a valid run plan whose end
+// stages are empty, and reads it back.
+func TestPTDPPlanEndChunks(t *testing.T) {
+	cfg := megatronDefaults
+	cfg.TP, cfg.PP, cfg.Interleave, cfg.DP, cfg.CP, cfg.MicrobatchSize = 8, 16, 8, 128, 1, 1
+	p, err := PTDPPlan(llama405B, h100Cluster(t, 16384), cfg, cost.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := len(p.Stages) - 1
+	if len(p.Stages) != 128 || !p.Stages[0].Empty() || !p.Stages[last].Empty() {
+		t.Fatalf("want 128 stages, the first and last empty; got %d: first %+v, last %+v", len(p.Stages), p.Stages[0], p.Stages[last])
+	}
+	for i, s := range p.Stages[1:last] {
+		if s.Empty() || s.LastLayer != s.FirstLayer {
+			t.Fatalf("stages[%d] = %+v, want one layer", i+1, s)
+		}
+	}
+	data, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plan.Parse(data); err != nil {
+		t.Fatalf("the exported plan does not read back: %v", err)
+	}
 }

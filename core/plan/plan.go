@@ -67,11 +67,18 @@ func (c Cluster) GPUs() int { return c.Nodes * c.GPUsPerNode }
 type Stage struct {
 	// FirstLayer is the first layer of the stage (0-based, inclusive).
 	FirstLayer int `json:"first_layer"`
-	// LastLayer is the last layer of the stage (inclusive).
+	// LastLayer is the last layer of the stage (inclusive); FirstLayer−1
+	// for a first or last stage that holds no layers (Empty).
 	LastLayer int `json:"last_layer"`
 	// Replicas is the number of data-parallel replicas of this stage.
 	Replicas int `json:"replicas"`
 }
+
+// Empty reports whether the stage holds no layers: a first stage that
+// holds only the embedding, or a last that holds only the output layer
+// and the loss (Megatron-LM's --account-for-embedding-in-pipeline-split
+// and --account-for-loss-in-pipeline-split; cost.MaxChunks).
+func (s Stage) Empty() bool { return s.LastLayer < s.FirstLayer }
 
 // Predictions are the planner's estimates for the plan.
 type Predictions struct {

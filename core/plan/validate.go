@@ -93,8 +93,12 @@ func (p *Plan) validateStages() error {
 		if s.FirstLayer != next {
 			return fmt.Errorf("stages[%d].first_layer: must be %d (stages tile the layers in order), got %d", i, next, s.FirstLayer)
 		}
-		if s.LastLayer < s.FirstLayer || s.LastLayer >= p.Model.NumLayers {
-			return fmt.Errorf("stages[%d].last_layer: must be in [%d, %d], got %d", i, s.FirstLayer, p.Model.NumLayers-1, s.LastLayer)
+		lowest := s.FirstLayer
+		if i == 0 || i == len(p.Stages)-1 {
+			lowest-- // an end stage may hold no layers (EmptyStage)
+		}
+		if s.LastLayer < lowest || s.LastLayer >= p.Model.NumLayers {
+			return fmt.Errorf("stages[%d].last_layer: must be in [%d, %d], got %d", i, lowest, p.Model.NumLayers-1, s.LastLayer)
 		}
 		if s.Replicas < 1 {
 			return fmt.Errorf("stages[%d].replicas: must be >= 1, got %d", i, s.Replicas)
