@@ -69,7 +69,7 @@ func fitExpertSeconds(t *testing.T, rows []expertRow) float64 {
 }
 
 // TestExpertSecondsFit refits DefaultExpertSeconds on the runs marked
-// "fit" (the four Megatron-MoE-ModelZoo Qwen3 235B-A22B BF16 rows) and
+// "fit" (the three 3D-parallel Megatron-MoE-ModelZoo Qwen3 235B-A22B BF16 rows) and
 // checks the constant is that fit; leaving any one of them out moves the
 // fit by less than 20 % and predicts the one left out within 15 %; the
 // fit runs are ranked as published; on
@@ -105,7 +105,7 @@ func TestExpertSecondsFit(t *testing.T) {
 		e := r.throughputError(t, ci)
 		t.Logf("fit without %-42s %.3f ms; its throughput error then %+.1f %% (%+.1f %% with none)", r.run.ID, 1e3*ci, 100*e, 100*r.throughputError(t, 0))
 		if math.Abs(ci/c-1) > 0.2 || math.Abs(e) > 0.15 {
-			t.Errorf("leaving %s out: fit %.3f ms (all four: %.3f ms), its error %+.1f %%", r.run.ID, 1e3*ci, 1e3*c, 100*e)
+			t.Errorf("leaving %s out: fit %.3f ms (all of them: %.3f ms), its error %+.1f %%", r.run.ID, 1e3*ci, 1e3*c, 100*e)
 		}
 	}
 	// The fit runs are different configurations of one model on the same

@@ -34,7 +34,7 @@ func (e *evaluator) predictTime() Prediction {
 	for _, r := range e.runs { // a run's devices cost the same
 		i := r.first
 		st := e.deviceSeconds(i)
-		z := e.zero3Seconds(i, st.compute)
+		z := e.zero3Seconds(i, st)
 		ti := st.compute + st.tp + st.p2p + st.cp + st.ep + z
 		for range r.n {
 			tSum += ti // added once per device, in order, as a loop over them would

@@ -349,13 +349,13 @@ func (e *evaluator) moeLocalSeconds() (fwd, total float64) {
 
 // DefaultExpertSeconds is the time each local expert adds to an MoE
 // layer per microbatch, forward and backward, besides its GEMMs' FLOPs
-// (expertOverheadSeconds). Fitted on the four Megatron-MoE-ModelZoo
+// (expertOverheadSeconds). Fitted on the three 3D-parallel Megatron-MoE-ModelZoo
 // Qwen3 235B-A22B BF16 rows of testdata/published_runs.json (least squares
 // on the relative throughput; TestExpertSecondsFit), the Megatron-Bridge
 // rows held out (doc.go, "Mixture of experts: time per local expert").
 // They ran on H100 servers; the Blackwell MoE runs, held out, are
 // predicted with the same time (RESULTS.md lists their errors).
-const DefaultExpertSeconds = 0.300e-3
+const DefaultExpertSeconds = 0.305e-3
 
 // expertOverheadSeconds returns the time one MoE layer's local experts add
 // per microbatch, forward and backward, besides their GEMMs' FLOPs:
@@ -583,9 +583,17 @@ func (e *evaluator) exposedDataParallel(i int, st stageTime) float64 {
 		}
 		return r
 	}
-	out := exposed(reduce+embedding, st.compute-st.fwd) // the last microbatch's, with the embedding's all-reduce
+	// The link time ZeRO-3's prefetched weight gathers take from each
+	// pass: they run on the same NICs, so a reduce-scatter is hidden only
+	// by the compute they leave free (zero3Seconds).
+	var gathers float64
+	if e.cfg.Overlap.ParamGather {
+		gathers = e.zero3GatherSeconds(i)
+	}
+	bwd := st.compute - st.fwd
+	out := exposed(reduce+embedding, max(0, bwd-gathers)) // the last microbatch's, with the embedding's all-reduce
 	if e.cfg.ZeRO >= 2 {
-		out += float64(e.m-1) * exposed(reduce, st.compute)
+		out += float64(e.m-1) * exposed(reduce, max(0, st.compute-2*gathers))
 	}
 	if e.cfg.Overlap.ParamGather {
 		gather = math.Max(gather-st.fwd, gather*bucket)
@@ -593,24 +601,34 @@ func (e *evaluator) exposedDataParallel(i int, st stageTime) float64 {
 	return out + gather
 }
 
-// zero3Seconds returns what stays exposed of ZeRO-3's per-microbatch weight
-// all-gathers on device i (forward, and again backward; 0 below stage 3),
-// given its compute per microbatch. Without Overlap.ParamGather all of
-// it; with it, each layer's gather is prefetched while the layer before
-// computes (PyTorch FSDP's forward and backward prefetch, Zhao et al.
-// 2023 §4; Megatron-FSDP likewise), so only what exceeds the compute stays
-// exposed, and at least the first layer's gather of each pass.
-func (e *evaluator) zero3Seconds(i int, compute float64) float64 {
+// zero3GatherSeconds returns the link time of one pass's ZeRO-3 weight
+// all-gathers on device i, every layer's (0 below stage 3).
+func (e *evaluator) zero3GatherSeconds(i int) float64 {
 	if e.cfg.ZeRO < 3 {
 		return 0
 	}
 	dense, experts := e.gatherBytes(i)
-	d := e.cfg.DP * e.cfg.CP
-	z := 2 * (e.comm.GatherSeconds(d, dense, e.dpBW) + e.comm.GatherSeconds(e.edp, experts, e.edpBW))
-	if e.cfg.Overlap.ParamGather {
-		z = math.Max(z-compute, z/float64(len(e.layerIndices(i))))
+	return e.comm.GatherSeconds(e.cfg.DP*e.cfg.CP, dense, e.dpBW) + e.comm.GatherSeconds(e.edp, experts, e.edpBW)
+}
+
+// zero3Seconds returns what stays exposed of ZeRO-3's per-microbatch weight
+// all-gathers on device i (forward, and again backward; 0 below stage 3),
+// given its time per microbatch. Without Overlap.ParamGather all of it;
+// with it, each layer's gather is prefetched while the layer before
+// computes (PyTorch FSDP's forward and backward prefetch, Zhao et al.
+// 2023 §4; Megatron-FSDP likewise), so of each pass's gathers what exceeds
+// that pass's compute stays exposed — the forward's gathers cannot wait
+// for the backward's time — and at least its first layer's gather.
+func (e *evaluator) zero3Seconds(i int, st stageTime) float64 {
+	g := e.zero3GatherSeconds(i)
+	if g == 0 {
+		return 0
 	}
-	return z
+	if !e.cfg.Overlap.ParamGather {
+		return 2 * g
+	}
+	first := g / float64(len(e.layerIndices(i)))
+	return math.Max(g-st.fwd, first) + math.Max(g-(st.compute-st.fwd), first)
 }
 
 // optimizerSeconds returns device i's work on its weights once per step,

@@ -168,7 +168,7 @@ func (r PublishedRun) validate() error {
 //     each other: a software-release effect no analytic model of the
 //     configuration can see (its 70B row stays asserted);
 //   - MoE with the expert all-to-all inside a server: 20 % too, since
-//     DefaultExpertSeconds (fitted on the four ModelZoo rows) costs the
+//     DefaultExpertSeconds (fitted on three ModelZoo rows) costs the
 //     time each local expert adds; Megatron-Bridge's Qwen3 30B-A3B FP8 on
 //     16 H100 is only reported: still far slower than predicted, for a
 //     reason not found (package doc, "Mixture of experts: time per local

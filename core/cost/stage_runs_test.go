@@ -74,12 +74,12 @@ func TestStageRunsCostTheSame(t *testing.T) {
 				}
 				next += r.n
 				st := e.deviceSeconds(r.first)
-				z, dp, opt := e.zero3Seconds(r.first, st.compute), e.exposedDataParallel(r.first, st), e.optimizerSeconds(r.first)
+				z, dp, opt := e.zero3Seconds(r.first, st), e.exposedDataParallel(r.first, st), e.optimizerSeconds(r.first)
 				peak := e.memory(r.first).PeakBytes
 				for j := r.first + 1; j < r.first+r.n; j++ {
 					shared++
 					sj := e.deviceSeconds(j)
-					if sj != st || e.zero3Seconds(j, sj.compute) != z || e.exposedDataParallel(j, sj) != dp || e.optimizerSeconds(j) != opt {
+					if sj != st || e.zero3Seconds(j, sj) != z || e.exposedDataParallel(j, sj) != dp || e.optimizerSeconds(j) != opt {
 						t.Fatalf("%s %+v: device %d costs other than device %d of its run", tr.Name, ex, j, r.first)
 					}
 					if m := e.memory(j).PeakBytes; m > peak {
