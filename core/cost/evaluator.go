@@ -227,7 +227,7 @@ func (e *evaluator) costLayers() (time [2]layerTime, size [2]layerSize) {
 		if i > 0 && k == e.layerKind(0) {
 			break // a dense model: one kind
 		}
-		time[k] = e.layerSeconds(i)
+		time[k] = e.layerTime(i, e.memo.layerWork(e, i))
 		size[k] = layerSize{kept: e.tr.LayerActivationBytesAt(b, i, e.actOpts), full: e.tr.LayerActivationBytesAt(b, i, full), params: e.tr.LayerParamsAt(i)}
 	}
 	return time, size

@@ -60,31 +60,50 @@ func (e *evaluator) gemmSeconds(g model.GEMM) float64 {
 	return local * e.curve.Seconds(per/local, e.peak)
 }
 
-// layerSeconds returns layer i's time per microbatch on one GPU.
-func (e *evaluator) layerSeconds(i int) layerTime {
+// layerWork is a layer's forward work per microbatch on one GPU before
+// the execution's recomputation, overlaps and communication: its GEMMs
+// (dense), the attention core, the column-parallel GEMMs of the attention
+// and MLP blocks, Transformer Engine's FP8 casts forward and backward, and
+// the memory-bound kernels, all of them and the attention core's.
+type layerWork struct {
+	dense, core, castFwd, castBwd float64
+	column                        [2]float64
+	memSec, coreMemSec            float64
+}
+
+// workKey is what a layer's work (layerWork) depends on besides the model
+// and the cluster: the layer's kind (layerKind), the microbatch and how
+// tensor, context and expert parallelism, sequence parallelism and flash
+// attention split and run it.
+type workKey struct {
+	kind, b, tp, cp, ep int
+	sp, flash           bool
+}
+
+// layerWork returns layer i's work (layerWork).
+func (e *evaluator) layerWork(i int) layerWork {
+	var w layerWork
 	b := e.cfg.MicrobatchSize
-	var dense, core, castFwd, castBwd float64
-	var column [2]float64 // the column-parallel GEMMs of the attention and MLP blocks
 	for _, g := range e.tr.ForwardGEMMs(b, i) {
 		if g.Attention {
-			core += e.gemmSeconds(g)
+			w.core += e.gemmSeconds(g)
 		} else {
 			sec := e.gemmSeconds(g)
-			dense += sec
+			w.dense += sec
 			if blk, ok := columnParallelBlock[g.Name]; ok {
-				column[blk] += sec
+				w.column[blk] += sec
 			}
-			castFwd += g.Inputs
-			castBwd += g.Outputs
+			w.castFwd += g.Inputs
+			w.castBwd += g.Outputs
 		}
 	}
 	if e.tr.TrainingPrecision() == model.FP8 {
 		// Transformer Engine's casts to FP8, memory-bound, on this GPU's
 		// 1/(t·cp) share of each operand.
 		per := FP8CastBytesPerValue / float64(e.cfg.TP*e.cfg.CP) / e.memBW
-		castFwd, castBwd = castFwd*per, castBwd*per
+		w.castFwd, w.castBwd = w.castFwd*per, w.castBwd*per
 	} else {
-		castFwd, castBwd = 0, 0
+		w.castFwd, w.castBwd = 0, 0
 	}
 	// Memory-bound kernels move ElementwiseTrafficPerActivationByte bytes per stored byte.
 	noRec := e.actOpts
@@ -93,8 +112,19 @@ func (e *evaluator) layerSeconds(i int) layerTime {
 	sel := noRec
 	sel.Recompute = model.RecomputeSelective
 	coreBytes := all - e.tr.LayerActivationBytesAt(b, i, sel)
-	memSec := ElementwiseTrafficPerActivationByte * all / e.memBW
-	coreMemSec := ElementwiseTrafficPerActivationByte * coreBytes / e.memBW
+	w.memSec = ElementwiseTrafficPerActivationByte * all / e.memBW
+	w.coreMemSec = ElementwiseTrafficPerActivationByte * coreBytes / e.memBW
+	return w
+}
+
+// layerSeconds returns layer i's time per microbatch on one GPU.
+func (e *evaluator) layerSeconds(i int) layerTime { return e.layerTime(i, e.layerWork(i)) }
+
+// layerTime returns layer i's time per microbatch on one GPU given its
+// work (layerWork).
+func (e *evaluator) layerTime(i int, w layerWork) layerTime {
+	dense, core, castFwd, castBwd, column := w.dense, w.core, w.castFwd, w.castBwd, w.column
+	memSec, coreMemSec := w.memSec, w.coreMemSec
 
 	// Backward: two GEMMs (input and weight gradients) per forward GEMM;
 	// flash attention's backward also recomputes the scores (2.5× forward's

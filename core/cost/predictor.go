@@ -28,6 +28,7 @@ type Predictor struct {
 	experts float64
 	flops   map[flopsKey]float64
 	layers  map[plan.Execution]layerCosts // by layerKey
+	work    map[workKey]layerWork
 	layouts map[layoutKey]layout
 	// lastLayers and lastLayout are the latest of each, looked up first.
 	lastLayers struct {
@@ -100,7 +101,7 @@ func NewPredictor(tr model.Transformer, c hw.Cluster, opt Options) (*Predictor, 
 		experts = float64(tr.MoE.Experts) * tr.ExpertParams()
 	}
 	p := &Predictor{tr: tr, c: c, opt: opt, params: [2]float64{tr.Params(), tr.ActiveParams()}, kinds: kinds, linear: linear, experts: experts,
-		flops: map[flopsKey]float64{}, layers: map[plan.Execution]layerCosts{}, layouts: map[layoutKey]layout{},
+		flops: map[flopsKey]float64{}, layers: map[plan.Execution]layerCosts{}, work: map[workKey]layerWork{}, layouts: map[layoutKey]layout{},
 		calibration: calibrationCaveat(c.GPU, tr.MoE != nil), attention: map[int][2]float64{}}
 	p.base, p.baseErr = baseEvaluator(tr, c, opt, p)
 	return p, nil
@@ -191,6 +192,24 @@ func (p *Predictor) layerCosts(e *evaluator) ([2]layerTime, [2]layerSize) {
 	}
 	p.lastLayers.key, p.lastLayers.costs, p.lastLayers.ok = k, lc, true
 	return lc.time, lc.size
+}
+
+// layerWork returns e.layerWork(i), computed once per workKey: the
+// executions that differ only in recomputation, overlaps or how context
+// and expert parallelism communicate share it, and a dense layer's also
+// those that differ in expert parallelism.
+func (p *Predictor) layerWork(e *evaluator, i int) layerWork {
+	cfg, kind := e.cfg, e.layerKind(i)
+	if kind == 0 {
+		cfg.EP = 1 // a dense layer's work does not depend on expert parallelism
+	}
+	k := workKey{kind, cfg.MicrobatchSize, cfg.TP, cfg.CP, cfg.EP, cfg.SequenceParallel, cfg.FlashAttention}
+	w, ok := p.work[k]
+	if !ok {
+		w = e.layerWork(i)
+		p.work[k] = w
+	}
+	return w
 }
 
 // layout returns e.layOut, computed once per layoutKey. The slices are

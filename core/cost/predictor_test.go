@@ -48,13 +48,31 @@ func TestPredictorMatchesPredict(t *testing.T) {
 		}
 		// Thirty draws of what layer costs depend on (layerKey), each
 		// met again with other pipeline and data-parallel degrees,
-		// interleavings, schedules, batches and ZeRO stages.
+		// interleavings, schedules, batches and ZeRO stages; they draw
+		// what a layer's work depends on (workKey) from two parts and
+		// their variants in one field each, so that layer costs share
+		// works and a work missing a field of its key is met.
+		var workParts []plan.Execution
+		for range 2 {
+			w := plan.Execution{TP: pick(2, 4), CP: pick(1, 2), EP: pick(2, 4), MicrobatchSize: pick(1, 2),
+				SequenceParallel: rng.IntN(2) == 0, FlashAttention: rng.IntN(2) == 0}
+			workParts = append(workParts, w)
+			for _, vary := range []func(*plan.Execution){
+				func(x *plan.Execution) { x.TP *= 2 }, func(x *plan.Execution) { x.CP = 3 - x.CP }, func(x *plan.Execution) { x.EP *= 2 },
+				func(x *plan.Execution) { x.MicrobatchSize++ }, func(x *plan.Execution) { x.SequenceParallel = !x.SequenceParallel },
+				func(x *plan.Execution) { x.FlashAttention = !x.FlashAttention },
+			} {
+				v := w
+				vary(&v)
+				workParts = append(workParts, v)
+			}
+		}
 		layerParts := make([]plan.Execution, 30)
 		for i := range layerParts {
-			layerParts[i] = plan.Execution{TP: pick(1, 2, 4, 8), CP: pick(1, 2), EP: pick(1, 2, 4, 8), MicrobatchSize: pick(1, 2, 4),
-				Recompute:        []model.Recompute{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull}[rng.IntN(3)],
-				SequenceParallel: rng.IntN(2) == 0, ScatterGather: rng.IntN(2) == 0, FlashAttention: rng.IntN(2) == 0,
-				Overlap: plan.Overlap{GradReduce: rng.IntN(2) == 0, ParamGather: rng.IntN(2) == 0, TPComm: rng.IntN(2) == 0}}
+			layerParts[i] = workParts[rng.IntN(len(workParts))]
+			layerParts[i].Recompute = []model.Recompute{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull}[rng.IntN(3)]
+			layerParts[i].ScatterGather = rng.IntN(2) == 0
+			layerParts[i].Overlap = plan.Overlap{GradReduce: rng.IntN(2) == 0, ParamGather: rng.IntN(2) == 0, TPComm: rng.IntN(2) == 0}
 			layerParts[i].CPComm = []string{"", plan.CPCommP2P, plan.CPCommAllGather, plan.CPCommA2A}[rng.IntN(4)]
 			layerParts[i].FP8ParamGather = tr.Precision == model.FP8 && rng.IntN(2) == 0
 			if tr.MoE == nil {
@@ -104,9 +122,9 @@ func TestPredictorMatchesPredict(t *testing.T) {
 				t.Fatalf("%s %+v:\nPredictor %+v\nPredict   %+v", tr.Name, ex, got, want)
 			}
 		}
-		if valid < 100 || 2*len(p.layers) > valid {
-			t.Errorf("%s: %d of 1000 random executions valid, %d layer costs: the comparison needs more, and shared ones", tr.Name, valid, len(p.layers))
+		if valid < 100 || 2*len(p.layers) > valid || len(p.work) >= len(p.layers) {
+			t.Errorf("%s: %d of 1000 random executions valid, %d layer costs, %d layer works: the comparison needs more, and shared ones", tr.Name, valid, len(p.layers), len(p.work))
 		}
-		t.Logf("%s: %d valid executions, %d layer costs, %d layouts", tr.Name, valid, len(p.layers), len(p.layouts))
+		t.Logf("%s: %d valid executions, %d layer costs, %d layer works, %d layouts", tr.Name, valid, len(p.layers), len(p.work), len(p.layouts))
 	}
 }
