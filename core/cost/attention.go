@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"pipeplan/core/hw"
+	"pipeplan/core/plan"
 )
 
 // attentionPoint is one measured causal bf16 fused-attention kernel: at a
@@ -29,6 +30,17 @@ var (
 		{32768, 0.727, 0.629},
 		{65536, 0.714, 0.634},
 	}
+	// hopperFlashAttention2 is FlashAttention-2 (PyTorch's SDPA flash
+	// backend) measured beside hopperFusedAttention in the same run: the
+	// kernels Transformer Engine 1.x ran before it preferred cuDNN on
+	// Hopper (plan.AttentionFlash2).
+	hopperFlashAttention2 = []attentionPoint{
+		{4096, 0.395, 0.313},
+		{8192, 0.409, 0.349},
+		{16384, 0.409, 0.384},
+		{32768, 0.435, 0.399},
+		{65536, 0.431, 0.407},
+	}
 	blackwellFusedAttention = []attentionPoint{
 		{2048, 0.561, 0.452},
 		{4096, 0.712, 0.606},
@@ -39,14 +51,20 @@ var (
 )
 
 // fusedAttentionTable returns the kernel measurements that stand for a GPU's
-// fused attention: Hopper's for the H100 and H200, Blackwell's for the B200
-// and GB200; nil for a GPU without such measurements.
-func fusedAttentionTable(gpuID string) []attentionPoint {
+// fused attention with the kernels plan.Execution.AttentionKernel names:
+// cuDNN's, Hopper's for the H100 and H200 and Blackwell's for the B200 and
+// GB200; FlashAttention-2's, Hopper's only; nil for a GPU without such
+// measurements.
+func fusedAttentionTable(gpuID, kernel string) []attentionPoint {
+	hopper, blackwell := hopperFusedAttention, blackwellFusedAttention
+	if kernel == plan.AttentionFlash2 {
+		hopper, blackwell = hopperFlashAttention2, nil
+	}
 	switch gpuID {
 	case "nvidia-h100-sxm5-80gb", "nvidia-h100-pcie-80gb", "nvidia-h200-sxm-141gb":
-		return hopperFusedAttention
+		return hopper
 	case "nvidia-b200-sxm", "nvidia-gb200-gpu":
-		return blackwellFusedAttention
+		return blackwell
 	}
 	return nil
 }
@@ -70,7 +88,15 @@ func fusedAttentionRatios(pts []attentionPoint, seq float64) (fwd, bwd float64) 
 }
 
 // FusedAttentionFLOPS returns the forward and backward FLOP/s of the fused
-// (flash) attention core on gpu for kernels over seq tokens: the measured
+// (flash) attention core on gpu for cuDNN's kernels over seq tokens
+// (AttentionKernelFLOPS with the default kernels).
+func FusedAttentionFLOPS(gpu hw.GPU, seq float64) (fwd, bwd float64, ok bool) {
+	return AttentionKernelFLOPS(gpu, seq, "")
+}
+
+// AttentionKernelFLOPS returns the forward and backward FLOP/s of the fused
+// (flash) attention core on gpu for kernels over seq tokens, of the kind
+// plan.Execution.AttentionKernel names ("" cuDNN's): the measured
 // kernels' fraction of their GPU's bf16 matmul rate (fusedAttentionRatios)
 // times this GPU's measured bf16 matmul rate (hw.GPU.MatmulCeiling × peak,
 // DefaultMatmulCeiling where gpus.json has none). Both rates are kernels
@@ -78,9 +104,10 @@ func fusedAttentionRatios(pts []attentionPoint, seq float64) (fwd, bwd float64) 
 // (sustainedMatmulFraction) stands for what training GEMMs lose against
 // the best GEMM of a shape sweep, where the attention kernels were
 // measured at training shapes. ok is false for a GPU without attention
-// measurements, whose attention core is costed at the GEMM curve.
-func FusedAttentionFLOPS(gpu hw.GPU, seq float64) (fwd, bwd float64, ok bool) {
-	pts := fusedAttentionTable(gpu.ID)
+// measurements of that kind, whose attention core is costed at the GEMM
+// curve (FlashAttention-2 is measured on Hopper only).
+func AttentionKernelFLOPS(gpu hw.GPU, seq float64, kernel string) (fwd, bwd float64, ok bool) {
+	pts := fusedAttentionTable(gpu.ID, kernel)
 	if pts == nil {
 		return 0, 0, false
 	}

@@ -40,7 +40,7 @@ type gpuFamily struct {
 // change of the model that moves them fails until the range is restated.
 // RESULTS.md lists each run's error.
 var heldOutErrors = map[gpuFamily]errorRange{
-	{"nvidia-b200-sxm", false}:       {0.00, 0.35},
+	{"nvidia-b200-sxm", false}:       {0.00, 0.55},
 	{"nvidia-b200-sxm", true}:        {-0.10, 0.25},
 	{"nvidia-gb200-gpu", false}:      {-0.20, 0.30},
 	{"nvidia-gb200-gpu", true}:       {-0.20, 0.35},

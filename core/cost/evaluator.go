@@ -175,7 +175,7 @@ func evaluatorFor(pred *Predictor, cfg plan.Execution) (*evaluator, error) {
 	if cfg.FlashAttention {
 		// The fused kernels run over each context-parallel rank's s/cp
 		// tokens.
-		e.attnFwd, e.attnBwd = pred.fusedAttention(cfg.CP)
+		e.attnFwd, e.attnBwd = pred.fusedAttention(cfg.CP, cfg.AttentionKernel)
 	}
 	opti, _ := ParseOptimizer(cfg.Optimizer)
 	perParam, err := opti.BytesPerParam(e.w)

@@ -8,6 +8,7 @@ import (
 
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
+	"pipeplan/core/plan"
 	"pipeplan/gpuprofiles"
 )
 
@@ -17,6 +18,7 @@ type attentionKernels struct {
 	Tables []struct {
 		ID     string `json:"id"`
 		Family string `json:"family"`
+		Kernel string `json:"kernel"` // plan.Execution.AttentionKernel ("": cuDNN)
 		GPU    string `json:"gpu"`
 		Rows   []struct {
 			Seq float64 `json:"seq"`
@@ -38,8 +40,8 @@ func loadAttentionKernels(t *testing.T) attentionKernels {
 	if err := json.Unmarshal(data, &k); err != nil {
 		t.Fatal(err)
 	}
-	if len(k.Tables) != 2 {
-		t.Fatalf("%d tables, want Hopper's and Blackwell's", len(k.Tables))
+	if len(k.Tables) != 3 {
+		t.Fatalf("%d tables, want cuDNN's on Hopper and Blackwell and FlashAttention-2's on Hopper", len(k.Tables))
 	}
 	return k
 }
@@ -59,8 +61,9 @@ func measuredBF16Matmul(t *testing.T, gpu hw.GPU) float64 {
 	return m * peak
 }
 
-// TestFusedAttentionRatios derives every point of hopperFusedAttention
-// and blackwellFusedAttention from the stored kernel measurements: each
+// TestFusedAttentionRatios derives every point of hopperFusedAttention,
+// hopperFlashAttention2 and blackwellFusedAttention from the stored kernel
+// measurements: each
 // row's forward and backward TFLOP/s over the measured bf16 matmul rate of
 // the family's reference GPU (the H100 SXM's 794.5 TFLOP/s for the H200
 // rows, gpus.json having no separate H200 bf16 row; the GB200's own), to
@@ -68,9 +71,10 @@ func measuredBF16Matmul(t *testing.T, gpu hw.GPU) float64 {
 // measured row on the GPU it ran on within 1 %.
 func TestFusedAttentionRatios(t *testing.T) {
 	ref := map[string]string{"hopper": "nvidia-h100-sxm5-80gb", "blackwell": "nvidia-gb200-gpu"}
-	tables := map[string][]attentionPoint{"hopper": hopperFusedAttention, "blackwell": blackwellFusedAttention}
+	tables := map[[2]string][]attentionPoint{
+		{"hopper", ""}: hopperFusedAttention, {"hopper", plan.AttentionFlash2}: hopperFlashAttention2, {"blackwell", ""}: blackwellFusedAttention}
 	for _, tab := range loadAttentionKernels(t).Tables {
-		pts, ok := tables[tab.Family]
+		pts, ok := tables[[2]string{tab.Family, tab.Kernel}]
 		if !ok {
 			t.Fatalf("%s: unknown family %q", tab.ID, tab.Family)
 		}
@@ -86,7 +90,7 @@ func TestFusedAttentionRatios(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := fusedAttentionTable(gpu.ID); len(got) == 0 || &got[0] != &pts[0] {
+		if got := fusedAttentionTable(gpu.ID, tab.Kernel); len(got) == 0 || &got[0] != &pts[0] {
 			t.Errorf("%s: %s does not use the %s table", tab.ID, gpu.ID, tab.Family)
 		}
 		for i, r := range tab.Rows {
@@ -95,7 +99,7 @@ func TestFusedAttentionRatios(t *testing.T) {
 				t.Errorf("%s seq %v: model point {%v %v %v}, measured %.3f and %.3f of %.1f TFLOP/s",
 					tab.ID, r.Seq, p.seq, p.fwd, p.bwd, r.Fwd/matmul, r.Bwd/matmul, matmul)
 			}
-			fwd, bwd, ok := FusedAttentionFLOPS(gpu, r.Seq)
+			fwd, bwd, ok := AttentionKernelFLOPS(gpu, r.Seq, tab.Kernel)
 			if !ok {
 				t.Fatalf("%s: no fused attention rate for %s", tab.ID, gpu.ID)
 			}
@@ -119,6 +123,13 @@ func TestFusedAttentionRatios(t *testing.T) {
 	}
 	if _, _, ok := FusedAttentionFLOPS(a100, 8192); ok {
 		t.Error("A100: no fused attention measurements stored, want the GEMM curve")
+	}
+	b200, err := gpuprofiles.ByID("nvidia-b200-sxm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := AttentionKernelFLOPS(b200, 8192, plan.AttentionFlash2); ok {
+		t.Error("B200: no FlashAttention-2 table stored, want the GEMM curve")
 	}
 }
 

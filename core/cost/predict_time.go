@@ -73,11 +73,12 @@ type layerWork struct {
 
 // workKey is what a layer's work (layerWork) depends on besides the model
 // and the cluster: the layer's kind (layerKind), the microbatch and how
-// tensor, context and expert parallelism, sequence parallelism and flash
-// attention split and run it.
+// tensor, context and expert parallelism, sequence parallelism, flash
+// attention and the attention kernels split and run it.
 type workKey struct {
 	kind, b, tp, cp, ep int
 	sp, flash           bool
+	kernel              string
 }
 
 // layerWork returns layer i's work (layerWork).

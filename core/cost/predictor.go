@@ -50,8 +50,9 @@ type Predictor struct {
 	// scratch is the evaluator of the latest prediction: one allocation
 	// per Predictor, not per prediction.
 	scratch evaluator
-	// attention holds FusedAttentionFLOPS's rates by context-parallel size.
-	attention map[int][2]float64
+	// attention holds AttentionKernelFLOPS's rates by context-parallel
+	// size and kernels.
+	attention map[attentionKey][2]float64
 }
 
 // flopsKey is what a step's FLOPs depend on.
@@ -102,18 +103,26 @@ func NewPredictor(tr model.Transformer, c hw.Cluster, opt Options) (*Predictor, 
 	}
 	p := &Predictor{tr: tr, c: c, opt: opt, params: [2]float64{tr.Params(), tr.ActiveParams()}, kinds: kinds, linear: linear, experts: experts,
 		flops: map[flopsKey]float64{}, layers: map[plan.Execution]layerCosts{}, work: map[workKey]layerWork{}, layouts: map[layoutKey]layout{},
-		calibration: calibrationCaveat(c.GPU, tr.MoE != nil), attention: map[int][2]float64{}}
+		calibration: calibrationCaveat(c.GPU, tr.MoE != nil), attention: map[attentionKey][2]float64{}}
 	p.base, p.baseErr = baseEvaluator(tr, c, opt, p)
 	return p, nil
 }
 
-// fusedAttention is FusedAttentionFLOPS over the s/cp tokens of a
-// context-parallel rank, computed once per cp.
-func (p *Predictor) fusedAttention(cp int) (fwd, bwd float64) {
-	r, ok := p.attention[cp]
+// attentionKey is what the fused attention's rates depend on within one
+// Predictor: the context-parallel size and the kernels.
+type attentionKey struct {
+	cp     int
+	kernel string
+}
+
+// fusedAttention is AttentionKernelFLOPS over the s/cp tokens of a
+// context-parallel rank, computed once per cp and kernels.
+func (p *Predictor) fusedAttention(cp int, kernel string) (fwd, bwd float64) {
+	k := attentionKey{cp, kernel}
+	r, ok := p.attention[k]
 	if !ok {
-		r[0], r[1], _ = FusedAttentionFLOPS(p.c.GPU, float64(p.tr.Seq)/float64(cp))
-		p.attention[cp] = r
+		r[0], r[1], _ = AttentionKernelFLOPS(p.c.GPU, float64(p.tr.Seq)/float64(cp), kernel)
+		p.attention[k] = r
 	}
 	return r[0], r[1]
 }
@@ -203,7 +212,7 @@ func (p *Predictor) layerWork(e *evaluator, i int) layerWork {
 	if kind == 0 {
 		cfg.EP = 1 // a dense layer's work does not depend on expert parallelism
 	}
-	k := workKey{kind, cfg.MicrobatchSize, cfg.TP, cfg.CP, cfg.EP, cfg.SequenceParallel, cfg.FlashAttention}
+	k := workKey{kind, cfg.MicrobatchSize, cfg.TP, cfg.CP, cfg.EP, cfg.SequenceParallel, cfg.FlashAttention, cfg.AttentionKernel}
 	w, ok := p.work[k]
 	if !ok {
 		w = e.layerWork(i)

@@ -61,6 +61,7 @@ func TestPredictorMatchesPredict(t *testing.T) {
 				func(x *plan.Execution) { x.TP *= 2 }, func(x *plan.Execution) { x.CP = 3 - x.CP }, func(x *plan.Execution) { x.EP *= 2 },
 				func(x *plan.Execution) { x.MicrobatchSize++ }, func(x *plan.Execution) { x.SequenceParallel = !x.SequenceParallel },
 				func(x *plan.Execution) { x.FlashAttention = !x.FlashAttention },
+				func(x *plan.Execution) { x.FlashAttention, x.AttentionKernel = true, plan.AttentionFlash2 },
 			} {
 				v := w
 				vary(&v)

@@ -72,6 +72,17 @@ type Execution struct {
 	// FlashAttention runs the attention core fused (Dao et al. 2022): no
 	// s×s scores stored, masked blocks of the causal mask skipped.
 	FlashAttention bool `json:"flash_attention,omitempty"`
+	// AttentionKernel is which fused attention kernels run the core with
+	// FlashAttention: "" or "cudnn", cuDNN's fused attention, what
+	// Transformer Engine runs on Hopper and later since it prefers it
+	// there ("Disabling FlashAttention to give FusedAttention preference
+	// on Hopper+ for performance reasons"); "flash2", FlashAttention-2,
+	// Transformer Engine 1.x's first choice before that preference ("The
+	// priority for attention backends ... is: FlashAttention >
+	// FusedAttention (cuDNN) > UnfusedDotProductAttention", and context
+	// parallelism "only implemented with Flash Attention"). One of
+	// AttentionKernels.
+	AttentionKernel string `json:"attention_kernel,omitempty"`
 	// FP8ParamGather keeps the linear layers' weights in FP8 when the model
 	// trains in FP8 (Megatron-LM's --fp8-param-gather, Transformer
 	// Engine's fp8_model_init; every FP8 recipe of Megatron-Bridge and
@@ -142,6 +153,27 @@ func CheckCPComm(s string) error {
 	return fmt.Errorf("must be one of %q, %q, %q, got %q", CPCommP2P, CPCommAllGather, CPCommA2A, s)
 }
 
+// The fused attention kernels Execution.AttentionKernel names.
+const (
+	// AttentionCuDNN is cuDNN's fused attention, the default.
+	AttentionCuDNN = "cudnn"
+	// AttentionFlash2 is FlashAttention-2 (Dao 2023).
+	AttentionFlash2 = "flash2"
+)
+
+// AttentionKernels are the values Execution.AttentionKernel takes (""
+// first: cuDNN).
+var AttentionKernels = []string{"", AttentionCuDNN, AttentionFlash2}
+
+// CheckAttentionKernel returns an error when s is not one of
+// AttentionKernels (callers name the field).
+func CheckAttentionKernel(s string) error {
+	if slices.Contains(AttentionKernels, s) {
+		return nil
+	}
+	return fmt.Errorf("must be %q or %q, got %q", AttentionCuDNN, AttentionFlash2, s)
+}
+
 // MaxDegree bounds every degree and the microbatch size of a valid
 // execution (2^15), so that GPUs and d·b cannot overflow.
 const MaxDegree = 1 << 15
@@ -189,6 +221,9 @@ func (e Execution) Validate() error {
 	}
 	if err := CheckCPComm(e.CPComm); err != nil {
 		return fmt.Errorf("execution.cp_comm: %w", err)
+	}
+	if err := CheckAttentionKernel(e.AttentionKernel); err != nil {
+		return fmt.Errorf("execution.attention_kernel: %w", err)
 	}
 	if e.ZeRO < 0 || e.ZeRO > 3 {
 		return fmt.Errorf("execution.zero: must be 0, 1, 2 or 3, got %d", e.ZeRO)

@@ -181,6 +181,9 @@ func publishedCells(c cost.PublishedComparison) []string {
 		}
 	}
 	degrees += fmt.Sprintf(" b%d", r.Microbatch)
+	if r.AttentionKernel != "" {
+		degrees += " " + r.AttentionKernel // the attention kernels, where not cuDNN's
+	}
 	var chosen []string
 	if r.VP == 0 && ex.Interleave > 1 {
 		chosen = append(chosen, fmt.Sprintf("v%d", ex.Interleave))
