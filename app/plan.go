@@ -233,7 +233,7 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan,
 	if in.ZeRO != nil {
 		opt.Fixed.ZeRO = *in.ZeRO
 	}
-	opt.Fixed.CPComm = in.CPComm
+	opt.Fixed.CPComm, opt.Fixed.AttentionKernel = in.CPComm, in.AttentionKernel
 	var found partition.PTDPResult
 	var err error
 	if opt.Cost.Efficiency, err = calibratedCurve(in, tr, c); err != nil {

@@ -33,8 +33,8 @@ var transformerFlags = map[string]string{
 	"plan.gpu": "gpu", "plan.nodes": "gpus", "plan.gpus_per_node": "gpus-per-node",
 	"plan.inter_node_gbps": "inter-node-bandwidth", "plan.global_batch": "batch", "plan.tp": "tp", "plan.pp": "pp",
 	"plan.cp": "cp", "plan.ep": "ep", "plan.ep_dispatcher": "ep-dispatcher", "plan.overlap_ep_comm": "overlap-ep-comm", "plan.fp8_param_gather": "fp8-param-gather",
-	"plan.flash_attention": "flash-attention",
-	"plan.microbatch":      "microbatch", "plan.interleave": "interleave", "plan.recompute": "recompute",
+	"plan.flash_attention": "flash-attention", "plan.attention_kernel": "attention-kernel",
+	"plan.microbatch": "microbatch", "plan.interleave": "interleave", "plan.recompute": "recompute",
 	"plan.optimizer": "optimizer", "plan.zero": "zero", "plan.top": "top",
 	"plan.planner": "planner", "plan.schedule": "schedule",
 	"plan.calibration": "calibration",
@@ -114,6 +114,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	optimizer := fs.String("optimizer", d.Optimizer, "optimizer: mixed-adam, mixed-adam-fp32-grads, adam or sgd (empty: mixed-adam)")
 	zero := fs.Int("zero", 0, "ZeRO stage over the data-parallel replicas, 0-3 (1: Megatron-LM's distributed optimizer, 3: FSDP; omit to search)")
 	flash := fs.Bool("flash-attention", d.FlashAttention, "fused attention: no s×s scores stored, masked blocks skipped (false reproduces 2021 runs)")
+	attnKernel := fs.String("attention-kernel", d.AttentionKernel, "the fused attention kernels: cudnn (Transformer Engine's on Hopper and Blackwell) or flash2 (FlashAttention-2: PyTorch's SDPA flash backend, Transformer Engine 1.x); empty: cudnn")
 	gradFusion := fs.Bool("grad-accumulation-fusion", !d.UnfusedGradAccumulation, "weight-gradient GEMMs accumulate in place, as Megatron-LM and Transformer Engine do since 2022 (false: a separate accumulation pass per microbatch, as the 2021 runs)")
 	overlaps := make([]*bool, len(overlapFlags))
 	for i, f := range overlapFlags {
@@ -201,7 +202,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	in.GlobalBatch, in.TP, in.PP, in.CP, in.EP = *batch, *tp, *pp, *cp, *ep
 	in.EPDispatcher, in.OverlapEPComm, in.FP8ParamGather = *epDispatcher, *overlapEP, *fp8Gather
 	in.Microbatch, in.Interleave, in.Recompute = *micro, *interleave, *recompute
-	in.CPComm = *cpComm
+	in.CPComm, in.AttentionKernel = *cpComm, *attnKernel
 	if set["sequence-parallel"] {
 		in.SequenceParallel = seqPar
 	}

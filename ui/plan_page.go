@@ -65,7 +65,8 @@ var choiceNames = map[string]string{
 	"adam": "Adam, fp32", "sgd": "SGD with momentum",
 	"none": "none", "selective": "selective (attention core)", "full": "full (layer inputs only)",
 	"p2p": "p2p: ring, overlapped with the attention", "all_gather": "all-gather K/V (Llama 3), exposed",
-	"a2a":      "all-to-all (Ulysses), exposed",
+	"a2a":   "all-to-all (Ulysses), exposed",
+	"cudnn": "cuDNN (Transformer Engine)", "flash2": "FlashAttention-2 (PyTorch SDPA, TE 1.x)",
 	"alltoall": "alltoall (every routed copy sent)", "deepep": "DeepEP (each token once per server)",
 }
 
@@ -81,6 +82,8 @@ func (c *PlanPage) choices(field string) []option {
 		list = request.Recomputes
 	case "cp_comm":
 		list = plan.CPComms
+	case "attention_kernel":
+		list = plan.AttentionKernels
 	case "ep_dispatcher":
 		list = request.EPDispatchers
 	case "zero":
@@ -88,7 +91,7 @@ func (c *PlanPage) choices(field string) []option {
 			{"2", "2: + gradients"}, {"3", "3: + weights (FSDP)"}}
 	}
 	defaults := map[string]string{"precision": "default (bf16)", "optimizer": "default (Adam, mixed precision)", "recompute": "searched per candidate",
-		"cp_comm": "searched (p2p or a2a per candidate)", "ep_dispatcher": "default (alltoall)"}
+		"cp_comm": "searched (p2p or a2a per candidate)", "ep_dispatcher": "default (alltoall)", "attention_kernel": "default (cuDNN)"}
 	out := make([]option, len(list))
 	for i, id := range list {
 		out[i] = option{id, choiceNames[id]}
@@ -329,6 +332,7 @@ var planInputs = map[string]planInput{
 	"cp":                   intInput(func(p *request.Plan) *int { return &p.CP }),
 	"ep":                   intInput(func(p *request.Plan) *int { return &p.EP }),
 	"cp_comm":              textInput(func(p *request.Plan) *string { return &p.CPComm }),
+	"attention_kernel":     textInput(func(p *request.Plan) *string { return &p.AttentionKernel }),
 	"microbatch":           intInput(func(p *request.Plan) *int { return &p.Microbatch }),
 	"interleave":           intInput(func(p *request.Plan) *int { return &p.Interleave }),
 	"flash_attention":      boolInput(func(p *request.Plan) *bool { return &p.FlashAttention }),

@@ -91,7 +91,7 @@ func FuzzSetPlanInput(f *testing.F) {
 		{"custom.experts", "8"}, {"custom.experts", "-1"}, {"custom.topk", "2"}, {"custom.moe_ffn", "1408"}, {"custom.shared_experts", "2"},
 		{"hf_config", `{"architectures":["LlamaForCausalLM"]}`}, {"hf_config", ""}, {"tp", "8"}, {"cp", "-1"}, {"ep", "x"},
 		{"flash_attention", "false"}, {"overlap_grad_reduce", ""}, {"tp_comm_overlap", "maybe"}, {"overlap_param_gather", "false"},
-		{"cp_comm", "all_gather"}, {"cp_comm", "a2a+p2p"}, {"cp_comm", "ring"},
+		{"cp_comm", "all_gather"}, {"cp_comm", "a2a+p2p"}, {"cp_comm", "ring"}, {"attention_kernel", "flash2"}, {"attention_kernel", "fa3"},
 		{"ep_dispatcher", "deepep"}, {"ep_dispatcher", "nccl"}, {"overlap_ep_comm", "true"}, {"overlap_ep_comm", "1x"}, {"fp8_param_gather", "true"},
 		// The form's former names are no inputs now (the request's are).
 		{"custom_layers", "48"}, {"bogus", "1"},

@@ -32,6 +32,7 @@ func TestDecodePlan(t *testing.T) {
 		{`{"cp_comm":"allgather"}`, "plan.cp_comm", `must be one of "p2p", "all_gather", "a2a", got "allgather" (empty: searched per candidate)`},
 		{`{"cp_comm":"a2a+p2p"}`, "plan.cp_comm", "hierarchical context parallelism \"a2a+p2p\" is not modelled yet"},
 		{`{"cp_comm":2}`, "plan.cp_comm", "must be a JSON string"},
+		{`{"attention_kernel":"flash3"}`, "plan.attention_kernel", `must be "cudnn" or "flash2", got "flash3" (empty: cudnn)`},
 		{`{"zero":"1"}`, "plan.zero", "must be a JSON int"},
 		{`{"overlap_grad_reduce":1}`, "plan.overlap_grad_reduce", "must be a JSON bool"},
 		{`{"ep_dispatcher":"nccl"}`, "plan.ep_dispatcher", `got "nccl"`},

@@ -97,6 +97,12 @@ type Plan struct {
 	// reproduces the dissertation's 2021 runs. The planner turns it off,
 	// with a note, on GPUs older than Ampere (no bf16 tensor cores).
 	FlashAttention bool `json:"flash_attention"`
+	// AttentionKernel names the fused attention kernels that run the
+	// core with flash attention (plan.Execution.AttentionKernel): "" or
+	// "cudnn" (Transformer Engine's default on Hopper and Blackwell) or
+	// "flash2" (FlashAttention-2, as PyTorch's SDPA flash backend and
+	// Transformer Engine 1.x ran it).
+	AttentionKernel string `json:"attention_kernel,omitempty"`
 	// OverlapGradReduce, OverlapParamGather and TPCommOverlap say which
 	// communication is hidden behind computation, as Megatron-LM's
 	// --overlap-grad-reduce, --overlap-param-gather and --tp-comm-overlap
@@ -403,6 +409,9 @@ func (p Plan) Validate() error {
 	}
 	if err := plan.CheckCPComm(p.CPComm); err != nil {
 		return &FieldError{Field: "plan.cp_comm", Msg: err.Error() + " (empty: searched per candidate)"}
+	}
+	if err := plan.CheckAttentionKernel(p.AttentionKernel); err != nil {
+		return &FieldError{Field: "plan.attention_kernel", Msg: err.Error() + " (empty: cudnn)"}
 	}
 	if p.TPCommOverlap != nil && *p.TPCommOverlap && !p.UsesSequenceParallel() {
 		// Megatron-LM's arguments.py: "Tensor parallel communication/GEMM
