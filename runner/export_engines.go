@@ -14,90 +14,13 @@ import (
 // flagArg is one command-line flag and its value ("" for a switch).
 type flagArg struct{ name, value string }
 
-// megatronEntry is the Megatron-LM training script the launchers start.
-const megatronEntry = "pretrain_gpt.py"
-
-// megatronArgs are the Megatron-LM arguments (megatron/training/arguments.py)
-// of the plan: every degree, the microbatching, recomputation, the optimizer
-// sharding, overlap, and the model's dimensions on synthetic data.
-func megatronArgs(in exportInput) ([]flagArg, error) {
-	const engine = "megatron"
-	if _, err := common(engine, in); err != nil {
-		return nil, err
-	}
-	e := in.Exec
-	t, err := transformer(engine, in)
-	if err != nil {
-		return nil, err
-	}
-	if err := pipelineSchedule(engine, e, schedule.OneFOneB, schedule.Interleaved); err != nil {
-		return nil, err
-	}
-	perChunk, err := layersPerChunk(engine, in)
-	if err != nil {
-		return nil, err
-	}
-	itoa := strconv.Itoa
-	args := []flagArg{
-		{"--num-layers", itoa(t.Layers)}, {"--hidden-size", itoa(t.Hidden)},
-		{"--ffn-hidden-size", itoa(ffnSize(t))}, {"--num-attention-heads", itoa(t.Heads)},
-		{"--seq-length", itoa(t.Seq)}, {"--max-position-embeddings", itoa(t.Seq)},
-		{"--tokenizer-type", "NullTokenizer"}, {"--vocab-size", itoa(t.Vocab)}, {"--mock-data", ""},
-		{"--tensor-model-parallel-size", itoa(e.TP)}, {"--pipeline-model-parallel-size", itoa(e.PP)},
-		{"--context-parallel-size", itoa(e.CP)}, {"--expert-model-parallel-size", itoa(e.EP)},
-		{"--micro-batch-size", itoa(e.MicrobatchSize)}, {"--global-batch-size", itoa(e.GlobalBatch)},
-	}
-	if e.Interleave > 1 {
-		args = append(args, flagArg{"--num-layers-per-virtual-pipeline-stage", itoa(perChunk)})
-	}
-	if e.CP > 1 && e.CPComm != "" {
-		args = append(args, flagArg{"--cp-comm-type", e.CPComm}) // Transformer Engine's cp_comm_type values
-	}
-	if e.SequenceParallel {
-		args = append(args, flagArg{"--sequence-parallel", ""})
-	}
-	switch e.Recompute {
-	case model.RecomputeFull:
-		args = append(args, flagArg{"--recompute-granularity", "full"}, flagArg{"--recompute-method", "uniform"}, flagArg{"--recompute-num-layers", "1"})
-	case model.RecomputeSelective:
-		args = append(args, flagArg{"--recompute-granularity", "selective"})
-	}
-	switch e.ZeRO {
-	case 1:
-		args = append(args, flagArg{"--use-distributed-optimizer", ""})
-	case 2:
-		args = append(args, flagArg{"--use-megatron-fsdp", ""}, flagArg{"--data-parallel-sharding-strategy", "optim_grads"})
-	case 3:
-		args = append(args, flagArg{"--use-megatron-fsdp", ""}, flagArg{"--data-parallel-sharding-strategy", "optim_grads_params"})
-	}
-	if e.Overlap.GradReduce {
-		args = append(args, flagArg{"--overlap-grad-reduce", ""})
-	}
-	if e.Overlap.ParamGather {
-		if e.ZeRO == 0 {
-			return nil, notExpressible(engine, "execution.overlap.param_gather", true, "parameters are gathered only when sharded (zero >= 1)")
-		}
-		args = append(args, flagArg{"--overlap-param-gather", ""})
-	}
-	switch p := precision(t); p {
-	case model.BF16:
-		args = append(args, flagArg{"--bf16", ""})
-	case model.FP16:
-		args = append(args, flagArg{"--fp16", ""})
-	case model.FP32:
-	default:
-		return nil, notExpressible(engine, "model.transformer.precision", p, "only bf16, fp16 and fp32 are exported")
-	}
-	return args, nil
-}
-
 // shellArgs renders args one per continued line.
 func shellArgs(args []flagArg, indent string) string {
 	var b strings.Builder
 	for i, a := range args {
 		b.WriteString(indent + a.name)
 		if a.value != "" {
-			b.WriteString(" " + a.value)
+			b.WriteString(" " + shellQuote(a.value))
 		}
 		if i < len(args)-1 {
 			b.WriteString(" \\")
@@ -105,6 +28,15 @@ func shellArgs(args []flagArg, indent string) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// shellQuote single-quotes s for a POSIX shell unless it is only letters,
+// digits and characters the shell takes literally.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,:/=+-@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // header is the comment every artifact starts with: what the plan is.
@@ -321,6 +253,11 @@ func deepspeedJSON(in exportInput) (string, error) {
 		return "", notExpressible(engine, "execution.overlap.param_gather", true, "not a DeepSpeed config setting")
 	}
 	if err := pipelineSchedule(engine, e, schedule.OneFOneB); err != nil {
+		return "", err
+	}
+	// The layer split is PipelineModule's partition_method, set in code;
+	// only an even one ("uniform") goes without saying.
+	if _, err := layersPerChunk(engine, in); err != nil {
 		return "", err
 	}
 	interval := 0

@@ -366,9 +366,10 @@ func TestExportRefusesWhatEnginesCannotRun(t *testing.T) {
 		{"torchtitan", twoBW, "execution.schedule = 2bw"},
 		{"megatron", gpipe, "execution.schedule = gpipe"},
 		{"deepspeed", gptPlan(t, 2), "execution.interleave = 2"},
-		{"megatron", uneven, "stages[1] = layers 7-11"},
+		{"torchtitan", uneven, "stages[1] = layers 7-11"},
+		{"deepspeed", uneven, "stages[1] = layers 7-11"},
 		{"k8s", replicated, "stages[1].replicas = 1"},
-		{"megatron", fp8, "model.transformer.precision = fp8"},
+		{"torchtitan", fp8, "model.transformer.precision = fp8"},
 	} {
 		in := inputOf(c.p)
 		if c.p == replicated {

@@ -1,0 +1,302 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"pipeplan/core/model"
+	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
+)
+
+// megatronEntry is the Megatron-LM training script the launchers start.
+const megatronEntry = "pretrain_gpt.py"
+
+// megatronArgs are the Megatron-LM arguments (megatron/training/arguments.py)
+// of the plan: the model's architecture (attention, MLP, MoE, norms,
+// embeddings), every degree, the pipeline split, the microbatching,
+// recomputation, the optimizer sharding, precision and overlap, on
+// synthetic data. Each flag's source is testdata/engines/megatron-args.txt.
+func megatronArgs(in exportInput) ([]flagArg, error) {
+	const engine = "megatron"
+	if _, err := common(engine, in); err != nil {
+		return nil, err
+	}
+	e := in.Exec
+	t, err := transformer(engine, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := pipelineSchedule(engine, e, schedule.OneFOneB, schedule.Interleaved); err != nil {
+		return nil, err
+	}
+	itoa := strconv.Itoa
+	args := []flagArg{
+		{"--num-layers", itoa(t.Layers)}, {"--hidden-size", itoa(t.Hidden)},
+		{"--ffn-hidden-size", itoa(ffnSize(t))}, {"--num-attention-heads", itoa(t.Heads)},
+		{"--seq-length", itoa(t.Seq)}, {"--max-position-embeddings", itoa(t.Seq)},
+		{"--tokenizer-type", "NullTokenizer"}, {"--vocab-size", itoa(t.Vocab)}, {"--mock-data", ""},
+	}
+	arch, err := megatronArchitecture(engine, t, e)
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, arch...)
+	args = append(args,
+		flagArg{"--tensor-model-parallel-size", itoa(e.TP)}, flagArg{"--pipeline-model-parallel-size", itoa(e.PP)},
+		flagArg{"--context-parallel-size", itoa(e.CP)}, flagArg{"--expert-model-parallel-size", itoa(e.EP)},
+		flagArg{"--micro-batch-size", itoa(e.MicrobatchSize)}, flagArg{"--global-batch-size", itoa(e.GlobalBatch)},
+	)
+	split, err := megatronPipelineSplit(engine, in)
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, split...)
+	run, err := megatronExecution(engine, t, e)
+	if err != nil {
+		return nil, err
+	}
+	return append(args, run...), nil
+}
+
+// megatronArchitecture is what sets the transformer apart from Megatron-LM's
+// default GPT (multi-head attention, a GeLU MLP, learned positions,
+// LayerNorm, biases, tied embeddings, dropout 0.1): grouped-query or latent
+// attention, the gated MLP, rotary positions, RMSNorm, the biases, untied
+// embeddings, no dropout, and the mixture of experts.
+func megatronArchitecture(engine string, t *model.Transformer, e plan.Execution) ([]flagArg, error) {
+	itoa := strconv.Itoa
+	var args []flagArg
+	if m := t.MLA; m != nil {
+		args = append(args, flagArg{"--multi-latent-attention", ""})
+		if m.QLoraRank > 0 {
+			args = append(args, flagArg{"--q-lora-rank", itoa(m.QLoraRank)})
+		}
+		// Megatron-LM's --kv-lora-rank defaults to 32, so it is always given.
+		args = append(args, flagArg{"--kv-lora-rank", itoa(m.KVLoraRank)},
+			flagArg{"--qk-head-dim", itoa(m.QKNopeHeadDim)}, flagArg{"--qk-pos-emb-head-dim", itoa(m.QKRopeHeadDim)},
+			flagArg{"--v-head-dim", itoa(m.VHeadDim)})
+	} else {
+		if t.KVHeads > 0 && t.KVHeads != t.Heads {
+			args = append(args, flagArg{"--group-query-attention", ""}, flagArg{"--num-query-groups", itoa(t.KVHeads)})
+		}
+		if t.HeadDim > 0 {
+			args = append(args, flagArg{"--kv-channels", itoa(t.HeadDim)})
+		}
+	}
+	if t.GatedFFN {
+		args = append(args, flagArg{"--swiglu", ""})
+	}
+	if t.PositionEmbedding == model.PositionNone {
+		// The presets without position parameters all use rotary embeddings.
+		args = append(args, flagArg{"--position-embedding-type", "rope"})
+	}
+	if t.Norm == model.NormRMS {
+		args = append(args, flagArg{"--normalization", "RMSNorm"})
+	}
+	switch t.Bias {
+	case model.BiasNone:
+		args = append(args, flagArg{"--disable-bias-linear", ""})
+	case model.BiasQKV:
+		args = append(args, flagArg{"--disable-bias-linear", ""}, flagArg{"--add-qkv-bias", ""})
+	}
+	if t.UntiedEmbeddings {
+		args = append(args, flagArg{"--untie-embeddings-and-output-weights", ""})
+	}
+	if t.NoDropout {
+		args = append(args, flagArg{"--attention-dropout", "0"}, flagArg{"--hidden-dropout", "0"})
+	}
+	moe, err := megatronMoE(engine, t, e)
+	return append(args, moe...), err
+}
+
+// megatronMoE is the mixture of experts as Megatron-Core runs it: the
+// experts, their size, the shared experts (one total size), the leading
+// dense layers as a layer pattern, each expert whole on its rank (expert
+// tensor parallelism 1, as core/cost's expertGrid costs it) and the
+// token dispatcher.
+func megatronMoE(engine string, t *model.Transformer, e plan.Execution) ([]flagArg, error) {
+	m := t.MoE
+	if m == nil {
+		return nil, nil
+	}
+	itoa := strconv.Itoa
+	args := []flagArg{{"--num-experts", itoa(m.Experts)}, {"--moe-router-topk", itoa(m.TopK)}}
+	expertFFN := m.FFN
+	if expertFFN == 0 {
+		expertFFN = ffnSize(t)
+	}
+	args = append(args, flagArg{"--moe-ffn-hidden-size", itoa(expertFFN)})
+	if m.SharedExperts > 0 {
+		args = append(args, flagArg{"--moe-shared-expert-intermediate-size", itoa(m.SharedExperts * expertFFN)})
+	}
+	if m.FirstDense > 0 {
+		args = append(args, flagArg{"--moe-layer-freq", fmt.Sprintf("([0]*%d+[1]*%d)", m.FirstDense, t.Layers-m.FirstDense)})
+	}
+	switch precision(t) {
+	case model.BF16, model.FP8:
+		args = append(args, flagArg{"--moe-grouped-gemm", ""})
+	case model.FP16:
+		if e.EP > 1 {
+			return nil, notExpressible(engine, "model.transformer.precision", model.FP16, "Megatron-LM's expert parallelism does not train in fp16")
+		}
+	}
+	if e.EP > 1 {
+		args = append(args, flagArg{"--expert-tensor-parallel-size", "1"})
+	}
+	switch e.EPDispatcher {
+	case "deepep":
+		args = append(args, flagArg{"--moe-token-dispatcher-type", "flex"}, flagArg{"--moe-enable-deepep", ""})
+	default:
+		args = append(args, flagArg{"--moe-token-dispatcher-type", "alltoall"})
+	}
+	if e.Overlap.EPComm {
+		args = append(args, flagArg{"--overlap-moe-expert-parallel-comm", ""})
+	}
+	return args, nil
+}
+
+// megatronPipelineSplit is how Megatron-LM splits the layers over the
+// pipeline: an even split (the same layers in every model chunk) by
+// degree alone, with --num-layers-per-virtual-pipeline-stage when
+// interleaved; any other by --pipeline-model-parallel-layout, which
+// names each chunk's layers (megatronLayout).
+func megatronPipelineSplit(engine string, in exportInput) ([]flagArg, error) {
+	e := in.Exec
+	if len(in.Stages) != e.PP*e.Interleave {
+		return nil, notExpressible(engine, "stages", len(in.Stages), fmt.Sprintf("%d model chunks where the pipeline has pp %d × interleave %d", len(in.Stages), e.PP, e.Interleave))
+	}
+	n := chunkLayers(in.Stages[0])
+	even := n > 0
+	for _, s := range in.Stages {
+		even = even && chunkLayers(s) == n
+	}
+	switch {
+	case even && e.Interleave > 1:
+		return []flagArg{{"--num-layers-per-virtual-pipeline-stage", strconv.Itoa(n)}}, nil
+	case even:
+		return nil, nil
+	}
+	return []flagArg{{"--pipeline-model-parallel-layout", megatronLayout(in.Stages)}}, nil
+}
+
+// chunkLayers is the number of transformer layers of a stage (0 when Empty).
+func chunkLayers(s plan.Stage) int { return max(0, s.LastLayer-s.FirstLayer+1) }
+
+// megatronLayout writes the stages as Megatron-Core's pipeline layout
+// (megatron/core/transformer/pipeline_parallel_layer_layout.py): chunks
+// in model order split by "|", chunk k on pipeline rank k mod pp as the
+// plan orders them; "E" the embedding on the first, "L" the loss (with the
+// output layer) on the last, "t*n" n transformer layers; runs of equal
+// chunks are written once as "(chunk|)*r".
+func megatronLayout(stages []plan.Stage) string {
+	chunks := make([]string, len(stages))
+	for k, s := range stages {
+		var b strings.Builder
+		if k == 0 {
+			b.WriteString("E")
+		}
+		switch n := chunkLayers(s); n {
+		case 0:
+		case 1:
+			b.WriteString("t")
+		default:
+			fmt.Fprintf(&b, "t*%d", n)
+		}
+		if k == len(stages)-1 {
+			b.WriteString("L")
+		}
+		chunks[k] = b.String()
+	}
+	var b strings.Builder
+	for k := 0; k < len(chunks); {
+		r := 1
+		for k+r < len(chunks)-1 && chunks[k+r] == chunks[k] {
+			r++
+		}
+		switch {
+		case r > 1:
+			fmt.Fprintf(&b, "(%s|)*%d", chunks[k], r)
+		case k < len(chunks)-1:
+			b.WriteString(chunks[k] + "|")
+		default:
+			b.WriteString(chunks[k])
+		}
+		k += r
+	}
+	return b.String()
+}
+
+// megatronExecution is how the plan runs beyond its degrees:
+// recomputation, the optimizer's sharding, overlap, the attention kernels,
+// gradient accumulation and precision.
+func megatronExecution(engine string, t *model.Transformer, e plan.Execution) ([]flagArg, error) {
+	var args []flagArg
+	if e.CP > 1 && e.CPComm != "" {
+		args = append(args, flagArg{"--cp-comm-type", e.CPComm}) // Transformer Engine's cp_comm_type values
+	}
+	if e.SequenceParallel {
+		args = append(args, flagArg{"--sequence-parallel", ""})
+	}
+	switch e.Recompute {
+	case model.RecomputeFull:
+		args = append(args, flagArg{"--recompute-granularity", "full"}, flagArg{"--recompute-method", "uniform"}, flagArg{"--recompute-num-layers", "1"})
+	case model.RecomputeSelective:
+		args = append(args, flagArg{"--recompute-granularity", "selective"})
+	}
+	switch e.ZeRO {
+	case 1:
+		args = append(args, flagArg{"--use-distributed-optimizer", ""})
+	case 2:
+		args = append(args, flagArg{"--use-megatron-fsdp", ""}, flagArg{"--data-parallel-sharding-strategy", "optim_grads"})
+	case 3:
+		args = append(args, flagArg{"--use-megatron-fsdp", ""}, flagArg{"--data-parallel-sharding-strategy", "optim_grads_params"})
+	}
+	if e.Overlap.GradReduce {
+		args = append(args, flagArg{"--overlap-grad-reduce", ""})
+	}
+	if e.Overlap.ParamGather {
+		if e.ZeRO == 0 {
+			return nil, notExpressible(engine, "execution.overlap.param_gather", true, "parameters are gathered only when sharded (zero >= 1)")
+		}
+		args = append(args, flagArg{"--overlap-param-gather", ""})
+	}
+	if e.Overlap.TPComm && e.TP > 1 {
+		if !e.SequenceParallel {
+			return nil, notExpressible(engine, "execution.overlap.tp_comm", true, "Megatron-LM overlaps tensor-parallel communication only with sequence parallelism")
+		}
+		args = append(args, flagArg{"--tp-comm-overlap", ""})
+	}
+	switch {
+	case !e.FlashAttention:
+		args = append(args, flagArg{"--attention-backend", "unfused"})
+	case e.AttentionKernel == plan.AttentionFlash2:
+		args = append(args, flagArg{"--attention-backend", "flash"})
+	default:
+		args = append(args, flagArg{"--attention-backend", "fused"}) // cuDNN's fused attention
+	}
+	if e.UnfusedGradAccumulation {
+		args = append(args, flagArg{"--no-gradient-accumulation-fusion", ""})
+	}
+	switch p := precision(t); p {
+	case model.BF16:
+		args = append(args, flagArg{"--bf16", ""})
+	case model.FP8:
+		// Transformer Engine's FP8 GEMMs (E4M3 forward, E5M2 gradients) with
+		// per-tensor current scaling, BF16 elsewhere.
+		args = append(args, flagArg{"--bf16", ""}, flagArg{"--fp8-format", "hybrid"}, flagArg{"--fp8-recipe", "tensorwise"})
+		if e.FP8ParamGather {
+			if e.ZeRO == 0 {
+				return nil, notExpressible(engine, "execution.fp8_param_gather", true, "Megatron-LM gathers FP8 parameters only when they are sharded (zero >= 1)")
+			}
+			args = append(args, flagArg{"--fp8-param-gather", ""})
+		}
+	case model.FP16:
+		args = append(args, flagArg{"--fp16", ""})
+	case model.FP32:
+	default:
+		return nil, notExpressible(engine, "model.transformer.precision", p, "only bf16, fp8, fp16 and fp32 are exported")
+	}
+	return args, nil
+}

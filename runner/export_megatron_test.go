@@ -1,0 +1,268 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"pipeplan/core/model"
+	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
+	"pipeplan/modelprofiles"
+)
+
+// presetPlan is a one-stage plan of the named LLM preset on 16 GPUs: tp 2,
+// dp 8, and ep 8 when it has experts.
+func presetPlan(t *testing.T, id string) *plan.Plan {
+	t.Helper()
+	tr, _, err := modelprofiles.Transformer(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &plan.Plan{
+		Version: plan.Version, Planner: "ptdp",
+		Model:   plan.Model{Name: id, NumLayers: tr.Layers, Transformer: &tr},
+		Cluster: plan.Cluster{GPU: "nvidia-h100-sxm5-80gb", Nodes: 2, GPUsPerNode: 8},
+		Execution: plan.Execution{TP: 2, PP: 1, DP: 8, Interleave: 1, CP: 1, EP: 1, MicrobatchSize: 1, GlobalBatch: 64,
+			Recompute: model.RecomputeSelective, Schedule: schedule.OneFOneB, ZeRO: 1, SequenceParallel: true,
+			FlashAttention: true, Overlap: plan.Overlap{GradReduce: true, ParamGather: true, TPComm: true}},
+		Stages:      []plan.Stage{{FirstLayer: 0, LastLayer: tr.Layers - 1, Replicas: 1}},
+		Predictions: plan.Predictions{IterationSeconds: 1, SamplesPerSecond: 64, PeakBytesPerGPU: 1e10},
+	}
+	if tr.MoE != nil {
+		p.Execution.EP = 8
+	}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// unquote undoes shellQuote for the values megatronFlags reads.
+func unquote(s string) string {
+	if len(s) >= 2 && s[0] == '\'' && s[len(s)-1] == '\'' {
+		return strings.ReplaceAll(s[1:len(s)-1], `'\''`, "'")
+	}
+	return s
+}
+
+// megatronParams counts the parameters of the transformer Megatron-LM's
+// flags describe (total, and active per token), independently of
+// core/model: embeddings, attention (grouped-query or latent), the dense
+// or gated MLP, the routed and shared experts with their router, the
+// norms. Biases are left out (every preset disables them).
+func megatronParams(t *testing.T, f map[string]string) (total, active float64) {
+	t.Helper()
+	num := func(name string, def float64) float64 {
+		v, ok := f[name]
+		if !ok {
+			return def
+		}
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			t.Fatalf("%s %q: %v", name, v, err)
+		}
+		return x
+	}
+	has := func(name string) bool { _, ok := f[name]; return ok }
+	h, heads, layers, vocab := num("--hidden-size", 0), num("--num-attention-heads", 0), num("--num-layers", 0), num("--vocab-size", 0)
+	var attn float64
+	if has("--multi-latent-attention") {
+		qk, rope, v, kvl := num("--qk-head-dim", 128), num("--qk-pos-emb-head-dim", 64), num("--v-head-dim", 128), num("--kv-lora-rank", 32)
+		if ql := num("--q-lora-rank", 0); ql > 0 {
+			attn += h*ql + ql + ql*heads*(qk+rope)
+		} else {
+			attn += h * heads * (qk + rope)
+		}
+		attn += h*(kvl+rope) + kvl + kvl*heads*(qk+v) + heads*v*h
+	} else {
+		kv := num("--kv-channels", h/heads)
+		groups := heads
+		if has("--group-query-attention") {
+			groups = num("--num-query-groups", 1)
+		}
+		attn = h*heads*kv + 2*h*groups*kv + heads*kv*h
+	}
+	mats := 2.0
+	if has("--swiglu") {
+		mats = 3
+	}
+	dense := mats * h * num("--ffn-hidden-size", 4*h)
+	moeLayers := 0.0
+	var expert, shared, router, topk float64
+	if experts := num("--num-experts", 0); experts > 0 {
+		moeLayers = layers
+		if freq, ok := f["--moe-layer-freq"]; ok {
+			var k, rest int
+			if _, err := fmt.Sscanf(freq, "([0]*%d+[1]*%d)", &k, &rest); err != nil || k+rest != int(layers) {
+				t.Fatalf("--moe-layer-freq %q: %v (want %v layers)", freq, err, layers)
+			}
+			moeLayers = float64(rest)
+		}
+		expert = mats * h * num("--moe-ffn-hidden-size", 0)
+		shared = mats * h * num("--moe-shared-expert-intermediate-size", 0)
+		router = h * experts
+		topk = num("--moe-router-topk", 2)
+		total += moeLayers * (experts*expert + shared + router)
+		active += moeLayers * (topk*expert + shared + router)
+	}
+	perLayer := attn + 2*h
+	denseLayers := layers - moeLayers
+	embed := vocab * h
+	if has("--untie-embeddings-and-output-weights") {
+		embed *= 2
+	}
+	common := layers*perLayer + denseLayers*dense + h + embed
+	return total + common, active + common
+}
+
+// TestExportMegatronArchitecture: each preset's Megatron-LM command line
+// describes the published model. The parameters counted from the flags
+// alone (megatronParams) match the publisher's figures, which a missing
+// or wrong flag (no --swiglu, no query groups, the experts' size, the
+// dense layers) would move by far more than the tolerance; every flag is
+// one of Megatron-LM's.
+func TestExportMegatronArchitecture(t *testing.T) {
+	known := nameList(t, "megatron-args.txt")
+	for _, llm := range modelprofiles.LLMs() {
+		flags := megatronFlags(t, mustExport(t, "megatron", inputOf(presetPlan(t, llm.ID))))
+		for k, v := range flags {
+			if !slices.Contains(known, k) {
+				t.Errorf("%s: %s is not in testdata/engines/megatron-args.txt", llm.ID, k)
+			}
+			flags[k] = unquote(v)
+		}
+		total, active := megatronParams(t, flags)
+		if r := total/llm.PublishedParams - 1; math.Abs(r) > 0.01 {
+			t.Errorf("%s: the flags describe %.4g parameters, published %.4g (%+.2f%%)", llm.ID, total, llm.PublishedParams, 100*r)
+		}
+		if llm.PublishedActiveParams > 0 {
+			if r := active/llm.PublishedActiveParams - 1; math.Abs(r) > 0.03 {
+				t.Errorf("%s: the flags describe %.4g active parameters, published %.4g (%+.2f%%)", llm.ID, active, llm.PublishedActiveParams, 100*r)
+			}
+		}
+		if tr := presetPlan(t, llm.ID).Model.Transformer; tr.MoE != nil {
+			for k, want := range map[string]string{"--expert-tensor-parallel-size": "1", "--moe-token-dispatcher-type": "alltoall", "--expert-model-parallel-size": "8"} {
+				if flags[k] != want {
+					t.Errorf("%s: %s = %q, want %q", llm.ID, k, flags[k], want)
+				}
+			}
+		}
+	}
+	// The execution's choices beyond the degrees.
+	p := presetPlan(t, "deepseek-v3")
+	p.Model.Transformer.Precision = model.FP8
+	p.Execution.FP8ParamGather, p.Execution.EPDispatcher, p.Execution.Overlap.EPComm = true, "deepep", true
+	p.Execution.AttentionKernel = plan.AttentionFlash2
+	flags := megatronFlags(t, mustExport(t, "megatron", inputOf(p)))
+	for k, want := range map[string]string{
+		"--fp8-format": "hybrid", "--fp8-recipe": "tensorwise", "--fp8-param-gather": "", "--bf16": "",
+		"--moe-token-dispatcher-type": "flex", "--moe-enable-deepep": "", "--overlap-moe-expert-parallel-comm": "",
+		"--attention-backend": "flash", "--tp-comm-overlap": "", "--sequence-parallel": "", "--moe-grouped-gemm": "",
+		"--moe-layer-freq": "'([0]*3+[1]*58)'", "--kv-lora-rank": "512", "--q-lora-rank": "1536",
+	} {
+		if got, ok := flags[k]; !ok || got != want {
+			t.Errorf("deepseek-v3 fp8: %s = %q (present %v), want %q", k, got, ok, want)
+		}
+	}
+}
+
+// expandLayout expands a --pipeline-model-parallel-layout string as
+// Megatron-Core's PipelineParallelLayerLayout.parse_str_to_list does:
+// commas dropped, "(group)*n" then "x*n" repeated, stages split by "|".
+func expandLayout(s string) []string {
+	s = strings.ReplaceAll(s, ",", "")
+	for _, re := range []*regexp.Regexp{regexp.MustCompile(`\(([^)]+)\)\*(\d+)`), regexp.MustCompile(`(.)\*(\d+)`)} {
+		s = re.ReplaceAllStringFunc(s, func(m string) string {
+			g := re.FindStringSubmatch(m)
+			n, _ := strconv.Atoi(g[2])
+			return strings.Repeat(g[1], n)
+		})
+	}
+	return strings.Split(s, "|")
+}
+
+// TestExportMegatronLayout: an uneven split goes to Megatron-LM as a
+// pipeline layout that Megatron-Core reads back as the plan's chunks — pp·v
+// stages in model order, each with the plan's layers, the embedding first
+// and the loss last, empty end chunks included — and an even one as the
+// degrees alone.
+func TestExportMegatronLayout(t *testing.T) {
+	llama := presetPlan(t, "llama3-405b") // 126 layers
+	llama.Cluster.Nodes = 128
+	llama.Execution.TP, llama.Execution.PP, llama.Execution.DP, llama.Execution.Interleave = 8, 16, 8, 8
+	llama.Execution.Schedule = schedule.Interleaved
+	llama.Stages = []plan.Stage{{FirstLayer: 0, LastLayer: -1, Replicas: 1}}
+	for l := range 126 {
+		llama.Stages = append(llama.Stages, plan.Stage{FirstLayer: l, LastLayer: l, Replicas: 1})
+	}
+	llama.Stages = append(llama.Stages, plan.Stage{FirstLayer: 126, LastLayer: 125, Replicas: 1})
+	uneven := gptPlan(t, 1)
+	uneven.Stages[0].LastLayer, uneven.Stages[1].FirstLayer = 4, 5 // 5, 7, 6, 6 layers
+	for _, c := range []struct {
+		name string
+		p    *plan.Plan
+	}{{"llama3-405b pp16 v8, empty end chunks", llama}, {"gpt 1f1b 5-7-6-6", uneven}} {
+		if err := c.p.Validate(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		flags := megatronFlags(t, mustExport(t, "megatron", inputOf(c.p)))
+		layout, ok := flags["--pipeline-model-parallel-layout"]
+		if !ok {
+			t.Fatalf("%s: no layout in %v", c.name, flags)
+		}
+		if _, ok := flags["--num-layers-per-virtual-pipeline-stage"]; ok {
+			t.Errorf("%s: the layout and --num-layers-per-virtual-pipeline-stage both given (Megatron-LM allows one)", c.name)
+		}
+		stages := expandLayout(unquote(layout))
+		e := c.p.Execution
+		if len(stages) != e.PP*e.Interleave {
+			t.Fatalf("%s: layout %s has %d stages, want pp·v = %d", c.name, layout, len(stages), e.PP*e.Interleave)
+		}
+		for k, st := range stages {
+			want := strings.Repeat("t", chunkLayers(c.p.Stages[k]))
+			if k == 0 {
+				want = "E" + want
+			}
+			if k == len(stages)-1 {
+				want += "L"
+			}
+			if st != want {
+				t.Errorf("%s: stage %d of %s is %q, want %q", c.name, k, layout, st, want)
+			}
+		}
+	}
+	even := megatronFlags(t, mustExport(t, "megatron", inputOf(gptPlan(t, 2))))
+	if _, ok := even["--pipeline-model-parallel-layout"]; ok {
+		t.Errorf("an even split exported with a layout: %v", even)
+	}
+}
+
+// TestExportMegatronRefuses: what Megatron-LM cannot run as planned is an
+// error naming the plan field.
+func TestExportMegatronRefuses(t *testing.T) {
+	noSP := gptPlan(t, 1)
+	noSP.Execution.Overlap.TPComm = true
+	fp8Gather := gptPlan(t, 1)
+	fp8Gather.Model.Transformer.Precision, fp8Gather.Execution.FP8ParamGather = model.FP8, true
+	fp16Experts := presetPlan(t, "mixtral-8x7b")
+	fp16Experts.Model.Transformer.Precision = model.FP16
+	for _, c := range []struct {
+		name string
+		p    *plan.Plan
+		want string
+	}{
+		{"tp overlap without sequence parallelism", noSP, "execution.overlap.tp_comm = true"},
+		{"fp8 parameters unsharded", fp8Gather, "execution.fp8_param_gather = true"},
+		{"fp16 experts", fp16Experts, "model.transformer.precision = fp16"},
+	} {
+		if _, err := export("megatron", inputOf(c.p)); !errors.Is(err, errNotExpressible) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error naming %q", c.name, err, c.want)
+		}
+	}
+}
