@@ -199,6 +199,21 @@ func TestEndToEndInterleaved(t *testing.T) {
 	}
 }
 
+// TestEndToEndEmptyEndChunks runs a plan whose first and last model
+// chunks hold no layers — the embedding alone on rank 0's first chunk, the
+// output layer and loss alone on rank 1's last, as the PTD-P search plans
+// Llama 3's 126 layers on pp 16 × v 8 — with the tied embedding split
+// between them.
+func TestEndToEndEmptyEndChunks(t *testing.T) {
+	torchPython(t)
+	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
+	r := runE2E(t, "testdata/tiny-end-chunks.json")
+	checkTrained(t, r, 2)
+	if r.Schedule != "interleaved" {
+		t.Errorf("schedule %q, want interleaved", r.Schedule)
+	}
+}
+
 // TestEndToEndZeroBubble runs the tp 2 × pp 2 plan under ZB-H1: each
 // backward split into an input-gradient step (I) and a later weight-gradient
 // step (W), the tensor-parallel all-reduces in both.

@@ -247,10 +247,7 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 	}
 	ranges := make([][2]int, len(p.Stages))
 	for s, st := range p.Stages {
-		if st.Empty() {
-			return nil, fmt.Errorf("stages[%d]: holds no layers (only the embedding or the output layer); the runner builds each stage from its layers and does not run such a stage: choose a configuration whose %d model chunks each hold a layer", s, len(p.Stages))
-		}
-		ranges[s] = [2]int{st.FirstLayer, st.LastLayer}
+		ranges[s] = [2]int{st.FirstLayer, st.LastLayer} // empty (last < first) for an end chunk of the embedding or the output layer alone
 	}
 	if scaleDown {
 		c.Microbatches = min(c.Microbatches, scaleMicrobatches)
