@@ -159,7 +159,7 @@ func TestEndToEndWorkerFailure(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	err = launch(ctx, py, dir, singleNode(len(c.Ranks)), &bytes.Buffer{})
+	err = runTorchrun(ctx, py, dir, singleNode(len(c.Ranks)), &bytes.Buffer{})
 	if err == nil {
 		t.Fatal("a worker with a bad action list succeeded")
 	}

@@ -1,46 +1,26 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
-	"pipeplan/core/model"
+	"pipeplan/core/launch"
 	"pipeplan/core/plan"
-	"pipeplan/core/schedule"
 )
 
-// exportFormats are the launch artifacts `runner export` writes.
-var exportFormats = []string{"megatron", "torchtitan", "deepspeed", "torchrun", "slurm", "k8s"}
-
-// exportInput is what every exporter reads: the execution, kept apart from
-// the model (application) and the cluster (system), plus the stages, which
-// carry PipeDream's per-stage replica counts and the layer split.
-type exportInput struct {
-	Exec    plan.Execution
-	Model   plan.Model
-	Cluster plan.Cluster
-	Stages  []plan.Stage
-	// Microbatches is the plan's m per pipeline and step.
-	Microbatches int
-	// Image is the container image of the k8s manifest.
-	Image string
-}
-
 // runExport is `runner export --format F plan.json`: it prints the plan as
-// the named engine's launch artifact, or an error naming the plan field an
-// engine cannot express.
+// the named engine's launch artifact (core/launch), or an error naming the
+// plan field an engine cannot express.
 func runExport(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("runner export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	format := fs.String("format", "", "artifact to print: "+strings.Join(exportFormats, ", "))
-	image := fs.String("image", "megatron-lm:latest", "container image of the k8s PyTorchJob (with Megatron-LM installed)")
+	format := fs.String("format", "", "artifact to print: "+strings.Join(launch.Formats, ", "))
+	image := fs.String("image", launch.DefaultImage, "container image of the k8s PyTorchJob (with Megatron-LM installed)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: go run ./runner export --format "+strings.Join(exportFormats, "|")+" plan.json")
+		fmt.Fprintln(stderr, "usage: go run ./runner export --format "+strings.Join(launch.Formats, "|")+" plan.json")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -61,131 +41,10 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	if err := checkConsistency(p); err != nil {
 		return err
 	}
-	in := exportInput{Exec: p.Execution, Model: p.Model, Cluster: p.Cluster, Stages: p.Stages,
-		Microbatches: p.Execution.Microbatches(), Image: *image}
-	out, err := export(*format, in)
+	out, err := launch.Artifact(*format, p, *image)
 	if err != nil {
 		return err
 	}
 	_, err = io.WriteString(stdout, out)
 	return err
-}
-
-// export renders in as the artifact of format.
-func export(format string, in exportInput) (string, error) {
-	switch format {
-	case "megatron":
-		args, err := megatronArgs(in)
-		if err != nil {
-			return "", err
-		}
-		return megatronCommand(in, args), nil
-	case "torchtitan":
-		return torchtitanTOML(in)
-	case "deepspeed":
-		return deepspeedJSON(in)
-	case "torchrun", "slurm", "k8s":
-		args, err := megatronArgs(in)
-		if err != nil {
-			return "", err
-		}
-		switch format {
-		case "torchrun":
-			return torchrunCommand(in, args), nil
-		case "slurm":
-			return sbatchScript(in, args), nil
-		}
-		return pytorchJobYAML(in, args)
-	}
-	return "", fmt.Errorf("--format: must be one of %s, got %q", strings.Join(exportFormats, ", "), format)
-}
-
-// errNotExpressible marks a plan an engine cannot run as planned.
-var errNotExpressible = errors.New("not expressible")
-
-// notExpressible reports that engine cannot express field = value, and why.
-func notExpressible(engine, field string, value any, why string) error {
-	return fmt.Errorf("%s: %w: %s = %v: %s", engine, errNotExpressible, field, value, why)
-}
-
-// common checks what every engine needs: a valid execution, replicas that
-// are whole pipelines, and the microbatching the engine derives
-// (B/(d·b)) matching the plan's. It returns the data-parallel width d.
-// That the GPUs match the cluster's is checkConsistency's, which
-// runExport runs first as `runner run` does.
-func common(engine string, in exportInput) (int, error) {
-	e := in.Exec
-	if err := e.Validate(); err != nil {
-		return 0, err
-	}
-	r := in.Stages[0].Replicas
-	for i, s := range in.Stages {
-		if s.Replicas != r {
-			return 0, notExpressible(engine, fmt.Sprintf("stages[%d].replicas", i), s.Replicas,
-				fmt.Sprintf("stage 0 has %d replicas; engines replicate whole pipelines (data parallelism), not single stages (PipeDream's 1F1B-RR)", r))
-		}
-	}
-	d := e.DP * r
-	if m := e.GlobalBatch / (d * e.MicrobatchSize); m*d*e.MicrobatchSize != e.GlobalBatch || m != in.Microbatches {
-		return 0, notExpressible(engine, "execution.global_batch", e.GlobalBatch,
-			fmt.Sprintf("the engine runs global batch %d / (data parallel %d × microbatch size %d) microbatches per step", e.GlobalBatch, d, e.MicrobatchSize))
-	}
-	return d, nil
-}
-
-// pipelineSchedule checks that the execution's schedule is one of allowed
-// when it pipelines (pp > 1); without pipelining every synchronous kind is
-// plain gradient accumulation.
-func pipelineSchedule(engine string, e plan.Execution, allowed ...schedule.Kind) error {
-	if slices.Contains(allowed, e.Schedule) {
-		return nil
-	}
-	switch e.Schedule {
-	case schedule.TwoBW, schedule.PipeDream, schedule.OneFOneBRR:
-		return notExpressible(engine, "execution.schedule", e.Schedule, "an asynchronous schedule (stale or stashed weights); the engine trains synchronously with a flush")
-	}
-	if e.PP == 1 {
-		return nil
-	}
-	return notExpressible(engine, "execution.schedule", e.Schedule, fmt.Sprintf("the engine's pipeline schedules are %v", allowed))
-}
-
-// layersPerChunk is the layers of each of the pp·v model chunks for the
-// engines that only split evenly (torchtitan, DeepSpeed); uneven stages
-// are refused. Megatron-LM takes any split (megatronPipelineSplit).
-func layersPerChunk(engine string, in exportInput) (int, error) {
-	n := in.Stages[0].LastLayer - in.Stages[0].FirstLayer + 1
-	for i, s := range in.Stages {
-		if k := s.LastLayer - s.FirstLayer + 1; k != n {
-			return 0, notExpressible(engine, fmt.Sprintf("stages[%d]", i), fmt.Sprintf("layers %d-%d", s.FirstLayer, s.LastLayer),
-				fmt.Sprintf("%d layers where stage 0 has %d; the engine splits the layers evenly over the pipeline", k, n))
-		}
-	}
-	return n, nil
-}
-
-// transformer returns the model's transformer dimensions, which the
-// model-building engines need.
-func transformer(engine string, in exportInput) (*model.Transformer, error) {
-	t := in.Model.Transformer
-	if t == nil {
-		return nil, notExpressible(engine, "model.transformer", "absent", fmt.Sprintf("the plan is over a layer profile (%s); the engine builds transformers from their dimensions", in.Model.Name))
-	}
-	return t, nil
-}
-
-// ffnSize is the transformer's feed-forward inner size (0 in the spec means 4h).
-func ffnSize(t *model.Transformer) int {
-	if t.FFN == 0 {
-		return 4 * t.Hidden
-	}
-	return t.FFN
-}
-
-// precision is the model's training precision ("" is bf16).
-func precision(t *model.Transformer) model.Precision {
-	if t.Precision == "" {
-		return model.BF16
-	}
-	return t.Precision
 }

@@ -1,389 +1,19 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/BurntSushi/toml"
 	"gopkg.in/yaml.v3"
 
-	"pipeplan/core/model"
+	"pipeplan/core/launch"
 	"pipeplan/core/plan"
-	"pipeplan/core/schedule"
 )
-
-// gptPlan is a consistent transformer plan: 24 layers, tp 2 × pp 4 × dp 2
-// on 2 nodes of 8 GPUs, interleaved with v chunks, 32 microbatches of 1.
-func gptPlan(t testing.TB, v int) *plan.Plan {
-	t.Helper()
-	p := &plan.Plan{
-		Version: plan.Version, Planner: "ptdp",
-		Model: plan.Model{Name: "GPT 1.3B", NumLayers: 24, Transformer: &model.Transformer{
-			Layers: 24, Hidden: 2048, Heads: 16, Seq: 1024, Vocab: 51200}},
-		Cluster: plan.Cluster{GPU: "nvidia-a100-sxm4-80gb", Nodes: 2, GPUsPerNode: 8},
-		Execution: plan.Execution{TP: 2, PP: 4, DP: 2, Interleave: v, CP: 1, EP: 1,
-			MicrobatchSize: 1, GlobalBatch: 64, Recompute: model.RecomputeFull, Schedule: schedule.OneFOneB},
-		Predictions: plan.Predictions{IterationSeconds: 1, SamplesPerSecond: 64, PeakBytesPerGPU: 1e10},
-	}
-	if v > 1 {
-		p.Execution.Schedule = schedule.Interleaved
-	}
-	per := 24 / (4 * v)
-	for k := range 4 * v {
-		p.Stages = append(p.Stages, plan.Stage{FirstLayer: k * per, LastLayer: k*per + per - 1, Replicas: 1})
-	}
-	if err := p.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// inputOf is the exporters' input for p, as runExport builds it.
-func inputOf(p *plan.Plan) exportInput {
-	return exportInput{Exec: p.Execution, Model: p.Model, Cluster: p.Cluster, Stages: p.Stages,
-		Microbatches: p.Execution.Microbatches(), Image: "img"}
-}
-
-// nameList reads a testdata/engines list: one name a line, # comments.
-func nameList(t *testing.T, file string) []string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "engines", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
-			names = append(names, line)
-		}
-	}
-	return names
-}
-
-// keyPaths lists the dotted key paths of a decoded TOML/YAML/JSON value
-// (list elements as "[]").
-func keyPaths(prefix string, v any, out *[]string) {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			p := k
-			if prefix != "" {
-				p = prefix + "." + k
-			}
-			keyPaths(p, x, out)
-		}
-	case []any:
-		for _, x := range v {
-			if _, ok := x.(map[string]any); ok {
-				keyPaths(prefix+"[]", x, out)
-			} else {
-				*out = append(*out, prefix) // a list of scalars is one key
-			}
-		}
-	default:
-		*out = append(*out, prefix)
-	}
-}
-
-// megatronFlags parses the continued lines after pretrain_gpt.py into flag → value.
-func megatronFlags(t *testing.T, out string) map[string]string {
-	t.Helper()
-	_, rest, ok := strings.Cut(out, megatronEntry+" \\\n")
-	if !ok {
-		t.Fatalf("no %s in:\n%s", megatronEntry, out)
-	}
-	flags := map[string]string{}
-	for line := range strings.SplitSeq(strings.TrimSpace(rest), "\n") {
-		f := strings.Fields(strings.TrimSuffix(strings.TrimSpace(line), "\\"))
-		switch len(f) {
-		case 1:
-			flags[f[0]] = ""
-		case 2:
-			flags[f[0]] = f[1]
-		default:
-			t.Fatalf("line %q is not one flag", line)
-		}
-	}
-	return flags
-}
-
-func mustExport(t *testing.T, format string, in exportInput) string {
-	t.Helper()
-	out, err := export(format, in)
-	if err != nil {
-		t.Fatalf("%s: %v", format, err)
-	}
-	return out
-}
-
-// TestExportMegatronRoundTrip: every degree survives as Megatron-LM's
-// flags, and every flag is in Megatron-LM's arguments.py list.
-func TestExportMegatronRoundTrip(t *testing.T) {
-	known := nameList(t, "megatron-args.txt")
-	for _, v := range []int{1, 2} {
-		flags := megatronFlags(t, mustExport(t, "megatron", inputOf(gptPlan(t, v))))
-		want := map[string]string{
-			"--tensor-model-parallel-size": "2", "--pipeline-model-parallel-size": "4", "--context-parallel-size": "1",
-			"--expert-model-parallel-size": "1", "--micro-batch-size": "1", "--global-batch-size": "64",
-			"--num-layers": "24", "--hidden-size": "2048", "--num-attention-heads": "16", "--seq-length": "1024",
-			"--max-position-embeddings": "1024", "--recompute-granularity": "full", "--recompute-method": "uniform", "--bf16": "",
-		}
-		if v == 2 {
-			want["--num-layers-per-virtual-pipeline-stage"] = "3"
-		}
-		for k, w := range want {
-			if got, ok := flags[k]; !ok || got != w {
-				t.Errorf("v=%d: %s = %q (present %v), want %q", v, k, got, ok, w)
-			}
-		}
-		if _, ok := flags["--num-layers-per-virtual-pipeline-stage"]; ok != (v > 1) {
-			t.Errorf("v=%d: virtual pipeline flag present = %v", v, ok)
-		}
-		for k := range flags {
-			if !slices.Contains(known, k) {
-				t.Errorf("%s is not in testdata/engines/megatron-args.txt", k)
-			}
-		}
-	}
-}
-
-// TestExportCPComm: the context-parallel communication type goes to
-// Megatron-LM as --cp-comm-type (Transformer Engine's cp_comm_type
-// values); torchtitan, whose context parallelism is PyTorch's ring
-// attention, refuses another.
-func TestExportCPComm(t *testing.T) {
-	p := gptPlan(t, 1)
-	p.Execution.CP, p.Execution.DP, p.Execution.CPComm = 2, 1, plan.CPCommAllGather
-	if err := p.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if got := megatronFlags(t, mustExport(t, "megatron", inputOf(p)))["--cp-comm-type"]; got != "all_gather" {
-		t.Errorf("--cp-comm-type = %q, want all_gather", got)
-	}
-	if _, err := export("torchtitan", inputOf(p)); !errors.Is(err, errNotExpressible) || !strings.Contains(err.Error(), "execution.cp_comm = all_gather") {
-		t.Errorf("torchtitan with all_gather: %v", err)
-	}
-	if _, ok := megatronFlags(t, mustExport(t, "megatron", inputOf(gptPlan(t, 1))))["--cp-comm-type"]; ok {
-		t.Errorf("cp 1: --cp-comm-type emitted")
-	}
-}
-
-func TestExportTorchtitanRoundTrip(t *testing.T) {
-	var job struct {
-		Training struct {
-			LocalBatchSize  int `toml:"local_batch_size"`
-			GlobalBatchSize int `toml:"global_batch_size"`
-			SeqLen          int `toml:"seq_len"`
-		} `toml:"training"`
-		Parallelism struct {
-			Replicate     int    `toml:"data_parallel_replicate_degree"`
-			Shard         int    `toml:"data_parallel_shard_degree"`
-			TP            int    `toml:"tensor_parallel_degree"`
-			PP            int    `toml:"pipeline_parallel_degree"`
-			LayersPerStep int    `toml:"pipeline_parallel_layers_per_stage"`
-			Schedule      string `toml:"pipeline_parallel_schedule"`
-			Microbatch    int    `toml:"pipeline_parallel_microbatch_size"`
-			CP            int    `toml:"context_parallel_degree"`
-			EP            int    `toml:"expert_parallel_degree"`
-		} `toml:"parallelism"`
-		AC struct {
-			Mode string `toml:"mode"`
-		} `toml:"activation_checkpoint"`
-	}
-	out := mustExport(t, "torchtitan", inputOf(gptPlan(t, 2)))
-	md, err := toml.Decode(out, &job)
-	if err != nil {
-		t.Fatalf("TOML: %v\n%s", err, out)
-	}
-	pa := job.Parallelism
-	if pa.Replicate*pa.Shard != 2 || pa.TP != 2 || pa.PP != 4 || pa.LayersPerStep != 3 || pa.Schedule != "Interleaved1F1B" ||
-		pa.Microbatch != 1 || pa.CP != 1 || pa.EP != 1 || job.Training.GlobalBatchSize != 64 || job.Training.LocalBatchSize != 32 ||
-		job.Training.SeqLen != 1024 || job.AC.Mode != "full" {
-		t.Errorf("degrees do not round-trip: %+v\n%s", job, out)
-	}
-	known := nameList(t, "torchtitan-keys.txt")
-	for _, k := range md.Keys() {
-		if len(k) == 2 && !slices.Contains(known, k.String()) {
-			t.Errorf("%s is not in testdata/engines/torchtitan-keys.txt", k)
-		}
-	}
-	for _, k := range md.Undecoded() {
-		if !slices.Contains([]string{"job", "job.description", "training.mixed_precision_param"}, k.String()) {
-			t.Errorf("key %s is not checked by the test", k)
-		}
-	}
-}
-
-func TestExportDeepSpeedRoundTrip(t *testing.T) {
-	p := gptPlan(t, 1)
-	out := mustExport(t, "deepspeed", inputOf(p))
-	var cfg map[string]any
-	if err := json.Unmarshal([]byte(out), &cfg); err != nil {
-		t.Fatalf("JSON: %v\n%s", err, out)
-	}
-	var paths []string
-	keyPaths("", cfg, &paths)
-	known := nameList(t, "deepspeed-keys.txt")
-	for _, k := range paths {
-		if !slices.Contains(known, k) {
-			t.Errorf("%s is not in testdata/engines/deepspeed-keys.txt", k)
-		}
-	}
-	num := func(path string) float64 {
-		var v any = cfg
-		for k := range strings.SplitSeq(path, ".") {
-			v = v.(map[string]any)[k]
-		}
-		f, _ := v.(float64)
-		return f
-	}
-	// DeepSpeed: train_batch_size = micro × accumulation × dp, dp = world / (pp × tp).
-	if num("train_batch_size") != 64 || num("train_micro_batch_size_per_gpu") != 1 || num("gradient_accumulation_steps") != 32 ||
-		num("pipeline.stages") != 4 || num("tensor_parallel.autotp_size") != 2 || num("pipeline.activation_checkpoint_interval") != 1 {
-		t.Errorf("degrees do not round-trip:\n%s", out)
-	}
-}
-
-func TestExportLaunchersRoundTrip(t *testing.T) {
-	in := inputOf(gptPlan(t, 1))
-	torchrunKnown := nameList(t, "torchrun-args.txt")
-	checkTorchrun := func(args []string) {
-		t.Helper()
-		got := map[string]string{}
-		for _, a := range args {
-			name, val, _ := strings.Cut(a, "=")
-			if !slices.Contains(torchrunKnown, name) {
-				t.Errorf("%s is not in testdata/engines/torchrun-args.txt", name)
-			}
-			got[name] = val
-		}
-		if got["--nnodes"] != "2" || got["--nproc_per_node"] != "8" {
-			t.Errorf("torchrun does not start 2 × 8 ranks: %v", got)
-		}
-	}
-	for _, format := range []string{"torchrun", "slurm"} {
-		out := mustExport(t, format, in)
-		line := out[strings.Index(out, "torchrun "):]
-		line = line[:strings.Index(line, " "+megatronEntry)]
-		checkTorchrun(strings.Fields(line)[1:])
-		if flags := megatronFlags(t, out); flags["--tensor-model-parallel-size"] != "2" || flags["--pipeline-model-parallel-size"] != "4" {
-			t.Errorf("%s: megatron degrees lost: %v", format, flags)
-		}
-		if format == "slurm" {
-			known := nameList(t, "sbatch-options.txt")
-			for line := range strings.SplitSeq(out, "\n") {
-				if opt, ok := strings.CutPrefix(line, "#SBATCH "); ok {
-					name, _, _ := strings.Cut(opt, "=")
-					if !slices.Contains(known, name) {
-						t.Errorf("%s is not in testdata/engines/sbatch-options.txt", name)
-					}
-				}
-			}
-			if !strings.Contains(out, "#SBATCH --nodes=2\n") || !strings.Contains(out, "#SBATCH --gpus-per-node=8\n") {
-				t.Errorf("sbatch script does not ask for 2 nodes × 8 GPUs:\n%s", out)
-			}
-		}
-	}
-
-	out := mustExport(t, "k8s", in)
-	var job map[string]any
-	if err := yaml.Unmarshal([]byte(out), &job); err != nil {
-		t.Fatalf("YAML: %v\n%s", err, out)
-	}
-	var paths []string
-	keyPaths("", job, &paths)
-	known := nameList(t, "pytorchjob-keys.txt")
-	for _, k := range paths {
-		if !slices.Contains(known, k) {
-			t.Errorf("%s is not in testdata/engines/pytorchjob-keys.txt", k)
-		}
-	}
-	var typed struct {
-		Kind string `yaml:"kind"`
-		Spec struct {
-			NprocPerNode string `yaml:"nprocPerNode"`
-			Replicas     map[string]struct {
-				Replicas int `yaml:"replicas"`
-				Template struct {
-					Spec struct {
-						Containers []struct {
-							Args      []string `yaml:"args"`
-							Resources struct {
-								Limits map[string]int `yaml:"limits"`
-							} `yaml:"resources"`
-						} `yaml:"containers"`
-					} `yaml:"spec"`
-				} `yaml:"template"`
-			} `yaml:"pytorchReplicaSpecs"`
-		} `yaml:"spec"`
-	}
-	if err := yaml.Unmarshal([]byte(out), &typed); err != nil {
-		t.Fatal(err)
-	}
-	master, worker := typed.Spec.Replicas["Master"], typed.Spec.Replicas["Worker"]
-	if typed.Kind != "PyTorchJob" || typed.Spec.NprocPerNode != "8" || master.Replicas+worker.Replicas != 2 {
-		t.Fatalf("manifest does not hold 2 pods × 8 GPUs: %+v", typed)
-	}
-	c := worker.Template.Spec.Containers[0]
-	if c.Resources.Limits["nvidia.com/gpu"] != 8 {
-		t.Errorf("worker GPUs: %v", c.Resources.Limits)
-	}
-	i := slices.Index(c.Args, megatronEntry)
-	checkTorchrun(c.Args[:i])
-	if j := slices.Index(c.Args, "--pipeline-model-parallel-size"); j < 0 || c.Args[j+1] != "4" {
-		t.Errorf("worker args lose pp: %v", c.Args)
-	}
-}
-
-// TestExportRefusesWhatEnginesCannotRun: each refusal names the field and value.
-func TestExportRefusesWhatEnginesCannotRun(t *testing.T) {
-	twoBW := gptPlan(t, 1)
-	twoBW.Execution.Schedule = schedule.TwoBW
-	gpipe := gptPlan(t, 1)
-	gpipe.Execution.Schedule = schedule.GPipe
-	uneven := gptPlan(t, 1)
-	uneven.Stages[0].LastLayer, uneven.Stages[1].FirstLayer = 6, 7
-	replicated := gptPlan(t, 1)
-	replicated.Execution.DP = 1
-	replicated.Stages[0].Replicas, replicated.Stages[1].Replicas, replicated.Stages[2].Replicas, replicated.Stages[3].Replicas = 3, 1, 2, 2
-	fp8 := gptPlan(t, 1)
-	fp8.Model.Transformer.Precision = model.FP8
-	for _, c := range []struct {
-		format string
-		p      *plan.Plan
-		want   string
-	}{
-		{"megatron", twoBW, "execution.schedule = 2bw"},
-		{"slurm", twoBW, "execution.schedule = 2bw"},
-		{"torchtitan", twoBW, "execution.schedule = 2bw"},
-		{"megatron", gpipe, "execution.schedule = gpipe"},
-		{"deepspeed", gptPlan(t, 2), "execution.interleave = 2"},
-		{"torchtitan", uneven, "stages[1] = layers 7-11"},
-		{"deepspeed", uneven, "stages[1] = layers 7-11"},
-		{"k8s", replicated, "stages[1].replicas = 1"},
-		{"torchtitan", fp8, "model.transformer.precision = fp8"},
-	} {
-		in := inputOf(c.p)
-		if c.p == replicated {
-			in.Cluster.Nodes = 2 // 8 stage replicas × tp 2
-		}
-		_, err := export(c.format, in)
-		if !errors.Is(err, errNotExpressible) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s of a %s plan: got %v, want an error naming %q", c.format, c.p.Execution.Schedule, err, c.want)
-		}
-	}
-	if _, err := export("fairseq", inputOf(gptPlan(t, 1))); err == nil || !strings.Contains(err.Error(), `--format: must be one of`) {
-		t.Errorf("unknown format: %v", err)
-	}
-}
 
 // TestRunExportCLI runs the subcommand on the runner's testdata plan.
 func TestRunExportCLI(t *testing.T) {
@@ -406,7 +36,7 @@ func TestRunExportCLI(t *testing.T) {
 	// A cluster larger than the plan's GPUs, which plan.Validate lets a
 	// plan with replicated stages leave idle: checkConsistency refuses it
 	// before any exporter runs.
-	p := gptPlan(t, 1)
+	p := loadPlan(t, "gpt-tp2-pp4-dp2.json")
 	p.Execution.DP = 1
 	for i := range p.Stages {
 		p.Stages[i].Replicas = 2
@@ -420,7 +50,7 @@ func TestRunExportCLI(t *testing.T) {
 	if err := os.WriteFile(big, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, format := range exportFormats {
+	for _, format := range launch.Formats {
 		err := runExport([]string{"--format", format, big}, &stdout, &stderr)
 		if want := "cluster: 4 nodes × 8 GPUs = 32, but the plan uses tp 2 × dp 1 × 8 stage replicas × cp 1 = 16 GPUs"; err == nil || err.Error() != want {
 			t.Errorf("%s on 32 GPUs: got %v, want %s", format, err, want)
@@ -431,26 +61,25 @@ func TestRunExportCLI(t *testing.T) {
 // FuzzExport: whatever plan parses, every export either refuses with an
 // error or prints an artifact that parses back.
 func FuzzExport(f *testing.F) {
-	for _, name := range []string{"tiny-transformer.json", "tiny-profile.json"} {
+	for _, name := range []string{"tiny-transformer.json", "tiny-profile.json", "gpt-tp2-pp4-dp2.json", "tiny-interleaved.json", "tiny-end-chunks.json"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(data)
 	}
-	seed, err := gptPlan(f, 2).Marshal()
+	seed, err := os.ReadFile(filepath.Join("testdata", "gpt-tp2-pp4-dp2.json"))
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(seed)
 	f.Add(bytes.Replace(seed, []byte(`"GPT 1.3B"`), []byte(`"a \"quoted\"\n\u0000 name: [x]"`), 1))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := plan.Parse(data)
 		if err != nil || checkConsistency(p) != nil {
 			return
 		}
-		for _, format := range exportFormats {
-			out, err := export(format, inputOf(p))
+		for _, format := range launch.Formats {
+			out, err := launch.Artifact(format, p, "")
 			if err != nil {
 				continue
 			}
@@ -496,13 +125,13 @@ func TestCheckConsistency(t *testing.T) {
 		}, "execution.global_batch: 32 microbatches × microbatch size 1 × data parallel 4 = 128 samples, got 64"},
 		{func(p *plan.Plan) { p.Model.Transformer.Layers = 30 }, "model.num_layers: 24, but model.transformer.layers is 30"},
 	} {
-		p := gptPlan(t, 1)
+		p := loadPlan(t, "gpt-tp2-pp4-dp2.json")
 		c.edit(p)
 		if err := checkConsistency(p); err == nil || err.Error() != c.want {
 			t.Errorf("got %v, want %s", err, c.want)
 		}
 	}
-	if err := checkConsistency(gptPlan(t, 2)); err != nil {
+	if err := checkConsistency(loadPlan(t, "tiny-interleaved.json")); err != nil {
 		t.Errorf("consistent plan refused: %v", err)
 	}
 }

@@ -50,7 +50,7 @@ func startFakeRun(t *testing.T, body string, n int) (context.CancelCauseFunc, <-
 	ctx, cancel := context.WithCancelCause(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		err := launch(ctx, py, dir, singleNode(2), &bytes.Buffer{})
+		err := runTorchrun(ctx, py, dir, singleNode(2), &bytes.Buffer{})
 		// Unblock the reader below if the script never wrote.
 		if f, ferr := os.OpenFile(ready, os.O_WRONLY|syscall.O_NONBLOCK, 0); ferr == nil {
 			f.Close()
@@ -89,7 +89,7 @@ Root Cause (first observed failure):
   exitcode  : 3 (pid: 4241)
 OUT
 exit 1`)
-	err := launch(context.Background(), py, dir, singleNode(2), &bytes.Buffer{})
+	err := runTorchrun(context.Background(), py, dir, singleNode(2), &bytes.Buffer{})
 	if err == nil {
 		t.Fatal("a failed torchrun reported success")
 	}

@@ -48,10 +48,10 @@ func launchArgs(n nodeSpec, port int) []string {
 	return append(args, "--redirects=1", "--tee=1", "--log_dir=logs", "worker.py", "--config", "run.json")
 }
 
-// launch runs this node's ranks of worker.py in dir under torchrun,
+// runTorchrun runs this node's ranks of worker.py in dir under torchrun,
 // streaming their output to log; on failure the error holds the failing
 // ranks' last lines.
-func launch(ctx context.Context, python, dir string, n nodeSpec, log io.Writer) error {
+func runTorchrun(ctx context.Context, python, dir string, n nodeSpec, log io.Writer) error {
 	port := 0
 	if n.nnodes <= 1 {
 		var err error

@@ -35,7 +35,7 @@ func TestLaunchKillsProcessGroupOnTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	var log bytes.Buffer
-	err := launch(ctx, py, dir, singleNode(2), &log)
+	err := runTorchrun(ctx, py, dir, singleNode(2), &log)
 	if err == nil || !strings.Contains(err.Error(), "workers stopped: context deadline exceeded (the process group was killed)") {
 		t.Fatalf("got %v", err)
 	}
@@ -47,7 +47,7 @@ func TestLaunchKillsProcessGroupOnTimeout(t *testing.T) {
 func TestLaunchReportsExitStatus(t *testing.T) {
 	dir := t.TempDir()
 	py := fakePython(t, dir, "python3", `echo "[rank 1] RuntimeError: boom" >&2; exit 3`)
-	err := launch(context.Background(), py, dir, singleNode(2), &bytes.Buffer{})
+	err := runTorchrun(context.Background(), py, dir, singleNode(2), &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "worker failed (torchrun: exit status 3)\nrank 1 failed; its last stderr lines:\n[rank 1] RuntimeError: boom") {
 		t.Fatalf("got %v", err)
 	}

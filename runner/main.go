@@ -200,7 +200,7 @@ func execute(ctx context.Context, o options, log io.Writer) (*Report, error) {
 	if err := checkDevices(ctx, python, dir, c, o, node); err != nil {
 		return nil, err
 	}
-	if err := launch(ctx, python, dir, node, log); err != nil {
+	if err := runTorchrun(ctx, python, dir, node, log); err != nil {
 		return nil, err
 	}
 	results, err := readResults(dir, c, node)

@@ -166,7 +166,7 @@ func TestEndToEndRankKilledBySignal(t *testing.T) {
 	defer cancel()
 	done := make(chan struct{})
 	var launchErr error
-	go func() { launchErr = launch(ctx, py, dir, singleNode(len(c.Ranks)), &bytes.Buffer{}); close(done) }()
+	go func() { launchErr = runTorchrun(ctx, py, dir, singleNode(len(c.Ranks)), &bytes.Buffer{}); close(done) }()
 	killed := false
 	for _, w := range waitForWorkers(t, dir, 2, done) {
 		if strings.Contains("\x00"+w.environ, "\x00RANK=1\x00") {

@@ -1,4 +1,4 @@
-package main
+package launch
 
 import (
 	"encoding/json"
@@ -40,7 +40,7 @@ func shellQuote(s string) string {
 }
 
 // header is the comment every artifact starts with: what the plan is.
-func header(in exportInput, prefix string) string {
+func header(in input, prefix string) string {
 	e := in.Exec
 	return fmt.Sprintf("%s %s: tp %d, pp %d, dp %d, interleave %d, cp %d, ep %d; microbatch %d × %d per step, global batch %d; schedule %s, recompute %s, zero %d (exported by pipeplan runner)\n",
 		prefix, modelLabel(in), e.TP, e.PP, e.DP*in.Stages[0].Replicas, e.Interleave, e.CP, e.EP,
@@ -48,7 +48,7 @@ func header(in exportInput, prefix string) string {
 }
 
 // modelLabel names the model on one line (control characters removed).
-func modelLabel(in exportInput) string {
+func modelLabel(in input) string {
 	name := in.Model.Name
 	if name == "" {
 		name = "(unnamed model)"
@@ -62,12 +62,12 @@ func modelLabel(in exportInput) string {
 }
 
 // megatronCommand is the Megatron-LM training command of one rank.
-func megatronCommand(in exportInput, args []flagArg) string {
+func megatronCommand(in input, args []flagArg) string {
 	return header(in, "#") + megatronEntry + " \\\n" + shellArgs(args, "  ")
 }
 
 // torchrunArgs launches nodes × GPUs-per-node ranks through a c10d rendezvous at endpoint.
-func torchrunArgs(in exportInput, id, endpoint string) []flagArg {
+func torchrunArgs(in input, id, endpoint string) []flagArg {
 	return []flagArg{
 		{"--nnodes", strconv.Itoa(in.Cluster.Nodes)}, {"--nproc_per_node", strconv.Itoa(in.Cluster.GPUsPerNode)},
 		{"--rdzv_id", id}, {"--rdzv_backend", "c10d"}, {"--rdzv_endpoint", endpoint},
@@ -85,14 +85,14 @@ func eqArgs(args []flagArg) []string {
 
 // torchrunCommand is the command to run on every node (each with the same
 // rendezvous endpoint, MASTER_ADDR:MASTER_PORT of the first node).
-func torchrunCommand(in exportInput, args []flagArg) string {
+func torchrunCommand(in input, args []flagArg) string {
 	launcher := eqArgs(torchrunArgs(in, "pipeplan", "${MASTER_ADDR}:${MASTER_PORT:-29500}"))
 	return header(in, "#") + "# run on each of the nodes, with MASTER_ADDR set to the first node's address\n" +
 		"torchrun " + strings.Join(launcher, " ") + " " + megatronEntry + " \\\n" + shellArgs(args, "  ")
 }
 
 // jobName is a lowercase [a-z0-9-] name for the plan's job.
-func jobName(in exportInput) string {
+func jobName(in input) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(in.Model.Name) {
 		switch {
@@ -110,7 +110,7 @@ func jobName(in exportInput) string {
 }
 
 // sbatchScript is a Slurm batch script: one task per node running torchrun.
-func sbatchScript(in exportInput, args []flagArg) string {
+func sbatchScript(in input, args []flagArg) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/bash\n")
 	for _, o := range []flagArg{{"--job-name", jobName(in)}, {"--nodes", strconv.Itoa(in.Cluster.Nodes)},
@@ -131,7 +131,7 @@ func sbatchScript(in exportInput, args []flagArg) string {
 
 // pytorchJobYAML is a Kubeflow PyTorchJob (kubeflow.org/v1): a Master and
 // nodes−1 Workers, each a pod with the node's GPUs running torchrun.
-func pytorchJobYAML(in exportInput, args []flagArg) (string, error) {
+func pytorchJobYAML(in input, args []flagArg) (string, error) {
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	cmdArgs := eqArgs(torchrunArgs(in, "pipeplan", "$(MASTER_ADDR):$(MASTER_PORT)"))
 	cmdArgs = append(cmdArgs, megatronEntry)
@@ -166,7 +166,7 @@ var torchtitanSchedules = map[schedule.Kind]string{
 }
 
 // torchtitanTOML is a torchtitan job config (torchtitan/config/job_config.py).
-func torchtitanTOML(in exportInput) (string, error) {
+func torchtitanTOML(in input) (string, error) {
 	const engine = "torchtitan"
 	d, err := common(engine, in)
 	if err != nil {
@@ -231,7 +231,7 @@ func torchtitanTOML(in exportInput) (string, error) {
 
 // deepspeedJSON is a DeepSpeed config (deepspeed.ai/docs/config-json):
 // batch sizes, ZeRO, precision, the pipeline engine's stages and AutoTP.
-func deepspeedJSON(in exportInput) (string, error) {
+func deepspeedJSON(in input) (string, error) {
 	const engine = "deepspeed"
 	d, err := common(engine, in)
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package launch
 
 import (
 	"errors"
@@ -133,7 +133,7 @@ func TestExportMegatronArchitecture(t *testing.T) {
 		flags := megatronFlags(t, mustExport(t, "megatron", inputOf(presetPlan(t, llm.ID))))
 		for k, v := range flags {
 			if !slices.Contains(known, k) {
-				t.Errorf("%s: %s is not in testdata/engines/megatron-args.txt", llm.ID, k)
+				t.Errorf("%s: %s is not in testdata/megatron-args.txt", llm.ID, k)
 			}
 			flags[k] = unquote(v)
 		}
@@ -261,7 +261,7 @@ func TestExportMegatronRefuses(t *testing.T) {
 		{"fp8 parameters unsharded", fp8Gather, "execution.fp8_param_gather = true"},
 		{"fp16 experts", fp16Experts, "model.transformer.precision = fp16"},
 	} {
-		if _, err := export("megatron", inputOf(c.p)); !errors.Is(err, errNotExpressible) || !strings.Contains(err.Error(), c.want) {
+		if _, err := export("megatron", inputOf(c.p)); !errors.Is(err, ErrNotExpressible) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an error naming %q", c.name, err, c.want)
 		}
 	}

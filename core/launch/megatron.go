@@ -1,4 +1,4 @@
-package main
+package launch
 
 import (
 	"fmt"
@@ -17,8 +17,8 @@ const megatronEntry = "pretrain_gpt.py"
 // of the plan: the model's architecture (attention, MLP, MoE, norms,
 // embeddings), every degree, the pipeline split, the microbatching,
 // recomputation, the optimizer sharding, precision and overlap, on
-// synthetic data. Each flag's source is testdata/engines/megatron-args.txt.
-func megatronArgs(in exportInput) ([]flagArg, error) {
+// synthetic data. Each flag's source is testdata/megatron-args.txt.
+func megatronArgs(in input) ([]flagArg, error) {
 	const engine = "megatron"
 	if _, err := common(engine, in); err != nil {
 		return nil, err
@@ -162,7 +162,7 @@ func megatronMoE(engine string, t *model.Transformer, e plan.Execution) ([]flagA
 // degree alone, with --num-layers-per-virtual-pipeline-stage when
 // interleaved; any other by --pipeline-model-parallel-layout, which
 // names each chunk's layers (megatronLayout).
-func megatronPipelineSplit(engine string, in exportInput) ([]flagArg, error) {
+func megatronPipelineSplit(engine string, in input) ([]flagArg, error) {
 	e := in.Exec
 	if len(in.Stages) != e.PP*e.Interleave {
 		return nil, notExpressible(engine, "stages", len(in.Stages), fmt.Sprintf("%d model chunks where the pipeline has pp %d × interleave %d", len(in.Stages), e.PP, e.Interleave))
