@@ -9,6 +9,7 @@ import (
 	"pipeplan/app/request"
 	"pipeplan/core/cost"
 	"pipeplan/core/hw"
+	"pipeplan/core/launch"
 	"pipeplan/core/model"
 	"pipeplan/core/partition"
 	"pipeplan/core/plan"
@@ -144,6 +145,43 @@ type Result struct {
 	PipeDream *partition.PipeDreamResult `json:"pipedream,omitempty"`
 	// NoExport says why a result with candidates has no exportable Plan.
 	NoExport string `json:"no_export,omitempty"`
+	// Launch is the selected Plan as each engine's launch artifact
+	// (core/launch), or why the engine cannot run it; nil without a Plan.
+	Launch []LaunchArtifact `json:"launch,omitempty"`
+}
+
+// LaunchArtifact is the selected plan as one engine's launch artifact.
+type LaunchArtifact struct {
+	// Format is core/launch's name of the artifact ("megatron", "slurm", …).
+	Format string `json:"format"`
+	// Title says what it is, e.g. "Megatron-LM arguments".
+	Title string `json:"title"`
+	// Text is the artifact; "" when the engine cannot run the plan.
+	Text string `json:"text,omitempty"`
+	// Problem says why the engine cannot run the plan as planned.
+	Problem string `json:"problem,omitempty"`
+}
+
+// launchTitles name core/launch's formats for people.
+var launchTitles = map[string]string{
+	"megatron": "Megatron-LM arguments", "torchrun": "torchrun (Megatron-LM, each node)",
+	"slurm": "Slurm batch script (Megatron-LM)", "k8s": "Kubeflow PyTorchJob (Megatron-LM)",
+	"torchtitan": "torchtitan job TOML", "deepspeed": "DeepSpeed config JSON",
+}
+
+// launchArtifacts writes p in every launch format.
+func launchArtifacts(p *plan.Plan) []LaunchArtifact {
+	out := make([]LaunchArtifact, len(launch.Formats))
+	for i, f := range launch.Formats {
+		out[i] = LaunchArtifact{Format: f, Title: launchTitles[f]}
+		text, err := launch.Artifact(f, p, "")
+		if err != nil {
+			out[i].Problem = err.Error()
+			continue
+		}
+		out[i].Text = text
+	}
+	return out
 }
 
 // Plan runs the chosen planner on the Plan page's inputs. Bad inputs are
@@ -156,7 +194,11 @@ func Plan(ctx context.Context, in request.Plan) (Result, error) {
 // PlanProgress is Plan reporting the fraction done of a slow planner
 // (MadPipe) to progress, if not nil.
 func PlanProgress(ctx context.Context, in request.Plan, progress func(float64)) (Result, error) {
-	return runPlanner(ctx, in, progress, true)
+	res, err := runPlanner(ctx, in, progress, true)
+	if err == nil && res.Plan != nil {
+		res.Launch = launchArtifacts(res.Plan)
+	}
+	return res, err
 }
 
 // runPlanner is PlanProgress; without detailed it ranks the candidates

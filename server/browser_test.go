@@ -477,6 +477,22 @@ func TestBrowser(t *testing.T) {
 		}
 		tb.checkPageErrors(t)
 	})
+	t.Run("LaunchItInMegatron", func(t *testing.T) {
+		tb := b.openState(t, planState(func(p *request.Plan) { p.GPU, p.Model, p.Nodes = "nvidia-h100-sxm5-80gb", "llama3-70b", 8 }))
+		tb.waitFor(t, `document.getElementById("launch-text") !== null && document.getElementById("launch-text").textContent.includes("pretrain_gpt.py")`)
+		mega := tb.text(t, "#launch-text")
+		for _, want := range []string{"--group-query-attention", "--num-query-groups 8", "--swiglu", "--normalization RMSNorm"} {
+			if !strings.Contains(mega, want) {
+				t.Errorf("Megatron-LM arguments lack %q", want)
+			}
+		}
+		tb.setSelect(t, "launch-format", "slurm")
+		tb.waitFor(t, `document.getElementById("launch-text").textContent.startsWith("#!/bin/bash")`)
+		tb.click(t, "#copy-launch")
+		tb.waitFor(t, `document.getElementById("launch-status").textContent !== ""`)
+		tb.screenshot(t, "plan-launch")
+		tb.checkPageErrors(t)
+	})
 	t.Run("PipeDreamProfile", func(t *testing.T) {
 		tb := b.openState(t, planState(func(p *request.Plan) { p.Nodes, p.Model = 4, "pd-vgg16" }))
 		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("plan-summary").textContent.includes("VGG-16")`)

@@ -62,6 +62,11 @@ type App struct {
 	ShareLink string
 	// ExportCommand is the runner command shown after Export plan ("" before).
 	ExportCommand string
+	// LaunchFormat is the engine whose launch artifact the Plan page shows
+	// (core/launch's format name; "" is the first).
+	LaunchFormat string
+	// LaunchStatus reports the last Copy of a launch artifact.
+	LaunchStatus string
 	// Plan holds the Plan page's latest result.
 	Plan PlanView
 	// Cluster holds the Cluster page's latest result.
@@ -142,6 +147,7 @@ func (a *App) changed() {
 	a.CopyStatus = ""
 	a.ShareLink = ""
 	a.ExportCommand = ""
+	a.LaunchStatus = ""
 	if f, err := request.Encode(a.State); err != nil {
 		a.Err = err.Error()
 	} else if f != a.fragment {

@@ -169,3 +169,25 @@ func TestPlanPageMoEInputs(t *testing.T) {
 		t.Error("the custom transformer with 8 experts hides the MoE inputs")
 	}
 }
+
+// TestAppLaunch: the Plan page shows the selected plan's launch artifact
+// for the chosen engine and copies it.
+func TestAppLaunch(t *testing.T) {
+	b := &fakeBrowser{}
+	a := NewApp(b, "")
+	a.Start()
+	l, ok := a.Launch()
+	if !ok || l.Format != "megatron" || !strings.Contains(l.Text, "pretrain_gpt.py") {
+		t.Fatalf("default launch artifact: %v %+v", ok, l)
+	}
+	a.SetLaunchFormat("slurm")
+	a.CopyLaunch()
+	if l, _ := a.Launch(); l.Format != "slurm" || b.copied != l.Text || !strings.HasPrefix(b.copied, "#!/bin/bash") || !strings.HasSuffix(a.LaunchStatus, "copied") {
+		first, _, _ := strings.Cut(b.copied, "\n")
+		t.Errorf("slurm: format %q, copied %q…, status %q", l.Format, first, a.LaunchStatus)
+	}
+	a.SetLaunchFormat("no-such-engine")
+	if l, _ := a.Launch(); l.Format != "megatron" {
+		t.Errorf("an unknown format shows %q, want the first (megatron)", l.Format)
+	}
+}

@@ -1,5 +1,11 @@
 package ui
 
+import (
+	"fmt"
+
+	"pipeplan/app"
+)
+
 // runnerCommand is how the companion runner executes an exported plan.
 const runnerCommand = "go run ./runner plan.json"
 
@@ -31,4 +37,41 @@ func (a *App) ExportPlan() {
 		return
 	}
 	a.ExportCommand = runnerCommand
+}
+
+// Launch is the selected plan's artifact for the chosen engine
+// (App.LaunchFormat, else the first), and false when the plan has none.
+func (a *App) Launch() (app.LaunchArtifact, bool) {
+	arts := a.Plan.Result.Launch
+	for _, l := range arts {
+		if l.Format == a.LaunchFormat {
+			return l, true
+		}
+	}
+	if len(arts) == 0 {
+		return app.LaunchArtifact{}, false
+	}
+	return arts[0], true
+}
+
+// SetLaunchFormat chooses the engine whose launch artifact is shown.
+func (a *App) SetLaunchFormat(format string) {
+	a.LaunchFormat, a.LaunchStatus = format, ""
+}
+
+// CopyLaunch copies the shown launch artifact to the clipboard.
+func (a *App) CopyLaunch() {
+	l, ok := a.Launch()
+	switch {
+	case !ok:
+		a.LaunchStatus = "there is no plan to launch"
+	case l.Text == "":
+		a.LaunchStatus = "nothing to copy: " + l.Problem
+	default:
+		if err := a.browser.CopyText(l.Text); err != nil {
+			a.LaunchStatus = fmt.Sprintf("could not copy (%v): select the text below", err)
+			return
+		}
+		a.LaunchStatus = l.Title + " copied"
+	}
 }

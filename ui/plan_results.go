@@ -327,3 +327,15 @@ func cpCommName(comm string) string {
 	}
 	return choiceNames[comm]
 }
+
+// hasLaunch reports whether the selected plan has launch artifacts.
+func (c *PlanPage) hasLaunch() bool {
+	_, ok := c.App.Launch()
+	return ok
+}
+
+// launch is the launch artifact the page shows.
+func (c *PlanPage) launch() app.LaunchArtifact {
+	l, _ := c.App.Launch()
+	return l
+}
