@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"pipeplan/app/request"
@@ -168,6 +169,9 @@ var launchTitles = map[string]string{
 	"slurm": "Slurm batch script (Megatron-LM)", "k8s": "Kubeflow PyTorchJob (Megatron-LM)",
 	"torchtitan": "torchtitan job TOML", "deepspeed": "DeepSpeed config JSON",
 }
+
+// LaunchFormats are the launch artifacts a Result carries, in its order.
+func LaunchFormats() []string { return slices.Clone(launch.Formats) }
 
 // launchArtifacts writes p in every launch format.
 func launchArtifacts(p *plan.Plan) []LaunchArtifact {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"pipeplan/app"
 	"pipeplan/app/request"
@@ -127,6 +129,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	breakdown := fs.Bool("breakdown", false, "print the chosen configuration's step-time breakdown")
 	exportPlan := fs.String("export-plan", "", "write the chosen configuration as a core/plan JSON file")
 	asJSON := fs.Bool("json", false, "print JSON (the same as POST /api/v1/plan) instead of a table")
+	launchAs := fs.String("launch", "", "print the chosen configuration as an engine's launch artifact instead of a table: "+strings.Join(app.LaunchFormats(), ", ")+" (megatron: Megatron-LM's pretrain_gpt.py arguments with the whole architecture)")
 	// The planner (issue 15: PipeDream-2BW's planner on a transformer spec).
 	sched := fs.String("schedule", "", "PTD-P's pipeline schedule: gpipe, 1f1b (PipeDream-Flush), interleaved or 2bw (empty: 1f1b, interleaved when --interleave > 1)")
 	planner := fs.String("planner", "ptdp", "planner: ptdp (tensor × pipeline × data search, §4.3) or 2bw (PipeDream-2BW's planner, §3.3.2: width × depth, microbatch size and recomputation; --pp, --microbatch and --recompute fix its choices)")
@@ -139,6 +142,9 @@ func runTransformer(args []string, stdout io.Writer) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *launchAs != "" && !slices.Contains(app.LaunchFormats(), *launchAs) {
+		return fmt.Errorf("--launch: must be one of %s, got %q", strings.Join(app.LaunchFormats(), ", "), *launchAs)
+	}
 	in := d
 	in.Model, in.Planner, in.Schedule = "custom", *planner, *sched
 	presetFlag := "preset"
@@ -221,9 +227,12 @@ func runTransformer(args []string, stdout io.Writer) error {
 		}
 		return flagError(err, transformerFlags)
 	}
-	if *asJSON {
+	switch {
+	case *launchAs != "" && res.Problem == "":
+		err = printLaunch(stdout, res, *launchAs)
+	case *asJSON:
 		err = writeJSON(stdout, res)
-	} else {
+	default:
 		err = printTransformer(stdout, in, res, set)
 		if err == nil && *breakdown {
 			err = printBreakdown(stdout, res)
@@ -279,6 +288,22 @@ func flagError(err error, flags map[string]string) error {
 		}
 	}
 	return err
+}
+
+// printLaunch prints the result's launch artifact of format, or why the
+// engine cannot run the chosen configuration.
+func printLaunch(w io.Writer, res app.Result, format string) error {
+	for _, l := range res.Launch {
+		if l.Format != format {
+			continue
+		}
+		if l.Problem != "" {
+			return fmt.Errorf("--launch %s: %s", format, l.Problem)
+		}
+		_, err := io.WriteString(w, l.Text)
+		return err
+	}
+	return fmt.Errorf("--launch %s: no plan to launch: %s", format, res.NoExport)
 }
 
 // printTransformer prints the result as text: the inputs and defaults, then a table.

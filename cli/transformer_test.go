@@ -356,3 +356,30 @@ func TestTransformerAttentionKernel(t *testing.T) {
 		t.Errorf("step seconds by kernel %v: want cudnn the default and flash2 over 20 %% slower at 32K", step)
 	}
 }
+
+// TestTransformerLaunch: --launch prints the chosen configuration as an
+// engine's launch artifact — Megatron-LM's arguments with Llama 3's
+// architecture and the pipeline layout of its 126 layers on 16 stages —
+// and refuses an unknown engine, or one that cannot run the plan, naming
+// the flag.
+func TestTransformerLaunch(t *testing.T) {
+	args := []string{"transformer", "--model", "llama3-405b", "--gpu", "nvidia-h100-sxm5-80gb", "--gpus", "2048", "--batch", "512",
+		"--tp", "8", "--pp", "16", "--cp", "1", "--microbatch", "1", "--interleave", "8", "--recompute", "none"}
+	var out bytes.Buffer
+	if err := Run(append(args, "--launch", "megatron"), &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"pretrain_gpt.py \\\n", "--num-query-groups 8", "--swiglu", "--tensor-model-parallel-size 8", "--pipeline-model-parallel-size 16", "--pipeline-model-parallel-layout '"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("--launch megatron lacks %q:\n%s", want, out.String())
+		}
+	}
+	for format, want := range map[string]string{
+		"fairseq":    `--launch: must be one of megatron, torchrun, slurm, k8s, torchtitan, deepspeed, got "fairseq"`,
+		"torchtitan": "--launch torchtitan: torchtitan: not expressible: stages[1]",
+	} {
+		if err := Run(append(args, "--launch", format), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--launch %s: got %v, want %q", format, err, want)
+		}
+	}
+}
