@@ -186,31 +186,24 @@ func TestEndToEndTensorParallel(t *testing.T) {
 	}
 }
 
-// TestEndToEndInterleaved runs 4 one-layer chunks on 2 ranks (v = 2) under
+// TestEndToEndInterleaved runs 4 model chunks on 2 ranks (v = 2) under
 // Megatron-LM's interleaved schedule, the tied embedding split between rank
-// 0's first chunk and rank 1's last.
+// 0's first chunk and rank 1's last: one layer a chunk, and chunks whose
+// ends hold no layers — the embedding alone on rank 0's first chunk, the
+// output layer and loss alone on rank 1's last, as the PTD-P search plans
+// Llama 3's 126 layers on pp 16 × v 8.
 func TestEndToEndInterleaved(t *testing.T) {
 	torchPython(t)
-	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
-	r := runE2E(t, "testdata/tiny-interleaved.json")
-	checkTrained(t, r, 2)
-	if r.Schedule != "interleaved" {
-		t.Errorf("schedule %q, want interleaved", r.Schedule)
-	}
-}
-
-// TestEndToEndEmptyEndChunks runs a plan whose first and last model
-// chunks hold no layers — the embedding alone on rank 0's first chunk, the
-// output layer and loss alone on rank 1's last, as the PTD-P search plans
-// Llama 3's 126 layers on pp 16 × v 8 — with the tied embedding split
-// between them.
-func TestEndToEndEmptyEndChunks(t *testing.T) {
-	torchPython(t)
-	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
-	r := runE2E(t, "testdata/tiny-end-chunks.json")
-	checkTrained(t, r, 2)
-	if r.Schedule != "interleaved" {
-		t.Errorf("schedule %q, want interleaved", r.Schedule)
+	t.Parallel()
+	for _, name := range []string{"tiny-interleaved.json", "tiny-end-chunks.json"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
+			r := runE2E(t, "testdata/"+name)
+			checkTrained(t, r, 2)
+			if r.Schedule != "interleaved" {
+				t.Errorf("schedule %q, want interleaved", r.Schedule)
+			}
+		})
 	}
 }
 

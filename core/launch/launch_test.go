@@ -356,6 +356,12 @@ func TestExportRefusesWhatEnginesCannotRun(t *testing.T) {
 	replicated.Stages[0].Replicas, replicated.Stages[1].Replicas, replicated.Stages[2].Replicas, replicated.Stages[3].Replicas = 3, 1, 2, 2
 	fp8 := gptPlan(t, 1)
 	fp8.Model.Transformer.Precision = model.FP8
+	noSP := gptPlan(t, 1)
+	noSP.Execution.Overlap.TPComm = true
+	fp8Gather := gptPlan(t, 1)
+	fp8Gather.Model.Transformer.Precision, fp8Gather.Execution.FP8ParamGather = model.FP8, true
+	fp16Experts := presetPlan(t, "mixtral-8x7b")
+	fp16Experts.Model.Transformer.Precision = model.FP16
 	for _, c := range []struct {
 		format string
 		p      *plan.Plan
@@ -370,6 +376,9 @@ func TestExportRefusesWhatEnginesCannotRun(t *testing.T) {
 		{"deepspeed", uneven, "stages[1] = layers 7-11"},
 		{"k8s", replicated, "stages[1].replicas = 1"},
 		{"torchtitan", fp8, "model.transformer.precision = fp8"},
+		{"megatron", noSP, "execution.overlap.tp_comm = true"}, // Megatron-LM overlaps TP communication only with sequence parallelism
+		{"megatron", fp8Gather, "execution.fp8_param_gather = true"},
+		{"megatron", fp16Experts, "model.transformer.precision = fp16"},
 	} {
 		in := inputOf(c.p)
 		if c.p == replicated {

@@ -1,7 +1,6 @@
 package launch
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -240,29 +239,5 @@ func TestExportMegatronLayout(t *testing.T) {
 	even := megatronFlags(t, mustExport(t, "megatron", inputOf(gptPlan(t, 2))))
 	if _, ok := even["--pipeline-model-parallel-layout"]; ok {
 		t.Errorf("an even split exported with a layout: %v", even)
-	}
-}
-
-// TestExportMegatronRefuses: what Megatron-LM cannot run as planned is an
-// error naming the plan field.
-func TestExportMegatronRefuses(t *testing.T) {
-	noSP := gptPlan(t, 1)
-	noSP.Execution.Overlap.TPComm = true
-	fp8Gather := gptPlan(t, 1)
-	fp8Gather.Model.Transformer.Precision, fp8Gather.Execution.FP8ParamGather = model.FP8, true
-	fp16Experts := presetPlan(t, "mixtral-8x7b")
-	fp16Experts.Model.Transformer.Precision = model.FP16
-	for _, c := range []struct {
-		name string
-		p    *plan.Plan
-		want string
-	}{
-		{"tp overlap without sequence parallelism", noSP, "execution.overlap.tp_comm = true"},
-		{"fp8 parameters unsharded", fp8Gather, "execution.fp8_param_gather = true"},
-		{"fp16 experts", fp16Experts, "model.transformer.precision = fp16"},
-	} {
-		if _, err := export("megatron", inputOf(c.p)); !errors.Is(err, ErrNotExpressible) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: got %v, want an error naming %q", c.name, err, c.want)
-		}
 	}
 }
