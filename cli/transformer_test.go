@@ -375,8 +375,8 @@ func TestTransformerLaunch(t *testing.T) {
 		}
 	}
 	for format, want := range map[string]string{
-		"fairseq":    `--launch: must be one of megatron, torchrun, slurm, k8s, torchtitan, deepspeed, got "fairseq"`,
-		"torchtitan": "--launch torchtitan: torchtitan: not expressible: stages[1]",
+		"fairseq":   `--launch: must be one of megatron, torchrun, slurm, k8s, torchtitan, deepspeed, got "fairseq"`,
+		"deepspeed": "--launch deepspeed: deepspeed: not expressible: execution.interleave = 8",
 	} {
 		if err := Run(append(args, "--launch", format), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--launch %s: got %v, want %q", format, err, want)

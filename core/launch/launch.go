@@ -133,9 +133,10 @@ func pipelineSchedule(engine string, e plan.Execution, allowed ...schedule.Kind)
 	return notExpressible(engine, "execution.schedule", e.Schedule, fmt.Sprintf("the engine's pipeline schedules are %v", allowed))
 }
 
-// layersPerChunk is the layers of each of the pp·v model chunks for the
-// engines that only split evenly (torchtitan, DeepSpeed); uneven stages
-// are refused. Megatron-LM takes any split (megatronPipelineSplit).
+// layersPerChunk is the layers of each of the pp·v model chunks for an
+// engine that only splits evenly (DeepSpeed); uneven stages are refused.
+// Megatron-LM takes any split (megatronPipelineSplit), torchtitan fewer
+// layers at the ends (torchtitanPipelineSplit).
 func layersPerChunk(engine string, in input) (int, error) {
 	n := in.Stages[0].LastLayer - in.Stages[0].FirstLayer + 1
 	for i, s := range in.Stages {

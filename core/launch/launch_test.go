@@ -189,6 +189,8 @@ func TestExportTorchtitanRoundTrip(t *testing.T) {
 			TP            int    `toml:"tensor_parallel_degree"`
 			PP            int    `toml:"pipeline_parallel_degree"`
 			LayersPerStep int    `toml:"pipeline_parallel_layers_per_stage"`
+			FirstLess     int    `toml:"pipeline_parallel_first_stage_less_layers"`
+			LastLess      int    `toml:"pipeline_parallel_last_stage_less_layers"`
 			Schedule      string `toml:"pipeline_parallel_schedule"`
 			Microbatch    int    `toml:"pipeline_parallel_microbatch_size"`
 			CP            int    `toml:"context_parallel_degree"`
@@ -204,7 +206,7 @@ func TestExportTorchtitanRoundTrip(t *testing.T) {
 		t.Fatalf("TOML: %v\n%s", err, out)
 	}
 	pa := job.Parallelism
-	if pa.Replicate*pa.Shard != 2 || pa.TP != 2 || pa.PP != 4 || pa.LayersPerStep != 3 || pa.Schedule != "Interleaved1F1B" ||
+	if pa.Replicate*pa.Shard != 2 || pa.TP != 2 || pa.PP != 4 || pa.LayersPerStep != 3 || pa.FirstLess != 0 || pa.LastLess != 0 || pa.Schedule != "Interleaved1F1B" ||
 		pa.Microbatch != 1 || pa.CP != 1 || pa.EP != 1 || job.Training.GlobalBatchSize != 64 || job.Training.LocalBatchSize != 32 ||
 		job.Training.SeqLen != 1024 || job.AC.Mode != "full" {
 		t.Errorf("degrees do not round-trip: %+v\n%s", job, out)
@@ -218,6 +220,30 @@ func TestExportTorchtitanRoundTrip(t *testing.T) {
 	for _, k := range md.Undecoded() {
 		if !slices.Contains([]string{"job", "job.description", "training.mixed_precision_param"}, k.String()) {
 			t.Errorf("key %s is not checked by the test", k)
+		}
+	}
+	// FP8 through torchtitan's float8 converter, the weights gathered in
+	// FP8 when FSDP shards them and the plan keeps no bf16 copy.
+	fp8 := gptPlan(t, 1)
+	fp8.Model.Transformer.Precision, fp8.Execution.ZeRO, fp8.Execution.FP8ParamGather = model.FP8, 3, true
+	var conv struct {
+		Model struct {
+			Converters []string `toml:"converters"`
+		} `toml:"model"`
+		Float8 struct {
+			AllGather bool `toml:"enable_fsdp_float8_all_gather"`
+		} `toml:"float8"`
+		Training struct {
+			MP string `toml:"mixed_precision_param"`
+		} `toml:"training"`
+	}
+	out = mustExport(t, "torchtitan", inputOf(fp8))
+	if md, err = toml.Decode(out, &conv); err != nil || !slices.Equal(conv.Model.Converters, []string{"float8"}) || !conv.Float8.AllGather || conv.Training.MP != "bfloat16" {
+		t.Errorf("fp8: %+v, %v\n%s", conv, err, out)
+	}
+	for _, k := range md.Keys() {
+		if len(k) == 2 && !slices.Contains(known, k.String()) {
+			t.Errorf("%s is not in testdata/torchtitan-keys.txt", k)
 		}
 	}
 }
@@ -354,8 +380,8 @@ func TestExportRefusesWhatEnginesCannotRun(t *testing.T) {
 	replicated := gptPlan(t, 1)
 	replicated.Execution.DP = 1
 	replicated.Stages[0].Replicas, replicated.Stages[1].Replicas, replicated.Stages[2].Replicas, replicated.Stages[3].Replicas = 3, 1, 2, 2
-	fp8 := gptPlan(t, 1)
-	fp8.Model.Transformer.Precision = model.FP8
+	fp16 := gptPlan(t, 1)
+	fp16.Model.Transformer.Precision = model.FP16
 	noSP := gptPlan(t, 1)
 	noSP.Execution.Overlap.TPComm = true
 	fp8Gather := gptPlan(t, 1)
@@ -372,10 +398,10 @@ func TestExportRefusesWhatEnginesCannotRun(t *testing.T) {
 		{"torchtitan", twoBW, "execution.schedule = 2bw"},
 		{"megatron", gpipe, "execution.schedule = gpipe"},
 		{"deepspeed", gptPlan(t, 2), "execution.interleave = 2"},
-		{"torchtitan", uneven, "stages[1] = layers 7-11"},
+		{"torchtitan", uneven, "stages[2] = layers 12-17"},
 		{"deepspeed", uneven, "stages[1] = layers 7-11"},
 		{"k8s", replicated, "stages[1].replicas = 1"},
-		{"torchtitan", fp8, "model.transformer.precision = fp8"},
+		{"torchtitan", fp16, "model.transformer.precision = fp16"},
 		{"megatron", noSP, "execution.overlap.tp_comm = true"}, // Megatron-LM overlaps TP communication only with sequence parallelism
 		{"megatron", fp8Gather, "execution.fp8_param_gather = true"},
 		{"megatron", fp16Experts, "model.transformer.precision = fp16"},
@@ -391,5 +417,93 @@ func TestExportRefusesWhatEnginesCannotRun(t *testing.T) {
 	}
 	if _, err := export("fairseq", inputOf(gptPlan(t, 1))); err == nil || !strings.Contains(err.Error(), `--format: must be one of`) {
 		t.Errorf("unknown format: %v", err)
+	}
+}
+
+// torchtitanStages is the transformer layers of each pipeline stage that
+// torchtitan builds from its settings, as pipeline_llm and
+// generate_llm_fqn_per_model_part (torchtitan/distributed/
+// pipeline_parallel.py at commit 02ef790c79614758f85880e173d2338d7de502a3)
+// compute: ceil((L + a + b)/n) stages, divisible by pp; each (L + a + b)
+// divided evenly, the first stages taking the remainder; the first stage's
+// share less a for the embedding, the last's less b for the norm and output.
+func torchtitanStages(t *testing.T, layers, perStage, firstLess, lastLess, pp int) []int {
+	t.Helper()
+	effective := layers + firstLess + lastLess
+	stages := (effective + perStage - 1) / perStage
+	if stages%pp != 0 {
+		t.Fatalf("torchtitan: %d virtual stages not divisible by pp %d", stages, pp)
+	}
+	if stages == 1 {
+		return []int{layers}
+	}
+	per, extra := effective/stages, effective%stages
+	if per == 0 || firstLess > per || lastLess > per {
+		t.Fatalf("torchtitan: %d stages of %d effective layers, weights %d and %d", stages, effective, firstLess, lastLess)
+	}
+	out := make([]int, stages)
+	left := layers
+	for i := range out {
+		n := per
+		if i < extra {
+			n++
+		}
+		switch i {
+		case 0:
+			n -= firstLess
+		case stages - 1:
+			n -= lastLess
+		}
+		n = min(n, left)
+		out[i], left = n, left-n
+	}
+	return out
+}
+
+// TestExportTorchtitanSplit: the pipeline settings the torchtitan TOML
+// carries make torchtitan build the plan's chunks — an even split, ends
+// with fewer layers, and Llama 3's 126 layers on 128 chunks whose ends hold
+// the embedding and the output alone — where torchtitan's defaults (one
+// layer less at each end) would not.
+func TestExportTorchtitanSplit(t *testing.T) {
+	ends := gptPlan(t, 1) // 5, 7, 7, 5 layers
+	ends.Stages[0].LastLayer, ends.Stages[1].FirstLayer, ends.Stages[1].LastLayer, ends.Stages[2].FirstLayer = 4, 5, 11, 12
+	ends.Stages[2].LastLayer, ends.Stages[3].FirstLayer = 18, 19
+	llama := presetPlan(t, "llama3-405b")
+	llama.Cluster.Nodes = 128
+	llama.Execution.TP, llama.Execution.PP, llama.Execution.DP, llama.Execution.Interleave = 8, 16, 8, 8
+	llama.Execution.Schedule, llama.Execution.ZeRO, llama.Execution.Overlap.ParamGather = schedule.Interleaved, 0, false
+	llama.Stages = []plan.Stage{{FirstLayer: 0, LastLayer: -1, Replicas: 1}}
+	for l := range 126 {
+		llama.Stages = append(llama.Stages, plan.Stage{FirstLayer: l, LastLayer: l, Replicas: 1})
+	}
+	llama.Stages = append(llama.Stages, plan.Stage{FirstLayer: 126, LastLayer: 125, Replicas: 1})
+	for _, c := range []struct {
+		name string
+		p    *plan.Plan
+	}{{"even, interleaved", gptPlan(t, 2)}, {"fewer at the ends", ends}, {"llama3-405b pp16 v8", llama}} {
+		if err := c.p.Validate(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var job struct {
+			Parallelism struct {
+				PP        int `toml:"pipeline_parallel_degree"`
+				PerStage  int `toml:"pipeline_parallel_layers_per_stage"`
+				FirstLess int `toml:"pipeline_parallel_first_stage_less_layers"`
+				LastLess  int `toml:"pipeline_parallel_last_stage_less_layers"`
+			} `toml:"parallelism"`
+		}
+		out := mustExport(t, "torchtitan", inputOf(c.p))
+		if _, err := toml.Decode(out, &job); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		pa := job.Parallelism
+		want := make([]int, len(c.p.Stages))
+		for k, s := range c.p.Stages {
+			want[k] = chunkLayers(s)
+		}
+		if got := torchtitanStages(t, c.p.Model.Transformer.Layers, pa.PerStage, pa.FirstLess, pa.LastLess, pa.PP); !slices.Equal(got, want) {
+			t.Errorf("%s: torchtitan builds %v, the plan %v", c.name, got, want)
+		}
 	}
 }
