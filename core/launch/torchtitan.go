@@ -1,0 +1,155 @@
+package launch
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"pipeplan/core/model"
+	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
+)
+
+// torchtitanSchedules maps schedule kinds to torch.distributed.pipelining's names.
+var torchtitanSchedules = map[schedule.Kind]string{
+	schedule.GPipe: "GPipe", schedule.OneFOneB: "1F1B", schedule.Interleaved: "Interleaved1F1B",
+}
+
+// torchtitanTOML is a torchtitan job config (torchtitan/config/job_config.py).
+func torchtitanTOML(in input) (string, error) {
+	const engine = "torchtitan"
+	d, err := common(engine, in)
+	if err != nil {
+		return "", err
+	}
+	e := in.Exec
+	t, err := transformer(engine, in)
+	if err != nil {
+		return "", err
+	}
+	if err := pipelineSchedule(engine, e, schedule.GPipe, schedule.OneFOneB, schedule.Interleaved); err != nil {
+		return "", err
+	}
+	split, err := torchtitanPipelineSplit(engine, in.Stages)
+	if err != nil {
+		return "", err
+	}
+	if e.CP > 1 && e.CPComm != "" && e.CPComm != plan.CPCommP2P {
+		return "", notExpressible(engine, "execution.cp_comm", e.CPComm, "torchtitan's context parallelism is PyTorch's ring attention; no other exchange is exported")
+	}
+	replicate, shard, reshard := d, 1, ""
+	switch e.ZeRO {
+	case 1:
+		return "", notExpressible(engine, "execution.zero", 1, "torchtitan shards with FSDP (parameters and gradients too, zero 2 or 3), not the optimizer state alone")
+	case 2:
+		replicate, shard, reshard = 1, d, "never"
+	case 3:
+		replicate, shard = 1, d
+	}
+	var mp string
+	switch p := precision(t); p {
+	case model.BF16, model.FP8:
+		mp = "bfloat16"
+	case model.FP32:
+		mp = "float32"
+	default:
+		return "", notExpressible(engine, "model.transformer.precision", p, "torchtitan's mixed_precision_param is bfloat16 or float32 (fp8 through its float8 converter)")
+	}
+	kind := e.Schedule
+	if e.PP == 1 || kind == schedule.Interleaved && e.Interleave == 1 {
+		kind = schedule.OneFOneB
+	}
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	var b strings.Builder
+	b.WriteString(header(in, "#"))
+	b.WriteString("# torchtitan builds the model named by [model] name/flavor: register a flavor with these dimensions.\n")
+	b.WriteString("# Its tensor parallelism also shards the norms' activations over the sequence (sequence parallelism).\n")
+	fmt.Fprintf(&b, "[job]\ndescription = %s\n\n", q(modelLabel(in)+": "+dimensions(t)))
+	fmt.Fprintf(&b, "[training]\nlocal_batch_size = %d\nglobal_batch_size = %d\nseq_len = %d\nmixed_precision_param = %s\n\n",
+		e.GlobalBatch/d, e.GlobalBatch, t.Seq, q(mp))
+	fmt.Fprintf(&b, "[parallelism]\ndata_parallel_replicate_degree = %d\ndata_parallel_shard_degree = %d\n", replicate, shard)
+	if reshard != "" {
+		fmt.Fprintf(&b, "fsdp_reshard_after_forward = %s\n", q(reshard))
+	}
+	fmt.Fprintf(&b, "tensor_parallel_degree = %d\npipeline_parallel_degree = %d\n", e.TP, e.PP)
+	fmt.Fprintf(&b, "pipeline_parallel_layers_per_stage = %d\npipeline_parallel_first_stage_less_layers = %d\npipeline_parallel_last_stage_less_layers = %d\n", split.perStage, split.firstLess, split.lastLess)
+	fmt.Fprintf(&b, "pipeline_parallel_schedule = %s\npipeline_parallel_microbatch_size = %d\n", q(torchtitanSchedules[kind]), e.MicrobatchSize)
+	fmt.Fprintf(&b, "context_parallel_degree = %d\nexpert_parallel_degree = %d\n\n", e.CP, e.EP)
+	fmt.Fprintf(&b, "[activation_checkpoint]\nmode = %s\n", q(string(e.Recompute)))
+	if precision(t) == model.FP8 {
+		// torchao's Float8Linear with dynamic (current) tensorwise scaling,
+		// as the cost model's FP8 is Transformer Engine's current scaling;
+		// FSDP gathers the weights in FP8 where the plan keeps no bf16 copy.
+		b.WriteString("\n[model]\nconverters = [\"float8\"]\n")
+		if e.FP8ParamGather && e.ZeRO >= 2 {
+			b.WriteString("\n[float8]\nenable_fsdp_float8_all_gather = true\nprecompute_float8_dynamic_scale_for_fsdp = true\n")
+		}
+	}
+	return b.String(), nil
+}
+
+// dimensions names the transformer's architecture on one line, for the
+// engines that take it from code (a torchtitan flavor) to be matched.
+func dimensions(t *model.Transformer) string {
+	d := fmt.Sprintf("layers %d, hidden %d, heads %d, seq %d, vocab %d, ffn %d", t.Layers, t.Hidden, t.Heads, t.Seq, t.Vocab, ffnSize(t))
+	if t.KVHeads > 0 && t.KVHeads != t.Heads && t.MLA == nil {
+		d += fmt.Sprintf(", kv heads %d", t.KVHeads)
+	}
+	if t.HeadDim > 0 {
+		d += fmt.Sprintf(", head dim %d", t.HeadDim)
+	}
+	if t.GatedFFN {
+		d += ", SwiGLU"
+	}
+	if m := t.MLA; m != nil {
+		d += fmt.Sprintf(", latent attention (q rank %d, kv rank %d, qk %d+%d rope, v %d)", m.QLoraRank, m.KVLoraRank, m.QKNopeHeadDim, m.QKRopeHeadDim, m.VHeadDim)
+	}
+	if m := t.MoE; m != nil {
+		d += fmt.Sprintf(", %d experts top %d of ffn %d", m.Experts, m.TopK, m.FFN)
+		if m.SharedExperts > 0 {
+			d += fmt.Sprintf(" + %d shared", m.SharedExperts)
+		}
+		if m.FirstDense > 0 {
+			d += fmt.Sprintf(", first %d layers dense", m.FirstDense)
+		}
+	}
+	return d
+}
+
+// torchtitanSplit is torchtitan's pipeline split: layers_per_stage n sets
+// the stage count (the first stage counts the embedding as firstLess
+// layers, the last the norm and output as lastLess), and every stage then
+// holds n layers but for those (torchtitan/distributed/pipeline_parallel.py,
+// pipeline_llm and generate_llm_fqn_per_model_part).
+type torchtitanSplit struct{ perStage, firstLess, lastLess int }
+
+// torchtitanPipelineSplit finds the torchtitan split that builds the
+// plan's chunks: the same layers in every chunk but the first and the
+// last, which may hold fewer (none: the embedding or the output alone).
+func torchtitanPipelineSplit(engine string, stages []plan.Stage) (torchtitanSplit, error) {
+	k := len(stages)
+	first, last := chunkLayers(stages[0]), chunkLayers(stages[k-1])
+	if k == 1 {
+		return torchtitanSplit{perStage: first}, nil
+	}
+	n := max(first, last)
+	if k > 2 {
+		n = chunkLayers(stages[1])
+		for i, s := range stages[1 : k-1] {
+			if c := chunkLayers(s); c != n {
+				return torchtitanSplit{}, notExpressible(engine, fmt.Sprintf("stages[%d]", i+1), fmt.Sprintf("layers %d-%d", s.FirstLayer, s.LastLayer),
+					fmt.Sprintf("%d layers where stage 1 has %d; torchtitan splits the layers evenly but for fewer on the first and last stage", c, n))
+			}
+		}
+	}
+	for _, end := range []struct {
+		i, layers int
+	}{{0, first}, {k - 1, last}} {
+		if end.layers > n || n == 0 {
+			s := stages[end.i]
+			return torchtitanSplit{}, notExpressible(engine, fmt.Sprintf("stages[%d]", end.i), fmt.Sprintf("layers %d-%d", s.FirstLayer, s.LastLayer),
+				fmt.Sprintf("%d layers where the middle stages have %d; torchtitan gives the first and last stage fewer layers, not more", end.layers, n))
+		}
+	}
+	return torchtitanSplit{perStage: n, firstLess: n - first, lastLess: n - last}, nil
+}
