@@ -144,6 +144,11 @@ func TestExportMegatronRoundTrip(t *testing.T) {
 				t.Errorf("v=%d: %s = %q (present %v), want %q", v, k, got, ok, w)
 			}
 		}
+		for k, w := range map[string]string{"--train-iters": "100", "--lr": "1.0e-4", "--eval-iters": "0", "--log-throughput": ""} {
+			if got, ok := flags[k]; !ok || got != w {
+				t.Errorf("v=%d: benchmark flag %s = %q (present %v), want %q", v, k, got, ok, w)
+			}
+		}
 		if _, ok := flags["--num-layers-per-virtual-pipeline-stage"]; ok != (v > 1) {
 			t.Errorf("v=%d: virtual pipeline flag present = %v", v, ok)
 		}
@@ -504,6 +509,27 @@ func TestExportTorchtitanSplit(t *testing.T) {
 		}
 		if got := torchtitanStages(t, c.p.Model.Transformer.Layers, pa.PerStage, pa.FirstLess, pa.LastLess, pa.PP); !slices.Equal(got, want) {
 			t.Errorf("%s: torchtitan builds %v, the plan %v", c.name, got, want)
+		}
+	}
+}
+
+// TestExportMegatronEnvironment: every artifact that starts Megatron-LM
+// sets CUDA_DEVICE_MAX_CONNECTIONS=1 where Megatron-LM asserts it (tensor
+// or context parallelism), and only there.
+func TestExportMegatronEnvironment(t *testing.T) {
+	tp1 := gptPlan(t, 1)
+	tp1.Execution.TP, tp1.Execution.DP = 1, 4
+	for _, c := range []struct {
+		p    *plan.Plan
+		want bool
+	}{{gptPlan(t, 1), true}, {tp1, false}} {
+		for _, format := range []string{"megatron", "torchrun", "slurm", "k8s"} {
+			out := mustExport(t, format, inputOf(c.p))
+			set := strings.Contains(out, "export CUDA_DEVICE_MAX_CONNECTIONS=1\n") ||
+				strings.Contains(out, "- name: \"CUDA_DEVICE_MAX_CONNECTIONS\"\n                  value: \"1\"")
+			if set != c.want {
+				t.Errorf("%s, tp %d: CUDA_DEVICE_MAX_CONNECTIONS=1 set %v, want %v:\n%s", format, c.p.Execution.TP, set, c.want, out)
+			}
 		}
 	}
 }

@@ -59,7 +59,16 @@ func modelLabel(in input) string {
 
 // megatronCommand is the Megatron-LM training command of one rank.
 func megatronCommand(in input, args []flagArg) string {
-	return header(in, "#") + megatronEntry + " \\\n" + shellArgs(args, "  ")
+	return header(in, "#") + megatronNote + exportEnv(in) + megatronEntry + " \\\n" + shellArgs(args, "  ")
+}
+
+// exportEnv is the shell lines that set megatronEnv's variables.
+func exportEnv(in input) string {
+	var b strings.Builder
+	for _, v := range megatronEnv(in.Exec) {
+		b.WriteString("export " + v.name + "=" + shellQuote(v.value) + "\n")
+	}
+	return b.String()
 }
 
 // torchrunArgs launches nodes × GPUs-per-node ranks through a c10d rendezvous at endpoint.
@@ -83,7 +92,7 @@ func eqArgs(args []flagArg) []string {
 // rendezvous endpoint, MASTER_ADDR:MASTER_PORT of the first node).
 func torchrunCommand(in input, args []flagArg) string {
 	launcher := eqArgs(torchrunArgs(in, "pipeplan", "${MASTER_ADDR}:${MASTER_PORT:-29500}"))
-	return header(in, "#") + "# run on each of the nodes, with MASTER_ADDR set to the first node's address\n" +
+	return header(in, "#") + megatronNote + "# run on each of the nodes, with MASTER_ADDR set to the first node's address\n" + exportEnv(in) +
 		"torchrun " + strings.Join(launcher, " ") + " " + megatronEntry + " \\\n" + shellArgs(args, "  ")
 }
 
@@ -117,7 +126,7 @@ func sbatchScript(in input, args []flagArg) string {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString(header(in, "#"))
+	b.WriteString(header(in, "#") + megatronNote + exportEnv(in))
 	b.WriteString("MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n")
 	launcher := eqArgs(torchrunArgs(in, "$SLURM_JOB_ID", "$MASTER_ADDR:29500"))
 	b.WriteString("srun torchrun " + strings.Join(launcher, " ") + " " + megatronEntry + " \\\n")
@@ -138,7 +147,7 @@ func pytorchJobYAML(in input, args []flagArg) (string, error) {
 		}
 	}
 	var b strings.Builder
-	b.WriteString(header(in, "#"))
+	b.WriteString(header(in, "#") + megatronNote)
 	fmt.Fprintf(&b, "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: %s\nspec:\n  nprocPerNode: %s\n  pytorchReplicaSpecs:\n",
 		q(jobName(in)), q(strconv.Itoa(in.Cluster.GPUsPerNode)))
 	replica := func(kind string, n int) {
@@ -146,6 +155,12 @@ func pytorchJobYAML(in input, args []flagArg) (string, error) {
 		fmt.Fprintf(&b, "            - name: pytorch\n              image: %s\n              command: [\"torchrun\"]\n              args:\n", q(in.Image))
 		for _, a := range cmdArgs {
 			fmt.Fprintf(&b, "                - %s\n", q(a))
+		}
+		if env := megatronEnv(in.Exec); len(env) > 0 {
+			b.WriteString("              env:\n")
+			for _, v := range env {
+				fmt.Fprintf(&b, "                - name: %s\n                  value: %s\n", q(v.name), q(v.value))
+			}
 		}
 		fmt.Fprintf(&b, "              resources:\n                limits:\n                  nvidia.com/gpu: %d\n", in.Cluster.GPUsPerNode)
 	}

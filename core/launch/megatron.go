@@ -57,7 +57,32 @@ func megatronArgs(in input) ([]flagArg, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(args, run...), nil
+	return append(append(args, run...), megatronBenchmark...), nil
+}
+
+// megatronBenchmark makes the command a 100-step benchmark that starts as
+// it is: Megatron-LM needs a step count and a learning rate, and evaluates
+// 100 batches at the end unless told not to; it logs each step's time and
+// TFLOP/s per GPU.
+var megatronBenchmark = []flagArg{
+	{"--train-iters", "100"}, {"--lr", "1.0e-4"}, {"--min-lr", "1.0e-5"}, {"--lr-decay-style", "cosine"},
+	{"--lr-warmup-iters", "10"}, {"--weight-decay", "0.1"}, {"--clip-grad", "1.0"},
+	{"--eval-iters", "0"}, {"--eval-interval", "1000"}, {"--log-interval", "1"}, {"--log-throughput", ""},
+}
+
+// megatronNote heads every Megatron-LM artifact: what it runs and what it
+// leaves to the user.
+const megatronNote = "# A 100-step benchmark on synthetic tokens. For a real run give your data and tokenizer, the step count and\n" +
+	"# learning-rate schedule, and the numerics the plan does not change (rotary base, norm epsilon, initialization).\n" +
+	"# Megatron-LM pads the vocabulary to a multiple of 128 × tp (NullTokenizer adds one token).\n"
+
+// megatronEnv is the environment Megatron-LM asserts: one CUDA connection
+// when tensor or context parallelism overlaps its communication.
+func megatronEnv(e plan.Execution) []flagArg {
+	if e.TP > 1 || e.CP > 1 {
+		return []flagArg{{"CUDA_DEVICE_MAX_CONNECTIONS", "1"}}
+	}
+	return nil
 }
 
 // megatronArchitecture is what sets the transformer apart from Megatron-LM's
