@@ -23,7 +23,8 @@ const (
 // experts: time per local expert").
 var fp8ExpertsCaveat = fmt.Sprintf("mixture of experts trained in FP8: published runs of this kind took %.2f× to %.1f× "+
 	"the predicted step time, most of them longer (the time per local expert was fitted on BF16 runs; some releases ran the "+
-	"small Qwen3 30B-A3B on H100 1.8× slower than later ones, and an overlapped expert exchange hid less than modelled); "+
+	"small Qwen3 30B-A3B on H100 1.8× slower than later ones, and the share of an overlapped expert exchange left exposed was "+
+	"fitted on one model's runs); "+
 	"take the throughput as optimistic",
 	fp8ExpertsFastest, fp8ExpertsSlowdown)
 

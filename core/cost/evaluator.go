@@ -52,6 +52,7 @@ type evaluator struct {
 	expertState    StateBytes // the same for routed experts, sharded over their data-parallel group edp
 	etp            int        // expert tensor parallelism (see expertGrid)
 	expertSec      float64    // time per local expert, MoE layer and microbatch (DefaultExpertSeconds)
+	epExposed      float64    // share of the overlapped expert exchange left exposed (DefaultEPOverlapExposed)
 	edp            int        // expert data parallelism (see expertGrid)
 	gradBytes      float64    // bytes of one unsharded gradient value
 	actOpts        model.ActivationOptions
@@ -144,6 +145,13 @@ func baseEvaluator(tr model.Transformer, c hw.Cluster, opt Options, pred *Predic
 			return e, fmt.Errorf("options.expert_seconds: must be in [0, 1), got %v", *opt.ExpertSeconds)
 		}
 		e.expertSec = *opt.ExpertSeconds
+	}
+	e.epExposed = DefaultEPOverlapExposed
+	if opt.EPOverlapExposed != nil {
+		if !(*opt.EPOverlapExposed >= 0 && *opt.EPOverlapExposed <= 1) {
+			return e, fmt.Errorf("options.ep_overlap_exposed: must be in [0, 1], got %v", *opt.EPOverlapExposed)
+		}
+		e.epExposed = *opt.EPOverlapExposed
 	}
 	e.reserve = DefaultReserve(c.GPU.MemoryBytes)
 	if opt.ReserveBytes != 0 {

@@ -129,16 +129,21 @@ func TestDeepEPDispatcher(t *testing.T) {
 }
 
 // TestEPOverlap: with the expert all-to-all overlapped, a MoE layer's
-// exchange stays exposed only where it exceeds the layer's compute, and
-// an unknown dispatcher is an error naming the field.
+// exchange stays exposed where it exceeds the layer's compute, and of the
+// rest the share DefaultEPOverlapExposed (all of it hidden at 0); an
+// unknown dispatcher is an error naming the field.
 func TestEPOverlap(t *testing.T) {
 	e := moeEvaluator(t, 32, 32)
 	last := e.tr.Layers - 1
 	plain := e.layerSeconds(last)
 	e.cfg.Overlap.EPComm = true
-	over := e.layerSeconds(last)
-	if want := math.Max(0, plain.ep-plain.compute); math.Abs(over.ep-want) > 1e-12 || over.compute != plain.compute {
-		t.Errorf("overlapped exchange %v s (compute %v s), want %v s (compute %v s)", over.ep, over.compute, want, plain.compute)
+	for _, f := range []float64{DefaultEPOverlapExposed, 0} {
+		e.epExposed = f
+		over := e.layerSeconds(last)
+		want := math.Max(0, plain.ep-plain.compute) + f*math.Min(plain.ep, plain.compute)
+		if math.Abs(over.ep-want) > 1e-12 || over.compute != plain.compute {
+			t.Errorf("exposed share %.2f: overlapped exchange %v s (compute %v s), want %v s (compute %v s)", f, over.ep, over.compute, want, plain.compute)
+		}
 	}
 	ex := WithDefaults(e.cfg)
 	ex.EPDispatcher = "nccl"

@@ -175,8 +175,9 @@ func (e *evaluator) layerTime(i int, w layerWork) layerTime {
 			// One microbatch's exchanges run while another's forward or
 			// backward computes (the 1F1B steady state Megatron-Core's EP
 			// overlap pairs, arXiv 2603.07685): what exceeds the layer's
-			// compute stays exposed.
-			lt.ep = math.Max(0, lt.ep-lt.compute)
+			// compute stays exposed, and of what it could hide the share
+			// DefaultEPOverlapExposed.
+			lt.ep -= math.Min(lt.ep, lt.compute) * (1 - e.epExposed)
 		}
 	}
 	return lt
@@ -377,6 +378,15 @@ func (e *evaluator) moeLocalSeconds() (fwd, total float64) {
 	fwd = router + softmax + permute
 	return fwd, fwd + 2*router + 2*softmax + permute*2
 }
+
+// DefaultEPOverlapExposed is the share of the expert exchange that
+// Overlap.EPComm could hide behind another microbatch's compute but leaves
+// exposed. Fitted on Megatron-Bridge's Qwen3 235B-A22B FP8 runs on 256 H100
+// (ep 32, the exchange overlapped; releases 25.11 to 26.04.01) by least
+// squares on the relative throughput (TestEPOverlapExposedFit), its
+// DeepSeek-V3 runs on GB200 held out; what it stands for is in doc.go
+// ("Mixture of experts: the overlapped exchange").
+const DefaultEPOverlapExposed = 0.28
 
 // DefaultExpertSeconds is the time each local expert adds to an MoE
 // layer per microbatch, forward and backward, besides its GEMMs' FLOPs

@@ -24,6 +24,9 @@ type Options struct {
 	// ExpertSeconds overrides DefaultExpertSeconds (nil: the default; 0
 	// leaves the per-expert time out).
 	ExpertSeconds *float64
+	// EPOverlapExposed overrides DefaultEPOverlapExposed (nil: the
+	// default; 0 hides all the overlapped expert exchange can).
+	EPOverlapExposed *float64
 }
 
 // TimeBreakdown splits the predicted iteration time; its fields sum to it.
