@@ -267,8 +267,18 @@
 // paper's 8K rows move from −6.2 / −5.3 % to −9.8 / −9.0 %; the paper does
 // not say which kernels or convention it used. NeMo 24.07's H100 rows
 // (Llama 2 7B +6.7 %, Llama 3 8B +16.7 %) imply factors of 1.47 and 1.74,
-// as FlashAttention-2 would, but that release's Transformer Engine version
-// and backend choice were not found, so they keep cuDNN's kernels.
+// as FlashAttention-2 would: costed at FlashAttention-2's rates its nine
+// H100 FP8 rows read −6.2 to +9.6 % (mean 3.9 %) where cuDNN's give −2.7 to
+// +16.7 % (mean 7.3 %). But that release's Transformer Engine (1.8.0.dev0,
+// NeMo's component table for 24.07) prefers cuDNN on Hopper ("Disabling
+// FlashAttention to give FusedAttention preference on Hopper+", checked
+// 2026-11-29 in attention.py snapshots of that era, and TE 1.2's notes of
+// January 2024 already say DotProductAttention uses cuDNN on Hopper, which
+// leaves the FlashAttention reading of NeMo 24.03 above uncertain too): what
+// both tables point at is the kernels of their containers — cuDNN 8.9 to
+// 9.1 then, at about FlashAttention-2's rates — not the backend's name. The
+// cuDNN version is no input of the model, so the 24.07 rows keep cuDNN's
+// kernels and the three past 10 % are reported.
 //
 // Memory-bound work of a dense layer, checked and left as it is: for Llama
 // 3 8B in FP8 the model moves ElementwiseTrafficPerActivationByte per
