@@ -116,7 +116,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	optimizer := fs.String("optimizer", d.Optimizer, "optimizer: mixed-adam, mixed-adam-fp32-grads, adam or sgd (empty: mixed-adam)")
 	zero := fs.Int("zero", 0, "ZeRO stage over the data-parallel replicas, 0-3 (1: Megatron-LM's distributed optimizer, 3: FSDP; omit to search)")
 	flash := fs.Bool("flash-attention", d.FlashAttention, "fused attention: no s×s scores stored, masked blocks skipped (false reproduces 2021 runs)")
-	attnKernel := fs.String("attention-kernel", d.AttentionKernel, "the fused attention kernels: cudnn (Transformer Engine's on Hopper and Blackwell) or flash2 (FlashAttention-2: PyTorch's SDPA flash backend, Transformer Engine 1.x); empty: cudnn")
+	attnKernel := fs.String("attention-kernel", d.AttentionKernel, "the fused attention kernels: cudnn (Transformer Engine's on Hopper and Blackwell) or flash2 (FlashAttention-2: PyTorch's SDPA flash backend; NVIDIA's 2024 H100 runs ran at about its rates); empty: cudnn")
 	gradFusion := fs.Bool("grad-accumulation-fusion", !d.UnfusedGradAccumulation, "weight-gradient GEMMs accumulate in place, as Megatron-LM and Transformer Engine do since 2022 (false: a separate accumulation pass per microbatch, as the 2021 runs)")
 	overlaps := make([]*bool, len(overlapFlags))
 	for i, f := range overlapFlags {

@@ -66,7 +66,7 @@ var choiceNames = map[string]string{
 	"none": "none", "selective": "selective (attention core)", "full": "full (layer inputs only)",
 	"p2p": "p2p: ring, overlapped with the attention", "all_gather": "all-gather K/V (Llama 3), exposed",
 	"a2a":   "all-to-all (Ulysses), exposed",
-	"cudnn": "cuDNN (Transformer Engine)", "flash2": "FlashAttention-2 (PyTorch SDPA, TE 1.x)",
+	"cudnn": "cuDNN (Transformer Engine)", "flash2": "FlashAttention-2 (PyTorch SDPA; 2024 kernels)",
 	"alltoall": "alltoall (every routed copy sent)", "deepep": "DeepEP (each token once per server)",
 }
 

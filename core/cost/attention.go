@@ -31,9 +31,9 @@ var (
 		{65536, 0.714, 0.634},
 	}
 	// hopperFlashAttention2 is FlashAttention-2 (PyTorch's SDPA flash
-	// backend) measured beside hopperFusedAttention in the same run: the
-	// kernels Transformer Engine 1.x ran before it preferred cuDNN on
-	// Hopper (plan.AttentionFlash2).
+	// backend) measured beside hopperFusedAttention in the same run; the
+	// 2024 H100 tables ran at about these rates (plan.AttentionFlash2;
+	// package doc, "Long sequences").
 	hopperFlashAttention2 = []attentionPoint{
 		{4096, 0.395, 0.313},
 		{8192, 0.409, 0.349},

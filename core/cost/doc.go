@@ -243,10 +243,11 @@
 // behind each step's attention, costs nothing the tables can see, and the
 // causal half of the s×s work is what the runs took (counted whole, the
 // factor would be twice as large). On H100 the factor is the kernels:
-// Transformer Engine 1.x, which NeMo 24.03 ran, chose "FlashAttention >
+// Transformer Engine's attention.py of early 2024 chose "FlashAttention >
 // FusedAttention (cuDNN) > UnfusedDotProductAttention" and ran context
-// parallelism "only ... with Flash Attention" (its attention.py of early
-// 2024); later releases prefer cuDNN on Hopper. cudnn-frontend's benchmark
+// parallelism "only ... with Flash Attention"; other snapshots of that
+// year prefer cuDNN on Hopper (below), so which backend NeMo 24.03 ran is
+// uncertain, but its kernels ran at FlashAttention-2's rates. cudnn-frontend's benchmark
 // measured FlashAttention-2 (PyTorch's flash backend) beside cuDNN 9.1 in
 // the same run on the same GPU (testdata/fused_attention_kernels.json,
 // flashattention-2-hopper): 1.58–1.77× slower forward and backward

@@ -169,9 +169,9 @@ func (r PublishedRun) validate() error {
 //     software prints them with — are asserted like the others
 //     (assertedMaxSeq): NeMo 24.03.01's Llama 2 7B on H100 from 32K to 1M
 //     tokens (performance_long_sequence.md; NeMo's llama2 formula, the
-//     attention core full), within 5 % since the model costs the
-//     FlashAttention-2 kernels Transformer Engine 1.x ran
-//     (plan.Execution.AttentionKernel; package doc, "Long sequences").
+//     attention core full), within 5 % costed at FlashAttention-2's
+//     rates, which their kernels ran at (plan.Execution.AttentionKernel;
+//     package doc, "Long sequences").
 //     NeMo 25.04.rc2's Llama 3 8B on B200 from 8K to 1M tokens is
 //     reported (Blackwell, below): +21 % at 8K to +52 % at 1M, its
 //     attention core 1.5–2× slower than cuDNN 9.18's kernels at every

@@ -77,11 +77,12 @@ type Execution struct {
 	// Transformer Engine runs on Hopper and later since it prefers it
 	// there ("Disabling FlashAttention to give FusedAttention preference
 	// on Hopper+ for performance reasons"); "flash2", FlashAttention-2,
-	// Transformer Engine 1.x's first choice before that preference ("The
-	// priority for attention backends ... is: FlashAttention >
-	// FusedAttention (cuDNN) > UnfusedDotProductAttention", and context
-	// parallelism "only implemented with Flash Attention"). One of
-	// AttentionKernels.
+	// PyTorch's SDPA flash backend and Transformer Engine's first choice
+	// before that preference ("The priority for attention backends ... is:
+	// FlashAttention > FusedAttention (cuDNN) > UnfusedDotProductAttention");
+	// NVIDIA's 2024 H100 tables ran at about its rates, whichever backend
+	// their containers chose (core/cost package doc, "Long sequences"). One
+	// of AttentionKernels.
 	AttentionKernel string `json:"attention_kernel,omitempty"`
 	// FP8ParamGather keeps the linear layers' weights in FP8 when the model
 	// trains in FP8 (Megatron-LM's --fp8-param-gather, Transformer
