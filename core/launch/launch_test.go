@@ -17,6 +17,7 @@ import (
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
 	"pipeplan/core/schedule"
+	"pipeplan/modelprofiles"
 )
 
 // gptPlan is a consistent transformer plan: 24 layers, tp 2 × pp 4 × dp 2
@@ -530,6 +531,32 @@ func TestExportMegatronEnvironment(t *testing.T) {
 			if set != c.want {
 				t.Errorf("%s, tp %d: CUDA_DEVICE_MAX_CONNECTIONS=1 set %v, want %v:\n%s", format, c.p.Execution.TP, set, c.want, out)
 			}
+		}
+	}
+}
+
+// TestExportTorchtitanFlavors: a preset torchtitan builds in (Llama 3
+// 8B/70B/405B, DeepSeek-V3 671B) is named by its [model] name and flavor,
+// so the TOML runs as it is; any other model asks for a flavor of its
+// dimensions to be registered.
+func TestExportTorchtitanFlavors(t *testing.T) {
+	want := map[string][2]string{"llama3-8b": {"llama3", "8B"}, "llama3-70b": {"llama3", "70B"}, "llama3-405b": {"llama3", "405B"}, "deepseek-v3": {"deepseek_v3", "671B"}}
+	for _, llm := range modelprofiles.LLMs() {
+		p := presetPlan(t, llm.ID)
+		p.Execution.ZeRO, p.Execution.Overlap.ParamGather = 3, true // torchtitan shards with FSDP
+		var job struct {
+			Model struct {
+				Name   string `toml:"name"`
+				Flavor string `toml:"flavor"`
+			} `toml:"model"`
+		}
+		out := mustExport(t, "torchtitan", inputOf(p))
+		if _, err := toml.Decode(out, &job); err != nil {
+			t.Fatalf("%s: %v", llm.ID, err)
+		}
+		w, builtIn := want[llm.ID]
+		if got := [2]string{job.Model.Name, job.Model.Flavor}; got != w || builtIn == strings.Contains(out, "register a flavor") {
+			t.Errorf("%s: [model] %q %q, want %q (built in %v):\n%s", llm.ID, got[0], got[1], w, builtIn, out)
 		}
 	}
 }

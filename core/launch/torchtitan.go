@@ -62,7 +62,10 @@ func torchtitanTOML(in input) (string, error) {
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	var b strings.Builder
 	b.WriteString(header(in, "#"))
-	b.WriteString("# torchtitan builds the model named by [model] name/flavor: register a flavor with these dimensions.\n")
+	flavor, known := torchtitanFlavorOf(t)
+	if !known {
+		b.WriteString("# torchtitan builds the model named by [model] name/flavor: register a flavor with these dimensions.\n")
+	}
 	b.WriteString("# Its tensor parallelism also shards the norms' activations over the sequence (sequence parallelism).\n")
 	fmt.Fprintf(&b, "[job]\ndescription = %s\n\n", q(modelLabel(in)+": "+dimensions(t)))
 	fmt.Fprintf(&b, "[training]\nlocal_batch_size = %d\nglobal_batch_size = %d\nseq_len = %d\nmixed_precision_param = %s\n\n",
@@ -76,16 +79,87 @@ func torchtitanTOML(in input) (string, error) {
 	fmt.Fprintf(&b, "pipeline_parallel_schedule = %s\npipeline_parallel_microbatch_size = %d\n", q(torchtitanSchedules[kind]), e.MicrobatchSize)
 	fmt.Fprintf(&b, "context_parallel_degree = %d\nexpert_parallel_degree = %d\n\n", e.CP, e.EP)
 	fmt.Fprintf(&b, "[activation_checkpoint]\nmode = %s\n", q(string(e.Recompute)))
-	if precision(t) == model.FP8 {
+	fp8 := precision(t) == model.FP8
+	if known || fp8 {
+		b.WriteString("\n[model]\n")
+	}
+	if known {
+		fmt.Fprintf(&b, "name = %s\nflavor = %s\n", q(flavor.name), q(flavor.flavor))
+	}
+	if fp8 {
 		// torchao's Float8Linear with dynamic (current) tensorwise scaling,
 		// as the cost model's FP8 is Transformer Engine's current scaling;
 		// FSDP gathers the weights in FP8 where the plan keeps no bf16 copy.
-		b.WriteString("\n[model]\nconverters = [\"float8\"]\n")
+		b.WriteString("converters = [\"float8\"]\n")
 		if e.FP8ParamGather && e.ZeRO >= 2 {
 			b.WriteString("\n[float8]\nenable_fsdp_float8_all_gather = true\nprecompute_float8_dynamic_scale_for_fsdp = true\n")
 		}
 	}
 	return b.String(), nil
+}
+
+// torchtitanFlavor is one of torchtitan's built-in models: its [model]
+// name and flavor and the architecture they build.
+type torchtitanFlavor struct {
+	name, flavor string
+	arch         model.Transformer
+}
+
+// torchtitanFlavors are the built-in models the presets match, as
+// torchtitan's model registrations build them: llama3's 8B, 70B and 405B
+// (torchtitan/models/llama3/__init__.py at commits 8c6bf93e and 00f555e1,
+// the MLP's size from model.py's multiple_of and ffn_dim_multiplier:
+// 14336, 28672, 53248; vocabulary 128256, untied) and deepseek_v3's 671B
+// (torchtitan/models/deepseek_v3/__init__.py at commits e23a9af5 and
+// 7a639a0c); checked 2026-11-29. The sequence length is the job's.
+var torchtitanFlavors = []torchtitanFlavor{
+	{"llama3", "8B", llama3Flavor(32, 4096, 32, 14336)},
+	{"llama3", "70B", llama3Flavor(80, 8192, 64, 28672)},
+	{"llama3", "405B", llama3Flavor(126, 16384, 128, 53248)},
+	{"deepseek_v3", "671B", model.Transformer{Layers: 61, Hidden: 7168, Heads: 128, Vocab: 129280, FFN: 18432,
+		GatedFFN: true, UntiedEmbeddings: true,
+		MoE: &model.MoE{Experts: 256, TopK: 8, FFN: 2048, SharedExperts: 1, FirstDense: 3},
+		MLA: &model.MLA{QLoraRank: 1536, KVLoraRank: 512, QKRopeHeadDim: 64, QKNopeHeadDim: 128, VHeadDim: 128}}},
+}
+
+// llama3Flavor is a torchtitan llama3 flavor's architecture: 8 K/V heads
+// of 128, a SwiGLU MLP, Llama 3's vocabulary, untied embeddings.
+func llama3Flavor(layers, hidden, heads, ffn int) model.Transformer {
+	return model.Transformer{Layers: layers, Hidden: hidden, Heads: heads, KVHeads: 8, HeadDim: 128, Vocab: 128256, FFN: ffn,
+		GatedFFN: true, UntiedEmbeddings: true}
+}
+
+// torchtitanFlavorOf returns the built-in torchtitan model whose
+// architecture is t's (attention, MLP, experts, vocabulary, embeddings;
+// norms, positions and biases are alike in every flavor).
+func torchtitanFlavorOf(t *model.Transformer) (torchtitanFlavor, bool) {
+	for _, f := range torchtitanFlavors {
+		a := f.arch
+		sameMoE := (a.MoE == nil) == (t.MoE == nil) && (a.MoE == nil || *a.MoE == *t.MoE)
+		sameMLA := (a.MLA == nil) == (t.MLA == nil) && (a.MLA == nil || *a.MLA == *t.MLA)
+		if a.Layers == t.Layers && a.Hidden == t.Hidden && a.Heads == t.Heads && a.Vocab == t.Vocab && ffnSize(&a) == ffnSize(t) &&
+			a.GatedFFN == t.GatedFFN && a.UntiedEmbeddings == t.UntiedEmbeddings && sameMoE && sameMLA &&
+			(t.MLA != nil || kvHeads(&a) == kvHeads(t) && headDim(&a) == headDim(t)) {
+			return f, true
+		}
+	}
+	return torchtitanFlavor{}, false
+}
+
+// kvHeads is t's key/value heads (0 in the spec means one per query head).
+func kvHeads(t *model.Transformer) int {
+	if t.KVHeads == 0 {
+		return t.Heads
+	}
+	return t.KVHeads
+}
+
+// headDim is t's head size (0 in the spec means hidden / heads).
+func headDim(t *model.Transformer) int {
+	if t.HeadDim == 0 {
+		return t.Hidden / t.Heads
+	}
+	return t.HeadDim
 }
 
 // dimensions names the transformer's architecture on one line, for the
