@@ -138,9 +138,9 @@ func pipelineSchedule(engine string, e plan.Execution, allowed ...schedule.Kind)
 // Megatron-LM takes any split (megatronPipelineSplit), torchtitan fewer
 // layers at the ends (torchtitanPipelineSplit).
 func layersPerChunk(engine string, in input) (int, error) {
-	n := in.Stages[0].LastLayer - in.Stages[0].FirstLayer + 1
+	n := chunkLayers(in.Stages[0])
 	for i, s := range in.Stages {
-		if k := s.LastLayer - s.FirstLayer + 1; k != n {
+		if k := chunkLayers(s); k != n {
 			return 0, notExpressible(engine, fmt.Sprintf("stages[%d]", i), fmt.Sprintf("layers %d-%d", s.FirstLayer, s.LastLayer),
 				fmt.Sprintf("%d layers where stage 0 has %d; the engine splits the layers evenly over the pipeline", k, n))
 		}
