@@ -130,10 +130,14 @@ func modelFor(in request.Plan) (ModelPreset, error) {
 	return withTraining(m, in)
 }
 
-// withTraining applies the request's sequence length and precision to a
-// transformer preset (a copy) and validates it.
+// withTraining applies the request's sequence length, precision and
+// multi-token prediction depth to a transformer preset (a copy) and
+// validates it.
 func withTraining(m ModelPreset, in request.Plan) (ModelPreset, error) {
 	if m.Transformer == nil {
+		if in.MTPLayers != nil && *in.MTPLayers > 0 {
+			return m, &request.FieldError{Field: "plan.mtp_layers", Msg: fmt.Sprintf("applies to transformer specs; %s is a measured per-layer profile, got %d", m.Name, *in.MTPLayers)}
+		}
 		return m, nil
 	}
 	tr := *m.Transformer
@@ -141,6 +145,9 @@ func withTraining(m ModelPreset, in request.Plan) (ModelPreset, error) {
 		tr.Seq = in.Seq
 	}
 	tr.Precision = model.Precision(in.Precision)
+	if in.MTPLayers != nil {
+		tr.MTPLayers = *in.MTPLayers
+	}
 	if err := tr.Validate(); err != nil {
 		return m, &request.FieldError{Field: "plan.model", Msg: err.Error()}
 	}

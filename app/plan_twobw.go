@@ -27,6 +27,9 @@ func planTwoBWTransformer(ctx context.Context, m ModelPreset, c hw.Cluster, in r
 		return Result{}, &request.FieldError{Field: f, Msg: fmt.Sprintf("the 2BW planner runs tensor-parallel size 1, one chunk per GPU, no context or expert parallelism, no ZeRO and full or no recomputation; got %v", v)}
 	}
 	tr := *m.Transformer
+	if tr.MTPLayers > 0 {
+		return Result{}, &request.FieldError{Field: "plan.mtp_layers", Msg: fmt.Sprintf("the 2BW planner costs the layers alone, not multi-token prediction; %s trains with %d MTP modules (set mtp_layers 0, or plan with PTD-P)", m.Name, tr.MTPLayers)}
+	}
 	if in.PP > 0 && (c.GPUs()%in.PP != 0 || in.PP > tr.Layers) {
 		return Result{}, &request.FieldError{Field: "plan.pp", Msg: fmt.Sprintf("the 2BW planner needs pp to divide the %d GPUs and at most one stage per layer (%d layers), got %d", c.GPUs(), tr.Layers, in.PP)}
 	}

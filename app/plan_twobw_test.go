@@ -49,11 +49,12 @@ func TestPlanTwoBWTransformer(t *testing.T) {
 // honour are errors naming the field.
 func TestPlanTwoBWTransformerBadInput(t *testing.T) {
 	for field, set := range map[string]func(*request.Plan){
-		"plan.tp":        func(p *request.Plan) { p.TP = 2 },
-		"plan.zero":      func(p *request.Plan) { z := 3; p.ZeRO = &z },
-		"plan.recompute": func(p *request.Plan) { p.Recompute = "selective" },
-		"plan.schedule":  func(p *request.Plan) { p.Schedule = "gpipe" },
-		"plan.pp":        func(p *request.Plan) { p.PP = 64 }, // 64 stages for 48 layers
+		"plan.tp":         func(p *request.Plan) { p.TP = 2 },
+		"plan.zero":       func(p *request.Plan) { z := 3; p.ZeRO = &z },
+		"plan.recompute":  func(p *request.Plan) { p.Recompute = "selective" },
+		"plan.schedule":   func(p *request.Plan) { p.Schedule = "gpipe" },
+		"plan.pp":         func(p *request.Plan) { p.PP = 64 }, // 64 stages for 48 layers
+		"plan.mtp_layers": func(p *request.Plan) { n := 1; p.MTPLayers = &n },
 	} {
 		in := bert2BW()
 		set(&in)

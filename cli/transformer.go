@@ -37,7 +37,7 @@ var transformerFlags = map[string]string{
 	"plan.cp": "cp", "plan.ep": "ep", "plan.ep_dispatcher": "ep-dispatcher", "plan.overlap_ep_comm": "overlap-ep-comm", "plan.fp8_param_gather": "fp8-param-gather",
 	"plan.flash_attention": "flash-attention", "plan.attention_kernel": "attention-kernel",
 	"plan.microbatch": "microbatch", "plan.interleave": "interleave", "plan.recompute": "recompute",
-	"plan.optimizer": "optimizer", "plan.zero": "zero", "plan.top": "top",
+	"plan.optimizer": "optimizer", "plan.zero": "zero", "plan.top": "top", "plan.mtp_layers": "mtp-layers",
 	"plan.planner": "planner", "plan.schedule": "schedule",
 	"plan.calibration": "calibration",
 	// Context parallelism's communication type.
@@ -115,6 +115,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	recompute := fs.String("recompute", d.Recompute, "activation recomputation: none, selective or full (omit to search)")
 	optimizer := fs.String("optimizer", d.Optimizer, "optimizer: mixed-adam, mixed-adam-fp32-grads, adam or sgd (empty: mixed-adam)")
 	zero := fs.Int("zero", 0, "ZeRO stage over the data-parallel replicas, 0-3 (1: Megatron-LM's distributed optimizer, 3: FSDP; omit to search)")
+	mtp := fs.Int("mtp-layers", 0, "multi-token prediction modules trained after the last layer (DeepSeek-V3's 1; Megatron-LM's --mtp-num-layers), 0 to train without; omit for the model's own")
 	flash := fs.Bool("flash-attention", d.FlashAttention, "fused attention: no s×s scores stored, masked blocks skipped (false reproduces 2021 runs)")
 	attnKernel := fs.String("attention-kernel", d.AttentionKernel, "the fused attention kernels: cudnn (Transformer Engine's on Hopper and Blackwell) or flash2 (FlashAttention-2: PyTorch's SDPA flash backend; NVIDIA's 2024 H100 runs ran at about its rates); empty: cudnn")
 	gradFusion := fs.Bool("grad-accumulation-fusion", !d.UnfusedGradAccumulation, "weight-gradient GEMMs accumulate in place, as Megatron-LM and Transformer Engine do since 2022 (false: a separate accumulation pass per microbatch, as the 2021 runs)")
@@ -198,6 +199,9 @@ func runTransformer(args []string, stdout io.Writer) error {
 	in.UnfusedGradAccumulation = !*gradFusion
 	if set["zero"] {
 		in.ZeRO = zero
+	}
+	if set["mtp-layers"] {
+		in.MTPLayers = mtp
 	}
 	for i, to := range []**bool{&in.OverlapGradReduce, &in.OverlapParamGather, &in.TPCommOverlap} {
 		if set[overlapFlags[i].name] {
@@ -313,6 +317,9 @@ func printTransformer(w io.Writer, in request.Plan, res app.Result, set map[stri
 		res.Model, tr.Layers, tr.Hidden, tr.Heads, tr.Seq, tr.Vocab, tr.TrainingPrecision(), res.Params/1e9)
 	if tr.MoE != nil {
 		fmt.Fprintf(w, ", %.1f billion active (%d experts, top-%d)", tr.ActiveParams()/1e9, tr.MoE.Experts, tr.MoE.TopK)
+	}
+	if tr.MTPLayers > 0 {
+		fmt.Fprintf(w, "; trained with %d multi-token prediction module(s) of %.1f billion more (--mtp-layers)", tr.MTPLayers, tr.MTPParams()/1e9)
 	}
 	fmt.Fprintln(w)
 	intra := 0.0

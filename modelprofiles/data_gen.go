@@ -6,7 +6,7 @@ import "pipeplan/core/model"
 
 // llmConfigs maps each LLM preset's id to what model.ParseHFConfig reads from llm/<id>.json.
 var llmConfigs = map[string]model.Transformer{
-	"deepseek-v3":     {Layers: 61, Hidden: 7168, Heads: 128, Seq: 163840, Vocab: 129280, FFN: 18432, GatedFFN: true, UntiedEmbeddings: true, PositionEmbedding: "none", Norm: "rmsnorm", Bias: "none", NoDropout: true, MoE: &model.MoE{Experts: 256, TopK: 8, FFN: 2048, SharedExperts: 1, FirstDense: 3}, MLA: &model.MLA{QLoraRank: 1536, KVLoraRank: 512, QKRopeHeadDim: 64, QKNopeHeadDim: 128, VHeadDim: 128}},
+	"deepseek-v3":     {Layers: 61, Hidden: 7168, Heads: 128, Seq: 163840, Vocab: 129280, FFN: 18432, GatedFFN: true, UntiedEmbeddings: true, PositionEmbedding: "none", Norm: "rmsnorm", Bias: "none", NoDropout: true, MoE: &model.MoE{Experts: 256, TopK: 8, FFN: 2048, SharedExperts: 1, FirstDense: 3}, MLA: &model.MLA{QLoraRank: 1536, KVLoraRank: 512, QKRopeHeadDim: 64, QKNopeHeadDim: 128, VHeadDim: 128}, MTPLayers: 1},
 	"llama2-13b":      {Layers: 40, Hidden: 5120, Heads: 40, Seq: 4096, Vocab: 32000, FFN: 13824, KVHeads: 40, GatedFFN: true, UntiedEmbeddings: true, PositionEmbedding: "none", Norm: "rmsnorm", Bias: "none", NoDropout: true},
 	"llama2-70b":      {Layers: 80, Hidden: 8192, Heads: 64, Seq: 4096, Vocab: 32000, FFN: 28672, KVHeads: 8, GatedFFN: true, UntiedEmbeddings: true, PositionEmbedding: "none", Norm: "rmsnorm", Bias: "none", NoDropout: true},
 	"llama2-7b":       {Layers: 32, Hidden: 4096, Heads: 32, Seq: 4096, Vocab: 32000, FFN: 11008, KVHeads: 32, GatedFFN: true, UntiedEmbeddings: true, PositionEmbedding: "none", Norm: "rmsnorm", Bias: "none", NoDropout: true},

@@ -54,6 +54,37 @@ func TestLLMParamsMatchPublished(t *testing.T) {
 	}
 }
 
+// TestDeepSeekV3MTPParams checks DeepSeek-V3's multi-token prediction
+// module against what DeepSeek states: "11.5B unique parameters,
+// excluding the shared 0.9B Embedding and 0.9B output Head"
+// (deepseek-ai/DeepSeek-V3 README_WEIGHTS.md, commit
+// 0b39205aed0d4b1f9a2798e8551e4059c8f94b0c; within 1 %: its parts, MLA
+// and 256 experts of 3·7168·2048 and the 2h-to-h projection, come to
+// 11.6B), and "The total size of DeepSeek-V3 models on Hugging Face is
+// 685B, which includes 671B of the Main Model weights and 14B of the
+// Multi-Token Prediction (MTP) Module weights" (README.md, commit
+// 06dbd30b096f8e1dd9d4faadd532d52610fb347f): the model, the module and
+// the module's stored copies of the embedding and output head, within
+// 0.1 %.
+func TestDeepSeekV3MTPParams(t *testing.T) {
+	tr, _, err := Transformer("deepseek-v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.MTPLayers != 1 {
+		t.Fatalf("deepseek-v3: %d MTP modules, want the config's num_nextn_predict_layers 1", tr.MTPLayers)
+	}
+	mtp := tr.MTPParams()
+	stored := tr.Params() + mtp + 2*float64(tr.Vocab)*float64(tr.Hidden)
+	t.Logf("MTP module %.3fB (stated 11.5B), stored total %.3fB (stated 685B)", mtp/1e9, stored/1e9)
+	if math.Abs(mtp/11.5e9-1) > 0.01 {
+		t.Errorf("MTP module %.3fB, DeepSeek states 11.5B", mtp/1e9)
+	}
+	if math.Abs(stored/685e9-1) > 0.001 {
+		t.Errorf("stored total %.3fB, DeepSeek states 685B", stored/1e9)
+	}
+}
+
 // TestLLMUnknown names the known presets.
 func TestLLMUnknown(t *testing.T) {
 	if _, _, err := Transformer("gpt-5"); err == nil || !strings.Contains(err.Error(), "llama3-405b") {

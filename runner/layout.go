@@ -490,6 +490,9 @@ func transformerModel(m workerModel, t *model.Transformer, tp int, scaleDown boo
 	if t.MLA != nil {
 		return m, fmt.Errorf("model.transformer.mla: multi-head latent attention is not run by the runner yet")
 	}
+	if t.MTPLayers > 0 {
+		return m, fmt.Errorf("model.transformer.mtp_layers: multi-token prediction is not run by the runner yet, got %d modules (plan with MTP layers 0)", t.MTPLayers)
+	}
 	m.Kind, m.Hidden, m.Heads, m.KVHeads, m.HeadDim = "transformer", t.Hidden, t.Heads, t.KVHeads, t.HeadDim
 	m.Seq, m.FFN, m.Vocab, m.Gated, m.Tied = t.Seq, t.FFN, t.Vocab, t.GatedFFN, !t.UntiedEmbeddings
 	m.Norm, m.Bias, m.Position = "layernorm", "all", "learned"

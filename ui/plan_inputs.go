@@ -52,6 +52,18 @@ func (c *PlanPage) degreeInputs() []numberInput {
 	}
 }
 
+// mtpText is the multi-token prediction input's value: "" when the
+// model's own.
+func (c *PlanPage) mtpText() string {
+	if n := c.App.State.Plan.MTPLayers; n != nil {
+		return strconv.Itoa(*n)
+	}
+	return ""
+}
+
+// maxMTPLayers is the multi-token prediction input's maximum.
+func (c *PlanPage) maxMTPLayers() int { return request.MaxMTPLayers }
+
 // zeroText is the ZeRO select's value: "" when searched.
 func (c *PlanPage) zeroText() string {
 	if z := c.App.State.Plan.ZeRO; z != nil {

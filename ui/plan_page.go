@@ -324,6 +324,15 @@ var planInputs = map[string]planInput{
 		p.ZeRO = &z
 		return err
 	}},
+	"mtp_layers": {"a whole number or empty (the model's own)", func(p *request.Plan, v string) error {
+		if v == "" {
+			p.MTPLayers = nil
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		p.MTPLayers = &n
+		return err
+	}},
 	"recompute":            textInput(func(p *request.Plan) *string { return &p.Recompute }),
 	"global_batch":         intInput(func(p *request.Plan) *int { return &p.GlobalBatch }),
 	"inter_node_gbps":      floatInput(func(p *request.Plan) *float64 { return &p.InterNodeGBps }),

@@ -34,6 +34,8 @@ func TestDecodePlan(t *testing.T) {
 		{`{"cp_comm":2}`, "plan.cp_comm", "must be a JSON string"},
 		{`{"attention_kernel":"flash3"}`, "plan.attention_kernel", `must be "cudnn" or "flash2", got "flash3" (empty: cudnn)`},
 		{`{"zero":"1"}`, "plan.zero", "must be a JSON int"},
+		{`{"mtp_layers":9}`, "plan.mtp_layers", "must be in [0, 8], got 9"},
+		{`{"mtp_layers":-1}`, "plan.mtp_layers", "got -1"},
 		{`{"overlap_grad_reduce":1}`, "plan.overlap_grad_reduce", "must be a JSON bool"},
 		{`{"ep_dispatcher":"nccl"}`, "plan.ep_dispatcher", `got "nccl"`},
 		{`{"ep_dispatcher":1}`, "plan.ep_dispatcher", "must be a JSON string"},

@@ -63,6 +63,10 @@ type Plan struct {
 	Seq int `json:"seq"`
 	// Precision is the training precision ("" = bf16), one of Precisions.
 	Precision string `json:"precision"`
+	// MTPLayers overrides the model's multi-token prediction depth
+	// (model.Transformer.MTPLayers: DeepSeek-V3's config has 1), 0 to
+	// MaxMTPLayers; nil keeps the model's own, 0 trains without.
+	MTPLayers *int `json:"mtp_layers,omitempty"`
 	// Optimizer is a core/cost optimizer name ("" = mixed-precision Adam).
 	Optimizer string `json:"optimizer"`
 	// ZeRO pins the ZeRO stage over the data-parallel replicas, 0–3 (1 is
@@ -287,7 +291,10 @@ const (
 	// model took over 20 s on a loaded 2-core machine, 256 layers 4 s).
 	MaxLayers = 256
 	// MaxExperts bounds a MoE model's routed experts (DeepSeek-V3: 256).
-	MaxExperts   = 1024
+	MaxExperts = 1024
+	// MaxMTPLayers bounds the multi-token prediction depth (DeepSeek-V3
+	// trains with 1; its report §5.4.2 evaluates depths 1 and 2).
+	MaxMTPLayers = 8
 	MaxHidden    = 1 << 17
 	MaxHeads     = 1024
 	MaxVocab     = 1 << 24
@@ -420,6 +427,11 @@ func (p Plan) Validate() error {
 	}
 	if p.ZeRO != nil {
 		if err := intIn("plan.zero", *p.ZeRO, 0, 3); err != nil {
+			return err
+		}
+	}
+	if p.MTPLayers != nil {
+		if err := intIn("plan.mtp_layers", *p.MTPLayers, 0, MaxMTPLayers); err != nil {
 			return err
 		}
 	}

@@ -513,5 +513,32 @@
 // microbatches), as Megatron-LM's first/last-stage layer counts and the
 // Llama 3 paper do.
 //
+// Multi-token prediction (model.Transformer.MTPLayers; DeepSeek-V3's
+// preset has its one module, as its config.json) runs where Megatron-Core
+// puts it without a layout, on the last pipeline stage: each module a
+// layer of the last layer's kind among that device's layers (its time,
+// stash and weights), its 2h-to-h projection, its own pass through the
+// output layer and a second vocabulary-parallel embedding, and with
+// untied embeddings over more than one stage a copy of the word embedding,
+// all-reduced with the first stage's (Megatron-Core's language_module.py
+// keeps "duplicated embedding weights in mtp process stage"). Its FLOPs
+// count in the model FLOPs as Megatron-LM's transformer_flops counts them
+// (TestMTPFLOPsMegatron). SplitLayers moves the layers the modules amount
+// to (MTPChunkLayers: 2 for DeepSeek-V3, whose output layer alone
+// outweighs a layer's active FLOPs) off the last chunk into the ones
+// ChunkLayers shortened, which reproduces Megatron-Bridge's DeepSeek-V3
+// layouts. Checked, nothing fitted: Megatron-Bridge 25.11's B200 row
+// "w/ MTP" reads +11.5 % (+11.9 % without the module), 26.02's B200 row
+// −5.6 % (−5.4 %); 25.11's GB200 rows say "w/o MTP" and run without it.
+// 26.02's GB200 row (pp 4, ep 64), with the module its recipe inherits,
+// reads −3.6 %, where without it +22.8 %: with it the last stage no
+// longer fits without recomputation, so the prediction hinges on the
+// module's memory (a layer of 4 local experts, the embedding copy and a
+// second set of fp32 logits) and on the recomputation the search picks,
+// where the recipe recomputes only MLA's up-projections. Without the
+// rebalanced split the 26.02 B200 row would read −31 %: the module
+// and its logits on a 3-layer last stage make it the pipeline's
+// bottleneck.
+//
 // Units: seconds, bytes, bytes/s and FLOP/s throughout.
 package cost

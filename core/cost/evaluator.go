@@ -2,6 +2,7 @@ package cost
 
 import (
 	"fmt"
+	"slices"
 
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
@@ -257,7 +258,7 @@ type devParams struct {
 // and its parameters (devParams), setting e.devLayers first:
 // countWeightParams reads them.
 func (e *evaluator) layOut() (devLayers [][]int, devWeights []devParams) {
-	chunks := ChunkLayers(e.tr.Layers, e.cfg.PP*e.cfg.Interleave)
+	chunks := SplitLayers(e.tr, e.cfg.PP*e.cfg.Interleave)
 	starts := make([]int, len(chunks)) // each chunk's first layer
 	for k := 1; k < len(chunks); k++ {
 		starts[k] = starts[k-1] + chunks[k-1]
@@ -284,7 +285,26 @@ func (e *evaluator) layOut() (devLayers [][]int, devWeights []devParams) {
 			w.largestLinear = max(w.largestLinear, d+x)
 		}
 	}
+	if n := float64(e.tr.MTPLayers); n > 0 {
+		// The multi-token prediction modules run on the last device
+		// (Megatron-Core's post-process stage), each a layer of the last
+		// layer's kind and its projection from 2h to h.
+		w, last := &devWeights[e.cfg.PP-1], e.tr.Layers-1
+		d, x := e.linearParams(last)
+		w.layers[e.layerKind(last)] += n
+		w.linDense += n * (d + e.mtpProjectionParams())
+		w.linExperts += n * x
+		w.largestLinear = max(w.largestLinear, d+x)
+	}
 	return e.devLayers, devWeights
+}
+
+// mtpProjectionParams returns one multi-token prediction module's
+// projection from 2h to h on one GPU: a column-parallel linear layer
+// (Megatron-Core's eh_proj), split over t.
+func (e *evaluator) mtpProjectionParams() float64 {
+	h := float64(e.tr.Hidden)
+	return 2 * h * h / float64(e.cfg.TP)
 }
 
 // stageRun is a run of consecutive pipeline devices, first to first+n−1,
@@ -360,6 +380,47 @@ func ChunkLayers(l, chunks int) []int {
 		}
 	}
 	return out
+}
+
+// SplitLayers returns the layers of each of tr's model chunks (pipeline
+// stages times interleaved chunks, in model order): ChunkLayers, and with
+// multi-token prediction (tr.MTPLayers) the last chunk, which runs the
+// modules, gives up the layers their work amounts to (MTPChunkLayers) to
+// the chunks ChunkLayers shortened at the front, the innermost first,
+// while it has layers and they have room; the stages then peak at the
+// layers they had. Megatron-Bridge lays DeepSeek-V3 out so
+// (deepseek_v3.py and its performance configs): on 16 stages
+// "Et*4|(t*4|)*14tmL", where ChunkLayers gives 3, 3, 4, …, 4, 3; on 32
+// chunks "Et|(tt|)*30mL", where it gives 1, 1, 2, …, 2, 1.
+func SplitLayers(tr model.Transformer, chunks int) []int {
+	out := ChunkLayers(tr.Layers, chunks)
+	last := len(out) - 1
+	if tr.MTPLayers == 0 || last == 0 {
+		return out
+	}
+	top := slices.Max(out)
+	move := min(MTPChunkLayers(tr), out[last])
+	for k := last - 1; k >= 0 && move > 0; k-- {
+		if out[k] < top {
+			out[k]++
+			out[last]--
+			move--
+		}
+	}
+	return out
+}
+
+// MTPChunkLayers returns how many of tr's layers the work of its
+// multi-token prediction modules amounts to: their forward FLOPs
+// (model.Transformer.MTPFwdFLOPs: a layer, the projection and a pass
+// through the output layer each) over one last layer's, rounded down.
+// DeepSeek-V3's one module comes to 2 (its output layer alone outweighs a
+// layer's active FLOPs), as Megatron-Bridge's layouts take it.
+func MTPChunkLayers(tr model.Transformer) int {
+	if tr.MTPLayers == 0 {
+		return 0
+	}
+	return int(float64(tr.MTPLayers) * tr.MTPFwdFLOPs(1) / tr.LayerFwdFLOPs(1, tr.Layers-1))
 }
 
 // MaxChunks returns the most model chunks (pipeline stages times

@@ -56,7 +56,7 @@ func (e *evaluator) memory(i int) Memory {
 		act += float64(firstChunkInFlight(inFlight, e.cfg.PP, e.cfg.Interleave)) * e.tr.EmbeddingActivationBytes(b, e.actOpts) / cp
 	}
 	if i == e.cfg.PP-1 {
-		act += e.tr.OutputActivationBytes(b, e.actOpts) / cp
+		act += (e.tr.OutputActivationBytes(b, e.actOpts) + float64(e.tr.MTPLayers)*e.tr.MTPActivationBytes(b, e.actOpts)) / cp
 	}
 	mem.ActivationBytes = act
 	if e.cfg.PP > 1 {

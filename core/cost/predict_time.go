@@ -493,6 +493,16 @@ func (e *evaluator) deviceSeconds(i int) stageTime {
 	if i == e.cfg.PP-1 {
 		st.compute += e.logitSeconds()
 		st.tp += e.tpAllReduceSeconds() // output layer input gradient (backward)
+		if n := float64(e.tr.MTPLayers); n > 0 {
+			// Each multi-token prediction module's layer is among the
+			// device's layers; besides, its projection forward and
+			// backward, its own pass through the output layer, and the
+			// vocabulary-parallel embedding of its shifted tokens and its
+			// output layer's input gradient.
+			proj := 2 * float64(e.cfg.MicrobatchSize) * float64(e.tr.Seq) * 2 * float64(e.tr.Hidden) * float64(e.tr.Hidden) / float64(e.cfg.TP*e.cfg.CP)
+			st.compute += n * (3*e.curve.Seconds(proj, e.peak) + e.logitSeconds())
+			st.tp += n * 2 * e.tpAllReduceSeconds()
+		}
 	}
 	st.compute += e.gradAccumulationSeconds(i)
 	st.p2p = e.p2pSeconds(i)
@@ -555,7 +565,33 @@ func (e *evaluator) countWeightParams(i int) (dense, experts float64) {
 	if i == e.cfg.PP-1 && (e.cfg.PP > 1 || e.tr.UntiedEmbeddings) {
 		dense += word
 	}
+	if n := float64(e.tr.MTPLayers); n > 0 && i == e.cfg.PP-1 {
+		// The multi-token prediction modules (layOut puts them here): each
+		// one's layer, split as the last layer's kind is, its projection
+		// and norms; and, where the last device holds no word embedding
+		// for them to share (untied, p > 1), a copy of it, which
+		// Megatron-Core keeps on the last stage for the shifted tokens.
+		last := e.tr.Layers - 1
+		all := e.kindSize[e.layerKind(last)].params
+		if e.layerKind(last) == 1 {
+			experts += n * e.memo.experts / float64(e.etp*e.cfg.EP)
+			all -= e.memo.experts
+		}
+		dense += n * (all + e.tr.MTPLayerParams() - e.tr.LayerParamsAt(last)) / t
+		if e.mtpEmbeddingCopy() {
+			dense += word
+		}
+	}
 	return dense, experts
+}
+
+// mtpEmbeddingCopy reports whether the last device holds a copy of the
+// word embedding for the multi-token prediction modules alone: with them,
+// untied embeddings and more than one stage (tied, its output layer is the
+// copy; with one stage, the embedding is its own). Like a tied embedding's
+// copy, its gradient is all-reduced with the first stage's.
+func (e *evaluator) mtpEmbeddingCopy() bool {
+	return e.tr.MTPLayers > 0 && e.tr.UntiedEmbeddings && e.cfg.PP > 1
 }
 
 // dataParallelSeconds returns device i's gradient synchronization: a ring
@@ -581,7 +617,7 @@ func (e *evaluator) dataParallelSeconds(i int) (reduce, embedding, gather float6
 			gather = e.comm.GatherSeconds(d, gd, e.dpBW) + e.comm.GatherSeconds(de, gx, e.edpBW)
 		}
 	}
-	if e.cfg.PP > 1 && !e.tr.UntiedEmbeddings && (i == 0 || i == e.cfg.PP-1) {
+	if e.cfg.PP > 1 && (!e.tr.UntiedEmbeddings || e.mtpEmbeddingCopy()) && (i == 0 || i == e.cfg.PP-1) {
 		word := float64(e.tr.Vocab) * float64(e.tr.Hidden) / float64(e.cfg.TP)
 		embedding = e.comm.AllReduceSeconds(2, word*e.gradBytes, e.embBW)
 	}
@@ -668,7 +704,8 @@ func (e *evaluator) zero3Seconds(i int, st stageTime) float64 {
 	if !e.cfg.Overlap.ParamGather {
 		return 2 * g
 	}
-	first := g / float64(len(e.layerIndices(i)))
+	l := e.devWeights[i].layers // its layers and multi-token prediction modules
+	first := g / max(1, l[0]+l[1])
 	return math.Max(g-st.fwd, first) + math.Max(g-(st.compute-st.fwd), first)
 }
 

@@ -26,6 +26,10 @@ type PublishedRun struct {
 	// Dimensions is the run's model where no preset describes it (MPT as
 	// llm-foundry's benchmarks built it); nil: the preset Model names.
 	Dimensions *model.Transformer `json:"dimensions,omitempty"`
+	// MTPLayers is the multi-token prediction depth the run trained with
+	// where it is not the model's (model.Transformer.MTPLayers); nil: the
+	// model's.
+	MTPLayers *int `json:"mtp_layers,omitempty"`
 	sourceSystem
 	TP            int    `json:"tp"`
 	CP            int    `json:"cp"`
@@ -101,14 +105,19 @@ func ReadPublishedRuns(data []byte) ([]PublishedRun, error) {
 }
 
 // Transformer returns the run's model: its Dimensions where given,
-// otherwise preset(r.Model).
+// otherwise preset(r.Model), with the run's MTPLayers where given.
 func (r PublishedRun) Transformer(preset func(id string) (model.Transformer, error)) (model.Transformer, error) {
+	tr := model.Transformer{}
 	if r.Dimensions != nil {
-		return *r.Dimensions, nil
+		tr = *r.Dimensions
+	} else {
+		var err error
+		if tr, err = preset(r.Model); err != nil {
+			return model.Transformer{}, fmt.Errorf("%s: %w", r.ID, err)
+		}
 	}
-	tr, err := preset(r.Model)
-	if err != nil {
-		return model.Transformer{}, fmt.Errorf("%s: %w", r.ID, err)
+	if r.MTPLayers != nil {
+		tr.MTPLayers = *r.MTPLayers
 	}
 	return tr, nil
 }
@@ -296,7 +305,6 @@ var notAsserted = map[string]bool{
 	"nemo2507-llama3-8b-fp8-8gpus-gb200":      true,
 	"nemo2507-llama3-70b-fp8-64gpus-gb200":    true,
 	"mb2511-qwen3-30b-a3b-fp8-8gpus-b200":     true,
-	"mb2602-deepseek-v3-fp8-256gpus-gb200":    true,
 	"mlperf50-llama31-405b-fp8-256gpus-gb200": true,
 	// torchtitan on H200 (above).
 	"torchtitan-llama31-8b-fp8-32gpus-h200": true,

@@ -542,12 +542,20 @@ func TestExportMegatronEnvironment(t *testing.T) {
 // TestExportTorchtitanFlavors: a preset torchtitan builds in (Llama 3
 // 8B/70B/405B, DeepSeek-V3 671B) is named by its [model] name and flavor,
 // so the TOML runs as it is; any other model asks for a flavor of its
-// dimensions to be registered.
+// dimensions to be registered. A model with multi-token prediction is
+// refused (the export writes no MTP), so DeepSeek-V3 is exported without
+// its module.
 func TestExportTorchtitanFlavors(t *testing.T) {
 	want := map[string][2]string{"llama3-8b": {"llama3", "8B"}, "llama3-70b": {"llama3", "70B"}, "llama3-405b": {"llama3", "405B"}, "deepseek-v3": {"deepseek_v3", "671B"}}
 	for _, llm := range modelprofiles.LLMs() {
 		p := presetPlan(t, llm.ID)
 		p.Execution.ZeRO, p.Execution.Overlap.ParamGather = 3, true // torchtitan shards with FSDP
+		if p.Model.Transformer.MTPLayers > 0 {
+			if _, err := Artifact("torchtitan", p, ""); !errors.Is(err, ErrNotExpressible) || !strings.Contains(err.Error(), "mtp_layers") {
+				t.Errorf("%s with %d MTP layers: %v, want not expressible naming mtp_layers", llm.ID, p.Model.Transformer.MTPLayers, err)
+			}
+			p.Model.Transformer.MTPLayers = 0
+		}
 		var job struct {
 			Model struct {
 				Name   string `toml:"name"`

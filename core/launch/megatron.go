@@ -89,7 +89,8 @@ func megatronEnv(e plan.Execution) []flagArg {
 // default GPT (multi-head attention, a GeLU MLP, learned positions,
 // LayerNorm, biases, tied embeddings, dropout 0.1): grouped-query or latent
 // attention, the gated MLP, rotary positions, RMSNorm, the biases, untied
-// embeddings, no dropout, and the mixture of experts.
+// embeddings, no dropout, multi-token prediction and the mixture of
+// experts.
 func megatronArchitecture(engine string, t *model.Transformer, e plan.Execution) ([]flagArg, error) {
 	itoa := strconv.Itoa
 	var args []flagArg
@@ -131,6 +132,9 @@ func megatronArchitecture(engine string, t *model.Transformer, e plan.Execution)
 	}
 	if t.NoDropout {
 		args = append(args, flagArg{"--attention-dropout", "0"}, flagArg{"--hidden-dropout", "0"})
+	}
+	if t.MTPLayers > 0 {
+		args = append(args, flagArg{"--mtp-num-layers", itoa(t.MTPLayers)})
 	}
 	moe, err := megatronMoE(engine, t, e)
 	return append(args, moe...), err
@@ -203,7 +207,11 @@ func megatronPipelineSplit(engine string, in input) ([]flagArg, error) {
 	case even:
 		return nil, nil
 	}
-	return []flagArg{{"--pipeline-model-parallel-layout", megatronLayout(in.Stages)}}, nil
+	mtp := 0
+	if t := in.Model.Transformer; t != nil {
+		mtp = t.MTPLayers
+	}
+	return []flagArg{{"--pipeline-model-parallel-layout", megatronLayout(in.Stages, mtp)}}, nil
 }
 
 // chunkLayers is the number of transformer layers of a stage (0 when Empty).
@@ -213,9 +221,12 @@ func chunkLayers(s plan.Stage) int { return max(0, s.LastLayer-s.FirstLayer+1) }
 // (megatron/core/transformer/pipeline_parallel_layer_layout.py): chunks
 // in model order split by "|", chunk k on pipeline rank k mod pp as the
 // plan orders them; "E" the embedding on the first, "L" the loss (with the
-// output layer) on the last, "t*n" n transformer layers; runs of equal
-// chunks are written once as "(chunk|)*r".
-func megatronLayout(stages []plan.Stage) string {
+// output layer) on the last, after the mtp multi-token prediction modules,
+// one "m" each (the layout must name them all, after every decoder layer,
+// in the last chunk of a rank other than the first: the last chunk of the
+// last rank, where core/cost costs them); "t*n" n transformer layers; runs
+// of equal chunks are written once as "(chunk|)*r".
+func megatronLayout(stages []plan.Stage, mtp int) string {
 	chunks := make([]string, len(stages))
 	for k, s := range stages {
 		var b strings.Builder
@@ -230,7 +241,7 @@ func megatronLayout(stages []plan.Stage) string {
 			fmt.Fprintf(&b, "t*%d", n)
 		}
 		if k == len(stages)-1 {
-			b.WriteString("L")
+			b.WriteString(strings.Repeat("m", mtp) + "L")
 		}
 		chunks[k] = b.String()
 	}

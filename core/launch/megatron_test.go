@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"pipeplan/core/cost"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
 	"pipeplan/core/schedule"
@@ -239,5 +240,48 @@ func TestExportMegatronLayout(t *testing.T) {
 	even := megatronFlags(t, mustExport(t, "megatron", inputOf(gptPlan(t, 2))))
 	if _, ok := even["--pipeline-model-parallel-layout"]; ok {
 		t.Errorf("an even split exported with a layout: %v", even)
+	}
+}
+
+// TestExportMegatronMTPLayout: DeepSeek-V3 with its multi-token prediction
+// module, split as the cost model splits it (cost.SplitLayers), goes to
+// Megatron-LM as --mtp-num-layers 1 and the very layouts Megatron-Bridge's
+// DeepSeek-V3 performance configs give (scripts/performance/configs/
+// deepseek/deepseek_workload_base_configs.py, commit
+// 042641823051ce167c52b0ae289941a227c11535): "Et*4|(t*4|)*14tmL" on 16
+// stages and "Et|(tt|)*30mL" on 16 × 2 chunks, the "m" after every decoder
+// layer in the last chunk, as Megatron-Core's layout validation requires.
+func TestExportMegatronMTPLayout(t *testing.T) {
+	for _, c := range []struct {
+		pp, v int
+		want  string
+	}{{16, 1, "Et*4|(t*4|)*14tmL"}, {16, 2, "Et|(tt|)*30mL"}} {
+		p := presetPlan(t, "deepseek-v3")
+		if p.Model.Transformer.MTPLayers != 1 {
+			t.Fatalf("deepseek-v3 preset: %d MTP layers, want DeepSeek-V3's 1", p.Model.Transformer.MTPLayers)
+		}
+		p.Cluster.Nodes = 32
+		p.Execution.TP, p.Execution.PP, p.Execution.DP, p.Execution.Interleave = 1, c.pp, 256/c.pp, c.v
+		if c.v > 1 {
+			p.Execution.Schedule = schedule.Interleaved
+		}
+		p.Execution.SequenceParallel, p.Execution.Overlap.TPComm = false, false
+		p.Stages = nil
+		first := 0
+		for _, n := range cost.SplitLayers(*p.Model.Transformer, c.pp*c.v) {
+			p.Stages = append(p.Stages, plan.Stage{FirstLayer: first, LastLayer: first + n - 1, Replicas: 1})
+			first += n
+		}
+		if err := p.Validate(); err != nil {
+			t.Fatalf("pp %d v %d: %v", c.pp, c.v, err)
+		}
+		flags := megatronFlags(t, mustExport(t, "megatron", inputOf(p)))
+		if got := flags["--mtp-num-layers"]; got != "1" {
+			t.Errorf("pp %d v %d: --mtp-num-layers %q, want 1", c.pp, c.v, got)
+		}
+		got := unquote(flags["--pipeline-model-parallel-layout"])
+		if !slices.Equal(expandLayout(got), expandLayout(c.want)) {
+			t.Errorf("pp %d v %d: layout %s, Megatron-Bridge's %s", c.pp, c.v, got, c.want)
+		}
 	}
 }

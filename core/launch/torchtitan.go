@@ -27,6 +27,9 @@ func torchtitanTOML(in input) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if t.MTPLayers > 0 {
+		return "", notExpressible(engine, "model.transformer.mtp_layers", t.MTPLayers, "this export writes no multi-token prediction setting for torchtitan; plan with MTP layers 0 to export the model without it")
+	}
 	if err := pipelineSchedule(engine, e, schedule.GPipe, schedule.OneFOneB, schedule.Interleaved); err != nil {
 		return "", err
 	}

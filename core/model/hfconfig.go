@@ -31,6 +31,7 @@ type hfConfig struct {
 	QKRopeHeadDim      int    `json:"qk_rope_head_dim"`
 	QKNopeHeadDim      int    `json:"qk_nope_head_dim"`
 	VHeadDim           int    `json:"v_head_dim"`
+	NextNPredictLayers int    `json:"num_nextn_predict_layers"`
 }
 
 // hfArchitectures are the model_type values ParseHFConfig understands, all
@@ -40,7 +41,9 @@ var hfArchitectures = []string{"llama", "mistral", "mixtral", "qwen2", "qwen3", 
 
 // ParseHFConfig reads a Hugging Face config.json of a Llama, Mistral,
 // Mixtral, Qwen2, Qwen3(-MoE) or DeepSeek-V3 model into a Transformer with
-// Seq = max_position_embeddings (set the training sequence length after).
+// Seq = max_position_embeddings (set the training sequence length after)
+// and num_nextn_predict_layers multi-token prediction modules (MTPLayers;
+// DeepSeek-V3's config has 1).
 // Other model_type values and missing or inconsistent dimensions are
 // errors naming the key.
 func ParseHFConfig(data []byte) (Transformer, error) {
@@ -64,11 +67,15 @@ func ParseHFConfig(data []byte) (Transformer, error) {
 			return Transformer{}, fmt.Errorf("hf config: %s: must be >= 1, got %d", k.key, k.v)
 		}
 	}
+	if c.NextNPredictLayers < 0 || c.NextNPredictLayers > c.Layers {
+		return Transformer{}, fmt.Errorf("hf config: num_nextn_predict_layers: must be in [0, num_hidden_layers %d], got %d", c.Layers, c.NextNPredictLayers)
+	}
 	t := Transformer{
 		Layers: c.Layers, Hidden: c.Hidden, Heads: c.Heads, Seq: c.MaxPositions, Vocab: c.Vocab,
 		FFN: c.FFN, KVHeads: c.KVHeads, HeadDim: c.HeadDim, GatedFFN: true,
 		UntiedEmbeddings:  c.TieWordEmbeddings == nil || !*c.TieWordEmbeddings,
 		PositionEmbedding: PositionNone, Norm: NormRMS, Bias: BiasNone, NoDropout: true,
+		MTPLayers: c.NextNPredictLayers,
 	}
 	if c.ModelType == "qwen2" || c.AttentionBias {
 		t.Bias = BiasQKV

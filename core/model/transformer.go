@@ -89,6 +89,16 @@ type Transformer struct {
 	// MLA, when set, replaces multi-head attention by DeepSeek's multi-head
 	// latent attention (KVHeads and HeadDim are then unused).
 	MLA *MLA `json:"mla,omitempty"`
+	// MTPLayers is the depth D of multi-token prediction (DeepSeek-V3
+	// §2.2; Megatron-Core's --mtp-num-layers, Hugging Face's
+	// num_nextn_predict_layers): D modules after the last layer, the k-th
+	// predicting the token k+1 ahead, each a projection of the normed
+	// hidden state and the normed embedding of the next token (2h to h),
+	// one transformer layer like the model's last, and the shared output
+	// layer with its own loss. They train with the model and are dropped
+	// for inference: Params and ActiveParams leave them out, as the
+	// publishers' sizes do (DeepSeek-V3's 671B), MTPParams counts them.
+	MTPLayers int `json:"mtp_layers,omitempty"`
 }
 
 // MoE describes mixture-of-experts MLP layers (Shazeer et al. 2017;

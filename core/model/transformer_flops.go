@@ -163,6 +163,15 @@ func (t Transformer) LayerTrainFLOPs(b, i int, r Recompute) float64 {
 	return 3 * fwd
 }
 
+// MTPFwdFLOPs returns the forward FLOPs of one multi-token prediction
+// module (MTPLayers) for b sequences: its 2h-to-h projection (2bs·2h·h),
+// its transformer layer (LayerFwdFLOPs of the last layer's kind) and its
+// own pass through the output layer (LogitFwdFLOPs).
+func (t Transformer) MTPFwdFLOPs(b int) float64 {
+	h := float64(t.Hidden)
+	return 2*float64(b)*float64(t.Seq)*2*h*h + t.LayerFwdFLOPs(b, t.Layers-1) + t.LogitFwdFLOPs(b)
+}
+
 // IterationFLOPs returns the FLOPs of one training iteration over a global
 // batch of B sequences with recomputation r. With RecomputeFull it is the
 // dissertation's eq. 4.2, F = 96Bslh²(1 + s/6h + V/16lh), the count behind the
@@ -172,6 +181,15 @@ func (t Transformer) LayerTrainFLOPs(b, i int, r Recompute) float64 {
 // With RecomputeNone it is Megatron-LM's num_floating_point_operations:
 // 12·B·s·l·h²·((1 + kv/a + s/h)·(a·d/h) + (f/h)·k·g + (f_s/h)·g + V/(2lh)),
 // g = 3/2 for a gated MLP, k routed experts per token, f_s the shared ones.
+//
+// Each multi-token prediction module adds its forward and backward
+// (3·MTPFwdFLOPs) and what r recomputes of its transformer layer.
 func (t Transformer) IterationFLOPs(B int, r Recompute) float64 {
-	return t.sumLayers(func(i int) float64 { return t.LayerTrainFLOPs(B, i, r) }) + 3*t.LogitFwdFLOPs(B)
+	n := t.sumLayers(func(i int) float64 { return t.LayerTrainFLOPs(B, i, r) }) + 3*t.LogitFwdFLOPs(B)
+	if t.MTPLayers > 0 {
+		last := t.Layers - 1
+		mtp := 3*t.MTPFwdFLOPs(B) + t.LayerTrainFLOPs(B, last, r) - 3*t.LayerFwdFLOPs(B, last)
+		n += float64(t.MTPLayers) * mtp
+	}
+	return n
 }

@@ -47,6 +47,36 @@ func TestModelFLOPsMegatron(t *testing.T) {
 	}
 }
 
+// TestMTPFLOPsMegatron checks the model FLOPs with multi-token prediction
+// against Megatron-LM's transformer_flops (megatron/training/training.py,
+// commit 001b00c2734d8f0fad096fe48a382fedf755d321): each MTP layer counts
+// as a layer of the decoder's last layer's kind, plus 3·2·(3h + 2h²) per
+// token for its norms and projection, and the logits term is multiplied by
+// 1 + mtp_num_layers. The model leaves out the norms' 3h (FLOPs Megatron
+// counts and no GEMM runs), under 1e-5 of the total here.
+func TestMTPFLOPsMegatron(t *testing.T) {
+	for _, c := range []struct {
+		tr  Transformer
+		mtp int
+	}{{llama405b, 2}, {mixtral8x7b, 1}} {
+		tr := c.tr
+		tr.MTPLayers = c.mtp
+		deeper := c.tr
+		deeper.Layers += c.mtp // the MTP layers as more layers of the last kind
+		h, tokens, V := float64(tr.Hidden), 512*float64(tr.Seq), float64(tr.Vocab)
+		want := megatronFLOPs(deeper, 512) + 6*tokens*float64(c.mtp)*(3*h+2*h*h)
+		// megatronFLOPs(deeper) counts the logits once, over the deeper model's l:
+		// its V/(2lh) term is l-independent in total, so add the MTP passes.
+		want += 6 * tokens * h * V * float64(c.mtp)
+		if got := tr.IterationFLOPs(512, RecomputeNone); math.Abs(got-want) > 1e-5*want {
+			t.Errorf("l=%d h=%d with %d MTP layers: %g model FLOPs, Megatron's formula gives %g", tr.Layers, tr.Hidden, c.mtp, got, want)
+		}
+		if got, without := tr.IterationFLOPs(512, RecomputeFull), c.tr.IterationFLOPs(512, RecomputeFull); !(got > without) {
+			t.Errorf("%d MTP layers: %g FLOPs with full recomputation, not above the model's %g without them", c.mtp, got, without)
+		}
+	}
+}
+
 // TestMoEActiveParams checks that a MoE model's active parameters count
 // only topk of its experts and that the FLOPs follow the active ones: per
 // token, 6·(active non-embedding parameters) plus the attention core and
@@ -130,6 +160,8 @@ func TestParseHFConfigErrors(t *testing.T) {
 		{`{"model_type": "llama", "num_hidden_layers": 0}`, "num_hidden_layers"},
 		{`{"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 3, "vocab_size": 10, "max_position_embeddings": 8}`, "kv_heads"},
 		{`{"model_type": "mixtral", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "num_local_experts": 8, "num_experts_per_tok": 9}`, "moe.topk"},
+		{`{"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 16, "qk_nope_head_dim": 16, "num_nextn_predict_layers": -1}`, "num_nextn_predict_layers"},
+		{`{"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 16, "qk_nope_head_dim": 16, "num_nextn_predict_layers": 3}`, "num_nextn_predict_layers"},
 		{`[`, "hf config"},
 	} {
 		if _, err := ParseHFConfig([]byte(c.json)); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -152,3 +152,21 @@ func (t Transformer) OutputActivationBytes(b int, o ActivationOptions) float64 {
 	}
 	return 2*w*s*bb*h/sp + 4*s*bb*v/tp
 }
+
+// MTPActivationBytes returns the activation memory of one multi-token
+// prediction module (MTPLayers) for b sequences besides its transformer
+// layer (LayerActivationBytesAt of the last layer): the two normed inputs
+// and their concatenation that its projection reads (4·w·sbh, split over t
+// with sequence parallelism) and its own output layer's
+// (OutputActivationBytes). It lives on the last pipeline stage.
+func (t Transformer) MTPActivationBytes(b int, o ActivationOptions) float64 {
+	w, err := t.BytesPerValue()
+	if err != nil {
+		return 0
+	}
+	sbh := float64(t.Seq) * float64(b) * float64(t.Hidden)
+	if o.SequenceParallel {
+		sbh /= o.tp()
+	}
+	return 4*w*sbh + t.OutputActivationBytes(b, o)
+}

@@ -62,6 +62,9 @@ func (t Transformer) Validate() error {
 			return fmt.Errorf("transformer.moe.first_dense: must be in [0, layers %d], got %d", t.Layers, m.FirstDense)
 		}
 	}
+	if t.MTPLayers < 0 || t.MTPLayers > t.Layers {
+		return fmt.Errorf("transformer.mtp_layers: must be in [0, layers %d], got %d", t.Layers, t.MTPLayers)
+	}
 	if m := t.MLA; m != nil {
 		for _, d := range []struct {
 			name  string
@@ -296,6 +299,23 @@ func (t Transformer) EmbeddingParams() float64 {
 // under 0.001 % of any preset) and, for Qwen3, the per-head query/key norms.
 func (t Transformer) Params() float64 {
 	return t.EmbeddingParams() + t.sumLayers(t.LayerParamsAt)
+}
+
+// MTPLayerParams returns the parameters of one multi-token prediction
+// module (MTPLayers) besides the embedding and output layer it shares with
+// the model: its projection from 2h to h (no bias), the norms of its two
+// inputs and of its output, and its transformer layer, of the kind of the
+// model's last layer (Megatron-Core builds it from the decoder's layer
+// spec; DeepSeek-V3's is a mixture-of-experts layer).
+func (t Transformer) MTPLayerParams() float64 {
+	h := float64(t.Hidden)
+	return 2*h*h + 3*t.normParams() + t.LayerParamsAt(t.Layers-1)
+}
+
+// MTPParams returns the parameters of the multi-token prediction modules,
+// MTPLayers × MTPLayerParams: what training holds beyond Params.
+func (t Transformer) MTPParams() float64 {
+	return float64(t.MTPLayers) * t.MTPLayerParams()
 }
 
 // sumLayers returns the sum of f over the layers, f evaluated once per kind

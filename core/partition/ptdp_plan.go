@@ -45,7 +45,7 @@ func (pl ptdpPlanner) Plan(ctx context.Context, p Problem, progress Progress) ([
 
 // ptdpCandidate is configuration cfg of transformer tr on cluster c with
 // its prediction pr: p·v model chunks in model order (chunk k on pipeline
-// device k mod p, layers split by cost.ChunkLayers, as cost.Predict
+// device k mod p, layers split by cost.SplitLayers, as cost.Predict
 // assumes), the schedule (1F1B, interleaved when
 // v > 1, unless cfg names one), and the predictions, with every stage's
 // peak memory when pr has them. The bubble fraction is the idle share of
@@ -55,7 +55,7 @@ func ptdpCandidate(tr model.Transformer, c hw.Cluster, cfg plan.Execution, pr co
 	chunks := ex.PP * ex.Interleave
 	stages := make([]plan.Stage, chunks)
 	first := 0
-	for k, n := range cost.ChunkLayers(tr.Layers, chunks) {
+	for k, n := range cost.SplitLayers(tr, chunks) {
 		stages[k] = plan.Stage{FirstLayer: first, LastLayer: first + n - 1, Replicas: 1}
 		first += n
 	}
