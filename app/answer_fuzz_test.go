@@ -132,6 +132,10 @@ func stateSeeds(f *testing.F) [][]byte {
 		add(s)
 	}
 	s = request.Default()
+	mtp := 2
+	s.Plan.Model, s.Plan.Nodes, s.Plan.GlobalBatch, s.Plan.MTPLayers = "deepseek-v3", 32, 512, &mtp
+	add(s)
+	s = request.Default()
 	s.Tab, s.Cluster.Workload, s.Cluster.GPUs = "cost", request.WorkloadJobTypes, []int{8, 8, 8}
 	s.Cluster.Policy, s.Cluster.PlacementSensitive, s.Cluster.TraceWorkload = "max_min_fairness_packed", true, request.TraceListedJobs
 	planned := request.Default().Plan

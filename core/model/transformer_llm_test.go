@@ -175,13 +175,14 @@ func TestParseHFConfigErrors(t *testing.T) {
 func FuzzParseHFConfig(f *testing.F) {
 	f.Add([]byte(`{"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8}`))
 	f.Add([]byte(`{"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 4, "qk_nope_head_dim": 4, "n_routed_experts": 4, "num_experts_per_tok": 2}`))
+	f.Add([]byte(`{"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 4, "qk_nope_head_dim": 4, "n_routed_experts": 4, "num_experts_per_tok": 2, "num_nextn_predict_layers": 1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := ParseHFConfig(data)
 		if err == nil {
 			if err := tr.Validate(); err != nil {
 				t.Fatalf("parsed an invalid transformer: %v", err)
 			}
-			_ = tr.IterationFLOPs(1, RecomputeSelective) + tr.ActiveParams()
+			_ = tr.IterationFLOPs(1, RecomputeSelective) + tr.ActiveParams() + tr.MTPParams()
 		}
 	})
 }
