@@ -105,18 +105,21 @@ exit 1`)
 
 // TestLaunchStopNamesRankStates: a fake torchrun starts rank 0 waiting
 // (sleep) and rank 1 spinning; a run stopped from outside (as --timeout
-// does), once rank 0 sleeps, says which rank was running and which waiting.
+// does), once rank 0 sleeps and rank 1 runs, says which rank was running
+// and which waiting.
 func TestLaunchStopNamesRankStates(t *testing.T) {
 	cancel, done, pids := startFakeRun(t, `RANK=0 sleep 600 &
 a=$!
 RANK=1 sh -c 'while :; do :; done' &
 echo "$a $!" > ready
 wait`, 2)
-	// Wait (polling /proc, generous deadline) until rank 0 sleeps with RANK set.
+	// Wait (polling /proc, generous deadline) until rank 0 sleeps with RANK
+	// set and rank 1 spins with its own: on a loaded machine the forked
+	// shell may not have exec'd (and taken RANK=1) when the pids are known.
 	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(rankStates(pgidOf(t, pids[0])), "rank 0 (pid "+pids[0]+") was waiting") {
+	for states := ""; !strings.Contains(states, "rank 0 (pid "+pids[0]+") was waiting") || !strings.Contains(states, "rank 1 (pid "+pids[1]+") was running"); states = rankStates(pgidOf(t, pids[0])) {
 		if time.Now().After(deadline) {
-			t.Fatalf("rank 0 never slept: %q", rankStates(pgidOf(t, pids[0])))
+			t.Fatalf("rank 0 never slept while rank 1 ran: %q", states)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
