@@ -493,6 +493,27 @@ func TestBrowser(t *testing.T) {
 		tb.screenshot(t, "plan-launch")
 		tb.checkPageErrors(t)
 	})
+	t.Run("DeepSeekMultiTokenPrediction", func(t *testing.T) {
+		// The preset trains with DeepSeek-V3's one MTP module: the summary
+		// says so, Megatron-LM's arguments carry it, and setting the input
+		// to 0 plans without it (no summary row, no flag, a faster step).
+		tb := b.openState(t, planState(func(p *request.Plan) {
+			p.GPU, p.Model, p.Nodes, p.GlobalBatch, p.Seq = "nvidia-h100-sxm5-80gb", "deepseek-v3", 32, 512, 4096
+		}))
+		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("plan-summary").textContent.includes("multi-token prediction")`)
+		tb.waitFor(t, `document.getElementById("launch-text") !== null && document.getElementById("launch-text").textContent.includes("--mtp-num-layers 1")`)
+		with := tb.summaryValue(t, "step time")
+		tb.setSelect(t, "mtp-layers", "0")
+		tb.waitFor(t, `document.getElementById("plan-summary") !== null && !document.getElementById("plan-summary").textContent.includes("multi-token prediction") && document.getElementById("cancel-plan") === null`)
+		if launch := tb.text(t, "#launch-text"); strings.Contains(launch, "--mtp-num-layers") {
+			t.Errorf("MTP set to 0, the Megatron-LM arguments still carry it")
+		}
+		if without := tb.summaryValue(t, "step time"); without == with {
+			t.Errorf("step time %s with and without the MTP module", with)
+		}
+		tb.screenshot(t, "plan-deepseek-mtp")
+		tb.checkPageErrors(t)
+	})
 	t.Run("PipeDreamProfile", func(t *testing.T) {
 		tb := b.openState(t, planState(func(p *request.Plan) { p.Nodes, p.Model = 4, "pd-vgg16" }))
 		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("plan-summary").textContent.includes("VGG-16")`)

@@ -112,6 +112,10 @@ func (c *PlanPage) summary() []kv {
 			degree(cand.Execution.EP), cand.Execution.Interleave, cand.Execution.ZeRO),
 			"tensor × pipeline × context × data parallelism (§4.2), expert parallelism within a stage's GPUs, ZeRO stage over the d·cp replicas; PipeDream replicates each stage instead (§2.4.1): d lists its replicas per stage"},
 	}
+	if tr := r.Transformer; tr != nil && tr.MTPLayers > 0 {
+		out = append(out, kv{"multi-token prediction", fmt.Sprintf("%d module(s), %.1f B parameters, on the last stage", tr.MTPLayers, tr.MTPParams()/1e9),
+			"each module a layer like the model's last, a 2h-to-h projection and its own pass through the output layer (DeepSeek-V3 §2.2), costed on the last pipeline stage, which gives up layers for them; set Multi-token prediction modules to 0 to plan without"})
+	}
 	if cand.Execution.CP > 1 {
 		out = append(out, kv{"context parallelism", cpCommName(cand.Execution.CPComm),
 			"how the cp GPUs of a sequence exchange keys and values (Megatron-Core --cp-comm-type): the ring hides behind the attention where it can; the all-gather and the all-to-alls are exposed in full (see the breakdown)"})
