@@ -232,7 +232,8 @@ type planInput struct {
 }
 
 // textInput, intInput, floatInput and boolInput set a field of their kind;
-// optBoolInput sets a choice that "" leaves to its default (nil).
+// optBoolInput and optIntInput set a choice that "" leaves to its default
+// (nil).
 func textInput(f func(*request.Plan) *string) planInput {
 	return planInput{"text", func(p *request.Plan, v string) error { *f(p) = v; return nil }}
 }
@@ -250,13 +251,22 @@ func boolInput(f func(*request.Plan) *bool) planInput {
 }
 
 func optBoolInput(f func(*request.Plan) **bool) planInput {
-	return planInput{"true, false or empty (the GPU's default)", func(p *request.Plan, v string) error {
+	return optionalInput("true, false or empty (the GPU's default)", strconv.ParseBool, f)
+}
+
+func optIntInput(empty string, f func(*request.Plan) **int) planInput {
+	return optionalInput("a whole number or empty ("+empty+")", strconv.Atoi, f)
+}
+
+// optionalInput sets *f(p) to the parsed value, or nil for "".
+func optionalInput[T any](what string, parse func(string) (T, error), f func(*request.Plan) **T) planInput {
+	return planInput{what, func(p *request.Plan, v string) error {
 		if v == "" {
 			*f(p) = nil
 			return nil
 		}
-		b, err := strconv.ParseBool(v)
-		*f(p) = &b
+		x, err := parse(v)
+		*f(p) = &x
 		return err
 	}}
 }
@@ -315,43 +325,27 @@ var planInputs = map[string]planInput{
 	"seq":                   intInput(func(p *request.Plan) *int { return &p.Seq }),
 	"precision":             textInput(func(p *request.Plan) *string { return &p.Precision }),
 	"optimizer":             textInput(func(p *request.Plan) *string { return &p.Optimizer }),
-	"zero": {"a whole number or empty (searched)", func(p *request.Plan, v string) error {
-		if v == "" {
-			p.ZeRO = nil
-			return nil
-		}
-		z, err := strconv.Atoi(v)
-		p.ZeRO = &z
-		return err
-	}},
-	"mtp_layers": {"a whole number or empty (the model's own)", func(p *request.Plan, v string) error {
-		if v == "" {
-			p.MTPLayers = nil
-			return nil
-		}
-		n, err := strconv.Atoi(v)
-		p.MTPLayers = &n
-		return err
-	}},
-	"recompute":            textInput(func(p *request.Plan) *string { return &p.Recompute }),
-	"global_batch":         intInput(func(p *request.Plan) *int { return &p.GlobalBatch }),
-	"inter_node_gbps":      floatInput(func(p *request.Plan) *float64 { return &p.InterNodeGBps }),
-	"tp":                   intInput(func(p *request.Plan) *int { return &p.TP }),
-	"pp":                   intInput(func(p *request.Plan) *int { return &p.PP }),
-	"cp":                   intInput(func(p *request.Plan) *int { return &p.CP }),
-	"ep":                   intInput(func(p *request.Plan) *int { return &p.EP }),
-	"cp_comm":              textInput(func(p *request.Plan) *string { return &p.CPComm }),
-	"attention_kernel":     textInput(func(p *request.Plan) *string { return &p.AttentionKernel }),
-	"microbatch":           intInput(func(p *request.Plan) *int { return &p.Microbatch }),
-	"interleave":           intInput(func(p *request.Plan) *int { return &p.Interleave }),
-	"flash_attention":      boolInput(func(p *request.Plan) *bool { return &p.FlashAttention }),
-	"sequence_parallel":    optBoolInput(func(p *request.Plan) **bool { return &p.SequenceParallel }),
-	"overlap_grad_reduce":  optBoolInput(func(p *request.Plan) **bool { return &p.OverlapGradReduce }),
-	"overlap_param_gather": optBoolInput(func(p *request.Plan) **bool { return &p.OverlapParamGather }),
-	"tp_comm_overlap":      optBoolInput(func(p *request.Plan) **bool { return &p.TPCommOverlap }),
-	"ep_dispatcher":        textInput(func(p *request.Plan) *string { return &p.EPDispatcher }),
-	"overlap_ep_comm":      boolInput(func(p *request.Plan) *bool { return &p.OverlapEPComm }),
-	"fp8_param_gather":     boolInput(func(p *request.Plan) *bool { return &p.FP8ParamGather }),
+	"zero":                  optIntInput("searched", func(p *request.Plan) **int { return &p.ZeRO }),
+	"mtp_layers":            optIntInput("the model's own", func(p *request.Plan) **int { return &p.MTPLayers }),
+	"recompute":             textInput(func(p *request.Plan) *string { return &p.Recompute }),
+	"global_batch":          intInput(func(p *request.Plan) *int { return &p.GlobalBatch }),
+	"inter_node_gbps":       floatInput(func(p *request.Plan) *float64 { return &p.InterNodeGBps }),
+	"tp":                    intInput(func(p *request.Plan) *int { return &p.TP }),
+	"pp":                    intInput(func(p *request.Plan) *int { return &p.PP }),
+	"cp":                    intInput(func(p *request.Plan) *int { return &p.CP }),
+	"ep":                    intInput(func(p *request.Plan) *int { return &p.EP }),
+	"cp_comm":               textInput(func(p *request.Plan) *string { return &p.CPComm }),
+	"attention_kernel":      textInput(func(p *request.Plan) *string { return &p.AttentionKernel }),
+	"microbatch":            intInput(func(p *request.Plan) *int { return &p.Microbatch }),
+	"interleave":            intInput(func(p *request.Plan) *int { return &p.Interleave }),
+	"flash_attention":       boolInput(func(p *request.Plan) *bool { return &p.FlashAttention }),
+	"sequence_parallel":     optBoolInput(func(p *request.Plan) **bool { return &p.SequenceParallel }),
+	"overlap_grad_reduce":   optBoolInput(func(p *request.Plan) **bool { return &p.OverlapGradReduce }),
+	"overlap_param_gather":  optBoolInput(func(p *request.Plan) **bool { return &p.OverlapParamGather }),
+	"tp_comm_overlap":       optBoolInput(func(p *request.Plan) **bool { return &p.TPCommOverlap }),
+	"ep_dispatcher":         textInput(func(p *request.Plan) *string { return &p.EPDispatcher }),
+	"overlap_ep_comm":       boolInput(func(p *request.Plan) *bool { return &p.OverlapEPComm }),
+	"fp8_param_gather":      boolInput(func(p *request.Plan) *bool { return &p.FP8ParamGather }),
 }
 
 // SetPlanInput sets one Plan-page input, named as the request names its
