@@ -490,6 +490,9 @@ func transformerModel(m workerModel, t *model.Transformer, tp int, scaleDown boo
 	if t.MLA != nil {
 		return m, fmt.Errorf("model.transformer.mla: multi-head latent attention is not run by the runner yet")
 	}
+	if t.SlidingLayers > 0 {
+		return m, fmt.Errorf("model.transformer.sliding_layers: sliding-window attention is not run by the runner yet, got %d windowed layers", t.SlidingLayers)
+	}
 	if t.MTPLayers > 0 {
 		return m, fmt.Errorf("model.transformer.mtp_layers: multi-token prediction is not run by the runner yet, got %d modules (plan with MTP layers 0)", t.MTPLayers)
 	}

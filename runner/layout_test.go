@@ -195,6 +195,7 @@ func TestRunConfigRejects(t *testing.T) {
 		{"kv heads", func(p *plan.Plan) { p.Execution.TP, p.Model.Transformer.KVHeads = 2, 1 }, "model.transformer.kv_heads: 1 must be a positive multiple of execution.tp (2)"},
 		{"mla", func(p *plan.Plan) { p.Model.Transformer.MLA = &model.MLA{KVLoraRank: 8} }, "model.transformer.mla: multi-head latent attention is not run by the runner yet"},
 		{"mtp", func(p *plan.Plan) { p.Model.Transformer.MTPLayers = 1 }, "model.transformer.mtp_layers: multi-token prediction is not run by the runner yet"},
+		{"sliding window", func(p *plan.Plan) { p.Model.Transformer.SlidingWindow, p.Model.Transformer.SlidingLayers = 128, 1 }, "model.transformer.sliding_layers: sliding-window attention is not run by the runner yet"},
 		{"topk", func(p *plan.Plan) { p.Model.Transformer.MoE = &model.MoE{Experts: 4, TopK: 5} }, "model.transformer.moe.topk: must be in [1, experts 4], got 5"},
 		{"rope", func(p *plan.Plan) {
 			p.Model.Transformer.PositionEmbedding, p.Model.Transformer.HeadDim = model.PositionNone, 7

@@ -513,6 +513,20 @@
 // microbatches), as Megatron-LM's first/last-stage layer counts and the
 // Llama 3 paper do.
 //
+// Sliding-window attention (model.Transformer.SlidingWindow and
+// SlidingLayers: GPT-OSS windows every other layer at 128 tokens) costs
+// the windowed layers' attention core by the query-key pairs they attend
+// to, the same count as Megatron-Bridge's flop_utils.py ("Exact average
+// causal SWA context"), spread evenly over the layers
+// (model.Transformer.AttentionSpan); the fused kernels keep the rates of
+// full attention over s/cp tokens, and the sinks (a learned logit per head)
+// cost nothing. Held out, nothing fitted: Megatron-Bridge's GPT-OSS 120B
+// BF16 on 64 H100 reads +4.2 % (25.11, microbatch 4, where the search
+// needs full recomputation to fit and the recipe recomputes only the norms
+// and the experts' activation) and +12.1 % (26.02, microbatch 1); on
+// Blackwell +18.3 % and +34.7 % (B200) and +58.5 % and +98.7 % (GB200),
+// reported (published.go).
+//
 // Multi-token prediction (model.Transformer.MTPLayers; DeepSeek-V3's
 // preset has its one module, as its config.json) runs where Megatron-Core
 // puts it without a layout, on the last pipeline stage: each module a

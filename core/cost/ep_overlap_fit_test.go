@@ -53,7 +53,7 @@ func TestEPOverlapExposedFit(t *testing.T) {
 		case !r.ex.Overlap.EPComm:
 		case r.run.Set == "fit":
 			fit = append(fit, r)
-		default:
+		case !notAsserted[r.run.ID]: // a reported run is off for reasons of its own (published.go)
 			held = append(held, r)
 		}
 	}

@@ -544,7 +544,7 @@ func TestExportMegatronEnvironment(t *testing.T) {
 // so the TOML runs as it is; any other model asks for a flavor of its
 // dimensions to be registered. A model with multi-token prediction is
 // refused (the export writes no MTP), so DeepSeek-V3 is exported without
-// its module.
+// its module; so is one with windowed layers (GPT-OSS).
 func TestExportTorchtitanFlavors(t *testing.T) {
 	want := map[string][2]string{"llama3-8b": {"llama3", "8B"}, "llama3-70b": {"llama3", "70B"}, "llama3-405b": {"llama3", "405B"}, "deepseek-v3": {"deepseek_v3", "671B"}}
 	for _, llm := range modelprofiles.LLMs() {
@@ -555,6 +555,12 @@ func TestExportTorchtitanFlavors(t *testing.T) {
 				t.Errorf("%s with %d MTP layers: %v, want not expressible naming mtp_layers", llm.ID, p.Model.Transformer.MTPLayers, err)
 			}
 			p.Model.Transformer.MTPLayers = 0
+		}
+		if tr := p.Model.Transformer; tr.SlidingLayers > 0 {
+			if _, err := Artifact("torchtitan", p, ""); !errors.Is(err, ErrNotExpressible) || !strings.Contains(err.Error(), "sliding_layers") {
+				t.Errorf("%s with %d windowed layers: %v, want not expressible naming sliding_layers", llm.ID, tr.SlidingLayers, err)
+			}
+			continue
 		}
 		var job struct {
 			Model struct {

@@ -89,8 +89,8 @@ func megatronEnv(e plan.Execution) []flagArg {
 // default GPT (multi-head attention, a GeLU MLP, learned positions,
 // LayerNorm, biases, tied embeddings, dropout 0.1): grouped-query or latent
 // attention, the gated MLP, rotary positions, RMSNorm, the biases, untied
-// embeddings, no dropout, multi-token prediction and the mixture of
-// experts.
+// embeddings, no dropout, sliding-window attention and its sinks,
+// multi-token prediction and the mixture of experts.
 func megatronArchitecture(engine string, t *model.Transformer, e plan.Execution) ([]flagArg, error) {
 	itoa := strconv.Itoa
 	var args []flagArg
@@ -133,11 +133,42 @@ func megatronArchitecture(engine string, t *model.Transformer, e plan.Execution)
 	if t.NoDropout {
 		args = append(args, flagArg{"--attention-dropout", "0"}, flagArg{"--hidden-dropout", "0"})
 	}
+	window, err := megatronWindow(engine, t)
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, window...)
+	if t.AttentionSinks {
+		args = append(args, flagArg{"--softmax-type", "learnable"})
+	}
 	if t.MTPLayers > 0 {
 		args = append(args, flagArg{"--mtp-num-layers", itoa(t.MTPLayers)})
 	}
 	moe, err := megatronMoE(engine, t, e)
 	return append(args, moe...), err
+}
+
+// megatronWindow is sliding-window attention as Megatron-Core runs it:
+// --window-size "(w,0)" as Megatron-Bridge's GPT-OSS provider sets it for
+// Hugging Face's window w (Megatron-Core then attends w+1 tokens, the
+// query's own and w before it, one more than Hugging Face's mask), on
+// every layer or, with --window-attn-skip-freq 2, on every other one from
+// the first (Megatron-Core's layer_number % 2 != 0, 1-indexed), as GPT-OSS
+// alternates them. The model records how many layers are windowed, not
+// which, so any other count is not exported.
+func megatronWindow(engine string, t *model.Transformer) ([]flagArg, error) {
+	if t.SlidingLayers == 0 {
+		return nil, nil
+	}
+	args := []flagArg{{"--window-size", fmt.Sprintf("(%d,0)", t.SlidingWindow)}}
+	switch {
+	case t.SlidingLayers == t.Layers:
+		return args, nil
+	case t.Layers%2 == 0 && 2*t.SlidingLayers == t.Layers:
+		return append(args, flagArg{"--window-attn-skip-freq", "2"}), nil
+	}
+	return nil, notExpressible(engine, "model.transformer.sliding_layers", t.SlidingLayers,
+		fmt.Sprintf("of %d layers: the model records how many layers are windowed, not which; Megatron-LM's pattern is exported for all of them or every other one (GPT-OSS)", t.Layers))
 }
 
 // megatronMoE is the mixture of experts as Megatron-Core runs it: the

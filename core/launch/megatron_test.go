@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -55,7 +56,8 @@ func unquote(s string) string {
 // flags describe (total, and active per token), independently of
 // core/model: embeddings, attention (grouped-query or latent), the dense
 // or gated MLP, the routed and shared experts with their router, the
-// norms. Biases are left out (every preset disables them).
+// norms. Biases are left out (most presets disable them; GPT-OSS's come
+// to under 0.1 % of its parameters).
 func megatronParams(t *testing.T, f map[string]string) (total, active float64) {
 	t.Helper()
 	num := func(name string, def float64) float64 {
@@ -138,6 +140,11 @@ func TestExportMegatronArchitecture(t *testing.T) {
 			flags[k] = unquote(v)
 		}
 		total, active := megatronParams(t, flags)
+		if llm.ActiveWithoutEmbedding {
+			v, _ := strconv.ParseFloat(flags["--vocab-size"], 64)
+			h, _ := strconv.ParseFloat(flags["--hidden-size"], 64)
+			active -= v * h // the input embedding, which the publisher leaves out
+		}
 		if r := total/llm.PublishedParams - 1; math.Abs(r) > 0.01 {
 			t.Errorf("%s: the flags describe %.4g parameters, published %.4g (%+.2f%%)", llm.ID, total, llm.PublishedParams, 100*r)
 		}
@@ -283,5 +290,34 @@ func TestExportMegatronMTPLayout(t *testing.T) {
 		if !slices.Equal(expandLayout(got), expandLayout(c.want)) {
 			t.Errorf("pp %d v %d: layout %s, Megatron-Bridge's %s", c.pp, c.v, got, c.want)
 		}
+	}
+}
+
+// TestExportMegatronWindow: GPT-OSS goes to Megatron-LM as Megatron-Bridge's
+// GPT-OSS provider runs it — --window-size "(128,0)", a window on every
+// other layer from the first (--window-attn-skip-freq 2), learnable softmax
+// offsets for its sinks, biases kept — a model windowed on every layer
+// without the skip frequency, and one whose windowed layers are neither
+// all nor every other one is refused, naming the field.
+func TestExportMegatronWindow(t *testing.T) {
+	oss := megatronFlags(t, mustExport(t, "megatron", inputOf(presetPlan(t, "gpt-oss-120b"))))
+	for k, want := range map[string]string{"--window-size": "(128,0)", "--window-attn-skip-freq": "2", "--softmax-type": "learnable"} {
+		if got := unquote(oss[k]); got != want {
+			t.Errorf("gpt-oss-120b: %s %q, want %q", k, got, want)
+		}
+	}
+	if _, ok := oss["--disable-bias-linear"]; ok {
+		t.Errorf("gpt-oss-120b: biases disabled; its linear layers have them")
+	}
+	all := presetPlan(t, "llama3-8b")
+	all.Model.Transformer.SlidingWindow, all.Model.Transformer.SlidingLayers = 4096, all.Model.Transformer.Layers
+	flags := megatronFlags(t, mustExport(t, "megatron", inputOf(all)))
+	if _, skip := flags["--window-attn-skip-freq"]; unquote(flags["--window-size"]) != "(4096,0)" || skip {
+		t.Errorf("every layer windowed: %v", flags)
+	}
+	some := presetPlan(t, "llama3-8b")
+	some.Model.Transformer.SlidingWindow, some.Model.Transformer.SlidingLayers = 4096, 3
+	if _, err := Artifact("megatron", some, ""); !errors.Is(err, ErrNotExpressible) || !strings.Contains(err.Error(), "sliding_layers") {
+		t.Errorf("3 of 32 layers windowed: %v, want not expressible naming sliding_layers", err)
 	}
 }

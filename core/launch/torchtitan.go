@@ -30,6 +30,9 @@ func torchtitanTOML(in input) (string, error) {
 	if t.MTPLayers > 0 {
 		return "", notExpressible(engine, "model.transformer.mtp_layers", t.MTPLayers, "this export writes no multi-token prediction setting for torchtitan; plan with MTP layers 0 to export the model without it")
 	}
+	if t.SlidingLayers > 0 || t.AttentionSinks {
+		return "", notExpressible(engine, "model.transformer.sliding_layers", t.SlidingLayers, "this export writes no sliding-window attention or attention sinks for torchtitan (GPT-OSS's)")
+	}
 	if err := pipelineSchedule(engine, e, schedule.GPipe, schedule.OneFOneB, schedule.Interleaved); err != nil {
 		return "", err
 	}

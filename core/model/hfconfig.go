@@ -32,12 +32,27 @@ type hfConfig struct {
 	QKNopeHeadDim      int    `json:"qk_nope_head_dim"`
 	VHeadDim           int    `json:"v_head_dim"`
 	NextNPredictLayers int    `json:"num_nextn_predict_layers"`
+	// Sliding-window attention: GPT-OSS names each layer's kind in
+	// layer_types; Mistral windows every layer when sliding_window is set
+	// (null in its later releases); Qwen2/3 only with use_sliding_window,
+	// the layers after the first max_window_layers.
+	SlidingWindow    *int     `json:"sliding_window"`
+	LayerTypes       []string `json:"layer_types"`
+	UseSlidingWindow bool     `json:"use_sliding_window"`
+	MaxWindowLayers  int      `json:"max_window_layers"`
 }
+
+// Hugging Face's layer_types values.
+const (
+	hfSlidingAttention = "sliding_attention"
+	hfFullAttention    = "full_attention"
+)
 
 // hfArchitectures are the model_type values ParseHFConfig understands, all
 // RMSNorm, rotary, gated-MLP decoders; qwen2 has query/key/value biases,
-// deepseek_v3 multi-head latent attention.
-var hfArchitectures = []string{"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "deepseek_v3"}
+// deepseek_v3 multi-head latent attention, gpt_oss biases on every linear
+// layer (its experts' too), attention sinks and windowed layers.
+var hfArchitectures = []string{"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "deepseek_v3", "gpt_oss"}
 
 // ParseHFConfig reads a Hugging Face config.json of a Llama, Mistral,
 // Mixtral, Qwen2, Qwen3(-MoE) or DeepSeek-V3 model into a Transformer with
@@ -84,6 +99,12 @@ func ParseHFConfig(data []byte) (Transformer, error) {
 	if experts > 0 {
 		t.MoE = &MoE{Experts: experts, TopK: c.ExpertsPerToken, FFN: c.MoEFFN, SharedExperts: c.SharedExperts, FirstDense: c.FirstKDenseReplace}
 	}
+	if c.ModelType == "gpt_oss" {
+		t.Bias, t.AttentionSinks = BiasAll, true
+	}
+	if err := c.slidingWindow(&t); err != nil {
+		return Transformer{}, err
+	}
 	if c.ModelType == "deepseek_v3" {
 		t.KVHeads, t.HeadDim = 0, 0
 		t.MLA = &MLA{QLoraRank: c.QLoraRank, KVLoraRank: c.KVLoraRank, QKRopeHeadDim: c.QKRopeHeadDim, QKNopeHeadDim: c.QKNopeHeadDim, VHeadDim: c.VHeadDim}
@@ -92,4 +113,45 @@ func ParseHFConfig(data []byte) (Transformer, error) {
 		return Transformer{}, fmt.Errorf("hf config: %w", err)
 	}
 	return t, nil
+}
+
+// slidingWindow sets t's windowed layers from the config: layer_types
+// where given (every model_type; GPT-OSS alternates from a windowed first
+// layer), else Mistral's sliding_window for every layer, Qwen's after the
+// first max_window_layers when use_sliding_window is true.
+func (c hfConfig) slidingWindow(t *Transformer) error {
+	window := 0
+	if c.SlidingWindow != nil {
+		window = *c.SlidingWindow
+	}
+	n := 0
+	switch {
+	case c.LayerTypes != nil:
+		if len(c.LayerTypes) != c.Layers {
+			return fmt.Errorf("hf config: layer_types: must name each of the num_hidden_layers %d layers, got %d", c.Layers, len(c.LayerTypes))
+		}
+		for i, k := range c.LayerTypes {
+			switch k {
+			case hfSlidingAttention:
+				n++
+			case hfFullAttention:
+			default:
+				return fmt.Errorf("hf config: layer_types[%d]: must be %q or %q, got %q", i, hfSlidingAttention, hfFullAttention, k)
+			}
+		}
+	case c.ModelType == "mistral" || c.ModelType == "mixtral":
+		if window > 0 {
+			n = c.Layers
+		}
+	case c.UseSlidingWindow:
+		n = max(0, c.Layers-c.MaxWindowLayers)
+	}
+	if n == 0 {
+		return nil
+	}
+	if window < 1 {
+		return fmt.Errorf("hf config: sliding_window: must be >= 1 with %d windowed layers, got %d", n, window)
+	}
+	t.SlidingWindow, t.SlidingLayers = window, n
+	return nil
 }

@@ -89,6 +89,19 @@ type Transformer struct {
 	// MLA, when set, replaces multi-head attention by DeepSeek's multi-head
 	// latent attention (KVHeads and HeadDim are then unused).
 	MLA *MLA `json:"mla,omitempty"`
+	// SlidingWindow is the window of sliding-window attention (Mistral 7B
+	// v0.1, GPT-OSS, Gemma): each query of a windowed layer attends to the
+	// SlidingWindow most recent tokens, itself included; 0: none.
+	SlidingWindow int `json:"sliding_window,omitempty"`
+	// SlidingLayers is how many of the layers attend in that window
+	// (GPT-OSS alternates windowed and full layers: half of them; Mistral
+	// 7B v0.1: all); the others attend to the whole sequence. It and
+	// SlidingWindow are both set or both 0.
+	SlidingLayers int `json:"sliding_layers,omitempty"`
+	// AttentionSinks gives each attention head a learned logit in its
+	// softmax's denominator (GPT-OSS; Megatron-Core's --softmax-type
+	// learnable): a parameters per layer, no GEMM work.
+	AttentionSinks bool `json:"attention_sinks,omitempty"`
 	// MTPLayers is the depth D of multi-token prediction (DeepSeek-V3
 	// §2.2; Megatron-Core's --mtp-num-layers, Hugging Face's
 	// num_nextn_predict_layers): D modules after the last layer, the k-th

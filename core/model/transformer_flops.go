@@ -60,7 +60,8 @@ type GEMM struct {
 // §4.5.1), as Megatron-LM's num_floating_point_operations
 // (megatron/training/training.py) counts them: the query, key/value and
 // output projections (GQA shrinks the key/value ones by kv/a), the full
-// (non-causal) s×s attention core, the MLP (three matrices when gated) or,
+// (non-causal) s×s attention core (times AttentionSpan where layers attend
+// in a sliding window), the MLP (three matrices when gated) or,
 // in a mixture-of-experts layer, each token's TopK routed experts and the
 // shared ones. Like Megatron it leaves out the router (2bshE) and, for MLA,
 // counts its down- and up-projections as the matrices they are.
@@ -68,6 +69,7 @@ func (t Transformer) ForwardGEMMs(b, i int) []GEMM {
 	s, h, bb := float64(t.Seq), float64(t.Hidden), float64(b)
 	tok := bb * s
 	a := float64(t.Heads)
+	span := t.AttentionSpan()
 	g := make([]GEMM, 0, 8) // at most 8 products: one allocation
 	if m := t.MLA; m != nil {
 		qk, v := float64(m.QKNopeHeadDim+m.QKRopeHeadDim), float64(m.VHeadDim)
@@ -79,15 +81,15 @@ func (t Transformer) ForwardGEMMs(b, i int) []GEMM {
 		}
 		down, up := kvl+float64(m.QKRopeHeadDim), a*float64(m.QKNopeHeadDim+m.VHeadDim) // the kv pair's two output widths
 		g = append(g, q, GEMM{Name: "kv", FLOPs: 2*tok*h*down + 2*tok*kvl*up, Instances: 1, Inputs: tok * (h + kvl), Outputs: tok * (down + up)},
-			GEMM{Name: "attention-scores", FLOPs: 2 * bb * s * s * a * qk, Instances: 1, Attention: true},
-			GEMM{Name: "attention-values", FLOPs: 2 * bb * s * s * a * v, Instances: 1, Attention: true},
+			GEMM{Name: "attention-scores", FLOPs: 2 * bb * s * s * span * a * qk, Instances: 1, Attention: true},
+			GEMM{Name: "attention-values", FLOPs: 2 * bb * s * s * span * a * v, Instances: 1, Attention: true},
 			GEMM{Name: "attention-out", FLOPs: 2 * tok * a * v * h, Instances: 1, Inputs: tok * a * v, Outputs: tok * h})
 	} else {
 		d := float64(t.HeadSize())
 		q, kv := a*d, float64(t.KVHeadCount())*d
 		g = append(g, GEMM{Name: "qkv", FLOPs: 2 * tok * h * (q + 2*kv), Instances: 1, Inputs: tok * h, Outputs: tok * (q + 2*kv)},
-			GEMM{Name: "attention-scores", FLOPs: 2 * bb * s * s * q, Instances: 1, Attention: true},
-			GEMM{Name: "attention-values", FLOPs: 2 * bb * s * s * q, Instances: 1, Attention: true},
+			GEMM{Name: "attention-scores", FLOPs: 2 * bb * s * s * span * q, Instances: 1, Attention: true},
+			GEMM{Name: "attention-values", FLOPs: 2 * bb * s * s * span * q, Instances: 1, Attention: true},
 			GEMM{Name: "attention-out", FLOPs: 2 * tok * q * h, Instances: 1, Inputs: tok * q, Outputs: tok * h})
 	}
 	up := t.mlpMatrices() - 1 // gate and up, or up
@@ -106,6 +108,21 @@ func (t Transformer) ForwardGEMMs(b, i int) []GEMM {
 			GEMM{Name: "shared-down", FLOPs: 2 * shared * fe * h, Instances: 1, Inputs: shared * fe, Outputs: shared * h})
 	}
 	return g
+}
+
+// AttentionSpan returns the share of the full attention core a layer
+// computes on average: 1, less what the SlidingLayers windowed layers
+// skip. A windowed layer's causal query-key pairs, s·w − w(w−1)/2 for a
+// window w < s, over the s(s+1)/2 of a full causal layer; the savings are
+// spread evenly over the layers (GPT-OSS alternates windowed and full
+// layers, so a pipeline stage of two or more holds about half of each).
+func (t Transformer) AttentionSpan() float64 {
+	s, w := float64(t.Seq), float64(t.SlidingWindow)
+	if t.SlidingLayers == 0 || w >= s {
+		return 1
+	}
+	windowed := (s*w - w*(w-1)/2) / (s * (s + 1) / 2)
+	return 1 - float64(t.SlidingLayers)/float64(t.Layers)*(1-windowed)
 }
 
 // LayerFwdGEMMs returns the forward matrix multiplications of one dense

@@ -176,6 +176,7 @@ func FuzzParseHFConfig(f *testing.F) {
 	f.Add([]byte(`{"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8}`))
 	f.Add([]byte(`{"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 4, "qk_nope_head_dim": 4, "n_routed_experts": 4, "num_experts_per_tok": 2}`))
 	f.Add([]byte(`{"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 4, "qk_nope_head_dim": 4, "n_routed_experts": 4, "num_experts_per_tok": 2, "num_nextn_predict_layers": 1}`))
+	f.Add([]byte(`{"model_type": "gpt_oss", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 4, "layer_types": ["sliding_attention", "full_attention"]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := ParseHFConfig(data)
 		if err == nil {
@@ -232,6 +233,82 @@ func TestGEMMOperands(t *testing.T) {
 			if want := 2 * g.Inputs * g.Outputs / rows; math.Abs(g.FLOPs-want) > 1e-9*want {
 				t.Errorf("l=%d %s: %g FLOPs, operands give %g", tr.Layers, g.Name, g.FLOPs, want)
 			}
+		}
+	}
+}
+
+// TestAttentionSpanBruteForce counts, pair by pair, the query-key pairs a
+// causal layer attends to with and without a sliding window (a query at
+// position i sees keys max(0, i−w+1) to i) and checks AttentionSpan, the
+// windowed layers' share averaged over all layers, and that the attention
+// core's FLOPs shrink by it while the rest of the layer does not.
+func TestAttentionSpanBruteForce(t *testing.T) {
+	for _, c := range []struct{ s, w, windowed, layers int }{{16, 4, 1, 2}, {37, 5, 3, 4}, {64, 64, 2, 2}, {64, 100, 1, 1}, {50, 1, 5, 5}} {
+		var full, win int
+		for i := range c.s {
+			full += i + 1
+			win += i - max(0, i-c.w+1) + 1
+		}
+		want := 1 - float64(c.windowed)/float64(c.layers)*(1-float64(win)/float64(full))
+		tr := gpt(c.layers, 64, 4)
+		tr.Seq, tr.SlidingWindow, tr.SlidingLayers = c.s, c.w, c.windowed
+		if err := tr.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.AttentionSpan(); math.Abs(got-want) > 1e-12 {
+			t.Errorf("s=%d w=%d, %d of %d layers windowed: span %v, counted %v", c.s, c.w, c.windowed, c.layers, got, want)
+		}
+		plain := tr
+		plain.SlidingWindow, plain.SlidingLayers = 0, 0
+		core, plainCore := tr.LayerAttentionCoreFwdFLOPs(2, 0), plain.LayerAttentionCoreFwdFLOPs(2, 0)
+		rest, plainRest := tr.LayerFwdFLOPs(2, 0)-core, plain.LayerFwdFLOPs(2, 0)-plainCore
+		if math.Abs(core-want*plainCore) > 1e-9*plainCore || math.Abs(rest-plainRest) > 1e-9*plainRest {
+			t.Errorf("s=%d w=%d: core %g of %g, the rest %g of %g", c.s, c.w, core, plainCore, rest, plainRest)
+		}
+	}
+	bad := gpt(4, 64, 4)
+	bad.SlidingWindow = 128
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "sliding_layers") {
+		t.Errorf("a window without windowed layers: %v, want an error naming sliding_layers", err)
+	}
+}
+
+// TestParseHFConfigSlidingWindow: GPT-OSS's layer_types name its windowed
+// layers (half of them, with every linear layer biased and attention
+// sinks); Mistral's sliding_window windows every layer, null none; Qwen's
+// windows the layers past max_window_layers only with use_sliding_window,
+// so Qwen2.5's unused sliding_window 131072 windows nothing.
+func TestParseHFConfigSlidingWindow(t *testing.T) {
+	const dims = `"num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8`
+	for _, c := range []struct {
+		json           string
+		window, layers int
+	}{
+		{`{"model_type": "gpt_oss", ` + dims + `, "sliding_window": 128, "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"]}`, 128, 2},
+		{`{"model_type": "mistral", ` + dims + `, "sliding_window": 4096}`, 4096, 4},
+		{`{"model_type": "mistral", ` + dims + `, "sliding_window": null}`, 0, 0},
+		{`{"model_type": "qwen2", ` + dims + `, "sliding_window": 131072, "use_sliding_window": false, "max_window_layers": 1}`, 0, 0},
+		{`{"model_type": "qwen2", ` + dims + `, "sliding_window": 32, "use_sliding_window": true, "max_window_layers": 1}`, 32, 3},
+		{`{"model_type": "qwen3", ` + dims + `, "layer_types": ["full_attention", "full_attention", "full_attention", "full_attention"]}`, 0, 0},
+	} {
+		tr, err := ParseHFConfig([]byte(c.json))
+		if err != nil {
+			t.Fatalf("%s: %v", c.json, err)
+		}
+		if tr.SlidingWindow != c.window || tr.SlidingLayers != c.layers {
+			t.Errorf("%s: window %d on %d layers, want %d on %d", c.json, tr.SlidingWindow, tr.SlidingLayers, c.window, c.layers)
+		}
+		if oss := strings.Contains(c.json, "gpt_oss"); oss != (tr.AttentionSinks && tr.Bias == BiasAll) {
+			t.Errorf("%s: sinks %v, bias %q", c.json, tr.AttentionSinks, tr.Bias)
+		}
+	}
+	for _, c := range []struct{ json, want string }{
+		{`{"model_type": "gpt_oss", ` + dims + `, "sliding_window": 128, "layer_types": ["sliding_attention"]}`, "layer_types"},
+		{`{"model_type": "gpt_oss", ` + dims + `, "sliding_window": 128, "layer_types": ["sliding_attention", "local", "full_attention", "full_attention"]}`, "layer_types[1]"},
+		{`{"model_type": "gpt_oss", ` + dims + `, "layer_types": ["sliding_attention", "full_attention", "full_attention", "full_attention"]}`, "sliding_window"},
+	} {
+		if _, err := ParseHFConfig([]byte(c.json)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error naming %s", c.json, err, c.want)
 		}
 	}
 }

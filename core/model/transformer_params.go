@@ -62,6 +62,12 @@ func (t Transformer) Validate() error {
 			return fmt.Errorf("transformer.moe.first_dense: must be in [0, layers %d], got %d", t.Layers, m.FirstDense)
 		}
 	}
+	if t.SlidingWindow < 0 || t.SlidingWindow > maxDim {
+		return fmt.Errorf("transformer.sliding_window: must be in [0, %d] (0: no windowed layers), got %d", maxDim, t.SlidingWindow)
+	}
+	if t.SlidingLayers < 0 || t.SlidingLayers > t.Layers || (t.SlidingLayers > 0) != (t.SlidingWindow > 0) {
+		return fmt.Errorf("transformer.sliding_layers: must be in [1, layers %d] with a sliding_window (%d), 0 without, got %d", t.Layers, t.SlidingWindow, t.SlidingLayers)
+	}
 	if t.MTPLayers < 0 || t.MTPLayers > t.Layers {
 		return fmt.Errorf("transformer.mtp_layers: must be in [0, layers %d], got %d", t.Layers, t.MTPLayers)
 	}
@@ -180,8 +186,17 @@ func (t Transformer) mlpMatrices() float64 {
 // multi-head attention with f = 4h it is 4h²+4h (eq. 4.3); with grouped
 // query attention the key and value projections shrink to h·kv·d each; with
 // MLA it counts the down- and up-projections and the latent norms
-// (DeepSeek-V2 §2.1.2).
+// (DeepSeek-V2 §2.1.2); attention sinks add one per head.
 func (t Transformer) AttentionParams() float64 {
+	w := t.attentionProjectionParams()
+	if t.AttentionSinks {
+		w += float64(t.Heads)
+	}
+	return w
+}
+
+// attentionProjectionParams is AttentionParams without the sinks.
+func (t Transformer) attentionProjectionParams() float64 {
 	h := float64(t.Hidden)
 	if m := t.MLA; m != nil {
 		a, qk := float64(t.Heads), float64(m.QKNopeHeadDim+m.QKRopeHeadDim)
@@ -247,11 +262,11 @@ func (t Transformer) LayerParamsAt(i int) float64 {
 
 // LayerLinearParamsAt returns the weights of layer i's linear layers, the
 // GEMMs Transformer Engine runs in FP8 (ForwardGEMMs' products other than
-// the attention core): LayerParamsAt without the two norms and a
-// mixture-of-experts layer's router, which stays in bf16. Biases and MLA's
+// the attention core): LayerParamsAt without the two norms, the attention
+// sinks and a mixture-of-experts layer's router, which stay in bf16. Biases and MLA's
 // latent norms are counted with their projections (under 0.01 % of them).
 func (t Transformer) LayerLinearParamsAt(i int) float64 {
-	n := t.LayerParamsAt(i) - 2*t.normParams()
+	n := t.LayerParamsAt(i) - 2*t.normParams() - (t.AttentionParams() - t.attentionProjectionParams())
 	if t.IsMoELayer(i) {
 		n -= float64(t.Hidden) * float64(t.MoE.Experts)
 	}
