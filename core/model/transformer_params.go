@@ -188,11 +188,15 @@ func (t Transformer) mlpMatrices() float64 {
 // MLA it counts the down- and up-projections and the latent norms
 // (DeepSeek-V2 §2.1.2); attention sinks add one per head.
 func (t Transformer) AttentionParams() float64 {
-	w := t.attentionProjectionParams()
+	return t.attentionProjectionParams() + t.sinkParams()
+}
+
+// sinkParams returns the attention sinks of one layer: a per head.
+func (t Transformer) sinkParams() float64 {
 	if t.AttentionSinks {
-		w += float64(t.Heads)
+		return float64(t.Heads)
 	}
-	return w
+	return 0
 }
 
 // attentionProjectionParams is AttentionParams without the sinks.
@@ -263,10 +267,11 @@ func (t Transformer) LayerParamsAt(i int) float64 {
 // LayerLinearParamsAt returns the weights of layer i's linear layers, the
 // GEMMs Transformer Engine runs in FP8 (ForwardGEMMs' products other than
 // the attention core): LayerParamsAt without the two norms, the attention
-// sinks and a mixture-of-experts layer's router, which stay in bf16. Biases and MLA's
-// latent norms are counted with their projections (under 0.01 % of them).
+// sinks and a mixture-of-experts layer's router, which stay in bf16.
+// Biases and MLA's latent norms are counted with their projections (under
+// 0.01 % of them).
 func (t Transformer) LayerLinearParamsAt(i int) float64 {
-	n := t.LayerParamsAt(i) - 2*t.normParams() - (t.AttentionParams() - t.attentionProjectionParams())
+	n := t.LayerParamsAt(i) - 2*t.normParams() - t.sinkParams()
 	if t.IsMoELayer(i) {
 		n -= float64(t.Hidden) * float64(t.MoE.Experts)
 	}
