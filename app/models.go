@@ -118,6 +118,7 @@ func modelFor(in request.Plan) (ModelPreset, error) {
 			tr.Vocab = c.Vocab
 		}
 		tr.FFN, tr.KVHeads, tr.GatedFFN, tr.UntiedEmbeddings = c.FFN, c.KVHeads, c.GatedFFN, c.UntiedEmbeddings
+		tr.SlidingWindow, tr.SlidingLayers, tr.AttentionSinks = c.SlidingWindow, c.SlidingLayers, c.AttentionSinks
 		if c.Experts > 0 {
 			tr.MoE = &model.MoE{Experts: c.Experts, TopK: c.TopK, FFN: c.MoEFFN, SharedExperts: c.SharedExperts}
 		}

@@ -48,6 +48,41 @@ func TestPlanCustomMoEMatchesPublishedCounts(t *testing.T) {
 	}
 }
 
+// TestPlanCustomSlidingWindow gives a transformer windowed on half its
+// layers with attention sinks as custom-model fields: the planned model
+// carries them (one sink per head and layer more than without), and at a
+// 32K sequence, where the attention core is much of a layer, the same
+// configuration steps faster than with every layer attending in full.
+func TestPlanCustomSlidingWindow(t *testing.T) {
+	plan := func(window, windowed int, sinks bool) Result {
+		in := request.Default().Plan
+		in.Model, in.Seq, in.Nodes, in.GPU, in.GlobalBatch = "custom", 32768, 2, "nvidia-h100-sxm5-80gb", 16
+		in.TP, in.PP, in.Microbatch, in.Interleave, in.Recompute = 8, 2, 1, 1, "full"
+		in.Custom = request.CustomModel{Layers: 24, Hidden: 2880, Heads: 64, KVHeads: 8, FFN: 2880, GatedFFN: true, UntiedEmbeddings: true,
+			SlidingWindow: window, SlidingLayers: windowed, AttentionSinks: sinks}
+		res, err := Plan(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	full, windowed := plan(0, 0, false), plan(128, 12, true)
+	if tr := windowed.Transformer; tr.SlidingWindow != 128 || tr.SlidingLayers != 12 || !tr.AttentionSinks {
+		t.Errorf("transformer %+v", tr)
+	}
+	if d := windowed.Params - full.Params; d != 24*64 {
+		t.Errorf("sinks add %v parameters, want 24 layers × 64 heads", d)
+	}
+	if f, w := full.Candidates[0].IterationSeconds, windowed.Candidates[0].IterationSeconds; !(w < 0.9*f) {
+		t.Errorf("step %.3f s windowed, %.3f s in full: want the window to save over a tenth at 32K", w, f)
+	}
+	in := request.Default().Plan
+	in.Model, in.Custom = "custom", request.CustomModel{Layers: 4, Hidden: 64, Heads: 4, SlidingWindow: 16}
+	if _, err := Plan(context.Background(), in); err == nil || !strings.HasPrefix(err.Error(), "plan.custom.sliding_layers") {
+		t.Errorf("a window without windowed layers: %v", err)
+	}
+}
+
 // evaluateH100 evaluates GPT-3 175B at t=8, p=8, d=16 (1024 H100s) with
 // ZeRO 1 and the given overlaps.
 func evaluateH100(t *testing.T, set func(*request.Plan)) Candidate {

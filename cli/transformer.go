@@ -31,6 +31,7 @@ var transformerFlags = map[string]string{
 	"plan.custom.name": "name", "plan.custom.layers": "layers", "plan.custom.hidden": "hidden", "plan.custom.heads": "heads",
 	"plan.custom.vocab": "vocab", "plan.custom.ffn": "ffn", "plan.custom.kv_heads": "kv-heads", "plan.custom.experts": "experts",
 	"plan.custom.topk": "topk", "plan.custom.moe_ffn": "moe-ffn", "plan.custom.shared_experts": "shared-experts",
+	"plan.custom.sliding_window": "sliding-window", "plan.custom.sliding_layers": "sliding-layers",
 	"plan.seq": "seq", "plan.precision": "precision",
 	"plan.gpu": "gpu", "plan.nodes": "gpus", "plan.gpus_per_node": "gpus-per-node",
 	"plan.inter_node_gbps": "inter-node-bandwidth", "plan.global_batch": "batch", "plan.tp": "tp", "plan.pp": "pp",
@@ -61,7 +62,7 @@ var transformerDefaults = map[string]string{
 // dimensionFlags are the custom transformer's flags, which --preset and
 // --hf-config replace.
 var dimensionFlags = []string{"name", "layers", "hidden", "heads", "vocab", "ffn", "kv-heads", "gated-ffn",
-	"untied-embeddings", "experts", "topk", "moe-ffn", "shared-experts"}
+	"untied-embeddings", "experts", "topk", "moe-ffn", "shared-experts", "sliding-window", "sliding-layers", "attention-sinks"}
 
 // overlapFlags are the overlap flags, each setting its request field only
 // when given (else the GPU's default, app.DefaultOverlap).
@@ -96,6 +97,9 @@ func runTransformer(args []string, stdout io.Writer) error {
 	topk := fs.Int("topk", 0, "routed experts per token, 1 to --experts")
 	moeFFN := fs.Int("moe-ffn", 0, "inner size of one expert (0: --ffn)")
 	shared := fs.Int("shared-experts", 0, "shared experts every token also goes through")
+	window := fs.Int("sliding-window", 0, "attention window of the windowed layers, in tokens (GPT-OSS: 128; needs --sliding-layers)")
+	windowed := fs.Int("sliding-layers", 0, "how many layers attend in the sliding window (GPT-OSS: half of them)")
+	sinks := fs.Bool("attention-sinks", false, "a learned softmax offset per attention head (GPT-OSS's sinks)")
 	precision := fs.String("precision", d.Precision, "training precision: fp32, fp16, bf16 or fp8 (Transformer Engine FP8 GEMMs; empty: bf16)")
 	gpuID := fs.String("gpu", d.GPU, "GPU id (see pipeplan gpus)")
 	gpus := fs.Int("gpus", 0, "number of GPUs n (required)")
@@ -178,7 +182,8 @@ func runTransformer(args []string, stdout io.Writer) error {
 			}
 		}
 		in.Custom = request.CustomModel{Name: *name, Layers: *layers, Hidden: *hidden, Heads: *heads, Vocab: *vocab, FFN: *ffn,
-			KVHeads: *kvHeads, GatedFFN: *gated, UntiedEmbeddings: *untied, Experts: *experts, TopK: *topk, MoEFFN: *moeFFN, SharedExperts: *shared}
+			KVHeads: *kvHeads, GatedFFN: *gated, UntiedEmbeddings: *untied, Experts: *experts, TopK: *topk, MoEFFN: *moeFFN, SharedExperts: *shared,
+			SlidingWindow: *window, SlidingLayers: *windowed, AttentionSinks: *sinks}
 	}
 	for _, name := range []string{"gpus", "batch"} {
 		if !set[name] {

@@ -322,30 +322,45 @@ var planInputs = map[string]planInput{
 	"custom.topk":           intInput(func(p *request.Plan) *int { return &p.Custom.TopK }),
 	"custom.moe_ffn":        intInput(func(p *request.Plan) *int { return &p.Custom.MoEFFN }),
 	"custom.shared_experts": intInput(func(p *request.Plan) *int { return &p.Custom.SharedExperts }),
-	"seq":                   intInput(func(p *request.Plan) *int { return &p.Seq }),
-	"precision":             textInput(func(p *request.Plan) *string { return &p.Precision }),
-	"optimizer":             textInput(func(p *request.Plan) *string { return &p.Optimizer }),
-	"zero":                  optIntInput("searched", func(p *request.Plan) **int { return &p.ZeRO }),
-	"mtp_layers":            optIntInput("the model's own", func(p *request.Plan) **int { return &p.MTPLayers }),
-	"recompute":             textInput(func(p *request.Plan) *string { return &p.Recompute }),
-	"global_batch":          intInput(func(p *request.Plan) *int { return &p.GlobalBatch }),
-	"inter_node_gbps":       floatInput(func(p *request.Plan) *float64 { return &p.InterNodeGBps }),
-	"tp":                    intInput(func(p *request.Plan) *int { return &p.TP }),
-	"pp":                    intInput(func(p *request.Plan) *int { return &p.PP }),
-	"cp":                    intInput(func(p *request.Plan) *int { return &p.CP }),
-	"ep":                    intInput(func(p *request.Plan) *int { return &p.EP }),
-	"cp_comm":               textInput(func(p *request.Plan) *string { return &p.CPComm }),
-	"attention_kernel":      textInput(func(p *request.Plan) *string { return &p.AttentionKernel }),
-	"microbatch":            intInput(func(p *request.Plan) *int { return &p.Microbatch }),
-	"interleave":            intInput(func(p *request.Plan) *int { return &p.Interleave }),
-	"flash_attention":       boolInput(func(p *request.Plan) *bool { return &p.FlashAttention }),
-	"sequence_parallel":     optBoolInput(func(p *request.Plan) **bool { return &p.SequenceParallel }),
-	"overlap_grad_reduce":   optBoolInput(func(p *request.Plan) **bool { return &p.OverlapGradReduce }),
-	"overlap_param_gather":  optBoolInput(func(p *request.Plan) **bool { return &p.OverlapParamGather }),
-	"tp_comm_overlap":       optBoolInput(func(p *request.Plan) **bool { return &p.TPCommOverlap }),
-	"ep_dispatcher":         textInput(func(p *request.Plan) *string { return &p.EPDispatcher }),
-	"overlap_ep_comm":       boolInput(func(p *request.Plan) *bool { return &p.OverlapEPComm }),
-	"fp8_param_gather":      boolInput(func(p *request.Plan) *bool { return &p.FP8ParamGather }),
+	// A window applies to every layer until fewer are given; no window, to none.
+	"custom.sliding_window": {"a whole number", func(p *request.Plan, v string) (err error) {
+		c := &p.Custom
+		if c.SlidingWindow, err = strconv.Atoi(v); err != nil {
+			return err
+		}
+		if c.SlidingWindow <= 0 {
+			c.SlidingLayers = 0
+		} else if c.SlidingLayers == 0 {
+			c.SlidingLayers = c.Layers
+		}
+		return nil
+	}},
+	"custom.sliding_layers":  intInput(func(p *request.Plan) *int { return &p.Custom.SlidingLayers }),
+	"custom.attention_sinks": boolInput(func(p *request.Plan) *bool { return &p.Custom.AttentionSinks }),
+	"seq":                    intInput(func(p *request.Plan) *int { return &p.Seq }),
+	"precision":              textInput(func(p *request.Plan) *string { return &p.Precision }),
+	"optimizer":              textInput(func(p *request.Plan) *string { return &p.Optimizer }),
+	"zero":                   optIntInput("searched", func(p *request.Plan) **int { return &p.ZeRO }),
+	"mtp_layers":             optIntInput("the model's own", func(p *request.Plan) **int { return &p.MTPLayers }),
+	"recompute":              textInput(func(p *request.Plan) *string { return &p.Recompute }),
+	"global_batch":           intInput(func(p *request.Plan) *int { return &p.GlobalBatch }),
+	"inter_node_gbps":        floatInput(func(p *request.Plan) *float64 { return &p.InterNodeGBps }),
+	"tp":                     intInput(func(p *request.Plan) *int { return &p.TP }),
+	"pp":                     intInput(func(p *request.Plan) *int { return &p.PP }),
+	"cp":                     intInput(func(p *request.Plan) *int { return &p.CP }),
+	"ep":                     intInput(func(p *request.Plan) *int { return &p.EP }),
+	"cp_comm":                textInput(func(p *request.Plan) *string { return &p.CPComm }),
+	"attention_kernel":       textInput(func(p *request.Plan) *string { return &p.AttentionKernel }),
+	"microbatch":             intInput(func(p *request.Plan) *int { return &p.Microbatch }),
+	"interleave":             intInput(func(p *request.Plan) *int { return &p.Interleave }),
+	"flash_attention":        boolInput(func(p *request.Plan) *bool { return &p.FlashAttention }),
+	"sequence_parallel":      optBoolInput(func(p *request.Plan) **bool { return &p.SequenceParallel }),
+	"overlap_grad_reduce":    optBoolInput(func(p *request.Plan) **bool { return &p.OverlapGradReduce }),
+	"overlap_param_gather":   optBoolInput(func(p *request.Plan) **bool { return &p.OverlapParamGather }),
+	"tp_comm_overlap":        optBoolInput(func(p *request.Plan) **bool { return &p.TPCommOverlap }),
+	"ep_dispatcher":          textInput(func(p *request.Plan) *string { return &p.EPDispatcher }),
+	"overlap_ep_comm":        boolInput(func(p *request.Plan) *bool { return &p.OverlapEPComm }),
+	"fp8_param_gather":       boolInput(func(p *request.Plan) *bool { return &p.FP8ParamGather }),
 }
 
 // SetPlanInput sets one Plan-page input, named as the request names its

@@ -89,6 +89,8 @@ func FuzzSetPlanInput(f *testing.F) {
 		{"global_batch", "1048577"}, {"inter_node_gbps", "NaN"}, {"inter_node_gbps", "1e-300"}, {"inter_node_gbps", "Inf"},
 		{"custom.kv_heads", "8"}, {"custom.kv_heads", "5"}, {"custom.gated_ffn", "true"}, {"custom.untied_embeddings", "yes"},
 		{"custom.experts", "8"}, {"custom.experts", "-1"}, {"custom.topk", "2"}, {"custom.moe_ffn", "1408"}, {"custom.shared_experts", "2"},
+		{"custom.sliding_window", "128"}, {"custom.sliding_layers", "24"}, {"custom.sliding_layers", "-1"}, {"custom.attention_sinks", "true"},
+		{"mtp_layers", "1"}, {"mtp_layers", ""}, {"mtp_layers", "9"},
 		{"hf_config", `{"architectures":["LlamaForCausalLM"]}`}, {"hf_config", ""}, {"tp", "8"}, {"cp", "-1"}, {"ep", "x"},
 		{"flash_attention", "false"}, {"overlap_grad_reduce", ""}, {"tp_comm_overlap", "maybe"}, {"overlap_param_gather", "false"},
 		{"cp_comm", "all_gather"}, {"cp_comm", "a2a+p2p"}, {"cp_comm", "ring"}, {"attention_kernel", "flash2"}, {"attention_kernel", "fa3"},

@@ -46,6 +46,8 @@ func TestDecodePlan(t *testing.T) {
 		{`{"custom":{"layers":2,"hidden":64,"heads":4,"topk":2}}`, "plan.custom.topk", "needs plan.custom.experts"},
 		{`{"custom":{"layers":2,"hidden":64,"heads":4,"shared_experts":1}}`, "plan.custom.shared_experts", "got 1 with no experts"},
 		{`{"custom":{"layers":2,"hidden":64,"heads":4,"moe_ffn":128}}`, "plan.custom.moe_ffn", "needs plan.custom.experts"},
+		{`{"custom":{"layers":2,"hidden":64,"heads":4,"sliding_window":128,"sliding_layers":3}}`, "plan.custom.sliding_layers", "must be in [0, 2], got 3"},
+		{`{"custom":{"layers":2,"hidden":64,"heads":4,"sliding_layers":1}}`, "plan.custom.sliding_layers", "both or neither"},
 		{`{"custom":{"layers":2,"hidden":64,"heads":4,"experts":8,"topk":9}}`, "plan.custom.topk", "must be in [1, 8], got 9"},
 		{`{"custom":{"layers":2,"hidden":64,"heads":4,"experts":8}}`, "plan.custom.topk", "must be in [1, 8], got 0"},
 		{`{"custom":{"layers":2,"hidden":64,"heads":4,"experts":2000,"topk":1}}`, "plan.custom.experts", "got 2000"},

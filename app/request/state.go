@@ -237,6 +237,14 @@ type CustomModel struct {
 	MoEFFN int `json:"moe_ffn,omitempty"`
 	// SharedExperts is the always-on experts every token also goes through.
 	SharedExperts int `json:"shared_experts,omitempty"`
+	// SlidingWindow and SlidingLayers window SlidingLayers of the layers'
+	// attention to the SlidingWindow most recent tokens (GPT-OSS: 128 on
+	// half of them; both 0: none).
+	SlidingWindow int `json:"sliding_window,omitempty"`
+	SlidingLayers int `json:"sliding_layers,omitempty"`
+	// AttentionSinks gives each attention head a learned softmax offset
+	// (GPT-OSS).
+	AttentionSinks bool `json:"attention_sinks,omitempty"`
 }
 
 // validateArchitecture checks what the ranges alone do not: K/V heads
@@ -245,6 +253,9 @@ type CustomModel struct {
 func (c CustomModel) validateArchitecture() error {
 	if c.KVHeads > 0 && c.Heads > 0 && c.Heads%c.KVHeads != 0 {
 		return fieldErr("plan.custom.kv_heads", "must divide the %d attention heads, got %d", c.Heads, c.KVHeads)
+	}
+	if (c.SlidingWindow > 0) != (c.SlidingLayers > 0) {
+		return fieldErr("plan.custom.sliding_layers", "must be given with plan.custom.sliding_window, both or neither, got %d windowed layers with a window of %d tokens", c.SlidingLayers, c.SlidingWindow)
 	}
 	if c.Experts == 0 {
 		for _, f := range []struct {
@@ -402,6 +413,7 @@ func (p Plan) Validate() error {
 		{"plan.custom.ffn", p.Custom.FFN, 0, MaxFFN}, {"plan.custom.kv_heads", p.Custom.KVHeads, 0, p.Custom.Heads},
 		{"plan.custom.experts", p.Custom.Experts, 0, MaxExperts}, {"plan.custom.moe_ffn", p.Custom.MoEFFN, 0, MaxFFN},
 		{"plan.custom.shared_experts", p.Custom.SharedExperts, 0, MaxExperts}, {"plan.seq", p.Seq, 0, MaxSeq},
+		{"plan.custom.sliding_window", p.Custom.SlidingWindow, 0, MaxSeq}, {"plan.custom.sliding_layers", p.Custom.SlidingLayers, 0, max(p.Custom.Layers, 0)},
 		{"plan.tp", p.TP, 0, MaxNodes * MaxGPUsPerNode}, {"plan.pp", p.PP, 0, MaxLayers},
 		{"plan.microbatch", p.Microbatch, 0, MaxGlobalBatch}, {"plan.interleave", p.Interleave, 0, MaxLayers},
 		{"plan.cp", p.CP, 0, MaxNodes * MaxGPUsPerNode}, {"plan.ep", p.EP, 0, MaxNodes * MaxGPUsPerNode},
