@@ -20,14 +20,19 @@ func within1(x, stated float64) bool {
 	return math.Abs(x/1e9-stated/1e9) < unit(stated)
 }
 
-// unit returns one unit of the last digit of a count stated in billions.
+// unit returns one unit, in billions, of the last digit of a stated
+// count: of billions, or of trillions from 1,000B ("1T" is 1,000 ± 500B).
 func unit(stated float64) float64 {
-	s := strconv.FormatFloat(stated/1e9, 'f', -1, 64)
+	scale := 1.0
+	if stated >= 1e12 {
+		scale = 1000
+	}
+	s := strconv.FormatFloat(stated/1e9/scale, 'f', -1, 64)
 	dec := 0
 	if i := strings.IndexByte(s, '.'); i >= 0 {
 		dec = len(s) - i - 1
 	}
-	return math.Pow(10, -float64(dec))
+	return scale * math.Pow(10, -float64(dec))
 }
 
 // TestLLMParamsMatchPublished checks every preset's total parameter count

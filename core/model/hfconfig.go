@@ -50,9 +50,10 @@ const (
 
 // hfArchitectures are the model_type values ParseHFConfig understands, all
 // RMSNorm, rotary, gated-MLP decoders; qwen2 has query/key/value biases,
-// deepseek_v3 multi-head latent attention, gpt_oss biases on every linear
+// deepseek_v3 and kimi_k2 (Kimi K2: DeepSeek-V3's architecture, other
+// sizes) multi-head latent attention, gpt_oss biases on every linear
 // layer (its experts' too), attention sinks and windowed layers.
-var hfArchitectures = []string{"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "deepseek_v3", "gpt_oss"}
+var hfArchitectures = []string{"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "deepseek_v3", "kimi_k2", "gpt_oss"}
 
 // ParseHFConfig reads a Hugging Face config.json of a Llama, Mistral,
 // Mixtral, Qwen2, Qwen3(-MoE) or DeepSeek-V3 model into a Transformer with
@@ -105,7 +106,7 @@ func ParseHFConfig(data []byte) (Transformer, error) {
 	if err := c.slidingWindow(&t); err != nil {
 		return Transformer{}, err
 	}
-	if c.ModelType == "deepseek_v3" {
+	if c.ModelType == "deepseek_v3" || c.ModelType == "kimi_k2" {
 		t.KVHeads, t.HeadDim = 0, 0
 		t.MLA = &MLA{QLoraRank: c.QLoraRank, KVLoraRank: c.KVLoraRank, QKRopeHeadDim: c.QKRopeHeadDim, QKNopeHeadDim: c.QKNopeHeadDim, VHeadDim: c.VHeadDim}
 	}

@@ -176,6 +176,7 @@ func FuzzParseHFConfig(f *testing.F) {
 	f.Add([]byte(`{"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8}`))
 	f.Add([]byte(`{"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 4, "qk_nope_head_dim": 4, "n_routed_experts": 4, "num_experts_per_tok": 2}`))
 	f.Add([]byte(`{"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 4, "qk_nope_head_dim": 4, "n_routed_experts": 4, "num_experts_per_tok": 2, "num_nextn_predict_layers": 1}`))
+	f.Add([]byte(`{"model_type": "kimi_k2", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 4, "qk_nope_head_dim": 4, "n_routed_experts": 6, "num_experts_per_tok": 2, "first_k_dense_replace": 1}`))
 	f.Add([]byte(`{"model_type": "gpt_oss", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 4, "layer_types": ["sliding_attention", "full_attention"]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := ParseHFConfig(data)
