@@ -1324,6 +1324,30 @@ func TestBrowser(t *testing.T) {
 		}
 		t.Logf("in-browser LAS (max_min_fairness_perf) allocation of 2048 jobs: %.0f ms", out[0])
 	})
+	t.Run("CustomSlidingWindow", func(t *testing.T) {
+		// A window typed on the page applies to every layer of the custom
+		// model (the windowed-layers input follows), the step at 16K tokens
+		// gets shorter, and the sinks checkbox sets the model's sinks.
+		tb := b.openState(t, planState(func(p *request.Plan) {
+			p.Model, p.Nodes, p.GlobalBatch, p.Seq, p.GPU = "custom", 1, 8, 16384, "nvidia-h100-sxm5-80gb"
+			p.TP, p.PP, p.Microbatch, p.Interleave, p.Recompute = 8, 1, 1, 1, "full"
+			p.Custom = request.CustomModel{Layers: 8, Hidden: 1024, Heads: 16, GatedFFN: true}
+		}))
+		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("cancel-plan") === null`)
+		full := tb.summaryValue(t, "step time")
+		run := eval[string](t, tb, `document.getElementById("plan-timing").dataset.run`)
+		tb.setSelect(t, "custom-sliding-window", "128")
+		tb.waitFor(t, fmt.Sprintf(`document.getElementById("plan-timing").dataset.run !== %q && document.getElementById("cancel-plan") === null`, run))
+		if in := tb.inputs(t); in["custom-sliding-layers"] != "8" {
+			t.Errorf("windowed layers %q after a window of 128 on 8 layers, want 8", in["custom-sliding-layers"])
+		}
+		if windowed := tb.summaryValue(t, "step time"); !(parseSeconds(t, windowed) < parseSeconds(t, full)) {
+			t.Errorf("step time %s windowed, %s in full", windowed, full)
+		}
+		tb.click(t, "#custom-attention-sinks")
+		tb.waitFor(t, `document.getElementById("custom-attention-sinks").checked && document.getElementById("cancel-plan") === null`)
+		tb.checkPageErrors(t)
+	})
 	t.Run("LLMInputsColumnsAndMemoryTable", func(t *testing.T) {
 		// A custom MoE model with GQA from the link: its inputs show, the
 		// candidates carry cp, ep and ZeRO columns, the breakdown bar its
