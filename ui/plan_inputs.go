@@ -56,22 +56,20 @@ func (c *PlanPage) degreeInputs() []numberInput {
 
 // mtpText is the multi-token prediction input's value: "" when the
 // model's own.
-func (c *PlanPage) mtpText() string {
-	if n := c.App.State.Plan.MTPLayers; n != nil {
-		return strconv.Itoa(*n)
-	}
-	return ""
-}
+func (c *PlanPage) mtpText() string { return optIntText(c.App.State.Plan.MTPLayers) }
 
 // maxMTPLayers is the multi-token prediction input's maximum.
 func (c *PlanPage) maxMTPLayers() int { return request.MaxMTPLayers }
 
 // zeroText is the ZeRO select's value: "" when searched.
-func (c *PlanPage) zeroText() string {
-	if z := c.App.State.Plan.ZeRO; z != nil {
-		return strconv.Itoa(*z)
+func (c *PlanPage) zeroText() string { return optIntText(c.App.State.Plan.ZeRO) }
+
+// optIntText is an optional whole number as an input shows it: "" for nil.
+func optIntText(n *int) string {
+	if n == nil {
+		return ""
 	}
-	return ""
+	return strconv.Itoa(*n)
 }
 
 // overlapInput is one overlap select: its request field, label and value.
