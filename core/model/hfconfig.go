@@ -49,11 +49,12 @@ const (
 )
 
 // hfArchitectures are the model_type values ParseHFConfig understands, all
-// RMSNorm, rotary, gated-MLP decoders; qwen2 has query/key/value biases,
+// RMSNorm, rotary, gated-MLP decoders; qwen2 has query/key/value biases
+// (glm4_moe too, with attention_bias),
 // deepseek_v3 and kimi_k2 (Kimi K2: DeepSeek-V3's architecture, other
 // sizes) multi-head latent attention, gpt_oss biases on every linear
 // layer (its experts' too), attention sinks and windowed layers.
-var hfArchitectures = []string{"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "deepseek_v3", "kimi_k2", "gpt_oss"}
+var hfArchitectures = []string{"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "glm4_moe", "deepseek_v3", "kimi_k2", "gpt_oss"}
 
 // ParseHFConfig reads a Hugging Face config.json of a Llama, Mistral,
 // Mixtral, Qwen2, Qwen3(-MoE) or DeepSeek-V3 model into a Transformer with
