@@ -89,8 +89,8 @@ func megatronEnv(e plan.Execution) []flagArg {
 // default GPT (multi-head attention, a GeLU MLP, learned positions,
 // LayerNorm, biases, tied embeddings, dropout 0.1): grouped-query or latent
 // attention, the gated MLP, rotary positions, RMSNorm, the biases, untied
-// embeddings, no dropout, sliding-window attention and its sinks,
-// multi-token prediction and the mixture of experts.
+// embeddings, no dropout, query/key norms, sliding-window attention and
+// its sinks, multi-token prediction and the mixture of experts.
 func megatronArchitecture(engine string, t *model.Transformer, e plan.Execution) ([]flagArg, error) {
 	itoa := strconv.Itoa
 	var args []flagArg
@@ -138,6 +138,9 @@ func megatronArchitecture(engine string, t *model.Transformer, e plan.Execution)
 		return nil, err
 	}
 	args = append(args, window...)
+	if t.QKNorm {
+		args = append(args, flagArg{"--qk-layernorm", ""})
+	}
 	if t.AttentionSinks {
 		args = append(args, flagArg{"--softmax-type", "learnable"})
 	}

@@ -143,6 +143,9 @@ func TestExportMegatronArchitecture(t *testing.T) {
 		}
 		total, active := megatronParams(t, flags)
 		tr := p.Model.Transformer
+		if _, qk := flags["--qk-layernorm"]; qk != tr.QKNorm {
+			t.Errorf("%s: --qk-layernorm given %v, the model's query/key norms %v", llm.ID, qk, tr.QKNorm)
+		}
 		if r := total/tr.Params() - 1; math.Abs(r) > 0.01 {
 			t.Errorf("%s: the flags describe %.4g parameters, the model %.4g (%+.2f%%)", llm.ID, total, tr.Params(), 100*r)
 		}

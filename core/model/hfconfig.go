@@ -32,6 +32,7 @@ type hfConfig struct {
 	QKNopeHeadDim      int    `json:"qk_nope_head_dim"`
 	VHeadDim           int    `json:"v_head_dim"`
 	NextNPredictLayers int    `json:"num_nextn_predict_layers"`
+	UseQKNorm          bool   `json:"use_qk_norm"`
 	// Sliding-window attention: GPT-OSS names each layer's kind in
 	// layer_types; Mistral windows every layer when sliding_window is set
 	// (null in its later releases); Qwen2/3 only with use_sliding_window,
@@ -101,6 +102,8 @@ func ParseHFConfig(data []byte) (Transformer, error) {
 	if experts > 0 {
 		t.MoE = &MoE{Experts: experts, TopK: c.ExpertsPerToken, FFN: c.MoEFFN, SharedExperts: c.SharedExperts, FirstDense: c.FirstKDenseReplace}
 	}
+	// Qwen3's layers always normalize the query and key; GLM-4.5's say so.
+	t.QKNorm = c.ModelType == "qwen3" || c.ModelType == "qwen3_moe" || c.UseQKNorm
 	if c.ModelType == "gpt_oss" {
 		t.Bias, t.AttentionSinks = BiasAll, true
 	}

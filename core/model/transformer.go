@@ -98,6 +98,10 @@ type Transformer struct {
 	// 7B v0.1: all); the others attend to the whole sequence. It and
 	// SlidingWindow are both set or both 0.
 	SlidingLayers int `json:"sliding_layers,omitempty"`
+	// QKNorm normalizes each head's query and key before the attention
+	// scores (Qwen3; GLM-4.5's use_qk_norm; Megatron-Core's
+	// --qk-layernorm): two norms over head_dim per layer, no GEMM work.
+	QKNorm bool `json:"qk_norm,omitempty"`
 	// AttentionSinks gives each attention head a learned logit in its
 	// softmax's denominator (GPT-OSS; Megatron-Core's --softmax-type
 	// learnable): a parameters per layer, no GEMM work.

@@ -275,6 +275,32 @@ func TestAttentionSpanBruteForce(t *testing.T) {
 	}
 }
 
+// TestParseHFConfigQKNorm: Qwen3's layers always normalize the query and
+// key, GLM-4.5's when use_qk_norm says so, Llama's never; the norms add
+// two of head_dim per layer to the attention.
+func TestParseHFConfigQKNorm(t *testing.T) {
+	const dims = `"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "head_dim": 32, "vocab_size": 10, "max_position_embeddings": 8`
+	for _, c := range []struct {
+		json string
+		want bool
+	}{
+		{`{"model_type": "qwen3", ` + dims + `}`, true},
+		{`{"model_type": "glm4_moe", ` + dims + `, "use_qk_norm": true}`, true},
+		{`{"model_type": "glm4_moe", ` + dims + `, "use_qk_norm": false}`, false},
+		{`{"model_type": "llama", ` + dims + `}`, false},
+	} {
+		tr, err := ParseHFConfig([]byte(c.json))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain := tr
+		plain.QKNorm = false
+		if tr.QKNorm != c.want || tr.AttentionParams()-plain.AttentionParams() != map[bool]float64{true: 64, false: 0}[c.want] {
+			t.Errorf("%s: qk norm %v, attention %v against %v without", c.json, tr.QKNorm, tr.AttentionParams(), plain.AttentionParams())
+		}
+	}
+}
+
 // TestParseHFConfigSlidingWindow: GPT-OSS's layer_types name its windowed
 // layers (half of them, with every linear layer biased and attention
 // sinks); Mistral's sliding_window windows every layer, null none; Qwen's

@@ -186,20 +186,27 @@ func (t Transformer) mlpMatrices() float64 {
 // multi-head attention with f = 4h it is 4h²+4h (eq. 4.3); with grouped
 // query attention the key and value projections shrink to h·kv·d each; with
 // MLA it counts the down- and up-projections and the latent norms
-// (DeepSeek-V2 §2.1.2); attention sinks add one per head.
+// (DeepSeek-V2 §2.1.2); attention sinks add one per head, query/key norms
+// two of head_dim.
 func (t Transformer) AttentionParams() float64 {
 	return t.attentionProjectionParams() + t.sinkParams()
 }
 
-// sinkParams returns the attention sinks of one layer: a per head.
+// sinkParams returns the attention parameters of one layer besides the
+// projections: its sinks, a per head, and its query and key norms (QKNorm),
+// one scale per head channel each.
 func (t Transformer) sinkParams() float64 {
+	var n float64
 	if t.AttentionSinks {
-		return float64(t.Heads)
+		n += float64(t.Heads)
 	}
-	return 0
+	if t.QKNorm {
+		n += 2 * float64(t.HeadSize())
+	}
+	return n
 }
 
-// attentionProjectionParams is AttentionParams without the sinks.
+// attentionProjectionParams is AttentionParams without sinkParams.
 func (t Transformer) attentionProjectionParams() float64 {
 	h := float64(t.Hidden)
 	if m := t.MLA; m != nil {
@@ -267,7 +274,8 @@ func (t Transformer) LayerParamsAt(i int) float64 {
 // LayerLinearParamsAt returns the weights of layer i's linear layers, the
 // GEMMs Transformer Engine runs in FP8 (ForwardGEMMs' products other than
 // the attention core): LayerParamsAt without the two norms, the attention
-// sinks and a mixture-of-experts layer's router, which stay in bf16.
+// sinks and query/key norms and a mixture-of-experts layer's router, which
+// stay in bf16.
 // Biases and MLA's latent norms are counted with their projections (under
 // 0.01 % of them).
 func (t Transformer) LayerLinearParamsAt(i int) float64 {
@@ -316,7 +324,7 @@ func (t Transformer) EmbeddingParams() float64 {
 // Params returns the total parameter count: every layer plus the
 // embeddings; for GPT P = 12lh²(1 + 13/(12h) + (V+s)/(12lh)) (dissertation
 // eq. 4.3). Like eq. 4.3 it leaves out the final norm (h or 2h parameters,
-// under 0.001 % of any preset) and, for Qwen3, the per-head query/key norms.
+// under 0.001 % of any preset).
 func (t Transformer) Params() float64 {
 	return t.EmbeddingParams() + t.sumLayers(t.LayerParamsAt)
 }
