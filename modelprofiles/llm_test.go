@@ -46,16 +46,16 @@ func TestLLMParamsMatchPublished(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, active := tr.Params(), tr.ActiveParams()
-		if in.WithMTPWithoutEmbeddings {
+		switch in.Counting {
+		case CountingWithMTPWithoutEmbeddings:
 			// The publisher's count: the MTP module in (its active part: the
 			// layer's active parameters, the projection and norms), the word
 			// embedding and output layer out.
 			emb := tr.EmbeddingParams()
 			got += tr.MTPParams() - emb
 			active += float64(tr.MTPLayers)*(tr.MTPLayerParams()-tr.LayerParamsAt(tr.Layers-1)+tr.ActiveLayerParamsAt(tr.Layers-1)) - emb
-		}
-		if in.ActiveWithoutEmbedding {
-			active -= float64(tr.Vocab) * float64(tr.Hidden) // the input embedding, as the publisher counts
+		case CountingActiveWithoutEmbedding:
+			active -= float64(tr.Vocab) * float64(tr.Hidden) // the input embedding
 		}
 		t.Logf("%-16s %.3fB total (stated %g), %.3fB active (stated %g), as the publisher counts", in.ID, got/1e9, in.PublishedParams/1e9, active/1e9, in.PublishedActiveParams/1e9)
 		if !roundsTo(got, in.PublishedParams) {
