@@ -393,6 +393,8 @@ func TestExportRefusesWhatEnginesCannotRun(t *testing.T) {
 	noSP.Execution.Overlap.TPComm = true
 	fp8Gather := gptPlan(t, 1)
 	fp8Gather.Model.Transformer.Precision, fp8Gather.Execution.FP8ParamGather = model.FP8, true
+	selective := gptPlan(t, 1)
+	selective.Execution.Recompute = model.RecomputeSelective
 	fp16Experts := presetPlan(t, "mixtral-8x7b")
 	fp16Experts.Model.Transformer.Precision = model.FP16
 	for _, c := range []struct {
@@ -409,6 +411,8 @@ func TestExportRefusesWhatEnginesCannotRun(t *testing.T) {
 		{"deepspeed", uneven, "stages[1] = layers 7-11"},
 		{"k8s", replicated, "stages[1].replicas = 1"},
 		{"torchtitan", fp16, "model.transformer.precision = fp16"},
+		{"torchtitan", selective, "execution.recompute = selective"},
+		{"deepspeed", selective, "execution.recompute = selective"},
 		{"megatron", noSP, "execution.overlap.tp_comm = true"}, // Megatron-LM overlaps TP communication only with sequence parallelism
 		{"megatron", fp8Gather, "execution.fp8_param_gather = true"},
 		{"megatron", fp16Experts, "model.transformer.precision = fp16"},
@@ -479,6 +483,7 @@ func TestExportTorchtitanSplit(t *testing.T) {
 	llama.Cluster.Nodes = 128
 	llama.Execution.TP, llama.Execution.PP, llama.Execution.DP, llama.Execution.Interleave = 8, 16, 8, 8
 	llama.Execution.Schedule, llama.Execution.ZeRO, llama.Execution.Overlap.ParamGather = schedule.Interleaved, 0, false
+	llama.Execution.Recompute = model.RecomputeFull // torchtitan has no attention-core recomputation
 	llama.Stages = []plan.Stage{{FirstLayer: 0, LastLayer: -1, Replicas: 1}}
 	for l := range 126 {
 		llama.Stages = append(llama.Stages, plan.Stage{FirstLayer: l, LastLayer: l, Replicas: 1})
@@ -550,6 +555,7 @@ func TestExportTorchtitanFlavors(t *testing.T) {
 	for _, llm := range modelprofiles.LLMs() {
 		p := presetPlan(t, llm.ID)
 		p.Execution.ZeRO, p.Execution.Overlap.ParamGather = 3, true // torchtitan shards with FSDP
+		p.Execution.Recompute = model.RecomputeFull                 // and has no attention-core recomputation
 		if p.Model.Transformer.MTPLayers > 0 {
 			if _, err := Artifact("torchtitan", p, ""); !errors.Is(err, ErrNotExpressible) || !strings.Contains(err.Error(), "mtp_layers") {
 				t.Errorf("%s with %d MTP layers: %v, want not expressible naming mtp_layers", llm.ID, p.Model.Transformer.MTPLayers, err)

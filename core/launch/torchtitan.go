@@ -33,6 +33,13 @@ func torchtitanTOML(in input) (string, error) {
 	if t.SlidingLayers > 0 || t.AttentionSinks {
 		return "", notExpressible(engine, "model.transformer.sliding_layers", t.SlidingLayers, "this export writes no sliding-window attention or attention sinks for torchtitan (GPT-OSS's)")
 	}
+	if e.Recompute == model.RecomputeSelective {
+		// torchtitan's "selective" checkpoints every nth block whole
+		// (selective_ac_option "2", its default) or saves every other
+		// matmul's output ("op"); neither is the attention-core
+		// recomputation the plan was costed with.
+		return "", notExpressible(engine, "execution.recompute", e.Recompute, "torchtitan's selective activation checkpointing recomputes every other block whole or every other matmul, not the attention core alone that the plan was costed with; plan with recompute none or full")
+	}
 	if err := pipelineSchedule(engine, e, schedule.GPipe, schedule.OneFOneB, schedule.Interleaved); err != nil {
 		return "", err
 	}
