@@ -584,3 +584,25 @@ func TestExportTorchtitanFlavors(t *testing.T) {
 		}
 	}
 }
+
+// TestExportTorchtitanFlavorRotaryBase: Llama 3 8B's dimensions with
+// another rotary base than torchtitan's llama3 flavors' (500,000) are not
+// that flavor: the TOML asks for a flavor to be registered, and names the
+// base.
+func TestExportTorchtitanFlavorRotaryBase(t *testing.T) {
+	p := presetPlan(t, "llama3-8b")
+	p.Execution.ZeRO, p.Execution.Overlap.ParamGather, p.Execution.Recompute = 3, true, model.RecomputeFull
+	for _, c := range []struct {
+		base     float64
+		register bool
+	}{{0, false}, {500000, false}, {10000, true}} {
+		p.Model.Transformer.Numerics.RotaryBase = c.base
+		out := mustExport(t, "torchtitan", inputOf(p))
+		if got := strings.Contains(out, "register a flavor"); got != c.register {
+			t.Errorf("rotary base %g: asks for a flavor %v, want %v:\n%s", c.base, got, c.register, out)
+		}
+		if named := strings.Contains(out, "rope theta"); named != (c.base > 0) {
+			t.Errorf("rotary base %g: named in the description %v:\n%s", c.base, named, out)
+		}
+	}
+}

@@ -59,7 +59,7 @@ func modelLabel(in input) string {
 
 // megatronCommand is the Megatron-LM training command of one rank.
 func megatronCommand(in input, args []flagArg) string {
-	return header(in, "#") + megatronNote + exportEnv(in) + megatronEntry + " \\\n" + shellArgs(args, "  ")
+	return header(in, "#") + megatronNote(in) + exportEnv(in) + megatronEntry + " \\\n" + shellArgs(args, "  ")
 }
 
 // exportEnv is the shell lines that set megatronEnv's variables.
@@ -92,7 +92,7 @@ func eqArgs(args []flagArg) []string {
 // rendezvous endpoint, MASTER_ADDR:MASTER_PORT of the first node).
 func torchrunCommand(in input, args []flagArg) string {
 	launcher := eqArgs(torchrunArgs(in, "pipeplan", "${MASTER_ADDR}:${MASTER_PORT:-29500}"))
-	return header(in, "#") + megatronNote + "# run on each of the nodes, with MASTER_ADDR set to the first node's address\n" + exportEnv(in) +
+	return header(in, "#") + megatronNote(in) + "# run on each of the nodes, with MASTER_ADDR set to the first node's address\n" + exportEnv(in) +
 		"torchrun " + strings.Join(launcher, " ") + " " + megatronEntry + " \\\n" + shellArgs(args, "  ")
 }
 
@@ -126,7 +126,7 @@ func sbatchScript(in input, args []flagArg) string {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString(header(in, "#") + megatronNote + exportEnv(in))
+	b.WriteString(header(in, "#") + megatronNote(in) + exportEnv(in))
 	b.WriteString("MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n")
 	launcher := eqArgs(torchrunArgs(in, "$SLURM_JOB_ID", "$MASTER_ADDR:29500"))
 	b.WriteString("srun torchrun " + strings.Join(launcher, " ") + " " + megatronEntry + " \\\n")
@@ -147,7 +147,7 @@ func pytorchJobYAML(in input, args []flagArg) (string, error) {
 		}
 	}
 	var b strings.Builder
-	b.WriteString(header(in, "#") + megatronNote)
+	b.WriteString(header(in, "#") + megatronNote(in))
 	fmt.Fprintf(&b, "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: %s\nspec:\n  nprocPerNode: %s\n  pytorchReplicaSpecs:\n",
 		q(jobName(in)), q(strconv.Itoa(in.Cluster.GPUsPerNode)))
 	replica := func(kind string, n int) {

@@ -2,6 +2,7 @@ package launch
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -70,11 +71,57 @@ var megatronBenchmark = []flagArg{
 	{"--eval-iters", "0"}, {"--eval-interval", "1000"}, {"--log-interval", "1"}, {"--log-throughput", ""},
 }
 
-// megatronNote heads every Megatron-LM artifact: what it runs and what it
-// leaves to the user.
-const megatronNote = "# A 100-step benchmark on synthetic tokens. For a real run give your data and tokenizer, the step count and\n" +
-	"# learning-rate schedule, and the numerics the plan does not change (rotary base, norm epsilon, initialization).\n" +
-	"# Megatron-LM pads the vocabulary to a multiple of 128 × tp (NullTokenizer adds one token).\n"
+// megatronNote heads every Megatron-LM artifact: what it runs, what it
+// leaves to the user, and the model's rotary scaling where the command
+// leaves it out.
+func megatronNote(in input) string {
+	note := "# A 100-step benchmark on synthetic tokens. For a real run give your data and tokenizer, the step count,\n" +
+		"# learning-rate schedule and initialization.\n" +
+		"# Megatron-LM pads the vocabulary to a multiple of 128 × tp (NullTokenizer adds one token).\n"
+	if t := in.Model.Transformer; t != nil {
+		if r := t.Numerics.RopeScaling; r != (model.RopeScaling{}) && !megatronRopeScaling(r) {
+			note += fmt.Sprintf("# The model's %s rope scaling (factor %g) is not in the command: Megatron-LM's flags build Llama 3.1's\n"+
+				"# alone; YaRN (DeepSeek-V3, gpt-oss, Kimi K2) extends the context after pre-training.\n", r.Type, r.Factor)
+		}
+	}
+	return note
+}
+
+// megatronRopeScaling says whether Megatron-LM's --use-rope-scaling builds
+// r: Llama 3.1's scaling, whose other constants Megatron-Core fixes
+// (low and high frequency factors 1 and 4 over 8,192 positions:
+// RotaryEmbedding._apply_scaling, megatron/core/models/common/embeddings/
+// rotary_pos_embedding.py at 00caa53).
+func megatronRopeScaling(r model.RopeScaling) bool {
+	stated := func(v, fixed float64) bool { return v == 0 || v == fixed }
+	return r.Type == model.RopeLlama3 && r.Factor > 0 && stated(float64(r.OriginalMaxPositions), 8192) &&
+		stated(r.LowFreqFactor, 1) && stated(r.HighFreqFactor, 4)
+}
+
+// megatronNumerics are the model's stated numerics as Megatron-LM's flags:
+// the rotary base (an integer there), the rotating share, Llama 3.1's
+// rope scaling and the norms' epsilon; unstated ones keep Megatron-LM's
+// defaults.
+func megatronNumerics(engine string, t *model.Transformer) ([]flagArg, error) {
+	n := t.Numerics
+	var args []flagArg
+	if b := n.RotaryBase; b > 0 {
+		if b != math.Trunc(b) || b > math.MaxInt32 {
+			return nil, notExpressible(engine, "model.transformer.numerics.rotary_base", b, "Megatron-LM's --rotary-base is an integer")
+		}
+		args = append(args, flagArg{"--rotary-base", strconv.FormatFloat(b, 'f', 0, 64)})
+	}
+	if p := n.RotaryPercent; p > 0 && p < 1 {
+		args = append(args, flagArg{"--rotary-percent", strconv.FormatFloat(p, 'g', -1, 64)})
+	}
+	if r := n.RopeScaling; megatronRopeScaling(r) {
+		args = append(args, flagArg{"--use-rope-scaling", ""}, flagArg{"--rope-scaling-factor", strconv.FormatFloat(r.Factor, 'g', -1, 64)})
+	}
+	if e := n.NormEpsilon; e > 0 {
+		args = append(args, flagArg{"--norm-epsilon", strconv.FormatFloat(e, 'g', -1, 64)})
+	}
+	return args, nil
+}
 
 // megatronEnv is the environment Megatron-LM asserts: one CUDA connection
 // when tensor or context parallelism overlaps its communication.
@@ -88,7 +135,8 @@ func megatronEnv(e plan.Execution) []flagArg {
 // megatronArchitecture is what sets the transformer apart from Megatron-LM's
 // default GPT (multi-head attention, a GeLU MLP, learned positions,
 // LayerNorm, biases, tied embeddings, dropout 0.1): grouped-query or latent
-// attention, the gated MLP, rotary positions, RMSNorm, the biases, untied
+// attention, the gated MLP, rotary positions, RMSNorm, the stated
+// numerics (rotary base and scaling, norm epsilon), the biases, untied
 // embeddings, no dropout, query/key norms, sliding-window attention and
 // its sinks, multi-token prediction and the mixture of experts.
 func megatronArchitecture(engine string, t *model.Transformer, e plan.Execution) ([]flagArg, error) {
@@ -121,6 +169,11 @@ func megatronArchitecture(engine string, t *model.Transformer, e plan.Execution)
 	if t.Norm == model.NormRMS {
 		args = append(args, flagArg{"--normalization", "RMSNorm"})
 	}
+	numerics, err := megatronNumerics(engine, t)
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, numerics...)
 	switch t.Bias {
 	case model.BiasNone:
 		args = append(args, flagArg{"--disable-bias-linear", ""})

@@ -320,3 +320,50 @@ func TestExportMegatronWindow(t *testing.T) {
 		t.Errorf("3 of 32 layers windowed: %v, want not expressible naming sliding_layers", err)
 	}
 }
+
+// TestExportMegatronNumerics: a model's stated numerics reach Megatron-LM
+// — the rotary base as the integer its --rotary-base takes, the rotating
+// share, Llama 3.1's rope scaling (whose other constants Megatron-Core
+// fixes at Llama 3.1's), the norms' epsilon — and unstated ones leave
+// Megatron-LM's defaults; a scaling Megatron-LM's flags cannot build
+// (YaRN, or Llama 3.1's with other constants) is said in the header, a
+// fractional base is refused naming the field.
+func TestExportMegatronNumerics(t *testing.T) {
+	llama31 := model.Numerics{RotaryBase: 500000, NormEpsilon: 1e-5,
+		RopeScaling: model.RopeScaling{Type: model.RopeLlama3, Factor: 8, OriginalMaxPositions: 8192, LowFreqFactor: 1, HighFreqFactor: 4}}
+	yarn := model.Numerics{RotaryBase: 10000, NormEpsilon: 1e-6, RopeScaling: model.RopeScaling{Type: model.RopeYaRN, Factor: 40, OriginalMaxPositions: 4096}}
+	otherLlama := llama31
+	otherLlama.RopeScaling.OriginalMaxPositions = 4096
+	for _, c := range []struct {
+		name     string
+		numerics model.Numerics
+		want     map[string]string
+		note     bool
+	}{
+		{"unstated", model.Numerics{}, map[string]string{}, false},
+		{"llama 3.1", llama31, map[string]string{"--rotary-base": "500000", "--norm-epsilon": "1e-05", "--use-rope-scaling": "", "--rope-scaling-factor": "8"}, false},
+		{"partial", model.Numerics{RotaryBase: 1e6, RotaryPercent: 0.5}, map[string]string{"--rotary-base": "1000000", "--rotary-percent": "0.5"}, false},
+		{"yarn", yarn, map[string]string{"--rotary-base": "10000", "--norm-epsilon": "1e-06"}, true},
+		{"llama3 scaling from 4K", otherLlama, map[string]string{"--rotary-base": "500000", "--norm-epsilon": "1e-05"}, true},
+	} {
+		p := presetPlan(t, "llama3-8b")
+		p.Model.Transformer.Numerics = c.numerics
+		out := mustExport(t, "megatron", inputOf(p))
+		flags := megatronFlags(t, out)
+		for _, k := range []string{"--rotary-base", "--rotary-percent", "--use-rope-scaling", "--rope-scaling-factor", "--norm-epsilon"} {
+			got, set := flags[k]
+			want, wantSet := c.want[k]
+			if set != wantSet || got != want {
+				t.Errorf("%s: %s = %q (set %v), want %q (set %v)", c.name, k, got, set, want, wantSet)
+			}
+		}
+		if note := strings.Contains(out, "rope scaling (factor"); note != c.note {
+			t.Errorf("%s: header says the scaling is left out: %v, want %v:\n%s", c.name, note, c.note, out)
+		}
+	}
+	p := presetPlan(t, "llama3-8b")
+	p.Model.Transformer.Numerics = model.Numerics{RotaryBase: 10000.5}
+	if _, err := export("megatron", inputOf(p)); !errors.Is(err, ErrNotExpressible) || !strings.Contains(err.Error(), "numerics.rotary_base") {
+		t.Errorf("fractional rotary base: %v", err)
+	}
+}

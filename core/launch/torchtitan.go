@@ -136,15 +136,17 @@ var torchtitanFlavors = []torchtitanFlavor{
 }
 
 // llama3Flavor is a torchtitan llama3 flavor's architecture: 8 K/V heads
-// of 128, a SwiGLU MLP, Llama 3's vocabulary, untied embeddings.
+// of 128, a SwiGLU MLP, Llama 3's vocabulary, untied embeddings, rotary
+// base 500,000 (rope_theta in every llama3 flavor at 8c6bf93e).
 func llama3Flavor(layers, hidden, heads, ffn int) model.Transformer {
 	return model.Transformer{Layers: layers, Hidden: hidden, Heads: heads, KVHeads: 8, HeadDim: 128, Vocab: 128256, FFN: ffn,
-		GatedFFN: true, UntiedEmbeddings: true}
+		GatedFFN: true, UntiedEmbeddings: true, Numerics: model.Numerics{RotaryBase: 500000}}
 }
 
 // torchtitanFlavorOf returns the built-in torchtitan model whose
-// architecture is t's (attention, MLP, experts, vocabulary, embeddings;
-// norms, positions and biases are alike in every flavor).
+// architecture is t's (attention, MLP, experts, vocabulary, embeddings,
+// and the rotary base where both state one; norms, positions and biases
+// are alike in every flavor).
 func torchtitanFlavorOf(t *model.Transformer) (torchtitanFlavor, bool) {
 	for _, f := range torchtitanFlavors {
 		a := f.arch
@@ -152,7 +154,8 @@ func torchtitanFlavorOf(t *model.Transformer) (torchtitanFlavor, bool) {
 		sameMLA := (a.MLA == nil) == (t.MLA == nil) && (a.MLA == nil || *a.MLA == *t.MLA)
 		if a.Layers == t.Layers && a.Hidden == t.Hidden && a.Heads == t.Heads && a.Vocab == t.Vocab && ffnSize(&a) == ffnSize(t) &&
 			a.GatedFFN == t.GatedFFN && a.UntiedEmbeddings == t.UntiedEmbeddings && sameMoE && sameMLA &&
-			(t.MLA != nil || kvHeads(&a) == kvHeads(t) && headDim(&a) == headDim(t)) {
+			(t.MLA != nil || kvHeads(&a) == kvHeads(t) && headDim(&a) == headDim(t)) &&
+			(a.Numerics.RotaryBase == 0 || t.Numerics.RotaryBase == 0 || a.Numerics.RotaryBase == t.Numerics.RotaryBase) {
 			return f, true
 		}
 	}
@@ -190,6 +193,12 @@ func dimensions(t *model.Transformer) string {
 	}
 	if m := t.MLA; m != nil {
 		d += fmt.Sprintf(", latent attention (q rank %d, kv rank %d, qk %d+%d rope, v %d)", m.QLoraRank, m.KVLoraRank, m.QKNopeHeadDim, m.QKRopeHeadDim, m.VHeadDim)
+	}
+	if n := t.Numerics; n.RotaryBase > 0 {
+		d += fmt.Sprintf(", rope theta %g", n.RotaryBase)
+	}
+	if n := t.Numerics; n.NormEpsilon > 0 {
+		d += fmt.Sprintf(", norm eps %g", n.NormEpsilon)
 	}
 	if m := t.MoE; m != nil {
 		d += fmt.Sprintf(", %d experts top %d of ffn %d", m.Experts, m.TopK, m.FFN)

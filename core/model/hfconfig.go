@@ -2,6 +2,7 @@ package model
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 )
@@ -33,6 +34,14 @@ type hfConfig struct {
 	VHeadDim           int    `json:"v_head_dim"`
 	NextNPredictLayers int    `json:"num_nextn_predict_layers"`
 	UseQKNorm          bool   `json:"use_qk_norm"`
+	// The numerics (Numerics): transformers' configs before v5 give
+	// rope_theta, partial_rotary_factor and rope_scaling at the top,
+	// v5's in rope_parameters.
+	RopeTheta           float64        `json:"rope_theta"`
+	PartialRotaryFactor float64        `json:"partial_rotary_factor"`
+	RopeScaling         *hfRopeScaling `json:"rope_scaling"`
+	RopeParameters      *hfRopeScaling `json:"rope_parameters"`
+	RMSNormEps          float64        `json:"rms_norm_eps"`
 	// Sliding-window attention: GPT-OSS names each layer's kind in
 	// layer_types; Mistral windows every layer when sliding_window is set
 	// (null in its later releases); Qwen2/3 only with use_sliding_window,
@@ -41,6 +50,39 @@ type hfConfig struct {
 	LayerTypes       []string `json:"layer_types"`
 	UseSlidingWindow bool     `json:"use_sliding_window"`
 	MaxWindowLayers  int      `json:"max_window_layers"`
+}
+
+// hfRopeScaling is a config's rope_scaling (or v5's rope_parameters,
+// which also holds rope_theta and partial_rotary_factor); older configs
+// name the type "type".
+type hfRopeScaling struct {
+	RopeType             string  `json:"rope_type"`
+	Type                 string  `json:"type"`
+	Factor               float64 `json:"factor"`
+	OriginalMaxPositions int     `json:"original_max_position_embeddings"`
+	LowFreqFactor        float64 `json:"low_freq_factor"`
+	HighFreqFactor       float64 `json:"high_freq_factor"`
+	RopeTheta            float64 `json:"rope_theta"`
+	PartialRotaryFactor  float64 `json:"partial_rotary_factor"`
+}
+
+// numerics reads the rotary embedding's and the norms' settings; a
+// rope_type of "default" (v5's rope_parameters for no scaling) is none.
+func (c hfConfig) numerics() Numerics {
+	n := Numerics{RotaryBase: c.RopeTheta, RotaryPercent: c.PartialRotaryFactor, NormEpsilon: c.RMSNormEps}
+	scaling := c.RopeScaling
+	if p := c.RopeParameters; p != nil {
+		n.RotaryBase = cmp.Or(p.RopeTheta, n.RotaryBase)
+		n.RotaryPercent = cmp.Or(p.PartialRotaryFactor, n.RotaryPercent)
+		scaling = cmp.Or(scaling, p)
+	}
+	if r := scaling; r != nil {
+		if kind := cmp.Or(r.RopeType, r.Type); kind != "" && kind != "default" {
+			n.RopeScaling = RopeScaling{Type: kind, Factor: r.Factor, OriginalMaxPositions: r.OriginalMaxPositions,
+				LowFreqFactor: r.LowFreqFactor, HighFreqFactor: r.HighFreqFactor}
+		}
+	}
+	return n
 }
 
 // Hugging Face's layer_types values.
@@ -93,7 +135,7 @@ func ParseHFConfig(data []byte) (Transformer, error) {
 		FFN: c.FFN, KVHeads: c.KVHeads, HeadDim: c.HeadDim, GatedFFN: true,
 		UntiedEmbeddings:  c.TieWordEmbeddings == nil || !*c.TieWordEmbeddings,
 		PositionEmbedding: PositionNone, Norm: NormRMS, Bias: BiasNone, NoDropout: true,
-		MTPLayers: c.NextNPredictLayers,
+		MTPLayers: c.NextNPredictLayers, Numerics: c.numerics(),
 	}
 	if c.ModelType == "qwen2" || c.AttentionBias {
 		t.Bias = BiasQKV

@@ -116,6 +116,10 @@ type Transformer struct {
 	// for inference: Params and ActiveParams leave them out, as the
 	// publishers' sizes do (DeepSeek-V3's 671B), MTPParams counts them.
 	MTPLayers int `json:"mtp_layers,omitempty"`
+	// Numerics are the settings that cost nothing here but that an
+	// engine must be given to train this model and not a look-alike:
+	// the rotary embedding's base and scaling, the norms' epsilon.
+	Numerics Numerics `json:"numerics,omitzero"`
 }
 
 // MoE describes mixture-of-experts MLP layers (Shazeer et al. 2017;

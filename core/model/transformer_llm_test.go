@@ -179,6 +179,8 @@ func FuzzParseHFConfig(f *testing.F) {
 	f.Add([]byte(`{"model_type": "glm4_moe", "num_hidden_layers": 3, "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32, "vocab_size": 10, "max_position_embeddings": 8, "attention_bias": true, "n_routed_experts": 4, "num_experts_per_tok": 2, "first_k_dense_replace": 1, "num_nextn_predict_layers": 1}`))
 	f.Add([]byte(`{"model_type": "kimi_k2", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 4, "qk_nope_head_dim": 4, "n_routed_experts": 6, "num_experts_per_tok": 2, "first_k_dense_replace": 1}`))
 	f.Add([]byte(`{"model_type": "gpt_oss", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 4, "layer_types": ["sliding_attention", "full_attention"]}`))
+	f.Add([]byte(`{"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "rope_theta": 500000.0, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 8.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}}`))
+	f.Add([]byte(`{"model_type": "qwen3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "rope_parameters": {"rope_type": "yarn", "rope_theta": 1e6, "factor": 4, "partial_rotary_factor": 0.5}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := ParseHFConfig(data)
 		if err == nil {
@@ -338,5 +340,59 @@ func TestParseHFConfigSlidingWindow(t *testing.T) {
 		if _, err := ParseHFConfig([]byte(c.json)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error naming %s", c.json, err, c.want)
 		}
+	}
+}
+
+// TestParseHFConfigNumerics: the rotary base, rotating share, scaling and
+// norm epsilon come from the keys transformers writes — at the top before
+// v5 (the scaling's type as rope_type, or type in older configs such as
+// DeepSeek-V3's), in rope_parameters since — and cost nothing; a scaling
+// type that could not go into a launch script's comment is an error
+// naming the key.
+func TestParseHFConfigNumerics(t *testing.T) {
+	const dims = `"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8`
+	for _, c := range []struct {
+		json string
+		want Numerics
+	}{
+		{`{"model_type": "llama", ` + dims + `}`, Numerics{}},
+		{`{"model_type": "llama", ` + dims + `, "rope_theta": 500000.0, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}}`,
+			Numerics{RotaryBase: 500000, NormEpsilon: 1e-5, RopeScaling: RopeScaling{Type: RopeLlama3, Factor: 8, OriginalMaxPositions: 8192, LowFreqFactor: 1, HighFreqFactor: 4}}},
+		{`{"model_type": "deepseek_v3", ` + dims + `, "kv_lora_rank": 8, "v_head_dim": 16, "qk_nope_head_dim": 16, "rope_theta": 10000, "rms_norm_eps": 1e-06, "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 4096, "type": "yarn"}}`,
+			Numerics{RotaryBase: 10000, NormEpsilon: 1e-6, RopeScaling: RopeScaling{Type: RopeYaRN, Factor: 40, OriginalMaxPositions: 4096}}},
+		{`{"model_type": "glm4_moe", ` + dims + `, "partial_rotary_factor": 0.5, "rope_theta": 1000000, "rope_scaling": null}`,
+			Numerics{RotaryBase: 1e6, RotaryPercent: 0.5}},
+		{`{"model_type": "qwen3", ` + dims + `, "rms_norm_eps": 1e-06, "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0}}`,
+			Numerics{RotaryBase: 1e6, NormEpsilon: 1e-6}},
+		{`{"model_type": "llama", ` + dims + `, "rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 32.0, "original_max_position_embeddings": 8192}}`,
+			Numerics{RotaryBase: 500000, RopeScaling: RopeScaling{Type: RopeLlama3, Factor: 32, OriginalMaxPositions: 8192}}},
+	} {
+		tr, err := ParseHFConfig([]byte(c.json))
+		if err != nil {
+			t.Fatalf("%s: %v", c.json, err)
+		}
+		if tr.Numerics != c.want {
+			t.Errorf("%s: numerics %+v, want %+v", c.json, tr.Numerics, c.want)
+		}
+		plain := tr
+		plain.Numerics = Numerics{}
+		if tr.Params() != plain.Params() || tr.IterationFLOPs(1, RecomputeNone) != plain.IterationFLOPs(1, RecomputeNone) {
+			t.Errorf("%s: the numerics changed the parameters or FLOPs", c.json)
+		}
+	}
+	for _, c := range []struct{ json, want string }{
+		{`{"model_type": "llama", ` + dims + `, "rope_scaling": {"rope_type": "llama3\n rm -rf /", "factor": 8}}`, "rope_scaling.type"},
+		{`{"model_type": "llama", ` + dims + `, "rope_scaling": {"rope_type": "linear", "factor": 0.5}}`, "rope_scaling.factor"},
+		{`{"model_type": "llama", ` + dims + `, "rope_theta": -1}`, "rotary_base"},
+		{`{"model_type": "llama", ` + dims + `, "partial_rotary_factor": 2}`, "rotary_percent"},
+		{`{"model_type": "llama", ` + dims + `, "rms_norm_eps": 3}`, "norm_epsilon"},
+	} {
+		if _, err := ParseHFConfig([]byte(c.json)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error naming %s", c.json, err, c.want)
+		}
+	}
+	learned := Transformer{Layers: 2, Hidden: 64, Heads: 4, Seq: 8, Vocab: 10, Numerics: Numerics{RotaryBase: 10000}}
+	if err := learned.Validate(); err == nil || !strings.Contains(err.Error(), "rotary_base") {
+		t.Errorf("rotary base on learned positions: %v", err)
 	}
 }

@@ -85,6 +85,12 @@ func (t Transformer) Validate() error {
 			return fmt.Errorf("transformer.mla.qk_nope_head_dim: the query/key head (nope %d + rope %d) must be >= 1", m.QKNopeHeadDim, m.QKRopeHeadDim)
 		}
 	}
+	if err := t.Numerics.Validate(); err != nil {
+		return err
+	}
+	if n := t.Numerics; t.PositionEmbedding != PositionNone && (n.RotaryBase > 0 || n.RotaryPercent > 0 || n.RopeScaling != (RopeScaling{})) {
+		return fmt.Errorf("transformer.numerics.rotary_base: the model learns its positions (position_embedding %q), it has no rotary embedding to set", PositionLearned)
+	}
 	if _, err := t.BytesPerValue(); err != nil {
 		return err
 	}
