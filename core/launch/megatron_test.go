@@ -367,3 +367,35 @@ func TestExportMegatronNumerics(t *testing.T) {
 		t.Errorf("fractional rotary base: %v", err)
 	}
 }
+
+// TestExportMegatronPresetNumerics: the presets' numerics as their
+// configs state them reach the command (Llama 3.1 405B's base and
+// scaling, GLM-4.5's half-rotating heads, Qwen3's epsilon), and
+// DeepSeek-V3's YaRN is named in the header, not built.
+func TestExportMegatronPresetNumerics(t *testing.T) {
+	for _, c := range []struct {
+		id   string
+		want map[string]string
+		yarn bool
+	}{
+		{"llama3-405b", map[string]string{"--rotary-base": "500000", "--use-rope-scaling": "", "--rope-scaling-factor": "8", "--norm-epsilon": "1e-05"}, false},
+		{"glm-4.5", map[string]string{"--rotary-base": "1000000", "--rotary-percent": "0.5", "--norm-epsilon": "1e-05"}, false},
+		{"qwen3-30b-a3b", map[string]string{"--rotary-base": "1000000", "--norm-epsilon": "1e-06"}, false},
+		{"deepseek-v3", map[string]string{"--rotary-base": "10000", "--norm-epsilon": "1e-06"}, true},
+		{"llama2-7b", map[string]string{"--norm-epsilon": "1e-05"}, false},
+	} {
+		out := mustExport(t, "megatron", inputOf(presetPlan(t, c.id)))
+		flags := megatronFlags(t, out)
+		for k, want := range c.want {
+			if got, set := flags[k]; !set || got != want {
+				t.Errorf("%s: %s = %q (set %v), want %q", c.id, k, got, set, want)
+			}
+		}
+		if _, set := flags["--use-rope-scaling"]; set != (c.want["--rope-scaling-factor"] != "") {
+			t.Errorf("%s: --use-rope-scaling set %v", c.id, set)
+		}
+		if yarn := strings.Contains(out, "yarn rope scaling (factor"); yarn != c.yarn {
+			t.Errorf("%s: header names the YaRN scaling %v, want %v", c.id, yarn, c.yarn)
+		}
+	}
+}
