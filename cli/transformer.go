@@ -82,7 +82,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	var preset string
 	fs.StringVar(&preset, "preset", "", "model preset id (see GET /api/v1/models, e.g. llama3-405b, qwen3-30b-a3b, gpt3-175b) instead of the dimension flags")
 	fs.StringVar(&preset, "model", "", "the same as --preset")
-	hfConfig := fs.String("hf-config", "", "a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2/3, Qwen3-MoE, GLM-4.5, DeepSeek-V3, Kimi K2, gpt-oss) instead of the dimension flags")
+	hfConfig := fs.String("hf-config", "", "a Hugging Face config.json (Llama 2–4, Mistral, Mixtral, Qwen2/3, Qwen3-MoE, GLM-4.5, DeepSeek-V3, Kimi K2, gpt-oss) instead of the dimension flags")
 	name := fs.String("name", "", "model name carried by an exported plan (default: the dimensions, e.g. \"transformer l=96 h=12288 a=96\")")
 	layers := fs.Int("layers", 0, "number of transformer layers l (required without --model or --hf-config)")
 	hidden := fs.Int("hidden", 0, "hidden size h (required without --model or --hf-config)")

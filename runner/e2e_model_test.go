@@ -17,6 +17,7 @@ import (
 //	pipeplan transformer --hf-config hf/tiny-moe.json --gpus 4 --tp 1 --pp 2 --cp 1 --ep 2 $C --export-plan moe-ep2.json
 //	pipeplan transformer --hf-config hf/tiny-moe.json --gpus 4 --tp 2 --pp 1 --cp 2 --ep 2 --sequence-parallel $C --batch 4 --export-plan moe-tp2-sp-cp2-ep2.json
 //	pipeplan transformer --hf-config hf/tiny-moe.json --gpus 4 --tp 1 --pp 1 --cp 2 --ep 2 $C --zero 1 --overlap-grad-reduce --export-plan moe-dp2-cp2-ep2-zero1.json
+//	pipeplan transformer --hf-config hf/tiny-llama4.json --gpus 4 --tp 1 --pp 2 --cp 1 --ep 2 $C --export-plan llama4-ep2.json
 
 // modelLossTolerance is the largest relative loss difference these tests
 // accept: the runs match the unsplit reference to ~1e-7 on CPU fp32, while
@@ -30,7 +31,7 @@ const modelLossTolerance = 1e-6
 // worker's run.json, and ranks are laid out as rank = ((replica·stages +
 // stage)·cp + cp rank)·tp + tp rank.
 func TestRunConfigCarriesPlanModel(t *testing.T) {
-	for _, name := range []string{"llama-tp2-sp.json", "llama-cp2.json", "moe-ep2.json", "moe-tp2-sp-cp2-ep2.json"} {
+	for _, name := range []string{"llama-tp2-sp.json", "llama-cp2.json", "moe-ep2.json", "moe-tp2-sp-cp2-ep2.json", "llama4-ep2.json"} {
 		p := loadPlan(t, name)
 		c, err := newRunConfig(p, options{device: "cpu", steps: 1, warmup: 0})
 		if err != nil {
@@ -58,7 +59,7 @@ func TestRunConfigCarriesPlanModel(t *testing.T) {
 			t.Errorf("%s: run.json model %+v, plan's transformer %+v", name, m, *tr)
 		}
 		if moe := tr.MoE; moe != nil && (m.Experts != moe.Experts || m.TopK != moe.TopK || m.ExpertFFN != moe.FFN ||
-			m.SharedExperts != moe.SharedExperts || m.FirstDense != moe.FirstDense) {
+			m.SharedExperts != moe.SharedExperts || m.FirstDense != moe.FirstDense || m.MoEEvery != moe.Every) {
 			t.Errorf("%s: run.json MoE fields %+v, plan's %+v", name, m, *moe)
 		}
 		if got.TP != e.TP || got.CP != e.CP || got.EP != e.EP || got.SequenceParallel != e.SequenceParallel || got.Replicas != e.DP {
@@ -134,6 +135,15 @@ func TestEndToEndContextParallel(t *testing.T) {
 func TestEndToEndExpertParallel(t *testing.T) {
 	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
 	runModelE2E(t, "moe-ep2.json", 4)
+}
+
+// TestEndToEndInterleavedExperts runs a Llama-4-like plan (expert layers
+// every other layer, each with a shared expert, dense layers of another
+// size) with dp 2 × pp 2 × ep 2: each stage holds one dense and one
+// expert layer.
+func TestEndToEndInterleavedExperts(t *testing.T) {
+	t.Parallel() // each a torchrun job of its own; they wait on process start-up more than on the CPU
+	runModelE2E(t, "llama4-ep2.json", 4)
 }
 
 // TestEndToEndMoEAllDegrees runs the MoE model with tp 2 (sequence

@@ -63,12 +63,16 @@ type workerModel struct {
 	// Experts is the number of routed experts of a MoE model (0: dense);
 	// TopK the experts each token goes to; ExpertFFN an expert's inner
 	// size; SharedExperts the shared experts every token goes through;
-	// FirstDense the leading layers that keep a dense MLP of size FFN.
+	// FirstDense the leading layers that keep a dense MLP of size FFN,
+	// MoEEvery the interleaving of the others.
 	Experts       int `json:"experts,omitempty"`
 	TopK          int `json:"topk,omitempty"`
 	ExpertFFN     int `json:"expert_ffn,omitempty"`
 	SharedExperts int `json:"shared_experts,omitempty"`
 	FirstDense    int `json:"first_dense,omitempty"`
+	// MoEEvery makes only every MoEEvery-th layer past FirstDense an
+	// expert one (1-based; model.MoE.Every); 0 or 1: all of them.
+	MoEEvery int `json:"moe_every,omitempty"`
 	// Precision is the plan's training precision; "bf16" runs the
 	// transformer under torch.autocast on CUDA (fp32 on CPU).
 	Precision string `json:"precision,omitempty"`
@@ -496,6 +500,9 @@ func transformerModel(m workerModel, t *model.Transformer, tp int, scaleDown boo
 	if t.MTPLayers > 0 {
 		return m, fmt.Errorf("model.transformer.mtp_layers: multi-token prediction is not run by the runner yet, got %d modules (plan with MTP layers 0)", t.MTPLayers)
 	}
+	if t.ChunkedLayers > 0 && t.AttentionChunk < t.Seq {
+		return m, fmt.Errorf("model.transformer.chunked_layers: chunked attention (chunks of %d tokens) is not run by the runner, got %d chunked layers over sequences of %d (plan at a sequence up to the chunk)", t.AttentionChunk, t.ChunkedLayers, t.Seq)
+	}
 	m.Kind, m.Hidden, m.Heads, m.KVHeads, m.HeadDim = "transformer", t.Hidden, t.Heads, t.KVHeads, t.HeadDim
 	m.Seq, m.FFN, m.Vocab, m.Gated, m.Tied = t.Seq, t.FFN, t.Vocab, t.GatedFFN, !t.UntiedEmbeddings
 	m.Norm, m.Bias, m.Position = "layernorm", "all", "learned"
@@ -519,7 +526,7 @@ func transformerModel(m workerModel, t *model.Transformer, tp int, scaleDown boo
 		m.Precision = string(model.BF16)
 	}
 	if e := t.MoE; e != nil {
-		m.Experts, m.TopK, m.ExpertFFN, m.SharedExperts, m.FirstDense = e.Experts, e.TopK, e.FFN, e.SharedExperts, e.FirstDense
+		m.Experts, m.TopK, m.ExpertFFN, m.SharedExperts, m.FirstDense, m.MoEEvery = e.Experts, e.TopK, e.FFN, e.SharedExperts, e.FirstDense, e.Every
 		if m.ExpertFFN == 0 {
 			m.ExpertFFN = m.FFN
 		}
@@ -540,6 +547,7 @@ func transformerModel(m workerModel, t *model.Transformer, tp int, scaleDown boo
 			m.TopK = min(m.TopK, m.Experts)
 			m.ExpertFFN = max(tp, min(m.ExpertFFN, 4*m.Hidden)/tp*tp)
 			m.FirstDense = min(m.FirstDense, m.Layers-1)
+			m.MoEEvery = min(m.MoEEvery, m.Layers-m.FirstDense) // some layer past FirstDense stays an expert one
 		}
 	}
 	if m.HeadDim == 0 {

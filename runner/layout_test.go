@@ -196,6 +196,7 @@ func TestRunConfigRejects(t *testing.T) {
 		{"mla", func(p *plan.Plan) { p.Model.Transformer.MLA = &model.MLA{KVLoraRank: 8} }, "model.transformer.mla: multi-head latent attention is not run by the runner yet"},
 		{"mtp", func(p *plan.Plan) { p.Model.Transformer.MTPLayers = 1 }, "model.transformer.mtp_layers: multi-token prediction is not run by the runner yet"},
 		{"sliding window", func(p *plan.Plan) { p.Model.Transformer.SlidingWindow, p.Model.Transformer.SlidingLayers = 128, 1 }, "model.transformer.sliding_layers: sliding-window attention is not run by the runner yet"},
+		{"chunked attention", func(p *plan.Plan) { p.Model.Transformer.AttentionChunk, p.Model.Transformer.ChunkedLayers = 2, 1 }, "model.transformer.chunked_layers: chunked attention (chunks of 2 tokens) is not run by the runner"},
 		{"topk", func(p *plan.Plan) { p.Model.Transformer.MoE = &model.MoE{Experts: 4, TopK: 5} }, "model.transformer.moe.topk: must be in [1, experts 4], got 5"},
 		{"rope", func(p *plan.Plan) {
 			p.Model.Transformer.PositionEmbedding, p.Model.Transformer.HeadDim = model.PositionNone, 7

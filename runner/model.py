@@ -451,9 +451,10 @@ class Block(torch.nn.Module):
     positions; ring attention over the context-parallel group) with
     column-parallel QKV and a row-parallel output projection, then an MLP
     (GeLU, or SwiGLU when gated; a mixture of experts from layer first_dense
-    on when the model has experts) with column-parallel FC1 (and gate) and
-    row-parallel FC2. Full weights are drawn from the layer's seed and
-    sliced, so every split starts from the same model."""
+    on, in every moe_every-th layer, when the model has experts) with
+    column-parallel FC1 (and gate) and row-parallel FC2. Full weights are
+    drawn from the layer's seed and sliced, so every split starts from the
+    same model."""
 
     def __init__(self, model, index, par):
         super().__init__()
@@ -473,7 +474,8 @@ class Block(torch.nn.Module):
         self.qkv_bias = P(torch.cat([tp.rows(bq, n), tp.rows(bk, m), tp.rows(bv, m)])) if qkv_bias else None
         self.proj = P(tp.cols(wo, n))
         self.proj_bias = P(bo) if bias else None
-        if model.get("experts", 0) > 0 and index >= model.get("first_dense", 0):
+        every = max(1, model.get("moe_every", 0))
+        if model.get("experts", 0) > 0 and index >= model.get("first_dense", 0) and (index + 1) % every == 0:
             self.mlp = MoE(model, index, par)
         else:
             self.mlp = MLP(model, g, model["ffn"], tp, bias)

@@ -231,11 +231,8 @@ func evaluatorFor(pred *Predictor, cfg plan.Execution) (*evaluator, error) {
 func (e *evaluator) costLayers() (time [2]layerTime, size [2]layerSize) {
 	full := e.actOpts
 	full.Recompute = model.RecomputeNone
-	for _, i := range []int{0, e.tr.Layers - 1} { // one layer of each kind
+	for _, i := range e.tr.LayerOfEachKind() {
 		k, b := e.layerKind(i), e.cfg.MicrobatchSize
-		if i > 0 && k == e.layerKind(0) {
-			break // a dense model: one kind
-		}
 		time[k] = e.layerTime(i, e.memo.layerWork(e, i))
 		size[k] = layerSize{kept: e.tr.LayerActivationBytesAt(b, i, e.actOpts), full: e.tr.LayerActivationBytesAt(b, i, full), params: e.tr.LayerParamsAt(i)}
 	}

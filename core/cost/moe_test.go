@@ -222,3 +222,45 @@ func TestExpertGradientReductionOwnGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestInterleavedExpertLayersCost: on one pipeline stage, where the order
+// of the layers changes nothing, a model whose expert layers are every
+// other one (Llama 4 Maverick's interleaving) is predicted exactly as the
+// same model with as many expert layers in one run after its dense ones,
+// and between the all-dense and all-expert models; on two stages each
+// holds half of each kind, so its step is no slower than the contiguous
+// model's, whose second stage holds every expert layer.
+func TestInterleavedExpertLayersCost(t *testing.T) {
+	tr, c := h100MoE(t, "qwen3-30b-a3b", 1)
+	tr.Layers = 12
+	interleaved, contiguous, dense, allMoE := tr, tr, tr, tr
+	moe := *tr.MoE
+	im, cm := moe, moe
+	im.Every, cm.FirstDense = 2, 6
+	interleaved.MoE, contiguous.MoE, dense.MoE = &im, &cm, nil
+	if interleaved.MoELayers() != 6 || contiguous.MoELayers() != 6 {
+		t.Fatalf("expert layers %d and %d, want 6 each", interleaved.MoELayers(), contiguous.MoELayers())
+	}
+	predict := func(tr model.Transformer, pp int) Prediction {
+		ep := 8 / pp
+		if tr.MoE == nil {
+			ep = 1
+		}
+		ex := WithDefaults(plan.Execution{TP: 1, PP: pp, DP: 8 / pp, EP: ep, MicrobatchSize: 1, GlobalBatch: 64, FlashAttention: true})
+		p, err := Predict(tr, c, ex, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	i1, c1 := predict(interleaved, 1), predict(contiguous, 1)
+	if math.Abs(i1.IterationSeconds-c1.IterationSeconds) > 1e-12*c1.IterationSeconds || i1.Memory.PeakBytes != c1.Memory.PeakBytes {
+		t.Errorf("one stage: interleaved %v s, %v B; contiguous %v s, %v B", i1.IterationSeconds, i1.Memory.PeakBytes, c1.IterationSeconds, c1.Memory.PeakBytes)
+	}
+	if d, a := predict(dense, 1).IterationSeconds, predict(allMoE, 1).IterationSeconds; !(min(d, a) < i1.IterationSeconds && i1.IterationSeconds < max(d, a)) {
+		t.Errorf("one stage: interleaved %v s not between all dense %v s and all experts %v s", i1.IterationSeconds, d, a)
+	}
+	if i2, c2 := predict(interleaved, 2), predict(contiguous, 2); i2.IterationSeconds > c2.IterationSeconds {
+		t.Errorf("two stages: interleaved %v s, contiguous %v s", i2.IterationSeconds, c2.IterationSeconds)
+	}
+}

@@ -79,6 +79,9 @@ func megatronNote(in input) string {
 		"# learning-rate schedule and initialization.\n" +
 		"# Megatron-LM pads the vocabulary to a multiple of 128 × tp (NullTokenizer adds one token).\n"
 	if t := in.Model.Transformer; t != nil {
+		if t.Numerics.QKL2Norm {
+			note += "# The model's weightless L2 norm of queries and keys (Llama 4's use_qk_norm) is not in the command.\n"
+		}
 		if r := t.Numerics.RopeScaling; r != (model.RopeScaling{}) && !megatronRopeScaling(r) {
 			note += fmt.Sprintf("# The model's %s rope scaling (factor %g) is not in the command: Megatron-LM's flags build Llama 3.1's\n"+
 				"# alone; YaRN (DeepSeek-V3, gpt-oss, Kimi K2) extends the context after pre-training.\n", r.Type, r.Factor)
@@ -119,6 +122,9 @@ func megatronNumerics(engine string, t *model.Transformer) ([]flagArg, error) {
 	}
 	if e := n.NormEpsilon; e > 0 {
 		args = append(args, flagArg{"--norm-epsilon", strconv.FormatFloat(e, 'g', -1, 64)})
+	}
+	if k := n.NoRopeEvery; k > 0 {
+		args = append(args, flagArg{"--no-rope-freq", strconv.Itoa(k)})
 	}
 	return args, nil
 }
@@ -191,6 +197,10 @@ func megatronArchitecture(engine string, t *model.Transformer, e plan.Execution)
 		return nil, err
 	}
 	args = append(args, window...)
+	if t.ChunkedLayers > 0 && t.AttentionChunk < t.Seq {
+		return nil, notExpressible(engine, "model.transformer.chunked_layers", t.ChunkedLayers,
+			fmt.Sprintf("layers attending in chunks of %d tokens over sequences of %d: this export writes no chunked attention (at sequences up to the chunk it is full attention, exported as such)", t.AttentionChunk, t.Seq))
+	}
 	if t.QKNorm {
 		args = append(args, flagArg{"--qk-layernorm", ""})
 	}
@@ -202,6 +212,48 @@ func megatronArchitecture(engine string, t *model.Transformer, e plan.Execution)
 	}
 	moe, err := megatronMoE(engine, t, e)
 	return append(args, moe...), err
+}
+
+// moeLayerPattern is Megatron-LM's --moe-layer-freq for t's expert layers
+// (a Python list expression of 0 for dense and 1 for expert, one per
+// layer), or "" when every layer is one (its default): the leading dense
+// layers then, past them, each Every-th layer an expert one, run-length
+// coded, the period repeated where it divides the rest ("([0]*1+[1]*1)*24"
+// for Llama 4 Maverick).
+func moeLayerPattern(t *model.Transformer) string {
+	kinds := make([]int, t.Layers)
+	all := true
+	for i := range kinds {
+		if t.IsMoELayer(i) {
+			kinds[i] = 1
+		}
+		all = all && kinds[i] == 1
+	}
+	if all {
+		return ""
+	}
+	runs := func(ks []int) string {
+		var parts []string
+		for i := 0; i < len(ks); {
+			j := i
+			for j < len(ks) && ks[j] == ks[i] {
+				j++
+			}
+			parts = append(parts, fmt.Sprintf("[%d]*%d", ks[i], j-i))
+			i = j
+		}
+		return strings.Join(parts, "+")
+	}
+	if n := max(1, t.MoE.Every); n > 1 && t.MoE.FirstDense%n == 0 && t.Layers%n == 0 {
+		// Whole periods past the leading dense ones: repeat one.
+		lead, periods := t.MoE.FirstDense, (t.Layers-t.MoE.FirstDense)/n
+		pattern := fmt.Sprintf("(%s)*%d", runs(kinds[lead:lead+n]), periods)
+		if lead > 0 {
+			pattern = fmt.Sprintf("[0]*%d+%s", lead, pattern)
+		}
+		return pattern
+	}
+	return "(" + runs(kinds) + ")"
 }
 
 // megatronWindow is sliding-window attention as Megatron-Core runs it:
@@ -247,8 +299,8 @@ func megatronMoE(engine string, t *model.Transformer, e plan.Execution) ([]flagA
 	if m.SharedExperts > 0 {
 		args = append(args, flagArg{"--moe-shared-expert-intermediate-size", itoa(m.SharedExperts * expertFFN)})
 	}
-	if m.FirstDense > 0 {
-		args = append(args, flagArg{"--moe-layer-freq", fmt.Sprintf("([0]*%d+[1]*%d)", m.FirstDense, t.Layers-m.FirstDense)})
+	if pattern := moeLayerPattern(t); pattern != "" {
+		args = append(args, flagArg{"--moe-layer-freq", pattern})
 	}
 	switch precision(t) {
 	case model.BF16, model.FP8:

@@ -100,11 +100,11 @@ func megatronParams(t *testing.T, f map[string]string) (total, active float64) {
 	if experts := num("--num-experts", 0); experts > 0 {
 		moeLayers = layers
 		if freq, ok := f["--moe-layer-freq"]; ok {
-			var k, rest int
-			if _, err := fmt.Sscanf(freq, "([0]*%d+[1]*%d)", &k, &rest); err != nil || k+rest != int(layers) {
-				t.Fatalf("--moe-layer-freq %q: %v (want %v layers)", freq, err, layers)
+			kinds, err := evalLayerPattern(freq)
+			if err != nil || len(kinds) != int(layers) {
+				t.Fatalf("--moe-layer-freq %q: %v (%d entries, want %v layers)", freq, err, len(kinds), layers)
 			}
-			moeLayers = float64(rest)
+			moeLayers = float64(strings.Count(fmt.Sprint(kinds), "1"))
 		}
 		expert = mats * h * num("--moe-ffn-hidden-size", 0)
 		shared = mats * h * num("--moe-shared-expert-intermediate-size", 0)
@@ -121,6 +121,157 @@ func megatronParams(t *testing.T, f map[string]string) (total, active float64) {
 	}
 	common := layers*perLayer + denseLayers*dense + h + embed
 	return total + common, active + common
+}
+
+// evalLayerPattern evaluates a Megatron-LM layer pattern as its
+// moe_freq_type does after checking the characters (eval of a Python list
+// expression): lists of integers, "+" joining, "*n" repeating, brackets.
+func evalLayerPattern(s string) ([]int, error) {
+	if regexp.MustCompile(`[^,\d\[\]\(\)\+\*]`).MatchString(s) {
+		return nil, fmt.Errorf("invalid pattern %q", s)
+	}
+	pos := 0
+	var expr func() ([]int, error)
+	atom := func() ([]int, error) {
+		if pos >= len(s) {
+			return nil, fmt.Errorf("%q ends early", s)
+		}
+		switch s[pos] {
+		case '(':
+			pos++
+			v, err := expr()
+			if err != nil || pos >= len(s) || s[pos] != ')' {
+				return nil, fmt.Errorf("%q: unclosed ( (%v)", s, err)
+			}
+			pos++
+			return v, nil
+		case '[':
+			end := strings.IndexByte(s[pos:], ']')
+			if end < 0 {
+				return nil, fmt.Errorf("%q: unclosed [", s)
+			}
+			var v []int
+			for _, x := range strings.Split(s[pos+1:pos+end], ",") {
+				n, err := strconv.Atoi(x)
+				if err != nil {
+					return nil, err
+				}
+				v = append(v, n)
+			}
+			pos += end + 1
+			return v, nil
+		}
+		return nil, fmt.Errorf("%q: unexpected %q at %d", s, s[pos], pos)
+	}
+	term := func() ([]int, error) {
+		v, err := atom()
+		for err == nil && pos < len(s) && s[pos] == '*' {
+			pos++
+			end := pos
+			for end < len(s) && s[end] >= '0' && s[end] <= '9' {
+				end++
+			}
+			var n int
+			if n, err = strconv.Atoi(s[pos:end]); err == nil {
+				v, pos = slices.Repeat(v, n), end
+			}
+		}
+		return v, err
+	}
+	expr = func() ([]int, error) {
+		v, err := term()
+		for err == nil && pos < len(s) && s[pos] == '+' {
+			pos++
+			var w []int
+			if w, err = term(); err == nil {
+				v = append(v, w...)
+			}
+		}
+		return v, err
+	}
+	v, err := expr()
+	if err == nil && pos != len(s) {
+		err = fmt.Errorf("%q: trailing %q", s, s[pos:])
+	}
+	return v, err
+}
+
+// TestExportMegatronLayerPattern: the --moe-layer-freq pattern Megatron-LM
+// evaluates marks exactly the model's expert layers — leading dense ones,
+// interleaved ones (Llama 4 Maverick, Qwen-MoE's sparse step), both — and
+// is left out when every layer is an expert one.
+func TestExportMegatronLayerPattern(t *testing.T) {
+	for _, c := range []struct{ layers, firstDense, every int }{
+		{48, 0, 2}, {61, 3, 0}, {10, 3, 2}, {12, 4, 2}, {9, 2, 4}, {8, 0, 1}, {7, 0, 7},
+	} {
+		tr := model.Transformer{Layers: c.layers, Hidden: 64, Heads: 4, Seq: 8, Vocab: 10,
+			MoE: &model.MoE{Experts: 4, TopK: 1, FirstDense: c.firstDense, Every: c.every}}
+		if err := tr.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		pattern := moeLayerPattern(&tr)
+		if tr.MoELayers() == tr.Layers {
+			if pattern != "" {
+				t.Errorf("%+v: pattern %q for all expert layers", c, pattern)
+			}
+			continue
+		}
+		kinds, err := evalLayerPattern(pattern)
+		if err != nil || len(kinds) != c.layers {
+			t.Fatalf("%+v: %q: %v, %d entries", c, pattern, err, len(kinds))
+		}
+		for i, k := range kinds {
+			if (k == 1) != tr.IsMoELayer(i) {
+				t.Errorf("%+v: %q marks layer %d %d, the model's expert layer %v", c, pattern, i, k, tr.IsMoELayer(i))
+			}
+		}
+	}
+	if got := moeLayerPattern(&model.Transformer{Layers: 48, MoE: &model.MoE{Experts: 4, TopK: 1, Every: 2}}); got != "([0]*1+[1]*1)*24" {
+		t.Errorf("Llama 4 Maverick's pattern %q", got)
+	}
+}
+
+// TestExportMegatronLlama4: Llama 4 Maverick imported from its config
+// goes to Megatron-LM with its interleaved expert layers, its shared
+// expert, its dense layers' size, its layers without rotary embedding
+// (--no-rope-freq 4) — the parameters the flags describe are the model's
+// — while its chunked attention is exported only where it is full
+// attention (sequences up to the chunk) and refused above.
+func TestExportMegatronLlama4(t *testing.T) {
+	tr, err := model.ParseHFConfig([]byte(`{"model_type": "llama4", "text_config": {"attention_chunk_size": 8192, "head_dim": 128, "hidden_size": 5120, "interleave_moe_layer_step": 2, "intermediate_size": 8192, "intermediate_size_mlp": 16384, "max_position_embeddings": 1048576, "model_type": "llama4_text", "num_attention_heads": 40, "num_experts_per_tok": 1, "num_hidden_layers": 48, "num_key_value_heads": 8, "num_local_experts": 128, "rms_norm_eps": 1e-05, "rope_scaling": null, "rope_theta": 500000.0, "use_qk_norm": true, "vocab_size": 202048}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Seq = 8192
+	p := presetPlan(t, "llama3-8b")
+	p.Model.Name, p.Model.NumLayers, p.Model.Transformer = "llama4-maverick", tr.Layers, &tr
+	p.Stages = []plan.Stage{{FirstLayer: 0, LastLayer: tr.Layers - 1, Replicas: 1}}
+	p.Execution.EP = 8
+	out := mustExport(t, "megatron", inputOf(p))
+	flags := megatronFlags(t, out)
+	for k, v := range flags {
+		flags[k] = unquote(v)
+	}
+	for k, want := range map[string]string{"--moe-layer-freq": "([0]*1+[1]*1)*24", "--no-rope-freq": "4", "--ffn-hidden-size": "16384",
+		"--moe-ffn-hidden-size": "8192", "--moe-shared-expert-intermediate-size": "8192", "--num-experts": "128", "--moe-router-topk": "1"} {
+		if flags[k] != want {
+			t.Errorf("%s = %q, want %q", k, flags[k], want)
+		}
+	}
+	total, active := megatronParams(t, flags)
+	if r := total/tr.Params() - 1; math.Abs(r) > 0.01 {
+		t.Errorf("the flags describe %.4g parameters, the model %.4g", total, tr.Params())
+	}
+	if r := active/tr.ActiveParams() - 1; math.Abs(r) > 0.03 {
+		t.Errorf("the flags describe %.4g active parameters, the model %.4g", active, tr.ActiveParams())
+	}
+	if !strings.Contains(out, "L2 norm of queries and keys") {
+		t.Errorf("the header does not say the query/key L2 norm is left out:\n%s", out)
+	}
+	tr.Seq = 16384
+	if _, err := export("megatron", inputOf(p)); !errors.Is(err, ErrNotExpressible) || !strings.Contains(err.Error(), "chunked_layers") {
+		t.Errorf("chunked attention over 16K: %v", err)
+	}
 }
 
 // TestExportMegatronArchitecture: each preset's Megatron-LM command line

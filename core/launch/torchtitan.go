@@ -194,6 +194,9 @@ func dimensions(t *model.Transformer) string {
 	if m := t.MLA; m != nil {
 		d += fmt.Sprintf(", latent attention (q rank %d, kv rank %d, qk %d+%d rope, v %d)", m.QLoraRank, m.KVLoraRank, m.QKNopeHeadDim, m.QKRopeHeadDim, m.VHeadDim)
 	}
+	if t.ChunkedLayers > 0 {
+		d += fmt.Sprintf(", %d layers attending in chunks of %d", t.ChunkedLayers, t.AttentionChunk)
+	}
 	if n := t.Numerics; n.RotaryBase > 0 {
 		d += fmt.Sprintf(", rope theta %g", n.RotaryBase)
 	}
@@ -207,6 +210,9 @@ func dimensions(t *model.Transformer) string {
 		}
 		if m.FirstDense > 0 {
 			d += fmt.Sprintf(", first %d layers dense", m.FirstDense)
+		}
+		if m.Every > 1 {
+			d += fmt.Sprintf(", experts in every %d-th layer", m.Every)
 		}
 	}
 	return d

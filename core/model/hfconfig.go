@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // hfConfig holds the Hugging Face config.json keys ParseHFConfig reads.
@@ -42,6 +43,23 @@ type hfConfig struct {
 	RopeScaling         *hfRopeScaling `json:"rope_scaling"`
 	RopeParameters      *hfRopeScaling `json:"rope_parameters"`
 	RMSNormEps          float64        `json:"rms_norm_eps"`
+	// Interleaved expert layers: Llama 4's interleave_moe_layer_step (and
+	// its moe_layers, which must agree), Qwen-MoE's decoder_sparse_step and
+	// mlp_only_layers (a leading run of dense layers).
+	InterleaveMoELayerStep int   `json:"interleave_moe_layer_step"`
+	MoELayers              []int `json:"moe_layers"`
+	DecoderSparseStep      int   `json:"decoder_sparse_step"`
+	MLPOnlyLayers          []int `json:"mlp_only_layers"`
+	// Llama 4: the dense layers' MLP size (intermediate_size is an
+	// expert's), chunked attention on the rotary layers, the layers
+	// without rotary embedding (no_rope_layers: 1 rotates, 0 not; or every
+	// no_rope_layer_interval-th), the weightless query/key L2 norm, and the
+	// language model's keys nested in text_config.
+	IntermediateSizeMLP int             `json:"intermediate_size_mlp"`
+	AttentionChunkSize  *int            `json:"attention_chunk_size"`
+	NoRopeLayers        []int           `json:"no_rope_layers"`
+	NoRopeLayerInterval *int            `json:"no_rope_layer_interval"`
+	TextConfig          json.RawMessage `json:"text_config"`
 	// Sliding-window attention: GPT-OSS names each layer's kind in
 	// layer_types; Mistral windows every layer when sliding_window is set
 	// (null in its later releases); Qwen2/3 only with use_sliding_window,
@@ -89,6 +107,7 @@ func (c hfConfig) numerics() Numerics {
 const (
 	hfSlidingAttention = "sliding_attention"
 	hfFullAttention    = "full_attention"
+	hfChunkedAttention = "chunked_attention"
 )
 
 // hfArchitectures are the model_type values ParseHFConfig understands, all
@@ -96,8 +115,10 @@ const (
 // (glm4_moe too, with attention_bias),
 // deepseek_v3 and kimi_k2 (Kimi K2: DeepSeek-V3's architecture, other
 // sizes) multi-head latent attention, gpt_oss biases on every linear
-// layer (its experts' too), attention sinks and windowed layers.
-var hfArchitectures = []string{"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "glm4_moe", "deepseek_v3", "kimi_k2", "gpt_oss"}
+// layer (its experts' too), attention sinks and windowed layers; llama4
+// (its language model, in text_config) expert layers interleaved with
+// dense ones, a shared expert, chunked attention.
+var hfArchitectures = []string{"llama", "llama4", "llama4_text", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "glm4_moe", "deepseek_v3", "kimi_k2", "gpt_oss"}
 
 // ParseHFConfig reads a Hugging Face config.json of a Llama, Mistral,
 // Mixtral, Qwen2, Qwen3(-MoE) or DeepSeek-V3 model into a Transformer with
@@ -111,6 +132,18 @@ func ParseHFConfig(data []byte) (Transformer, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&c); err != nil {
 		return Transformer{}, fmt.Errorf("hf config: %w", err)
+	}
+	if c.ModelType == "llama4" {
+		if len(c.TextConfig) > 0 {
+			// Llama 4's multimodal config: the language model is text_config.
+			c = hfConfig{}
+			if err := json.Unmarshal(data, &struct {
+				TextConfig *hfConfig `json:"text_config"`
+			}{&c}); err != nil {
+				return Transformer{}, fmt.Errorf("hf config: text_config: %w", err)
+			}
+		}
+		c.ModelType = "llama4_text"
 	}
 	known := false
 	for _, a := range hfArchitectures {
@@ -143,11 +176,19 @@ func ParseHFConfig(data []byte) (Transformer, error) {
 	experts := max(c.LocalExperts, c.Experts, c.RoutedExperts)
 	if experts > 0 {
 		t.MoE = &MoE{Experts: experts, TopK: c.ExpertsPerToken, FFN: c.MoEFFN, SharedExperts: c.SharedExperts, FirstDense: c.FirstKDenseReplace}
+		if err := c.interleave(t.MoE, c.Layers); err != nil {
+			return Transformer{}, err
+		}
 	}
 	// Qwen3's layers always normalize the query and key; GLM-4.5's say so.
 	t.QKNorm = c.ModelType == "qwen3" || c.ModelType == "qwen3_moe" || c.UseQKNorm
 	if c.ModelType == "gpt_oss" {
 		t.Bias, t.AttentionSinks = BiasAll, true
+	}
+	if c.ModelType == "llama4_text" {
+		if err := c.llama4(&t); err != nil {
+			return Transformer{}, err
+		}
 	}
 	if err := c.slidingWindow(&t); err != nil {
 		return Transformer{}, err
@@ -162,6 +203,92 @@ func ParseHFConfig(data []byte) (Transformer, error) {
 	return t, nil
 }
 
+// interleave sets which of the layers are mixtures of experts: every
+// decoder_sparse_step-th (Qwen-MoE) or interleave_moe_layer_step-th
+// (Llama 4, whose moe_layers, when given, must list the same), past
+// mlp_only_layers, which must be the leading ones.
+func (c hfConfig) interleave(m *MoE, layers int) error {
+	if c.DecoderSparseStep < 0 || c.InterleaveMoELayerStep < 0 {
+		return fmt.Errorf("hf config: decoder_sparse_step / interleave_moe_layer_step: must be >= 0, got %d / %d", c.DecoderSparseStep, c.InterleaveMoELayerStep)
+	}
+	m.Every = max(c.DecoderSparseStep, c.InterleaveMoELayerStep)
+	for i, l := range c.MLPOnlyLayers {
+		if l != i {
+			return fmt.Errorf("hf config: mlp_only_layers: only a leading run of dense layers (0, 1, …) is modelled, got %v", c.MLPOnlyLayers)
+		}
+	}
+	m.FirstDense = max(m.FirstDense, len(c.MLPOnlyLayers))
+	if c.MoELayers != nil {
+		t := Transformer{Layers: layers, MoE: m}
+		want := []int{}
+		for i := range min(layers, maxDim) {
+			if t.IsMoELayer(i) {
+				want = append(want, i)
+			}
+		}
+		if !slices.Equal(c.MoELayers, want) {
+			return fmt.Errorf("hf config: moe_layers: must be the layers interleave_moe_layer_step %d gives (%d of them), got %d listed", max(1, m.Every), len(want), len(c.MoELayers))
+		}
+	}
+	return nil
+}
+
+// llama4 sets Llama 4's language model apart from Llama 3's: the dense
+// layers' MLP of intermediate_size_mlp (intermediate_size is an expert's),
+// one shared expert in each expert layer (Llama4TextMoe's shared_expert),
+// chunked attention of attention_chunk_size (transformers' default 8,192)
+// on the layers with rotary embeddings, none on every
+// no_rope_layer_interval-th (default 4) or as no_rope_layers lists, and
+// use_qk_norm's weightless L2 norm of queries and keys.
+func (c hfConfig) llama4(t *Transformer) error {
+	if c.IntermediateSizeMLP > 0 {
+		t.FFN = c.IntermediateSizeMLP
+	}
+	if m := t.MoE; m != nil {
+		m.FFN, m.SharedExperts = c.FFN, 1
+		if c.IntermediateSizeMLP == 0 {
+			t.FFN = c.FFN
+		}
+	}
+	every := 4
+	if c.NoRopeLayerInterval != nil {
+		every = *c.NoRopeLayerInterval
+	}
+	if len(c.NoRopeLayers) > 0 { // transformers reads an empty list as absent
+		if len(c.NoRopeLayers) != c.Layers {
+			return fmt.Errorf("hf config: no_rope_layers: must give each of the num_hidden_layers %d layers, got %d", c.Layers, len(c.NoRopeLayers))
+		}
+		every = 0
+		for i, r := range c.NoRopeLayers {
+			if r == 0 && every == 0 {
+				every = i + 1
+			}
+		}
+		for i, r := range c.NoRopeLayers {
+			if want := every == 0 || (i+1)%every != 0; (r != 0) != want {
+				return fmt.Errorf("hf config: no_rope_layers: only every n-th layer without rotary embedding is modelled, got %v", c.NoRopeLayers)
+			}
+		}
+	}
+	if every < 0 || every > c.Layers {
+		return fmt.Errorf("hf config: no_rope_layer_interval: must be in [0, num_hidden_layers %d], got %d", c.Layers, every)
+	}
+	rotary := c.Layers
+	if every > 0 {
+		rotary -= c.Layers / every
+	}
+	t.Numerics.NoRopeEvery, t.Numerics.QKL2Norm = every, c.UseQKNorm
+	t.QKNorm = false // Llama 4's query/key norm has no weights
+	chunk := 8192
+	if c.AttentionChunkSize != nil {
+		chunk = *c.AttentionChunkSize
+	}
+	if c.LayerTypes == nil && chunk > 0 && rotary > 0 { // layer_types, where given, named them (slidingWindow)
+		t.AttentionChunk, t.ChunkedLayers = chunk, rotary
+	}
+	return nil
+}
+
 // slidingWindow sets t's windowed layers from the config: layer_types
 // where given (every model_type; GPT-OSS alternates from a windowed first
 // layer), else Mistral's sliding_window for every layer, Qwen's after the
@@ -171,7 +298,7 @@ func (c hfConfig) slidingWindow(t *Transformer) error {
 	if c.SlidingWindow != nil {
 		window = *c.SlidingWindow
 	}
-	n := 0
+	n, chunked := 0, 0
 	switch {
 	case c.LayerTypes != nil:
 		if len(c.LayerTypes) != c.Layers {
@@ -181,9 +308,11 @@ func (c hfConfig) slidingWindow(t *Transformer) error {
 			switch k {
 			case hfSlidingAttention:
 				n++
+			case hfChunkedAttention:
+				chunked++
 			case hfFullAttention:
 			default:
-				return fmt.Errorf("hf config: layer_types[%d]: must be %q or %q, got %q", i, hfSlidingAttention, hfFullAttention, k)
+				return fmt.Errorf("hf config: layer_types[%d]: must be %q, %q or %q, got %q", i, hfSlidingAttention, hfChunkedAttention, hfFullAttention, k)
 			}
 		}
 	case c.ModelType == "mistral" || c.ModelType == "mixtral":
@@ -192,6 +321,12 @@ func (c hfConfig) slidingWindow(t *Transformer) error {
 		}
 	case c.UseSlidingWindow:
 		n = max(0, c.Layers-c.MaxWindowLayers)
+	}
+	if chunked > 0 {
+		if c.AttentionChunkSize == nil || *c.AttentionChunkSize < 1 {
+			return fmt.Errorf("hf config: attention_chunk_size: must be >= 1 with %d chunked layers in layer_types", chunked)
+		}
+		t.AttentionChunk, t.ChunkedLayers = *c.AttentionChunkSize, chunked
 	}
 	if n == 0 {
 		return nil

@@ -98,6 +98,14 @@ type Transformer struct {
 	// 7B v0.1: all); the others attend to the whole sequence. It and
 	// SlidingWindow are both set or both 0.
 	SlidingLayers int `json:"sliding_layers,omitempty"`
+	// AttentionChunk is the chunk of chunked attention (Llama 4's
+	// attention_chunk_size, 8,192): each query of a chunked layer attends
+	// to the earlier tokens of its own chunk only; 0: none.
+	AttentionChunk int `json:"attention_chunk,omitempty"`
+	// ChunkedLayers is how many layers attend in chunks (Llama 4: those
+	// with rotary embeddings, three in four); it and AttentionChunk are
+	// both set or both 0.
+	ChunkedLayers int `json:"chunked_layers,omitempty"`
 	// QKNorm normalizes each head's query and key before the attention
 	// scores (Qwen3; GLM-4.5's use_qk_norm; Megatron-Core's
 	// --qk-layernorm): two norms over head_dim per layer, no GEMM work.
@@ -138,6 +146,12 @@ type MoE struct {
 	// FirstDense is the number of leading layers that keep a dense MLP of
 	// the model's FFN size (DeepSeek-V3's first_k_dense_replace).
 	FirstDense int `json:"first_dense,omitempty"`
+	// Every interleaves dense and expert layers: past FirstDense, only the
+	// layers whose 1-based number is a multiple of Every are mixtures of
+	// experts, the others dense (Llama 4 Maverick's
+	// interleave_moe_layer_step 2: layers 2, 4, …; Qwen-MoE's
+	// decoder_sparse_step); 0 or 1: every layer past FirstDense.
+	Every int `json:"every,omitempty"`
 }
 
 // MLA describes multi-head latent attention (DeepSeek-V2 §2.1, DeepSeek-V3

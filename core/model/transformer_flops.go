@@ -112,17 +112,27 @@ func (t Transformer) ForwardGEMMs(b, i int) []GEMM {
 
 // AttentionSpan returns the share of the full attention core a layer
 // computes on average: 1, less what the SlidingLayers windowed layers
-// skip. A windowed layer's causal query-key pairs, s·w − w(w−1)/2 for a
-// window w < s, over the s(s+1)/2 of a full causal layer; the savings are
-// spread evenly over the layers (GPT-OSS alternates windowed and full
-// layers, so a pipeline stage of two or more holds about half of each).
+// and the ChunkedLayers chunked ones skip. A windowed layer's causal query-key pairs, s·w − w(w−1)/2 for a
+// window w < s, over the s(s+1)/2 of a full causal layer; a chunked
+// layer's (Llama 4), c(c+1)/2 per whole chunk of c and r(r+1)/2 for a
+// last one of r tokens; the savings are spread evenly over the layers
+// (GPT-OSS alternates windowed and full layers, Llama 4 puts a full one
+// after three chunked, so a pipeline stage of a few layers holds about
+// its share of each).
 func (t Transformer) AttentionSpan() float64 {
-	s, w := float64(t.Seq), float64(t.SlidingWindow)
-	if t.SlidingLayers == 0 || w >= s {
-		return 1
+	s, full := float64(t.Seq), float64(t.Seq)*float64(t.Seq+1)/2
+	span := 1.0
+	if w := float64(t.SlidingWindow); t.SlidingLayers > 0 && w < s {
+		windowed := (s*w - w*(w-1)/2) / full
+		span -= float64(t.SlidingLayers) / float64(t.Layers) * (1 - windowed)
 	}
-	windowed := (s*w - w*(w-1)/2) / (s * (s + 1) / 2)
-	return 1 - float64(t.SlidingLayers)/float64(t.Layers)*(1-windowed)
+	if c := t.AttentionChunk; t.ChunkedLayers > 0 && c < t.Seq {
+		// q whole chunks of c(c+1)/2 pairs and a last one of r tokens.
+		q, r := float64(t.Seq/c), float64(t.Seq%c)
+		chunked := (q*float64(c)*float64(c+1)/2 + r*(r+1)/2) / full
+		span -= float64(t.ChunkedLayers) / float64(t.Layers) * (1 - chunked)
+	}
+	return span
 }
 
 // LayerFwdGEMMs returns the forward matrix multiplications of one dense

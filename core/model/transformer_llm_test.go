@@ -181,6 +181,9 @@ func FuzzParseHFConfig(f *testing.F) {
 	f.Add([]byte(`{"model_type": "gpt_oss", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 4, "layer_types": ["sliding_attention", "full_attention"]}`))
 	f.Add([]byte(`{"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "rope_theta": 500000.0, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 8.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}}`))
 	f.Add([]byte(`{"model_type": "qwen3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "rope_parameters": {"rope_type": "yarn", "rope_theta": 1e6, "factor": 4, "partial_rotary_factor": 0.5}}`))
+	f.Add([]byte(llama4Maverick))
+	f.Add([]byte(`{"model_type": "llama4", "text_config": {"num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "num_local_experts": 4, "num_experts_per_tok": 1, "interleave_moe_layer_step": 2, "moe_layers": [1, 3], "attention_chunk_size": 4, "layer_types": ["chunked_attention", "chunked_attention", "chunked_attention", "full_attention"]}}`))
+	f.Add([]byte(`{"model_type": "qwen3_moe", "num_hidden_layers": 8, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "num_experts": 4, "num_experts_per_tok": 2, "decoder_sparse_step": 2, "mlp_only_layers": [0, 1]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := ParseHFConfig(data)
 		if err == nil {
@@ -394,5 +397,174 @@ func TestParseHFConfigNumerics(t *testing.T) {
 	learned := Transformer{Layers: 2, Hidden: 64, Heads: 4, Seq: 8, Vocab: 10, Numerics: Numerics{RotaryBase: 10000}}
 	if err := learned.Validate(); err == nil || !strings.Contains(err.Error(), "rotary_base") {
 		t.Errorf("rotary base on learned positions: %v", err)
+	}
+}
+
+// TestChunkedAttentionSpanBruteForce counts, pair by pair, the causal
+// query-key pairs of chunked layers (a query attends to the earlier tokens
+// of its own chunk), beside windowed ones, and checks AttentionSpan's
+// closed form and that a chunk as long as the sequence changes nothing.
+func TestChunkedAttentionSpanBruteForce(t *testing.T) {
+	for _, c := range []struct{ s, chunk, chunked, w, windowed, layers int }{
+		{16, 4, 3, 0, 0, 4}, {37, 5, 2, 0, 0, 3}, {40, 8, 1, 3, 1, 4}, {64, 64, 2, 0, 0, 2}, {10, 100, 1, 0, 0, 1}, {33, 1, 5, 0, 0, 5},
+	} {
+		var full, chunked, win int
+		for i := range c.s {
+			full += i + 1
+			chunked += i%c.chunk + 1
+			win += i - max(0, i-c.w+1) + 1
+		}
+		want := 1 - float64(c.chunked)/float64(c.layers)*(1-float64(chunked)/float64(full))
+		if c.windowed > 0 {
+			want -= float64(c.windowed) / float64(c.layers) * (1 - float64(win)/float64(full))
+		}
+		tr := gpt(c.layers, 64, 4)
+		tr.Seq, tr.AttentionChunk, tr.ChunkedLayers, tr.SlidingWindow, tr.SlidingLayers = c.s, c.chunk, c.chunked, c.w, c.windowed
+		if err := tr.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.AttentionSpan(); math.Abs(got-want) > 1e-12 {
+			t.Errorf("%+v: span %v, counted %v", c, got, want)
+		}
+	}
+	for _, bad := range []struct{ chunk, chunked, windowed int }{{8, 0, 0}, {0, 2, 0}, {8, 3, 2}, {-1, 0, 0}} {
+		tr := gpt(4, 64, 4)
+		tr.AttentionChunk, tr.ChunkedLayers = bad.chunk, bad.chunked
+		if bad.windowed > 0 {
+			tr.SlidingWindow, tr.SlidingLayers = 4, bad.windowed
+		}
+		if err := tr.Validate(); err == nil || !strings.Contains(err.Error(), "attention_chunk") && !strings.Contains(err.Error(), "chunked_layers") {
+			t.Errorf("%+v: %v, want an error naming the chunked attention", bad, err)
+		}
+	}
+}
+
+// TestInterleavedMoELayers checks, layer by layer, which layers are
+// mixtures of experts past FirstDense with Every (Llama 4 Maverick's
+// every other layer from the second; Qwen-MoE's decoder_sparse_step), and
+// that the counts the model sums by kind (parameters, active parameters,
+// FLOPs) equal the brute-force sums over the layers.
+func TestInterleavedMoELayers(t *testing.T) {
+	for _, c := range []struct{ layers, firstDense, every int }{
+		{48, 0, 2}, {48, 0, 1}, {48, 0, 0}, {61, 3, 1}, {10, 3, 2}, {10, 4, 3}, {7, 0, 7}, {9, 2, 4},
+	} {
+		tr := gpt(c.layers, 64, 4)
+		tr.MoE = &MoE{Experts: 8, TopK: 2, FFN: 32, SharedExperts: 1, FirstDense: c.firstDense, Every: c.every}
+		if err := tr.Validate(); err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		n := max(1, c.every)
+		var moe int
+		var params, active, flops float64
+		for i := range c.layers {
+			want := i >= c.firstDense && (i+1)%n == 0
+			if tr.IsMoELayer(i) != want {
+				t.Errorf("%+v: layer %d a mixture of experts %v, want %v", c, i, tr.IsMoELayer(i), want)
+			}
+			if want {
+				moe++
+			}
+			params += tr.LayerParamsAt(i)
+			active += tr.ActiveLayerParamsAt(i)
+			flops += tr.LayerFwdFLOPs(1, i)
+		}
+		if tr.MoELayers() != moe {
+			t.Errorf("%+v: %d expert layers, counted %d", c, tr.MoELayers(), moe)
+		}
+		if got := tr.Params() - tr.EmbeddingParams(); math.Abs(got-params) > 1e-9*params {
+			t.Errorf("%+v: layer parameters %v, summed %v", c, got, params)
+		}
+		if got := tr.ActiveParams() - tr.EmbeddingParams(); math.Abs(got-active) > 1e-9*active {
+			t.Errorf("%+v: active layer parameters %v, summed %v", c, got, active)
+		}
+		if got := tr.sumLayers(func(i int) float64 { return tr.LayerFwdFLOPs(1, i) }); math.Abs(got-flops) > 1e-9*flops {
+			t.Errorf("%+v: forward FLOPs %v, summed %v", c, got, flops)
+		}
+	}
+	tr := gpt(10, 64, 4)
+	tr.MoE = &MoE{Experts: 8, TopK: 2, FirstDense: 8, Every: 4}
+	if err := tr.Validate(); err == nil || !strings.Contains(err.Error(), "moe.every") {
+		t.Errorf("no expert layer left: %v, want an error naming moe.every", err)
+	}
+}
+
+// llama4Maverick is Llama 4 Maverick's language model as NVIDIA's
+// TensorRT-LLM tests copy its config.json (tests/unittest/_torch/modeling/
+// test_modeling_llama4.py, LLAMA_4_MAVERICK_TWO_LAYER_CONFIG) with the 48
+// layers the copy says it reduced to 2 and without the no_rope_layer_interval
+// it added for them (Llama4TextConfig's default 4); llama4Scout Scout's, as
+// a test mirroring unsloth/Llama-4-Scout-17B-16E's text_config copies it.
+const (
+	llama4Maverick = `{"model_type": "llama4", "text_config": {"attention_bias": false, "attention_chunk_size": 8192, "head_dim": 128, "hidden_act": "silu", "hidden_size": 5120, "interleave_moe_layer_step": 2, "intermediate_size": 8192, "intermediate_size_mlp": 16384, "max_position_embeddings": 1048576, "model_type": "llama4_text", "num_attention_heads": 40, "num_experts_per_tok": 1, "num_hidden_layers": 48, "num_key_value_heads": 8, "num_local_experts": 128, "rms_norm_eps": 1e-05, "rope_scaling": null, "rope_theta": 500000.0, "use_qk_norm": false, "vocab_size": 202048}}`
+	llama4Scout    = `{"model_type": "llama4", "text_config": {"attention_bias": false, "attention_chunk_size": 8192, "head_dim": 128, "hidden_size": 5120, "intermediate_size": 8192, "intermediate_size_mlp": 16384, "max_position_embeddings": 262144, "no_rope_layers": [], "num_attention_heads": 40, "num_experts_per_tok": 1, "num_hidden_layers": 48, "num_key_value_heads": 8, "num_local_experts": 16, "rms_norm_eps": 1e-5, "rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}, "rope_theta": 500000.0, "use_qk_norm": true, "vocab_size": 202048, "interleave_moe_layer_step": 1, "tie_word_embeddings": false}}`
+)
+
+// TestParseHFConfigLlama4: Llama 4's language model (text_config) has
+// expert layers every interleave_moe_layer_step-th, each with one shared
+// expert of intermediate_size, dense layers of intermediate_size_mlp,
+// chunked attention on the three in four layers that rotate, and the
+// parameter counts Meta's model card states (github.com/meta-llama/
+// llama-models, models/llama4/MODEL_CARD.md: Scout 17B activated of 109B,
+// Maverick 17B of 400B; the totals are rounded and count the vision
+// encoder, which is not modelled, so within 1.5 %). layer_types, which
+// newer configs write, name the chunked layers the same.
+func TestParseHFConfigLlama4(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		json             string
+		experts, every   int
+		total, active    float64
+		qkL2Norm, scaled bool
+	}{
+		{"maverick", llama4Maverick, 128, 2, 400e9, 17e9, false, false},
+		{"scout", llama4Scout, 16, 1, 109e9, 17e9, true, true},
+	} {
+		tr, err := ParseHFConfig([]byte(c.json))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		m := tr.MoE
+		if m == nil || m.Experts != c.experts || m.TopK != 1 || m.FFN != 8192 || m.SharedExperts != 1 || max(1, m.Every) != c.every || tr.FFN != 16384 {
+			t.Fatalf("%s: moe %+v, dense ffn %d", c.name, m, tr.FFN)
+		}
+		if tr.AttentionChunk != 8192 || tr.ChunkedLayers != 36 || tr.Numerics.NoRopeEvery != 4 || tr.Numerics.QKL2Norm != c.qkL2Norm || tr.QKNorm {
+			t.Errorf("%s: chunk %d over %d layers, no rope every %d, qk l2 norm %v, qk norm %v", c.name, tr.AttentionChunk, tr.ChunkedLayers, tr.Numerics.NoRopeEvery, tr.Numerics.QKL2Norm, tr.QKNorm)
+		}
+		if (tr.Numerics.RopeScaling.Type == RopeLlama3) != c.scaled {
+			t.Errorf("%s: rope scaling %+v", c.name, tr.Numerics.RopeScaling)
+		}
+		if got := tr.Params(); math.Abs(got/c.total-1) > 0.015 {
+			t.Errorf("%s: %.4g parameters, Meta states %.4g", c.name, got, c.total)
+		}
+		if got := tr.ActiveParams(); math.Abs(got/c.active-1) > 0.015 {
+			t.Errorf("%s: %.4g active, Meta states %.4g", c.name, got, c.active)
+		}
+		tr.Seq = 4096 // within a chunk, chunked attention is full attention
+		if tr.AttentionSpan() != 1 {
+			t.Errorf("%s: span %v at 4K", c.name, tr.AttentionSpan())
+		}
+	}
+	types := strings.Repeat(`"chunked_attention", "chunked_attention", "chunked_attention", "full_attention", `, 12)
+	withTypes := strings.Replace(llama4Maverick, `"attention_bias": false,`, `"attention_bias": false, "layer_types": [`+strings.TrimSuffix(types, ", ")+`],`, 1)
+	tr, err := ParseHFConfig([]byte(withTypes))
+	if err != nil || tr.ChunkedLayers != 36 || tr.AttentionChunk != 8192 {
+		t.Errorf("layer_types: %v, chunked %d of %d", err, tr.ChunkedLayers, tr.AttentionChunk)
+	}
+	for _, c := range []struct{ edit, want string }{
+		{`"interleave_moe_layer_step": 2, "moe_layers": [0, 2],`, "moe_layers"},
+		{`"interleave_moe_layer_step": 2, "no_rope_layers": [1, 0, 1],`, "no_rope_layers"},
+		{`"interleave_moe_layer_step": 2, "no_rope_layers": [` + strings.TrimSuffix(strings.Repeat("1, 1, 0, 0, ", 12), ", ") + `],`, "no_rope_layers"},
+	} {
+		bad := strings.Replace(llama4Maverick, `"interleave_moe_layer_step": 2,`, c.edit, 1)
+		if _, err := ParseHFConfig([]byte(bad)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error naming %s", c.edit, err, c.want)
+		}
+	}
+	qwen := `{"model_type": "qwen3_moe", "num_hidden_layers": 8, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "num_experts": 4, "num_experts_per_tok": 2, "decoder_sparse_step": 2, "mlp_only_layers": [0, 1]}`
+	if tr, err := ParseHFConfig([]byte(qwen)); err != nil || tr.MoE.Every != 2 || tr.MoE.FirstDense != 2 || tr.MoELayers() != 3 {
+		t.Errorf("qwen decoder_sparse_step 2 past 2 dense layers: %v, %+v", err, tr.MoE)
+	}
+	if _, err := ParseHFConfig([]byte(strings.Replace(qwen, `[0, 1]`, `[3]`, 1))); err == nil || !strings.Contains(err.Error(), "mlp_only_layers") {
+		t.Errorf("mlp_only_layers [3]: %v", err)
 	}
 }

@@ -26,6 +26,13 @@ type Numerics struct {
 	// NormEpsilon is the norms' epsilon (rms_norm_eps; --norm-epsilon); 0:
 	// not stated.
 	NormEpsilon float64 `json:"norm_epsilon,omitempty"`
+	// NoRopeEvery leaves the rotary embedding out of every NoRopeEvery-th
+	// layer (Llama 4's no_rope_layer_interval 4: layers 4, 8, …;
+	// Megatron-LM's --no-rope-freq); 0: every layer rotates.
+	NoRopeEvery int `json:"no_rope_every,omitempty"`
+	// QKL2Norm scales each head's query and key to unit length, without
+	// weights (Llama 4 Scout's use_qk_norm, on its rotary layers).
+	QKL2Norm bool `json:"qk_l2_norm,omitempty"`
 }
 
 // RopeScaling is a rescaling of the rotary frequencies.
@@ -68,6 +75,9 @@ func (n Numerics) Validate() error {
 		if math.IsNaN(f.v) || f.v < 0 || f.v > f.max {
 			return fmt.Errorf("transformer.numerics.%s: must be in [0, %g] (0: not stated), got %g", f.name, f.max, f.v)
 		}
+	}
+	if n.NoRopeEvery < 0 || n.NoRopeEvery > maxDim {
+		return fmt.Errorf("transformer.numerics.no_rope_every: must be in [0, %d] (0: every layer rotates), got %d", maxDim, n.NoRopeEvery)
 	}
 	if n.RotaryBase > 0 && n.RotaryBase < 1 {
 		return fmt.Errorf("transformer.numerics.rotary_base: must be >= 1 when stated, got %g", n.RotaryBase)

@@ -61,12 +61,24 @@ func (t Transformer) Validate() error {
 		if m.FirstDense < 0 || m.FirstDense > t.Layers {
 			return fmt.Errorf("transformer.moe.first_dense: must be in [0, layers %d], got %d", t.Layers, m.FirstDense)
 		}
+		if m.Every < 0 || m.Every > t.Layers {
+			return fmt.Errorf("transformer.moe.every: must be in [0, layers %d] (0 or 1: every layer past first_dense), got %d", t.Layers, m.Every)
+		}
+		if t.MoELayers() < 1 {
+			return fmt.Errorf("transformer.moe.every: leaves no mixture-of-experts layer among the %d layers past first_dense %d, got %d", t.Layers-m.FirstDense, m.FirstDense, m.Every)
+		}
 	}
 	if t.SlidingWindow < 0 || t.SlidingWindow > maxDim {
 		return fmt.Errorf("transformer.sliding_window: must be in [0, %d] (0: no windowed layers), got %d", maxDim, t.SlidingWindow)
 	}
 	if t.SlidingLayers < 0 || t.SlidingLayers > t.Layers || (t.SlidingLayers > 0) != (t.SlidingWindow > 0) {
 		return fmt.Errorf("transformer.sliding_layers: must be in [1, layers %d] with a sliding_window (%d), 0 without, got %d", t.Layers, t.SlidingWindow, t.SlidingLayers)
+	}
+	if t.AttentionChunk < 0 || t.AttentionChunk > maxDim {
+		return fmt.Errorf("transformer.attention_chunk: must be in [0, %d] (0: no chunked layers), got %d", maxDim, t.AttentionChunk)
+	}
+	if t.ChunkedLayers < 0 || t.ChunkedLayers+t.SlidingLayers > t.Layers || (t.ChunkedLayers > 0) != (t.AttentionChunk > 0) {
+		return fmt.Errorf("transformer.chunked_layers: must be in [1, layers %d less %d windowed] with an attention_chunk (%d), 0 without, got %d", t.Layers, t.SlidingLayers, t.AttentionChunk, t.ChunkedLayers)
 	}
 	if t.MTPLayers < 0 || t.MTPLayers > t.Layers {
 		return fmt.Errorf("transformer.mtp_layers: must be in [0, layers %d], got %d", t.Layers, t.MTPLayers)
@@ -143,17 +155,37 @@ func (t Transformer) expertFFN() int {
 	return t.MoE.FFN
 }
 
-// IsMoELayer reports whether layer i (0-based) has a mixture-of-experts MLP.
+// IsMoELayer reports whether layer i (0-based) has a mixture-of-experts
+// MLP: past the first FirstDense layers, each Every-th.
 func (t Transformer) IsMoELayer(i int) bool {
-	return t.MoE != nil && i >= t.MoE.FirstDense
+	return t.MoE != nil && i >= t.MoE.FirstDense && (i+1)%t.MoE.every() == 0
 }
+
+// every is Every with its 0 read as 1.
+func (m *MoE) every() int { return max(1, m.Every) }
 
 // MoELayers returns the number of mixture-of-experts layers.
 func (t Transformer) MoELayers() int {
 	if t.MoE == nil {
 		return 0
 	}
-	return t.Layers - t.MoE.FirstDense
+	n := t.MoE.every()
+	return t.Layers/n - t.MoE.FirstDense/n
+}
+
+// LayerOfEachKind returns one layer index of each kind of layer the model
+// has, the first of each: dense (a dense model's only kind) and mixture of
+// experts. Layers of one kind are alike.
+func (t Transformer) LayerOfEachKind() []int {
+	if t.MoE == nil {
+		return []int{0}
+	}
+	n := t.MoE.every()
+	moe := (t.MoE.FirstDense/n+1)*n - 1 // the first past FirstDense; Validate keeps it a layer
+	if t.MoE.FirstDense > 0 || n > 1 {
+		return []int{0, moe} // layer 0 is dense
+	}
+	return []int{moe}
 }
 
 // TrainingPrecision returns Precision, or BF16 when it is empty.
@@ -353,16 +385,17 @@ func (t Transformer) MTPParams() float64 {
 }
 
 // sumLayers returns the sum of f over the layers, f evaluated once per kind
-// of layer: the dense ones (all, or a MoE model's first FirstDense) and the
-// mixture-of-experts ones, which are alike within their kind.
+// of layer: the dense ones (all, or a MoE model's first FirstDense and
+// those Every skips) and the mixture-of-experts ones, which are alike
+// within their kind.
 func (t Transformer) sumLayers(f func(i int) float64) float64 {
-	moe := t.MoELayers()
 	var n float64
-	if dense := t.Layers - moe; dense > 0 {
-		n += float64(dense) * f(0)
-	}
-	if moe > 0 {
-		n += float64(moe) * f(t.Layers-1)
+	for _, i := range t.LayerOfEachKind() {
+		count := t.MoELayers()
+		if !t.IsMoELayer(i) {
+			count = t.Layers - count
+		}
+		n += float64(count) * f(i)
 	}
 	return n
 }
