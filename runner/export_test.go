@@ -61,7 +61,7 @@ func TestRunExportCLI(t *testing.T) {
 // FuzzExport: whatever plan parses, every export either refuses with an
 // error or prints an artifact that parses back.
 func FuzzExport(f *testing.F) {
-	for _, name := range []string{"tiny-transformer.json", "tiny-profile.json", "gpt-tp2-pp4-dp2.json", "tiny-interleaved.json", "tiny-end-chunks.json"} {
+	for _, name := range []string{"tiny-transformer.json", "tiny-profile.json", "gpt-tp2-pp4-dp2.json", "tiny-interleaved.json", "tiny-end-chunks.json", "llama4-ep2.json"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
