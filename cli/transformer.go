@@ -321,7 +321,10 @@ func printTransformer(w io.Writer, in request.Plan, res app.Result, set map[stri
 	fmt.Fprintf(w, "model: %s: l=%d h=%d a=%d s=%d V=%d %s, %.1f billion parameters (eq. 4.3)",
 		res.Model, tr.Layers, tr.Hidden, tr.Heads, tr.Seq, tr.Vocab, tr.TrainingPrecision(), res.Params/1e9)
 	if tr.MoE != nil {
-		fmt.Fprintf(w, ", %.1f billion active (%d experts, top-%d)", tr.ActiveParams()/1e9, tr.MoE.Experts, tr.MoE.TopK)
+		fmt.Fprintf(w, ", %.1f billion active (%d experts, top-%d, in %d of the %d layers)", tr.ActiveParams()/1e9, tr.MoE.Experts, tr.MoE.TopK, tr.MoELayers(), tr.Layers)
+	}
+	if tr.ChunkedLayers > 0 {
+		fmt.Fprintf(w, "; %d layers attend in chunks of %d tokens", tr.ChunkedLayers, tr.AttentionChunk)
 	}
 	if tr.MTPLayers > 0 {
 		fmt.Fprintf(w, "; trained with %d multi-token prediction module(s) of %.1f billion more (--mtp-layers)", tr.MTPLayers, tr.MTPParams()/1e9)

@@ -120,13 +120,14 @@ const (
 // dense ones, a shared expert, chunked attention.
 var hfArchitectures = []string{"llama", "llama4", "llama4_text", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "glm4_moe", "deepseek_v3", "kimi_k2", "gpt_oss"}
 
-// ParseHFConfig reads a Hugging Face config.json of a Llama, Mistral,
-// Mixtral, Qwen2, Qwen3(-MoE) or DeepSeek-V3 model into a Transformer with
-// Seq = max_position_embeddings (set the training sequence length after)
-// and num_nextn_predict_layers multi-token prediction modules (MTPLayers;
-// DeepSeek-V3's config has 1).
-// Other model_type values and missing or inconsistent dimensions are
-// errors naming the key.
+// ParseHFConfig reads a Hugging Face config.json of one of the
+// hfArchitectures (Llama 2 to 4, Mistral, Mixtral, Qwen2/3 and their
+// mixtures of experts, GLM-4.5, DeepSeek-V3, Kimi K2, gpt-oss) into a
+// Transformer with Seq = max_position_embeddings (set the training
+// sequence length after), num_nextn_predict_layers multi-token prediction
+// modules (MTPLayers; DeepSeek-V3's config has 1) and the rotary and norm
+// numerics it states. Other model_type values and missing or inconsistent
+// dimensions are errors naming the key.
 func ParseHFConfig(data []byte) (Transformer, error) {
 	var c hfConfig
 	dec := json.NewDecoder(bytes.NewReader(data))
