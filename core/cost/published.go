@@ -26,6 +26,11 @@ type PublishedRun struct {
 	// Dimensions is the run's model where no preset describes it (MPT as
 	// llm-foundry's benchmarks built it); nil: the preset Model names.
 	Dimensions *model.Transformer `json:"dimensions,omitempty"`
+	// HFConfig is the run's model as a Hugging Face config.json where no
+	// preset describes it (Llama 4), read by model.ParseHFConfig; the
+	// run's Seq is its sequence length. ReadPublishedRuns sets it from the
+	// file's hf_configs entry of the run's Model.
+	HFConfig json.RawMessage `json:"-"`
 	// MTPLayers is the multi-token prediction depth the run trained with
 	// where it is not the model's (model.Transformer.MTPLayers); nil: the
 	// model's.
@@ -92,11 +97,16 @@ func (s sourceSystem) newCluster(g hw.GPU) (hw.Cluster, error) {
 func ReadPublishedRuns(data []byte) ([]PublishedRun, error) {
 	var f struct {
 		Runs []PublishedRun `json:"runs"`
+		// HFConfigs holds, once each, the config.json of the models no
+		// preset describes, by the name the runs give as their model.
+		HFConfigs map[string]json.RawMessage `json:"hf_configs"`
 	}
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("published runs: %w", err)
 	}
-	for i, r := range f.Runs {
+	for i := range f.Runs {
+		r := &f.Runs[i]
+		r.HFConfig = f.HFConfigs[r.Model]
 		if err := r.validate(); err != nil {
 			return nil, fmt.Errorf("runs[%d] (%q).%w", i, r.ID, err)
 		}
@@ -104,13 +114,20 @@ func ReadPublishedRuns(data []byte) ([]PublishedRun, error) {
 	return f.Runs, nil
 }
 
-// Transformer returns the run's model: its Dimensions where given,
-// otherwise preset(r.Model), with the run's MTPLayers where given.
+// Transformer returns the run's model: its Dimensions or HFConfig where
+// given, otherwise preset(r.Model), with the run's MTPLayers where given.
 func (r PublishedRun) Transformer(preset func(id string) (model.Transformer, error)) (model.Transformer, error) {
 	tr := model.Transformer{}
-	if r.Dimensions != nil {
+	switch {
+	case r.Dimensions != nil:
 		tr = *r.Dimensions
-	} else {
+	case r.HFConfig != nil:
+		var err error
+		if tr, err = model.ParseHFConfig(r.HFConfig); err != nil {
+			return model.Transformer{}, fmt.Errorf("%s: %w", r.ID, err)
+		}
+		tr.Seq = r.Seq
+	default:
 		var err error
 		if tr, err = preset(r.Model); err != nil {
 			return model.Transformer{}, fmt.Errorf("%s: %w", r.ID, err)
@@ -135,6 +152,14 @@ func (r PublishedRun) validate() error {
 		d.Seq = r.Seq
 		if err := d.Validate(); err != nil {
 			return fmt.Errorf("dimensions: %w", err)
+		}
+	}
+	if r.HFConfig != nil {
+		if r.Dimensions != nil {
+			return fmt.Errorf("dimensions: the model %q is given twice, by hf_configs too", r.Model)
+		}
+		if _, err := model.ParseHFConfig(r.HFConfig); err != nil {
+			return fmt.Errorf("model: hf_configs[%q]: %w", r.Model, err)
 		}
 	}
 	if r.Set != "fit" && r.Set != "held_out" {
