@@ -18,7 +18,9 @@ func FuzzReadPublishedRuns(f *testing.F) {
 		`"published_model_tflops_per_gpu":400,"set":"held_out","source":"src"`
 	for _, s := range []string{"", "{}", `{"runs":[]}`, `{"runs":[` + run + `}]}`,
 		`{"runs":[` + run + `,"gpus_per_node":0}]}`, `{"runs":[` + run + `,"gpus":12}]}`, `{"runs":[` + run + `,"set":"x"}]}`,
-		`{"runs":[` + run + `,"published_tokens_per_sec_per_gpu":-1}]}`, `{"runs":[` + run + `,"source_name":""}]}`, `{"runs":[1]}`} {
+		`{"runs":[` + run + `,"published_tokens_per_sec_per_gpu":-1}]}`, `{"runs":[` + run + `,"source_name":""}]}`, `{"runs":[1]}`,
+		`{"runs":[` + run + `,"seq":8}],"hf_configs":{"llama3-8b":{"model_type":"llama4","text_config":{"num_hidden_layers":2,"hidden_size":64,"num_attention_heads":4,"vocab_size":10,"max_position_embeddings":8,"num_local_experts":4,"num_experts_per_tok":1,"interleave_moe_layer_step":2}}}}`,
+		`{"runs":[` + run + `}],"hf_configs":{"llama3-8b":{"model_type":"gpt2"}}}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -32,6 +34,11 @@ func FuzzReadPublishedRuns(f *testing.F) {
 		for _, r := range runs {
 			if r.GPUsPerNode < 1 || r.GPUs%r.GPUsPerNode != 0 || !(r.InterNodeGbit > 0) || !(r.PublishedTFLOPS > 0) || r.ID == "" {
 				t.Fatalf("accepted %+v", r)
+			}
+			if r.HFConfig != nil {
+				if _, err := r.Transformer(nil); err != nil {
+					t.Fatalf("accepted a run whose model config does not read: %v", err)
+				}
 			}
 		}
 	})
