@@ -91,8 +91,12 @@
 // for DefaultExpertSeconds alone ("Mixture of experts: time per local
 // expert" below), and Megatron-Bridge's five Qwen3 235B-A22B FP8 rows with
 // the expert exchange overlapped, for DefaultEPOverlapExposed alone
-// ("Mixture of experts: the overlapped exchange"); every other run is held
-// out (each run's set says which;
+// ("Mixture of experts: the overlapped exchange"), and the 28 interleaved
+// DGX Cloud benchmarking rows under NeMo 24.12 (GPT-3 175B, Llama 3.1
+// 70B and 405B on H100) for DefaultP2PExposed alone, the share of the
+// interleaved schedule's pipeline sends left exposed (all of it: hiding
+// any fits neither them nor the held-out rows better, TestP2PExposedFit);
+// every other run is held out (each run's set says which;
 // an FP8-only fraction fitted on the two NeMo 24.07 rows was retired once
 // TE's casts were costed). ComparePublished compares throughput in
 // tokens/s per GPU where the source gives it — the sources' TFLOP/s use different attention-FLOP

@@ -54,6 +54,7 @@ type evaluator struct {
 	etp            int        // expert tensor parallelism (see expertGrid)
 	expertSec      float64    // time per local expert, MoE layer and microbatch (DefaultExpertSeconds)
 	epExposed      float64    // share of the overlapped expert exchange left exposed (DefaultEPOverlapExposed)
+	p2pExposed     float64    // share of the interleaved schedule's pipeline sends left exposed (DefaultP2PExposed)
 	edp            int        // expert data parallelism (see expertGrid)
 	gradBytes      float64    // bytes of one unsharded gradient value
 	actOpts        model.ActivationOptions
@@ -153,6 +154,13 @@ func baseEvaluator(tr model.Transformer, c hw.Cluster, opt Options, pred *Predic
 			return e, fmt.Errorf("options.ep_overlap_exposed: must be in [0, 1], got %v", *opt.EPOverlapExposed)
 		}
 		e.epExposed = *opt.EPOverlapExposed
+	}
+	e.p2pExposed = DefaultP2PExposed
+	if opt.P2PExposed != nil {
+		if !(*opt.P2PExposed >= 0 && *opt.P2PExposed <= 1) {
+			return e, fmt.Errorf("options.p2p_exposed: must be in [0, 1], got %v", *opt.P2PExposed)
+		}
+		e.p2pExposed = *opt.P2PExposed
 	}
 	e.reserve = DefaultReserve(c.GPU.MemoryBytes)
 	if opt.ReserveBytes != 0 {

@@ -494,6 +494,12 @@ type PublishedComparison struct {
 // throughput is checked for the configuration that ran. It returns an
 // error when no configuration with the published degrees fits.
 func ComparePublished(r PublishedRun, tr model.Transformer, g hw.GPU) (PublishedComparison, error) {
+	return comparePublishedWith(r, tr, g, Options{})
+}
+
+// comparePublishedWith is ComparePublished under the cost model's
+// options (a fit's sweep of one constant).
+func comparePublishedWith(r PublishedRun, tr model.Transformer, g hw.GPU, options Options) (PublishedComparison, error) {
 	tr.Seq = r.Seq
 	if r.Vocab > 0 {
 		tr.Vocab = r.Vocab
@@ -503,7 +509,7 @@ func ComparePublished(r PublishedRun, tr model.Transformer, g hw.GPU) (Published
 	if err != nil {
 		return PublishedComparison{}, fmt.Errorf("%s: %w", r.ID, err)
 	}
-	pred, err := NewPredictor(tr, c, Options{})
+	pred, err := NewPredictor(tr, c, options)
 	if err != nil {
 		return PublishedComparison{}, fmt.Errorf("%s: %w", r.ID, err)
 	}

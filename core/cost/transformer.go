@@ -27,6 +27,9 @@ type Options struct {
 	// EPOverlapExposed overrides DefaultEPOverlapExposed (nil: the
 	// default; 0 hides all the overlapped expert exchange can).
 	EPOverlapExposed *float64
+	// P2PExposed overrides DefaultP2PExposed (nil: the default; 0 hides
+	// all of the interleaved schedule's pipeline sends).
+	P2PExposed *float64
 }
 
 // TimeBreakdown splits the predicted iteration time; its fields sum to it.
