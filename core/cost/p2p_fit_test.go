@@ -6,7 +6,6 @@ import (
 
 	"pipeplan/core/model"
 	"pipeplan/gpuprofiles"
-	"pipeplan/modelprofiles"
 )
 
 // p2pRow is a published dense run on H100 under the interleaved schedule.
@@ -25,17 +24,7 @@ func p2pRows(t *testing.T) []p2pRow {
 		if r.GPU != "nvidia-h100-sxm5-80gb" || r.PP < 2 || r.VP < 2 || r.PublishedTokens == 0 {
 			continue
 		}
-		tr, err := r.Transformer(func(id string) (model.Transformer, error) {
-			if id == "gpt3-175b" {
-				return gpt(96, 12288, 96), nil // the app's gpt3-175b preset (app/models.go), not a core preset
-			}
-			tr, _, err := modelprofiles.Transformer(id)
-			return tr, err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tr.MoE == nil {
+		if tr := runTransformer(t, r); tr.MoE == nil {
 			rows = append(rows, p2pRow{r, tr})
 		}
 	}

@@ -42,9 +42,9 @@ func (s sourceSystem) cluster(t *testing.T) hw.Cluster {
 	return c
 }
 
-// comparePublished is ComparePublished of run r with its model preset and
-// GPU profile; it logs where the prediction is Tight.
-func comparePublished(t *testing.T, r PublishedRun) PublishedComparison {
+// runTransformer returns run r's model: its preset (the app's gpt3-175b
+// included), dimensions or config.
+func runTransformer(t *testing.T, r PublishedRun) model.Transformer {
 	t.Helper()
 	tr, err := r.Transformer(func(id string) (model.Transformer, error) {
 		if id == "gpt3-175b" {
@@ -56,6 +56,14 @@ func comparePublished(t *testing.T, r PublishedRun) PublishedComparison {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tr
+}
+
+// comparePublished is ComparePublished of run r with its model preset and
+// GPU profile; it logs where the prediction is Tight.
+func comparePublished(t *testing.T, r PublishedRun) PublishedComparison {
+	t.Helper()
+	tr := runTransformer(t, r)
 	g, err := gpuprofiles.ByID(r.GPU)
 	if err != nil {
 		t.Fatal(err)
