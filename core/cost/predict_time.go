@@ -477,7 +477,7 @@ func (e *evaluator) p2pSeconds(i int) float64 {
 // testdata/published_runs.json) by least squares of the relative
 // throughput errors on a 0.05 grid: all of it. Hiding more makes the 55
 // held-out interleaved dense H100 rows worse too (mean absolute error
-// 3.9 % exposing all, 4.0 % half, 4.6 % none; TestP2PExposedFit): what
+// 3.7 % exposing all, 3.8 % half, 4.4 % none; TestP2PExposedFit): what
 // the overlap hides, something the model does not cost (the sends'
 // kernels sharing the SMs, the waits at each chunk's edges) takes back.
 const DefaultP2PExposed = 1.0
