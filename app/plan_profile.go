@@ -136,7 +136,7 @@ var profilePlanners = []struct{ name, label string }{
 
 // MaxProfileGPUs bounds the cluster the layer-profile planners take: their
 // work grows with the GPUs (PipeDream's DP on ResNet-101 over 1,024 GPUs
-// takes seconds), and request.MaxNodes × MaxGPUsPerNode would make a link
+// takes seconds), and request.MaxGPUs would make a link
 // or an /api request ask for tens of minutes. The default cluster fits.
 const MaxProfileGPUs = 1024
 

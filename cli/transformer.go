@@ -103,7 +103,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	precision := fs.String("precision", d.Precision, "training precision: fp32, fp16, bf16 or fp8 (Transformer Engine FP8 GEMMs; empty: bf16)")
 	gpuID := fs.String("gpu", d.GPU, "GPU id (see pipeplan gpus)")
 	gpus := fs.Int("gpus", 0, "number of GPUs n (required)")
-	perNode := fs.Int("gpus-per-node", d.GPUsPerNode, "GPUs per node (NVLink inside a node)")
+	perNode := fs.Int("gpus-per-node", d.GPUsPerNode, "GPUs per node: those that share NVLink (a GB200 NVL72 rack: 72)")
 	interBW := fs.Float64("inter-node-bandwidth", d.InterNodeGBps*1e9, "bandwidth between nodes per GPU and direction, bytes/s (0: the GPU's own network figure)")
 	batch := fs.Int("batch", 0, "global batch size B, in sequences (required)")
 	tp := fs.Int("tp", d.TP, "tensor-parallel size t (omit to search)")

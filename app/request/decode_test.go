@@ -115,7 +115,8 @@ func FuzzDecodePlan(f *testing.F) {
 		// the worst cases (BENCHMARKS.md, "Worst cases")
 		`{"model":"pd-gnmt_large","cost_model":"pipedream","levels":[{"workers":4,"bandwidth_bytes_per_sec":1e11},{"workers":4,"bandwidth_bytes_per_sec":1e10},{"workers":4,"bandwidth_bytes_per_sec":1e9}]}`,
 		`{"model":"pd-resnet50","nodes":31,"gpus_per_node":1,"planner":"madpipe"}`,
-		`{"model":"llama3-405b","nodes":4095,"gpus_per_node":16,"global_batch":720720,"allow_cross_node_tp":true}`} {
+		`{"model":"llama3-405b","nodes":4095,"gpus_per_node":16,"global_batch":720720,"allow_cross_node_tp":true}`,
+		`{"model":"llama3-405b","gpu":"nvidia-gb200-gpu","nodes":910,"gpus_per_node":72,"global_batch":720720}`, `{"nodes":911,"gpus_per_node":72}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {

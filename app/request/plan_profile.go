@@ -79,14 +79,14 @@ func (o ProfileOptions) validate(planner string) error {
 	gpus := 1
 	for i, l := range o.Levels {
 		field := fmt.Sprintf("plan.levels[%d]", i)
-		if err := intIn(field+".workers", l.Workers, 1, MaxNodes*MaxGPUsPerNode); err != nil {
+		if err := intIn(field+".workers", l.Workers, 1, MaxGPUs); err != nil {
 			return err
 		}
 		if bw := l.BandwidthBytesPerSec; !(bw >= MinGBps*1e9 && bw <= MaxGBps*1e9) {
 			return fieldErr(field+".bandwidth_bytes_per_sec", "must be in [%g, %g] bytes/s, got %g", MinGBps*1e9, MaxGBps*1e9, bw)
 		}
-		if gpus *= l.Workers; gpus > MaxNodes*MaxGPUsPerNode {
-			return fieldErr(field+".workers", "the levels hold more than %d GPUs in all, got %d at this level", MaxNodes*MaxGPUsPerNode, gpus)
+		if gpus *= l.Workers; gpus > MaxGPUs {
+			return fieldErr(field+".workers", "the levels hold more than %d GPUs in all, got %d at this level", MaxGPUs, gpus)
 		}
 	}
 	m := o.MemoryBytes

@@ -290,8 +290,12 @@ var Planners = []string{"best", "ptdp", "2bw", "pipedream", "madpipe"}
 // Limits on numeric inputs: large enough for any real cluster, small enough
 // that a hostile link cannot ask for an absurd amount of work.
 const (
-	MaxNodes       = 4096
-	MaxGPUsPerNode = 16
+	MaxNodes = 4096
+	// MaxGPUsPerNode is a GB200 NVL72 rack's NVLink domain, the largest
+	// one GPUs share (gpuprofiles.MaxGPUsPerServer).
+	MaxGPUsPerNode = 72
+	// MaxGPUs bounds nodes × GPUs per node: 4,096 servers of 16.
+	MaxGPUs        = 65536
 	MaxGlobalBatch = 1 << 20
 	MaxGBps        = 10000
 	MaxSelected    = 1000
@@ -378,6 +382,9 @@ func (p Plan) Validate() error {
 	if err := intIn("plan.gpus_per_node", p.GPUsPerNode, 1, MaxGPUsPerNode); err != nil {
 		return err
 	}
+	if n := p.Nodes * p.GPUsPerNode; n > MaxGPUs {
+		return fieldErr("plan.nodes", "%d nodes × %d GPUs = %d GPUs, over the %d a plan may take", p.Nodes, p.GPUsPerNode, n, MaxGPUs)
+	}
 	if err := intIn("plan.global_batch", p.GlobalBatch, 1, MaxGlobalBatch); err != nil {
 		return err
 	}
@@ -414,9 +421,9 @@ func (p Plan) Validate() error {
 		{"plan.custom.experts", p.Custom.Experts, 0, MaxExperts}, {"plan.custom.moe_ffn", p.Custom.MoEFFN, 0, MaxFFN},
 		{"plan.custom.shared_experts", p.Custom.SharedExperts, 0, MaxExperts}, {"plan.seq", p.Seq, 0, MaxSeq},
 		{"plan.custom.sliding_window", p.Custom.SlidingWindow, 0, MaxSeq}, {"plan.custom.sliding_layers", p.Custom.SlidingLayers, 0, max(p.Custom.Layers, 0)},
-		{"plan.tp", p.TP, 0, MaxNodes * MaxGPUsPerNode}, {"plan.pp", p.PP, 0, MaxLayers},
+		{"plan.tp", p.TP, 0, MaxGPUs}, {"plan.pp", p.PP, 0, MaxLayers},
 		{"plan.microbatch", p.Microbatch, 0, MaxGlobalBatch}, {"plan.interleave", p.Interleave, 0, MaxLayers},
-		{"plan.cp", p.CP, 0, MaxNodes * MaxGPUsPerNode}, {"plan.ep", p.EP, 0, MaxNodes * MaxGPUsPerNode},
+		{"plan.cp", p.CP, 0, MaxGPUs}, {"plan.ep", p.EP, 0, MaxGPUs},
 		{"plan.top", p.Top, 0, MaxTop},
 	} {
 		if err := intIn(f.name, f.v, f.lo, f.hi); err != nil {

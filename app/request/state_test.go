@@ -233,3 +233,23 @@ func TestClusterGPUsValidate(t *testing.T) {
 		t.Fatalf("no GPUs: err = %v", err)
 	}
 }
+
+// TestGPUsPerNodeNVLinkDomain: a node may be a GB200 NVL72 rack's 72-GPU
+// NVLink domain, while nodes × GPUs per node stays within MaxGPUs, the
+// bound that keeps a link's work small; past it the error names the
+// nodes and the product in words.
+func TestGPUsPerNodeNVLinkDomain(t *testing.T) {
+	p := Default().Plan
+	p.GPU, p.Nodes, p.GPUsPerNode = "nvidia-gb200-gpu", 2, 72
+	if err := p.Validate(); err != nil {
+		t.Errorf("2 racks of 72: %v", err)
+	}
+	p.GPUsPerNode = MaxGPUsPerNode + 1
+	if err := p.Validate(); err == nil || Field(err) != "plan.gpus_per_node" {
+		t.Errorf("%d GPUs per node: %v, want an error naming plan.gpus_per_node", p.GPUsPerNode, err)
+	}
+	p.Nodes, p.GPUsPerNode = MaxGPUs/72+1, 72
+	if err := p.Validate(); err == nil || Field(err) != "plan.nodes" || !strings.Contains(err.Error(), "over the 65536") {
+		t.Errorf("%d nodes of 72: %v, want an error naming plan.nodes and the bound", p.Nodes, err)
+	}
+}
