@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"slices"
 )
 
 // hfConfig holds the Hugging Face config.json keys ParseHFConfig reads.
@@ -221,14 +220,12 @@ func (c hfConfig) interleave(m *MoE, layers int) error {
 	m.FirstDense = max(m.FirstDense, len(c.MLPOnlyLayers))
 	if c.MoELayers != nil {
 		t := Transformer{Layers: layers, MoE: m}
-		want := []int{}
-		for i := range min(layers, maxDim) {
-			if t.IsMoELayer(i) {
-				want = append(want, i)
-			}
+		same := len(c.MoELayers) == t.MoELayers()
+		for k, l := range c.MoELayers {
+			same = same && l >= 0 && l < layers && t.IsMoELayer(l) && (k == 0 || l > c.MoELayers[k-1])
 		}
-		if !slices.Equal(c.MoELayers, want) {
-			return fmt.Errorf("hf config: moe_layers: must be the layers interleave_moe_layer_step %d gives (%d of them), got %d listed", max(1, m.Every), len(want), len(c.MoELayers))
+		if !same {
+			return fmt.Errorf("hf config: moe_layers: must be the %d layers interleave_moe_layer_step %d gives, in order, got %d listed", t.MoELayers(), max(1, m.Every), len(c.MoELayers))
 		}
 	}
 	return nil
@@ -271,8 +268,8 @@ func (c hfConfig) llama4(t *Transformer) error {
 			}
 		}
 	}
-	if every < 0 || every > c.Layers {
-		return fmt.Errorf("hf config: no_rope_layer_interval: must be in [0, num_hidden_layers %d], got %d", c.Layers, every)
+	if every < 0 {
+		return fmt.Errorf("hf config: no_rope_layer_interval: must be >= 0 (0: every layer rotates), got %d", every)
 	}
 	rotary := c.Layers
 	if every > 0 {

@@ -560,6 +560,15 @@ func TestParseHFConfigLlama4(t *testing.T) {
 			t.Errorf("%s: %v, want an error naming %s", c.edit, err, c.want)
 		}
 	}
+	// A model shallower than the NoPE interval (the default 4) rotates in
+	// every layer, as transformers builds it.
+	small := `{"model_type": "llama4_text", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "num_local_experts": 4, "num_experts_per_tok": 1, "interleave_moe_layer_step": 2, "moe_layers": [1]}`
+	if tr, err := ParseHFConfig([]byte(small)); err != nil || tr.ChunkedLayers != 2 || tr.MoELayers() != 1 {
+		t.Errorf("two layers under the default interval: %v, %d chunked, %d expert layers", err, tr.ChunkedLayers, tr.MoELayers())
+	}
+	if _, err := ParseHFConfig([]byte(strings.Replace(small, `"moe_layers": [1]`, `"moe_layers": [1, 1]`, 1))); err == nil || !strings.Contains(err.Error(), "moe_layers") {
+		t.Errorf("moe_layers listing a layer twice: %v", err)
+	}
 	qwen := `{"model_type": "qwen3_moe", "num_hidden_layers": 8, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "num_experts": 4, "num_experts_per_tok": 2, "decoder_sparse_step": 2, "mlp_only_layers": [0, 1]}`
 	if tr, err := ParseHFConfig([]byte(qwen)); err != nil || tr.MoE.Every != 2 || tr.MoE.FirstDense != 2 || tr.MoELayers() != 3 {
 		t.Errorf("qwen decoder_sparse_step 2 past 2 dense layers: %v, %+v", err, tr.MoE)
