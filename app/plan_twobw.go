@@ -113,6 +113,8 @@ func twoBWUnsupported(in request.Plan) (string, any) {
 		return "plan.cp", in.CP
 	case in.EP > 1:
 		return "plan.ep", in.EP
+	case in.ETP > 1:
+		return "plan.etp", in.ETP
 	case in.ZeRO != nil && *in.ZeRO > 0:
 		return "plan.zero", *in.ZeRO
 	case in.SequenceParallel != nil && *in.SequenceParallel:

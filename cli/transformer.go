@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"pipeplan/app"
@@ -35,7 +36,7 @@ var transformerFlags = map[string]string{
 	"plan.seq": "seq", "plan.precision": "precision",
 	"plan.gpu": "gpu", "plan.nodes": "gpus", "plan.gpus_per_node": "gpus-per-node",
 	"plan.inter_node_gbps": "inter-node-bandwidth", "plan.global_batch": "batch", "plan.tp": "tp", "plan.pp": "pp",
-	"plan.cp": "cp", "plan.ep": "ep", "plan.ep_dispatcher": "ep-dispatcher", "plan.overlap_ep_comm": "overlap-ep-comm", "plan.fp8_param_gather": "fp8-param-gather",
+	"plan.cp": "cp", "plan.ep": "ep", "plan.etp": "etp", "plan.ep_dispatcher": "ep-dispatcher", "plan.overlap_ep_comm": "overlap-ep-comm", "plan.fp8_param_gather": "fp8-param-gather",
 	"plan.flash_attention": "flash-attention", "plan.attention_kernel": "attention-kernel",
 	"plan.microbatch": "microbatch", "plan.interleave": "interleave", "plan.recompute": "recompute",
 	"plan.optimizer": "optimizer", "plan.zero": "zero", "plan.top": "top", "plan.mtp_layers": "mtp-layers",
@@ -110,6 +111,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	pp := fs.Int("pp", d.PP, "pipeline-parallel size p (omit to search)")
 	cp := fs.Int("cp", d.CP, "context-parallel size (omit to search; 1 when every other degree is given)")
 	ep := fs.Int("ep", d.EP, "expert-parallel size of MoE layers (omit to search; 1 when every other degree is given)")
+	etp := fs.Int("etp", d.ETP, "expert-tensor-parallel size: ranks splitting each routed expert (Megatron-Core's --expert-tensor-parallel-size; omit for 1 with --ep > 1, t without, or, searching, both 1 and t)")
 	// Context parallelism's communication type (Megatron-Core's --cp-comm-type).
 	cpComm := fs.String("cp-comm", d.CPComm, "how context parallelism exchanges K and V: p2p (ring, overlapped with the attention), all_gather (the Llama 3 paper's, exposed) or a2a (Ulysses all-to-alls, exposed; t·cp must divide the K/V heads) (omit to search p2p and a2a per candidate with cp > 1)")
 	epDispatcher := fs.String("ep-dispatcher", d.EPDispatcher, "MoE token dispatcher: alltoall (Megatron-Core's default: every routed copy sent) or deepep (the flex dispatcher with DeepEP: each token once per server); empty: alltoall")
@@ -214,7 +216,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 		}
 	}
 	in.GPU, in.Nodes, in.GPUsPerNode, in.InterNodeGBps = *gpuID, *gpus / *perNode, *perNode, *interBW/1e9
-	in.GlobalBatch, in.TP, in.PP, in.CP, in.EP = *batch, *tp, *pp, *cp, *ep
+	in.GlobalBatch, in.TP, in.PP, in.CP, in.EP, in.ETP = *batch, *tp, *pp, *cp, *ep, *etp
 	in.EPDispatcher, in.OverlapEPComm, in.FP8ParamGather = *epDispatcher, *overlapEP, *fp8Gather
 	in.Microbatch, in.Interleave, in.Recompute = *micro, *interleave, *recompute
 	in.CPComm, in.AttentionKernel = *cpComm, *attnKernel
@@ -391,7 +393,7 @@ func printTransformer(w io.Writer, in request.Plan, res app.Result, set map[stri
 // printTransformerConfigs prints configurations as an aligned table.
 func printTransformerConfigs(w io.Writer, cs []app.Candidate) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "TP\tPP\tCP\tEP\tDP\tMICROBATCH\tINTERLEAVE\tRECOMPUTE\tZERO\tITERATION s\tTFLOP/s/GPU\tMODEL TFLOP/s\tMFU\tBUBBLE\tPEAK GiB\tWEIGHTS+OPT GiB\tACTIVATIONS GiB\tNOTE")
+	fmt.Fprintln(tw, "TP\tPP\tCP\tEP\tETP\tDP\tMICROBATCH\tINTERLEAVE\tRECOMPUTE\tZERO\tITERATION s\tTFLOP/s/GPU\tMODEL TFLOP/s\tMFU\tBUBBLE\tPEAK GiB\tWEIGHTS+OPT GiB\tACTIVATIONS GiB\tNOTE")
 	for _, c := range cs {
 		note := "fits"
 		if !c.Fits {
@@ -401,11 +403,21 @@ func printTransformerConfigs(w io.Writer, cs []app.Candidate) error {
 			note += ", " + c.TwoBW.Execution.String()
 		}
 		m, e := c.Memory, c.Execution
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%.4g\t%.1f\t%.1f\t%.3f\t%.3f\t%.1f\t%.1f\t%.1f\t%s\n",
-			e.TP, e.PP, e.CP, e.EP, e.DP, e.MicrobatchSize, e.Interleave, e.Recompute, e.ZeRO, c.IterationSeconds, c.TFLOPSPerGPU, c.ModelTFLOPSPerGPU,
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%s\t%d\t%.4g\t%.1f\t%.1f\t%.3f\t%.3f\t%.1f\t%.1f\t%.1f\t%s\n",
+			e.TP, e.PP, e.CP, e.EP, expertTPText(e), e.DP, e.MicrobatchSize, e.Interleave, e.Recompute, e.ZeRO, c.IterationSeconds, c.TFLOPSPerGPU, c.ModelTFLOPSPerGPU,
 			c.MFU, c.BubbleFraction, m.PeakBytes/(1<<30), (m.WeightBytes+m.GradientBytes+m.OptimizerBytes+m.FP8WeightBytes)/(1<<30), m.ActivationBytes/(1<<30), note)
 	}
 	return tw.Flush()
+}
+
+// expertTPText is the ETP column: the expert-tensor-parallel degree, "-"
+// without expert parallelism where none is set (the experts, if any,
+// split over t like a dense MLP).
+func expertTPText(e plan.Execution) string {
+	if e.EP <= 1 && e.ETP == 0 {
+		return "-"
+	}
+	return strconv.Itoa(e.ExpertTP())
 }
 
 // overlapText says which communication o overlaps, e.g. "grad reduce,

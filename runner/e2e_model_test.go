@@ -15,7 +15,7 @@ import (
 //	pipeplan transformer --hf-config hf/tiny-llama.json --gpus 4 --tp 2 --pp 2 --cp 1 --ep 1 --sequence-parallel $C --export-plan llama-tp2-sp.json
 //	pipeplan transformer --hf-config hf/tiny-llama.json --gpus 4 --tp 1 --pp 2 --cp 2 --ep 1 $C --export-plan llama-cp2.json
 //	pipeplan transformer --hf-config hf/tiny-moe.json --gpus 4 --tp 1 --pp 2 --cp 1 --ep 2 $C --export-plan moe-ep2.json
-//	pipeplan transformer --hf-config hf/tiny-moe.json --gpus 4 --tp 2 --pp 1 --cp 2 --ep 2 --sequence-parallel $C --batch 4 --export-plan moe-tp2-sp-cp2-ep2.json
+//	pipeplan transformer --hf-config hf/tiny-moe.json --gpus 4 --tp 2 --pp 1 --cp 2 --ep 2 --etp 2 --sequence-parallel $C --batch 4 --export-plan moe-tp2-sp-cp2-ep2.json
 //	pipeplan transformer --hf-config hf/tiny-moe.json --gpus 4 --tp 1 --pp 1 --cp 2 --ep 2 $C --zero 1 --overlap-grad-reduce --export-plan moe-dp2-cp2-ep2-zero1.json
 //	pipeplan transformer --hf-config hf/tiny-llama4.json --gpus 4 --tp 1 --pp 2 --cp 1 --ep 2 $C --export-plan llama4-ep2.json
 

@@ -202,6 +202,9 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 	if c := p.Execution.CPComm; p.Execution.CP > 1 && c != "" && c != plan.CPCommP2P {
 		return nil, fmt.Errorf("execution.cp_comm: %q is not run by the runner yet; its context parallelism is ring attention (p2p)", c)
 	}
+	if e := p.Execution; e.ExpertTP() != e.TP && (e.EP > 1 || e.ETP > 0) {
+		return nil, fmt.Errorf("execution.etp: the runner splits each expert over the %d tensor-parallel ranks and draws expert parallelism from the data × context-parallel ranks (etp = tp = %d); this plan has etp %d", e.TP, e.TP, e.ExpertTP())
+	}
 	scaleDown := o.scaleDown
 	reps := stageReplicas(p, scaleDown)
 	// PipeDream feeds replicated stages round-robin (1F1B-RR); the other

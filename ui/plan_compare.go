@@ -64,7 +64,7 @@ func (c *PlanPage) compare() *comparison {
 		row("planner", func(c app.Candidate, _ int) string { return c.Planner }),
 		row("degrees", func(c app.Candidate, _ int) string {
 			return fmt.Sprintf("t=%d × p=%d × cp=%s × d=%s, ep=%s, v=%d, ZeRO %d", c.Execution.TP, c.Execution.PP, degree(c.Execution.CP), dataParallel(c),
-				degree(c.Execution.EP), c.Execution.Interleave, c.Execution.ZeRO)
+				expertDegree(c.Execution), c.Execution.Interleave, c.Execution.ZeRO)
 		}),
 		row("microbatching", func(c app.Candidate, _ int) string {
 			return fmt.Sprintf("b=%d, m=%d, B=%d", c.Execution.MicrobatchSize, c.Microbatches, c.GlobalBatch)
@@ -123,12 +123,12 @@ func (a *App) DownloadCandidatesCSV() {
 	r := a.Plan.Result
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	w.Write([]string{"rank", "planner", "t", "p", "cp", "ep", "d", "b", "v", "m", "schedule", "recompute", "zero", "global_batch",
+	w.Write([]string{"rank", "planner", "t", "p", "cp", "ep", "etp", "d", "b", "v", "m", "schedule", "recompute", "zero", "global_batch",
 		"step_s", "samples_per_s", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu",
 		"peak_memory_gib", "capacity_gib", "bubble_idle_share", "bubble_fraction_paper", "fits", "reason"})
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	write := func(rank string, c app.Candidate) {
-		w.Write([]string{rank, c.Planner, strconv.Itoa(c.Execution.TP), strconv.Itoa(c.Execution.PP), degree(c.Execution.CP), degree(c.Execution.EP),
+		w.Write([]string{rank, c.Planner, strconv.Itoa(c.Execution.TP), strconv.Itoa(c.Execution.PP), degree(c.Execution.CP), degree(c.Execution.EP), strconv.Itoa(c.Execution.ExpertTP()),
 			dataParallel(c), strconv.Itoa(c.Execution.MicrobatchSize), strconv.Itoa(c.Execution.Interleave), strconv.Itoa(c.Microbatches),
 			string(c.Execution.Schedule), string(c.Execution.Recompute), strconv.Itoa(c.Execution.ZeRO), strconv.Itoa(c.GlobalBatch),
 			g(c.IterationSeconds), g(c.SamplesPerSecond), g(c.ModelTFLOPSPerGPU), g(c.TFLOPSPerGPU), g(c.MFU),

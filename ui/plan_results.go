@@ -22,7 +22,7 @@ var candidateHeaders = []column{
 	{"t", "tensor-parallel size (§4.2.3)"},
 	{"p", "pipeline-parallel size (§4.2.2)"},
 	{"cp", "context-parallel size: the sequence split over GPUs, K/V exchanged around the ring (1 = none)"},
-	{"ep", "expert-parallel size of MoE layers, drawn from the t·cp·d GPUs of a stage (1 = none)"},
+	{"ep", "expert-parallel size of MoE layers, drawn from the t·cp·d GPUs of a stage (1 = none); \"etp n\": each expert split over n of them"},
 	{"d", "data-parallel size, t·p·cp·d = GPUs; PipeDream replicates each stage instead (§2.4.1): its replicas per stage, e.g. 15-1"},
 	{"b", "microbatch size (§4.3.3)"},
 	{"v", "model chunks per GPU, interleaved schedule (§4.2.2)"},
@@ -42,7 +42,7 @@ var candidateHeaders = []column{
 // infeasibleHeaders are the columns of the configurations that do not fit.
 var infeasibleHeaders = []column{
 	{"planner", "the planner that proposed it"},
-	{"t", "tensor-parallel size"}, {"p", "pipeline-parallel size"}, {"cp", "context-parallel size"}, {"ep", "expert-parallel size"},
+	{"t", "tensor-parallel size"}, {"p", "pipeline-parallel size"}, {"cp", "context-parallel size"}, {"ep", "expert-parallel size (etp n: each expert split over n GPUs)"},
 	{"d", "data-parallel size, or PipeDream's replicas per stage"},
 	{"b", "microbatch size"}, {"v", "model chunks per GPU"}, {"recompute", "activation recomputation"}, {"ZeRO", "ZeRO stage"},
 	{"why ruled out", "peak memory + reserve against the GPU's capacity, or a global batch the configuration cannot run"},
@@ -76,7 +76,7 @@ func (c *PlanPage) rows() []tableRow {
 		}
 		row.Cells = []string{
 			strconv.Itoa(i + 1), strconv.Itoa(cand.Execution.TP), strconv.Itoa(cand.Execution.PP),
-			degree(cand.Execution.CP), degree(cand.Execution.EP), dataParallel(cand),
+			degree(cand.Execution.CP), expertDegree(cand.Execution), dataParallel(cand),
 			strconv.Itoa(cand.Execution.MicrobatchSize), strconv.Itoa(cand.Execution.Interleave), strconv.Itoa(cand.Microbatches),
 			string(cand.Execution.Schedule), string(cand.Execution.Recompute), strconv.Itoa(cand.Execution.ZeRO),
 			secs(cand.IterationSeconds), num(cand.SamplesPerSecond),
@@ -93,7 +93,7 @@ func (c *PlanPage) infeasibleRows() []tableRow {
 	var out []tableRow
 	for i, cand := range c.App.Plan.Result.Infeasible { // app lists only what is ruled out, with why
 		out = append(out, tableRow{Index: i, Cells: []string{
-			cand.Planner, strconv.Itoa(cand.Execution.TP), strconv.Itoa(cand.Execution.PP), degree(cand.Execution.CP), degree(cand.Execution.EP),
+			cand.Planner, strconv.Itoa(cand.Execution.TP), strconv.Itoa(cand.Execution.PP), degree(cand.Execution.CP), expertDegree(cand.Execution),
 			dataParallel(cand), strconv.Itoa(cand.Execution.MicrobatchSize), strconv.Itoa(cand.Execution.Interleave),
 			string(cand.Execution.Recompute), strconv.Itoa(cand.Execution.ZeRO), cand.Reason,
 		}})
@@ -109,7 +109,7 @@ func (c *PlanPage) summary() []kv {
 	out := []kv{
 		{"model", fmt.Sprintf("%s on %d × %s", r.Model, r.GPUs, r.GPU), "the application and the system"},
 		{"degrees", fmt.Sprintf("t=%d × p=%d × cp=%s × d=%s, ep=%s, v=%d, ZeRO %d", cand.Execution.TP, cand.Execution.PP, degree(cand.Execution.CP), dataParallel(cand),
-			degree(cand.Execution.EP), cand.Execution.Interleave, cand.Execution.ZeRO),
+			expertDegree(cand.Execution), cand.Execution.Interleave, cand.Execution.ZeRO),
 			"tensor × pipeline × context × data parallelism (§4.2), expert parallelism within a stage's GPUs, ZeRO stage over the d·cp replicas; PipeDream replicates each stage instead (§2.4.1): d lists its replicas per stage"},
 	}
 	if tr := r.Transformer; tr != nil && tr.MTPLayers > 0 {
@@ -141,6 +141,15 @@ func (c *PlanPage) summary() []kv {
 // degree shows a context- or expert-parallel size; the planners that have
 // none (PipeDream, 2BW, MadPipe) leave it 0, which is 1.
 func degree(n int) string { return strconv.Itoa(max(n, 1)) }
+
+// expertDegree is an execution's expert-parallel size, with its expert
+// tensor parallelism where each expert is split ("8, etp 4").
+func expertDegree(e plan.Execution) string {
+	if etp := e.ExpertTP(); e.EP > 1 && etp > 1 || e.ETP > 0 && e.ETP != e.TP {
+		return fmt.Sprintf("%s, etp %d", degree(e.EP), etp)
+	}
+	return degree(e.EP)
+}
 
 // dataParallel is a candidate's replication as the row and the summary
 // both show it: d, or PipeDream's replicas per stage in its notation (15-1).

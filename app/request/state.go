@@ -89,6 +89,11 @@ type Plan struct {
 	// expert-parallel (MoE models) degrees (0 = searched).
 	CP int `json:"cp,omitempty"`
 	EP int `json:"ep,omitempty"`
+	// ETP fixes the expert-tensor-parallel degree, how many ranks split
+	// each routed expert (Megatron-Core's --expert-tensor-parallel-size);
+	// 0 searches the default (1 with expert parallelism, t without) and,
+	// with expert parallelism, t (plan.Execution.ETP).
+	ETP int `json:"etp,omitempty"`
 
 	// CPComm pins how context parallelism exchanges keys and values,
 	// Megatron-Core's --cp-comm-type: "p2p" (the ring), "all_gather" (as
@@ -203,7 +208,7 @@ func (p Plan) Evaluates() bool {
 // takes (a degree, sequence parallelism, cross-node tensor parallelism,
 // the MoE dispatcher or its overlap, unfused gradient accumulation).
 func (p Plan) FixesPTDP() bool {
-	return p.TP > 0 || p.PP > 0 || p.Microbatch > 0 || p.Interleave > 0 || p.CP > 0 || p.EP > 0 || p.SequenceParallel != nil && *p.SequenceParallel || p.AllowCrossNodeTP ||
+	return p.TP > 0 || p.PP > 0 || p.Microbatch > 0 || p.Interleave > 0 || p.CP > 0 || p.EP > 0 || p.ETP > 0 || p.SequenceParallel != nil && *p.SequenceParallel || p.AllowCrossNodeTP ||
 		p.Schedule != "" || p.EPDispatcher != "" || p.OverlapEPComm || p.UnfusedGradAccumulation
 }
 
@@ -423,7 +428,7 @@ func (p Plan) Validate() error {
 		{"plan.custom.sliding_window", p.Custom.SlidingWindow, 0, MaxSeq}, {"plan.custom.sliding_layers", p.Custom.SlidingLayers, 0, max(p.Custom.Layers, 0)},
 		{"plan.tp", p.TP, 0, MaxGPUs}, {"plan.pp", p.PP, 0, MaxLayers},
 		{"plan.microbatch", p.Microbatch, 0, MaxGlobalBatch}, {"plan.interleave", p.Interleave, 0, MaxLayers},
-		{"plan.cp", p.CP, 0, MaxGPUs}, {"plan.ep", p.EP, 0, MaxGPUs},
+		{"plan.cp", p.CP, 0, MaxGPUs}, {"plan.ep", p.EP, 0, MaxGPUs}, {"plan.etp", p.ETP, 0, MaxGPUs},
 		{"plan.top", p.Top, 0, MaxTop},
 	} {
 		if err := intIn(f.name, f.v, f.lo, f.hi); err != nil {

@@ -14,7 +14,7 @@ import (
 // and degrees under Megatron-Bridge 26.02.01 (1.77× faster than 26.02's
 // run of them).
 const (
-	fp8ExpertsFastest  = 0.83
+	fp8ExpertsFastest  = 0.82
 	fp8ExpertsSlowdown = 1.9
 )
 

@@ -81,7 +81,28 @@
 // −16.0 % (−33.6 % in fp32). Its step is set by that link, not by its
 // experts, so it no longer informs the time per local expert: it moved
 // from the fit set of DefaultExpertSeconds to the held-out runs (refit on
-// the other three: 0.300 → 0.305 ms).
+// the other three: 0.300 → 0.305 ms; 0.309 ms since the expert layers'
+// tensor-parallel collectives below).
+//
+// Expert layers and the tensor-parallel group. A mixture-of-experts layer
+// whose routed experts are off the tensor-parallel grid — expert
+// parallelism, or an expert tensor parallelism (plan.Execution.ETP) other
+// than t — runs its MLP block on each rank's sequence-parallel shard:
+// Megatron-Core's dispatcher moves the tokens (MoEAlltoAllTokenDispatcher),
+// and the block issues no tensor-parallel all-gather or reduce-scatter
+// unless it has shared experts, which SharedExpertMLP splits over the t
+// ranks like a dense MLP (mlpOnTPGrid). Before, every MoE layer was
+// charged the dense MLP's collectives. With etp > 1 the etp ranks of an
+// expert all-gather the routed copies they received after the dispatch and
+// reduce-scatter the experts' outputs before the combine, forward and
+// backward (etpSeconds, part of the token exchange). The expert grid is
+// etp × ep × edp over the t·cp·d ranks, expert tensor parallelism
+// innermost (expertGrid); the search tries etp 1 (Megatron-Bridge's
+// recipes) and t (Megatron-Core's default when the flag is not given) with
+// expert parallelism. Dropping the collectives moved the MoE rows with
+// t > 1 by under a point (the tensor-parallel overlap hid most of them)
+// and refitted DefaultExpertSeconds 0.305 → 0.309 ms and
+// DefaultEPOverlapExposed 0.28 → 0.31.
 //
 // Fit and held-out data. The two constants of the default efficiency curve
 // (DefaultKernelLatencySeconds, DefaultSustainedMatmulFraction) were fitted
@@ -338,12 +359,12 @@
 // expert, ran 117–161 TFLOP/s on H100 against the curve's 383
 // (testdata/grouped_gemm_h100.json, TestSmallExpertGEMMs) — 70–115 µs per
 // expert and microbatch over six GEMMs, a third of the fitted time; the
-// rest is taken to be the host's. DefaultExpertSeconds (0.305 ms per
+// rest is taken to be the host's. DefaultExpertSeconds (0.309 ms per
 // local expert, MoE layer and microbatch, forward and backward, a third
 // of it forward and redone by full recomputation) was fitted by least
 // squares on the three 3D-parallel ModelZoo rows (H100; the FSDP row,
 // whose step its link sets, is held out: "ZeRO-3's link" above); left out
-// in turn, each is predicted within 11 % (−4.4, −10.7, +7.8 %;
+// in turn, each is predicted within 11 % (−4.3, −10.6, +7.6 %;
 // TestExpertSecondsFit). The
 // Megatron-Bridge rows are held out: the 30B-A3B improves from +156 /
 // +174 % to +78 / +49 %, the 235B FP8 rows stay at +18 / +15 % (their
@@ -354,7 +375,7 @@
 // PFLOP/s) while the per-expert time stays,
 // and the model without it was +57 % to +249 % optimistic; with it they
 // are within 22 % (+21.1, +14.1, −0.1, −4.3 %), their own gap per local
-// expert, MoE layer and microbatch 0.20–0.41 ms against the fitted 0.305.
+// expert, MoE layer and microbatch 0.20–0.41 ms against the fitted 0.309.
 // The model's order of the three fitted ModelZoo configurations matches
 // the published one (tp2 ep32, tp2 ep8 pp32, tp4 ep8), where before the
 // per-expert time it ranked tp4 ep8 first; the FSDP configuration, the
@@ -443,22 +464,23 @@
 //
 // Every MoE prediction in FP8 carries Prediction.Caveat
 // (fp8ExpertsCaveat): the published runs of that kind took 0.83× (26.02.01's
-// 30B-A3B, pp 2 ep 8) to 1.78× (25.11's) the predicted time.
+// 30B-A3B, pp 2 ep 8; the caveat says 0.82×) to 1.77× (25.11's) the
+// predicted time.
 //
 // Mixture of experts: the overlapped exchange. With Overlap.EPComm
 // (Megatron-Core's --overlap-moe-expert-parallel-comm) one microbatch's
 // token exchange runs while another microbatch computes. Per MoE layer the
 // model hides the exchange up to the layer's compute and leaves the share
-// DefaultEPOverlapExposed of what it could hide exposed: 0.28, fitted by
+// DefaultEPOverlapExposed of what it could hide exposed: 0.31, fitted by
 // least squares on the relative throughput of Megatron-Bridge's five Qwen3
 // 235B-A22B FP8 rows on 256 H100 (ep 32 over four servers; releases 25.11
-// to 26.04.01), which read +9.8 to +18.1 % with all of it hidden and −3.8
-// to +3.5 % with the fit; leaving any one out refits 0.26–0.31 and
+// to 26.04.01), which read +11.6 to +20.0 % with all of it hidden and
+// −3.8 to +2.3 % with the fit; leaving any one out refits 0.30–0.34 and
 // predicts it within 5 % (TestEPOverlapExposedFit). Held out, Megatron-
 // Bridge's DeepSeek-V3 FP8 on 256 GB200 (another model, GPU and
-// dispatcher) moves from +19.8 to +13.9 % (25.11) and from +30.9 to
-// +22.8 % (26.02), and Megatron-MoE-ModelZoo's Qwen3 235B-A22B BF16 with
-// the overlap (its "+1f1b overlap" row, DeepEP) from +28.3 to +12.5 %. The share stands for what a layer's max(exchange,
+// dispatcher) moves from +19.5 to +13.0 % (25.11) and from +0.9 to
+// −4.2 % (26.02), and Megatron-MoE-ModelZoo's Qwen3 235B-A22B BF16 with
+// the overlap (its "+1f1b overlap" row, DeepEP) from +28.7 to +11.3 %. The share stands for what a layer's max(exchange,
 // compute) leaves out, none of it costed apart: the warm-up forwards and
 // cool-down backwards of the interleaved schedule, which have no partner
 // microbatch (1–4 points of these rows, above); the exchange's kernels,
@@ -537,8 +559,9 @@
 // which at the 8K sequences of its published runs is full attention): a
 // pipeline device's layers are costed by kind wherever they sit. Held
 // out, nothing fitted: NVIDIA's DGX Cloud benchmarking recipe on 512 H100
-// reads +2.0 % (BF16) and +13.8 % (FP8, run with CUDA graphs; its expert
-// tensor parallelism 4 costed as etp 1), on 128 to 512 GB200 +8.1 to
+// reads +2.4 % (BF16) and +15.6 % (FP8, run with CUDA graphs), with its
+// expert tensor parallelism 4 (+2.0 and +13.8 % costed as etp 1, before
+// plan.Execution.ETP), on 128 to 512 GB200 +8.1 to
 // +10.4 % (BF16) and +17.3 to +19.4 % (FP8); all asserted as MoE rows.
 //
 // Multi-token prediction (model.Transformer.MTPLayers; DeepSeek-V3's

@@ -62,6 +62,7 @@ type evaluator struct {
 	ppBW           float64
 	dpBW           float64
 	edpBW          float64 // the expert data-parallel group's (expertGrid)
+	etpBW          float64 // the expert tensor-parallel group's (expertGrid)
 	embBW          float64
 	intraBW        float64
 	boundary       float64 // bytes of one microbatch's boundary activation per GPU
@@ -218,6 +219,7 @@ func evaluatorFor(pred *Predictor, cfg plan.Execution) (*evaluator, error) {
 	e.tpBW = c.GroupBandwidthBytesPerSec(t, 1)
 	e.cpBW = c.GroupBandwidthBytesPerSec(cp, t)
 	e.epBW = c.GroupBandwidthBytesPerSec(cfg.EP, e.etp)
+	e.etpBW = c.GroupBandwidthBytesPerSec(e.etp, 1)
 	// Data-parallel collectives are rings over every network interface of
 	// the group's GPUs in a server (RingBandwidthBytesPerSec).
 	e.dpBW = c.RingBandwidthBytesPerSec(d*cp, t)
@@ -341,18 +343,26 @@ func stageRuns(w []devParams) []stageRun {
 // expertGrid returns the expert layers' tensor- and data-parallel sizes
 // under Megatron-Core's MoE parallel folding (Liu et al. 2025, "MoE
 // Parallel Folding"), where the experts' own grid etp × ep × edp covers the
-// same t·cp·d ranks as the attention's t × cp × d, innermost first. With
-// expert parallelism each expert is whole on its rank (etp = 1, edp =
-// t·cp·d/ep), as Megatron-Bridge's MoE recipes (expert_tensor_parallel_size
-// 1 in scripts/performance/configs/qwen/qwen3_workload_base_configs.py)
-// and the Megatron-MoE-ModelZoo best practices (ETP 1 in every row of
-// best_practice/Qwen3/readme.md) run them; without it the experts split
-// over the tensor-parallel ranks like a dense MLP (etp = t, edp = cp·d).
+// same t·cp·d ranks as the attention's t × cp × d, innermost first: etp is
+// plan.Execution.ExpertTP — by default 1 with expert parallelism, each
+// expert whole on its rank, as Megatron-Bridge's MoE recipes
+// (expert_tensor_parallel_size 1 in scripts/performance/configs/qwen/
+// qwen3_workload_base_configs.py) and the Megatron-MoE-ModelZoo best
+// practices (ETP 1 in every row of best_practice/Qwen3/readme.md) run
+// them, and t without, the experts split over the tensor-parallel ranks
+// like a dense MLP — and edp = t·cp·d/(etp·ep).
 func expertGrid(cfg plan.Execution) (etp, edp int) {
-	if cfg.EP == 1 {
-		return cfg.TP, cfg.DP * cfg.CP
-	}
-	return 1, cfg.TP * cfg.DP * cfg.CP / cfg.EP
+	etp = cfg.ExpertTP()
+	return etp, cfg.TP * cfg.DP * cfg.CP / (etp * cfg.EP)
+}
+
+// expertsOnTPGrid reports whether the routed experts run as a dense MLP
+// does, split over the t tensor-parallel ranks of their own tokens
+// (no expert parallelism, etp = t), so the MLP block's tensor-parallel
+// collectives carry them; otherwise the dispatcher moves their tokens
+// (epSeconds, etpSeconds).
+func (e *evaluator) expertsOnTPGrid() bool {
+	return e.cfg.EP == 1 && e.etp == e.cfg.TP
 }
 
 // validate checks a communication model.

@@ -112,10 +112,10 @@ func TestTPBackwardOverlap(t *testing.T) {
 			t.Fatal(err)
 		}
 		ar := e.tpAllReduceSeconds()
-		if got := e.tpBackwardOverlapped([2]float64{0, 0}); math.Abs(got/ar-tc.exposed) > 1e-9 {
+		if got := e.tpBackwardOverlapped([]float64{0, 0}); math.Abs(got/ar-tc.exposed) > 1e-9 {
 			t.Errorf("%s, no GEMM time: %.3f all-reduces exposed, want %.1f", tc.name, got/ar, tc.exposed)
 		}
-		if got := e.tpBackwardOverlapped([2]float64{1, 1}); math.Abs(got/ar-tc.overlaid) > 1e-9 {
+		if got := e.tpBackwardOverlapped([]float64{1, 1}); math.Abs(got/ar-tc.overlaid) > 1e-9 {
 			t.Errorf("%s, long GEMMs: %.3f all-reduces exposed, want %.1f", tc.name, got/ar, tc.overlaid)
 		}
 		// The evaluator's layer time takes the QKV and MLP-up GEMMs as the

@@ -55,6 +55,10 @@ func (e *evaluator) unfusedAttentionSeconds(gemms float64) (fwd, bwd float64) {
 // by its norm) to their block: 0 attention, 1 MLP.
 var columnParallelBlock = map[string]int{"qkv": 0, "q": 0, "kv": 0, "mlp-up": 1, "shared-up": 1}
 
+// attentionBlockGEMMs are the linear GEMMs of model.Transformer.ForwardGEMMs'
+// attention block (the attention core aside).
+var attentionBlockGEMMs = map[string]bool{"qkv": true, "q": true, "kv": true, "attention-out": true}
+
 // tpBackwardOverlapped returns one layer's exposed tensor-parallel
 // communication per microbatch with plan.Overlap.TPBackward, as Megatron-LM
 // 2022 runs it (megatron/mpu/layers.py, ColumnParallelLinearWithAsyncAllreduce
@@ -74,17 +78,22 @@ var columnParallelBlock = map[string]int{"qkv": 0, "q": 0, "kv": 0, "mlp-up": 1,
 //     while its weight-gradient GEMM computes.
 //
 // What a collective's GEMM does not cover stays exposed.
-func (e *evaluator) tpBackwardOverlapped(column [2]float64) float64 {
-	fwd := 2 * e.tpAllReduceSeconds()
+func (e *evaluator) tpBackwardOverlapped(column []float64) float64 {
+	blocks := float64(len(column))
+	fwd := blocks * e.tpAllReduceSeconds()
 	if e.cfg.Recompute == model.RecomputeFull {
 		fwd *= 2
 	}
 	if !e.cfg.SequenceParallel {
 		ar := e.tpAllReduceSeconds()
-		return fwd + math.Max(0, ar-column[0]) + math.Max(0, ar-column[1])
+		bwd := 0.0
+		for _, w := range column {
+			bwd += math.Max(0, ar-w)
+		}
+		return fwd + bwd
 	}
 	gather := e.tpAllReduceSeconds() / 2 // one all-gather or reduce-scatter
-	bwd := 2 * gather
+	bwd := blocks * gather
 	for _, w := range column {
 		bwd += 2 * math.Max(0, gather-w)
 	}

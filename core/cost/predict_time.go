@@ -67,6 +67,7 @@ func (e *evaluator) gemmSeconds(g model.GEMM) float64 {
 // the memory-bound kernels, all of them and the attention core's.
 type layerWork struct {
 	dense, core, castFwd, castBwd float64
+	attnDense                     float64 // the attention block's share of dense
 	column                        [2]float64
 	memSec, coreMemSec            float64
 }
@@ -93,6 +94,9 @@ func (e *evaluator) layerWork(i int) layerWork {
 			w.dense += sec
 			if blk, ok := columnParallelBlock[g.Name]; ok {
 				w.column[blk] += sec
+			}
+			if attentionBlockGEMMs[g.Name] {
+				w.attnDense += sec
 			}
 			w.castFwd += g.Inputs
 			w.castBwd += g.Outputs
@@ -152,17 +156,23 @@ func (e *evaluator) layerTime(i int, w layerWork) layerTime {
 	case model.RecomputeSelective:
 		lt.compute += core + coreMemSec
 	}
-	lt.tp = TensorParallelAllReduces(e.cfg.Recompute == model.RecomputeFull) * e.tpAllReduceSeconds()
+	// The blocks whose collectives run over the tensor-parallel group,
+	// and the GEMMs that can hide them.
+	blocks, hide := column[:], dense
+	if !e.mlpOnTPGrid(i) {
+		blocks, hide = column[:1], w.attnDense
+	}
+	lt.tp = float64(len(blocks)) / 2 * TensorParallelAllReduces(e.cfg.Recompute == model.RecomputeFull) * e.tpAllReduceSeconds()
 	switch {
 	case e.cfg.TP == 1:
 	case e.cfg.Overlap.TPComm:
-		lt.tp = math.Max(lt.tp-3*dense, lt.tp/TPOverlapChunks)
+		lt.tp = math.Max(lt.tp-3*hide, lt.tp/TPOverlapChunks)
 	case e.cfg.Overlap.TPBackward:
-		lt.tp = e.tpBackwardOverlapped(column)
+		lt.tp = e.tpBackwardOverlapped(blocks)
 	}
 	lt.cp = e.cpSeconds(core, bwdCore)
 	if e.tr.IsMoELayer(i) {
-		lt.ep = e.epSeconds()
+		lt.ep = e.epSeconds() + e.etpSeconds()
 		fwd, total := e.moeLocalSeconds()
 		x := e.expertOverheadSeconds()
 		fwd, total = fwd+x/3, total+x
@@ -343,6 +353,35 @@ func (e *evaluator) epSeconds() float64 {
 	return 4 * (math.Max(intra, inter) + float64(ep-1)*e.comm.LatencySeconds)
 }
 
+// etpSeconds returns one MoE layer's expert-tensor-parallel exchange per
+// microbatch where etp > 1 ranks split each routed expert off the
+// tensor-parallel grid (expertsOnTPGrid false): Megatron-Core's
+// dispatcher all-gathers, over the etp group, the routed copies each of
+// its ranks received (gather_from_sequence_parallel_region on the expert
+// tensor-parallel group), and reduce-scatters the experts' outputs before
+// the combine; the backward does both again for the gradients. Each
+// collective's full buffer is the group's etp·topk copies of a GPU's
+// tokens, h values each. Like the all-to-all it belongs to the token
+// exchange (layerTime adds it to the layer's ep time).
+func (e *evaluator) etpSeconds() float64 {
+	if e.etp == 1 || e.expertsOnTPGrid() {
+		return 0
+	}
+	full := float64(e.etp) * float64(e.tr.MoE.TopK) * e.epTokens() * float64(e.tr.Hidden) * e.w
+	return 4 * e.comm.GatherSeconds(e.etp, full, e.etpBW)
+}
+
+// mlpOnTPGrid reports whether layer i's MLP block issues the
+// tensor-parallel group's collectives: a dense MLP does, and so does a
+// mixture of experts whose routed experts split over the tensor-parallel
+// ranks like one (expertsOnTPGrid) or that has shared experts, which
+// Megatron-Core splits so (SharedExpertMLP). Otherwise the block runs on
+// each rank's sequence-parallel shard and its tokens move with the
+// dispatcher alone (epSeconds, etpSeconds).
+func (e *evaluator) mlpOnTPGrid(i int) bool {
+	return !e.tr.IsMoELayer(i) || e.expertsOnTPGrid() || e.tr.MoE.SharedExperts > 0
+}
+
 // serverHitProbability returns the probability that a token's topk
 // experts, drawn without replacement from E spread evenly over the given
 // number of servers, include one on a given server: 1 − C(E−E/n, k)/C(E, k)
@@ -386,7 +425,7 @@ func (e *evaluator) moeLocalSeconds() (fwd, total float64) {
 // squares on the relative throughput (TestEPOverlapExposedFit), its
 // DeepSeek-V3 runs on GB200 held out; what it stands for is in doc.go
 // ("Mixture of experts: the overlapped exchange").
-const DefaultEPOverlapExposed = 0.28
+const DefaultEPOverlapExposed = 0.31
 
 // DefaultExpertSeconds is the time each local expert adds to an MoE
 // layer per microbatch, forward and backward, besides its GEMMs' FLOPs
@@ -396,7 +435,7 @@ const DefaultEPOverlapExposed = 0.28
 // rows held out (doc.go, "Mixture of experts: time per local expert").
 // They ran on H100 servers; the Blackwell MoE runs, held out, are
 // predicted with the same time (RESULTS.md lists their errors).
-const DefaultExpertSeconds = 0.305e-3
+const DefaultExpertSeconds = 0.309e-3
 
 // expertOverheadSeconds returns the time one MoE layer's local experts add
 // per microbatch, forward and backward, besides their GEMMs' FLOPs:

@@ -36,11 +36,14 @@ type PublishedRun struct {
 	// model's.
 	MTPLayers *int `json:"mtp_layers,omitempty"`
 	sourceSystem
-	TP            int    `json:"tp"`
-	CP            int    `json:"cp"`
-	PP            int    `json:"pp"`
-	VP            int    `json:"vp"` // 0: not published, searched
-	EP            int    `json:"ep"`
+	TP int `json:"tp"`
+	CP int `json:"cp"`
+	PP int `json:"pp"`
+	VP int `json:"vp"` // 0: not published, searched
+	EP int `json:"ep"`
+	// ETP is the expert-tensor-parallel degree the source gives; 0: not
+	// given (plan.Execution.ExpertTP's default).
+	ETP           int    `json:"etp,omitempty"`
 	FSDP          int    `json:"fsdp"`
 	ZeRO          int    `json:"zero"`            // 0: not given (Megatron's distributed optimizer, 1)
 	TPCommOverlap *bool  `json:"tp_comm_overlap"` // nil: not given (on, as Megatron-Bridge's recipes)
@@ -539,7 +542,7 @@ func comparePublishedWith(r PublishedRun, tr model.Transformer, g hw.GPU, option
 	var best, tight PublishedComparison // tight: the fastest whose peak fits without the reserve
 	for _, v := range vs {
 		for _, rc := range rcs {
-			ex := plan.Execution{TP: r.TP, PP: r.PP, DP: r.DP, CP: r.CP, CPComm: r.CPComm, EP: r.EP, EPDispatcher: r.EPDispatcher, Interleave: v, MicrobatchSize: r.Microbatch, GlobalBatch: r.GlobalBatch,
+			ex := plan.Execution{TP: r.TP, PP: r.PP, DP: r.DP, CP: r.CP, CPComm: r.CPComm, EP: r.EP, ETP: r.ETP, EPDispatcher: r.EPDispatcher, Interleave: v, MicrobatchSize: r.Microbatch, GlobalBatch: r.GlobalBatch,
 				Recompute: rc, ZeRO: zero, Optimizer: string(opt), SequenceParallel: true, FlashAttention: true, AttentionKernel: r.AttentionKernel, FP8ParamGather: r.Precision == string(model.FP8),
 				Overlap: plan.Overlap{GradReduce: true, ParamGather: true, TPComm: tpOverlap, EPComm: r.EPOverlap}}
 			pr, err := pred.Predict(ex)

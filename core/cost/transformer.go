@@ -191,6 +191,9 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	if ex.EP > 1 && (tr.MoE.Experts%ex.EP != 0 || (ex.TP*ex.DP*ex.CP)%ex.EP != 0) {
 		return fmt.Errorf("execution.ep: must divide the %d experts and tp·dp·cp = %d, got %d", tr.MoE.Experts, ex.TP*ex.DP*ex.CP, ex.EP)
 	}
+	if err := checkExpertTP(tr, ex); err != nil {
+		return err
+	}
 	for _, d := range []struct {
 		name string
 		v    int
@@ -237,6 +240,29 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	}
 	if _, err := ex.Schedule.Bubble(ex.PP, microbatches(ex), ex.Interleave); err != nil {
 		return fmt.Errorf("execution.%w", err)
+	}
+	return nil
+}
+
+// checkExpertTP checks an execution's expert tensor parallelism (ETP):
+// at most the cluster's GPUs, only for a mixture-of-experts model where
+// set, dividing each expert's inner size, and etp·ep dividing the
+// t·cp·d ranks the experts fold over (expertGrid).
+func checkExpertTP(tr model.Transformer, ex plan.Execution) error {
+	if ex.ETP == 0 {
+		return nil
+	}
+	if ex.ETP < 0 || ex.ETP > plan.MaxDegree {
+		return fmt.Errorf("execution.etp: must be 0 (the default) to %d, got %d", plan.MaxDegree, ex.ETP)
+	}
+	if tr.MoE == nil {
+		return fmt.Errorf("execution.etp: expert tensor parallelism needs a mixture-of-experts model, got %d", ex.ETP)
+	}
+	if f := tr.ExpertFFN(); f%ex.ETP != 0 {
+		return fmt.Errorf("execution.etp: must divide each expert's inner size %d, got %d", f, ex.ETP)
+	}
+	if ranks := ex.TP * ex.DP * ex.CP; ranks%(ex.ETP*ex.EP) != 0 {
+		return fmt.Errorf("execution.etp: etp × ep = %d × %d must divide tp·dp·cp = %d, got etp %d", ex.ETP, ex.EP, ranks, ex.ETP)
 	}
 	return nil
 }

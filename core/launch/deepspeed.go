@@ -23,6 +23,8 @@ func deepspeedJSON(in input) (string, error) {
 		return "", notExpressible(engine, "execution.cp", e.CP, "context parallelism is not a DeepSpeed config setting")
 	case e.EP > 1:
 		return "", notExpressible(engine, "execution.ep", e.EP, "expert parallelism is set on the model's MoE layers in code, not in the config")
+	case e.ETP > 0 && e.ETP != e.TP:
+		return "", notExpressible(engine, "execution.etp", e.ETP, "expert tensor parallelism is set on the model's MoE layers in code, not in the config")
 	case e.SequenceParallel:
 		return "", notExpressible(engine, "execution.sequence_parallel", true, "Megatron-style sequence parallelism is not a DeepSpeed config setting")
 	case e.Recompute == model.RecomputeSelective:

@@ -281,8 +281,9 @@ func megatronWindow(engine string, t *model.Transformer) ([]flagArg, error) {
 
 // megatronMoE is the mixture of experts as Megatron-Core runs it: the
 // experts, their size, the shared experts (one total size), the leading
-// dense layers as a layer pattern, each expert whole on its rank (expert
-// tensor parallelism 1, as core/cost's expertGrid costs it) and the
+// dense layers as a layer pattern, the expert tensor parallelism
+// (plan.Execution.ExpertTP: with expert parallelism 1 unless the plan
+// says otherwise, where Megatron-Core's own default would be t) and the
 // token dispatcher.
 func megatronMoE(engine string, t *model.Transformer, e plan.Execution) ([]flagArg, error) {
 	m := t.MoE
@@ -310,8 +311,8 @@ func megatronMoE(engine string, t *model.Transformer, e plan.Execution) ([]flagA
 			return nil, notExpressible(engine, "model.transformer.precision", model.FP16, "Megatron-LM's expert parallelism does not train in fp16")
 		}
 	}
-	if e.EP > 1 {
-		args = append(args, flagArg{"--expert-tensor-parallel-size", "1"})
+	if e.EP > 1 || e.ETP > 0 {
+		args = append(args, flagArg{"--expert-tensor-parallel-size", itoa(e.ExpertTP())})
 	}
 	switch e.EPDispatcher {
 	case "deepep":

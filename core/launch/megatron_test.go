@@ -550,3 +550,32 @@ func TestExportMegatronPresetNumerics(t *testing.T) {
 		}
 	}
 }
+
+// TestExportExpertTP: the plan's expert tensor parallelism reaches
+// Megatron-LM (--expert-tensor-parallel-size, written whenever it is not
+// Megatron-Core's own default of t without expert parallelism) and
+// torchtitan (expert_tensor_parallel_degree, which takes 1 or tp with
+// expert parallelism); torchtitan refuses any other, naming the field.
+func TestExportExpertTP(t *testing.T) {
+	p := presetPlan(t, "qwen3-235b-a22b")
+	p.Execution.TP, p.Execution.DP, p.Execution.EP = 4, 4, 4 // 16 GPUs: etp 4 × ep 4
+	p.Execution.ETP = 4
+	if got := megatronFlags(t, mustExport(t, "megatron", inputOf(p)))["--expert-tensor-parallel-size"]; got != "4" {
+		t.Errorf("etp 4: --expert-tensor-parallel-size %q, want 4", got)
+	}
+	p.Execution.ETP = 0
+	if got := megatronFlags(t, mustExport(t, "megatron", inputOf(p)))["--expert-tensor-parallel-size"]; got != "1" {
+		t.Errorf("etp unset with ep 4: --expert-tensor-parallel-size %q, want 1 (the folding default)", got)
+	}
+	p.Execution.Recompute, p.Execution.ZeRO = model.RecomputeFull, 3 // what torchtitan exports
+	for etp, want := range map[int]string{0: "expert_tensor_parallel_degree = 1\n", 4: "expert_tensor_parallel_degree = 4\n"} {
+		p.Execution.ETP = etp
+		if out := mustExport(t, "torchtitan", inputOf(p)); !strings.Contains(out, want) {
+			t.Errorf("torchtitan, etp %d: no %q in\n%s", etp, want, out)
+		}
+	}
+	p.Execution.ETP = 2
+	if _, err := export("torchtitan", inputOf(p)); !errors.Is(err, ErrNotExpressible) || !strings.Contains(err.Error(), "execution.etp = 2") {
+		t.Errorf("torchtitan, etp 2 with tp 4: %v, want a refusal naming execution.etp", err)
+	}
+}

@@ -47,6 +47,12 @@ func torchtitanTOML(in input) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if etp := e.ExpertTP(); e.ETP > 0 && (e.EP == 1 && etp != e.TP || e.EP > 1 && etp != 1 && etp != e.TP) {
+		// torchtitan's ParallelismConfig: "Currently, we only support
+		// either [partial dp -> ep] etp = tp [or] [partial dp + all tp ->
+		// ep] etp = 1", and the setting has no effect when ep = 1.
+		return "", notExpressible(engine, "execution.etp", e.ETP, fmt.Sprintf("torchtitan's expert tensor parallelism is 1 or the tensor-parallel degree %d (with expert parallelism), the tensor-parallel degree without", e.TP))
+	}
 	if e.CP > 1 && e.CPComm != "" && e.CPComm != plan.CPCommP2P {
 		return "", notExpressible(engine, "execution.cp_comm", e.CPComm, "torchtitan's context parallelism is PyTorch's ring attention; no other exchange is exported")
 	}
@@ -90,7 +96,14 @@ func torchtitanTOML(in input) (string, error) {
 	fmt.Fprintf(&b, "tensor_parallel_degree = %d\npipeline_parallel_degree = %d\n", e.TP, e.PP)
 	fmt.Fprintf(&b, "pipeline_parallel_layers_per_stage = %d\npipeline_parallel_first_stage_less_layers = %d\npipeline_parallel_last_stage_less_layers = %d\n", split.perStage, split.firstLess, split.lastLess)
 	fmt.Fprintf(&b, "pipeline_parallel_schedule = %s\npipeline_parallel_microbatch_size = %d\n", q(torchtitanSchedules[kind]), e.MicrobatchSize)
-	fmt.Fprintf(&b, "context_parallel_degree = %d\nexpert_parallel_degree = %d\n\n", e.CP, e.EP)
+	fmt.Fprintf(&b, "context_parallel_degree = %d\nexpert_parallel_degree = %d\n", e.CP, e.EP)
+	if e.EP > 1 && e.TP > 1 {
+		// A key of torchtitan's later ParallelismConfig; before it, expert
+		// parallelism drew only on the data-parallel ranks (dp2ep), the
+		// experts split over tp (etp = tp).
+		fmt.Fprintf(&b, "expert_tensor_parallel_degree = %d\n", e.ExpertTP())
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "[activation_checkpoint]\nmode = %s\n", q(string(e.Recompute)))
 	fp8 := precision(t) == model.FP8
 	if known || fp8 {

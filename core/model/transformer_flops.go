@@ -98,7 +98,7 @@ func (t Transformer) ForwardGEMMs(b, i int) []GEMM {
 		return append(g, GEMM{Name: "mlp-up", FLOPs: up * 2 * tok * h * f, Instances: 1, Inputs: tok * h, Outputs: up * tok * f},
 			GEMM{Name: "mlp-down", FLOPs: 2 * tok * f * h, Instances: 1, Inputs: tok * f, Outputs: tok * h})
 	}
-	m, fe := t.MoE, float64(t.expertFFN())
+	m, fe := t.MoE, float64(t.ExpertFFN())
 	routed := float64(m.TopK) * tok
 	g = append(g, GEMM{Name: "expert-up", FLOPs: up * 2 * routed * h * fe, Instances: m.Experts, Expert: true, Inputs: routed * h, Outputs: up * routed * fe},
 		GEMM{Name: "expert-down", FLOPs: 2 * routed * fe * h, Instances: m.Experts, Expert: true, Inputs: routed * fe, Outputs: routed * h})

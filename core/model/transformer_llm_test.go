@@ -27,7 +27,7 @@ func megatronFLOPs(t Transformer, B int) float64 {
 		g = 1.5
 	}
 	if t.MoE != nil {
-		f, k = float64(t.expertFFN()), float64(t.MoE.TopK)
+		f, k = float64(t.ExpertFFN()), float64(t.MoE.TopK)
 		fs = float64(t.MoE.SharedExperts) * f
 	}
 	return 12 * float64(B) * s * l * h * h * ((1+kv/a+s/h)*(a*d/h) + (f/h)*k*g + (fs/h)*g + V/(2*l*h))

@@ -97,7 +97,7 @@ func (t Transformer) LayerActivationBytesAt(b, i int, o ActivationOptions) float
 	}
 	mlp := w*(t.mlpMatrices()-1) + wg // bytes per token and inner unit
 	if t.IsMoELayer(i) {
-		m, fe := t.MoE, float64(t.expertFFN())
+		m, fe := t.MoE, float64(t.ExpertFFN())
 		routed := float64(m.TopK) * s * bb
 		shared := float64(m.SharedExperts) * s * bb
 		split += (routed*(wg*h+mlp*fe) + shared*mlp*fe) / tp

@@ -147,8 +147,8 @@ func (t Transformer) HeadSize() int {
 	return t.HeadDim
 }
 
-// expertFFN returns the inner size of one routed or shared expert.
-func (t Transformer) expertFFN() int {
+// ExpertFFN returns the inner size of one routed or shared expert.
+func (t Transformer) ExpertFFN() int {
 	if t.MoE.FFN == 0 {
 		return t.FFNSize()
 	}
@@ -299,7 +299,7 @@ func (t Transformer) ExpertParams() float64 {
 	if t.MoE == nil {
 		return 0
 	}
-	return t.denseMLPParams(float64(t.expertFFN()))
+	return t.denseMLPParams(float64(t.ExpertFFN()))
 }
 
 // LayerParamsAt returns the parameters of layer i: a dense layer's, or for

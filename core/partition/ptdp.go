@@ -17,9 +17,10 @@ import (
 // PTDPOptions fix part of a PTD-P configuration and leave the rest to the
 // search.
 type PTDPOptions struct {
-	// Fixed holds the execution choices. TP, PP, DP, CP, EP, MicrobatchSize
-	// and Interleave left 0, and Recompute left "", are searched (CP and EP
-	// within MaxSearchedCP and MaxSearchedEP); GlobalBatch must be set; the
+	// Fixed holds the execution choices. TP, PP, DP, CP, EP, ETP,
+	// MicrobatchSize and Interleave left 0, and Recompute left "", are
+	// searched (CP and EP within MaxSearchedCP and MaxSearchedEP, ETP
+	// among the default and t: expertTPs); GlobalBatch must be set; the
 	// other fields (SequenceParallel, ScatterGather, FlashAttention,
 	// Optimizer, ZeRO, Overlap, Schedule) apply to every candidate as given,
 	// ZeRO unless SearchZeRO.

@@ -114,3 +114,52 @@ func TestPTDPMoEFinite(t *testing.T) {
 		}
 	}
 }
+
+// TestPTDPSearchesExpertTP: with expert parallelism and t > 1 the search
+// tries the experts whole on their ranks (etp left at its default, 1) and
+// split over the t ranks (etp = t); pinned, every candidate has the
+// pinned etp, and one that no searched t·cp·d can host with any ep is an
+// error naming etp and its value.
+func TestPTDPSearchesExpertTP(t *testing.T) {
+	tr, _, err := modelprofiles.Transformer("qwen3-30b-a3b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Seq = 4096
+	c := h100Cluster(t, 16)
+	free, err := SearchPTDP(context.Background(), tr, c, PTDPOptions{Fixed: megatronDefaults}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, cand := range append(free.Candidates, free.Infeasible...) {
+		x := cand.Config
+		switch {
+		case x.EP > 1 && x.TP > 1 && x.ETP == x.TP:
+			seen["etp = t"]++
+		case x.EP > 1 && x.TP > 1 && x.ETP == 0:
+			seen["default"]++
+		case x.ETP != 0:
+			t.Errorf("candidate tp %d ep %d etp %d: etp is searched only with ep > 1 and t > 1, as 0 or t", x.TP, x.EP, x.ETP)
+		}
+	}
+	if seen["etp = t"] == 0 || seen["default"] == 0 {
+		t.Errorf("with ep > 1 and t > 1 the search tried %v, want both the default etp and etp = t", seen)
+	}
+	pinned := megatronDefaults
+	pinned.TP, pinned.ETP = 2, 2
+	res, err := SearchPTDP(context.Background(), tr, c, PTDPOptions{Fixed: pinned}, nil)
+	if err != nil {
+		t.Fatalf("pinned etp 2: %v", err)
+	}
+	for _, cand := range append(res.Candidates, res.Infeasible...) {
+		if x := cand.Config; x.ETP != 2 || (x.TP*x.CP*x.DP)%(2*x.EP) != 0 {
+			t.Errorf("pinned etp 2: candidate tp %d cp %d dp %d ep %d etp %d", x.TP, x.CP, x.DP, x.EP, x.ETP)
+		}
+	}
+	bad := megatronDefaults
+	bad.PP, bad.ETP = 4, 8 // t·cp·d = 4 ranks a stage
+	if _, err := SearchPTDP(context.Background(), tr, c, PTDPOptions{Fixed: bad}, nil); err == nil || !strings.HasPrefix(err.Error(), "etp: ") || !strings.Contains(err.Error(), "got etp 8") {
+		t.Errorf("pinned etp 8 with pp 4 on 16 GPUs: error %v, want one naming etp and 8", err)
+	}
+}

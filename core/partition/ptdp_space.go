@@ -44,6 +44,18 @@ func (o PTDPOptions) validateFixed(tr model.Transformer, c hw.Cluster) error {
 	if f.EP > 1 && tr.MoE.Experts%f.EP != 0 {
 		return fmt.Errorf("ep: must divide the %d experts, got %d", tr.MoE.Experts, f.EP)
 	}
+	if f.ETP < 0 || f.ETP > plan.MaxDegree {
+		return fmt.Errorf("etp: must be 1 to %d (or 0 for the default), got %d", plan.MaxDegree, f.ETP)
+	}
+	if f.ETP > 0 && tr.MoE == nil {
+		return fmt.Errorf("etp: expert tensor parallelism needs a mixture-of-experts model, got %d", f.ETP)
+	}
+	if f.ETP > 0 && tr.ExpertFFN()%f.ETP != 0 {
+		return fmt.Errorf("etp: must divide each expert's inner size %d, got %d", tr.ExpertFFN(), f.ETP)
+	}
+	if f.ETP > 0 && n%f.ETP != 0 {
+		return fmt.Errorf("etp: must divide the %d GPUs, got %d", n, f.ETP)
+	}
 	if f.TP > 0 && tr.Heads%f.TP != 0 {
 		return fmt.Errorf("tp: must divide the %d attention heads, got %d", tr.Heads, f.TP)
 	}
@@ -144,19 +156,21 @@ func (o PTDPOptions) chains(tr model.Transformer, n, t, p int) iter.Seq[[]plan.E
 			bs := divisors(perPipeline)
 			for _, comm := range o.cpComms(tr, t, cp) {
 				for _, ep := range o.expertSizes(tr, t*cp*d) {
-					for _, v := range vs {
-						for _, r := range rs {
-							chain = chain[:0]
-							for _, b := range bs {
-								if (f.MicrobatchSize > 0 && b != f.MicrobatchSize) || !interleaveOK(p, perPipeline/b, v) {
-									continue
+					for _, etp := range o.expertTPs(tr, t, t*cp*d, ep) {
+						for _, v := range vs {
+							for _, r := range rs {
+								chain = chain[:0]
+								for _, b := range bs {
+									if (f.MicrobatchSize > 0 && b != f.MicrobatchSize) || !interleaveOK(p, perPipeline/b, v) {
+										continue
+									}
+									cfg := f
+									cfg.TP, cfg.PP, cfg.DP, cfg.CP, cfg.CPComm, cfg.EP, cfg.ETP, cfg.MicrobatchSize, cfg.Interleave, cfg.Recompute = t, p, d, cp, comm, ep, etp, b, v, r
+									chain = append(chain, cfg)
 								}
-								cfg := f
-								cfg.TP, cfg.PP, cfg.DP, cfg.CP, cfg.CPComm, cfg.EP, cfg.MicrobatchSize, cfg.Interleave, cfg.Recompute = t, p, d, cp, comm, ep, b, v, r
-								chain = append(chain, cfg)
-							}
-							if len(chain) > 0 && !yield(chain) {
-								return
+								if len(chain) > 0 && !yield(chain) {
+									return
+								}
 							}
 						}
 					}
@@ -233,6 +247,27 @@ func (o PTDPOptions) expertSizes(tr model.Transformer, ranks int) []int {
 	return eps
 }
 
+// expertTPs lists the expert-tensor-parallel sizes to try with t
+// tensor-parallel ranks, ranks = t·cp·d and expert parallelism ep: the
+// fixed one where etp·ep divides the ranks (none otherwise), else the
+// default (0: plan.Execution.ExpertTP) and, with expert parallelism and
+// t > 1, the experts split over t ranks too (Megatron-Core's own default
+// when --expert-tensor-parallel-size is not given), which halves or more
+// their memory per GPU for an exchange over the t ranks
+// (cost's etpSeconds).
+func (o PTDPOptions) expertTPs(tr model.Transformer, t, ranks, ep int) []int {
+	if f := o.Fixed.ETP; f > 0 {
+		if ranks%(f*ep) != 0 {
+			return nil
+		}
+		return []int{f}
+	}
+	if ep > 1 && t > 1 && ranks%(t*ep) == 0 && tr.ExpertFFN()%t == 0 {
+		return []int{0, t}
+	}
+	return []int{0}
+}
+
 // interleaves lists the numbers of model chunks per device v to try with p
 // stages: the fixed value; v = 1 when the schedule is not the interleaved
 // one; every v splitting the layers evenly over p·v chunks when p divides
@@ -280,8 +315,8 @@ func divisors(n int) []int {
 }
 
 // noCandidateError explains a search of the given (t, p) pairs that had no
-// configuration to evaluate: when freeing the pinned expert- or
-// context-parallel size would have left some, it names that field and
+// configuration to evaluate: when freeing the pinned expert-,
+// expert-tensor- or context-parallel size would have left some, it names that field and
 // value (no searched tp, pp and dp hosts it); otherwise it lists the
 // constraints the fixed choices failed together.
 func (o PTDPOptions) noCandidateError(tr model.Transformer, c hw.Cluster, pairs [][2]int) error {
@@ -299,6 +334,13 @@ func (o PTDPOptions) noCandidateError(tr model.Transformer, c hw.Cluster, pairs 
 		free.Fixed.EP = 0
 		if hosts(free) {
 			return fmt.Errorf("ep: no searched tp, pp and dp can host the pinned expert-parallel size: it must divide tp·cp·dp, got %d", f.EP)
+		}
+	}
+	if f.ETP > 1 {
+		free := o
+		free.Fixed.ETP = 0
+		if hosts(free) {
+			return fmt.Errorf("etp: no searched tp, pp and dp can host the pinned expert-tensor-parallel size: etp·ep must divide tp·cp·dp, got etp %d", f.ETP)
 		}
 	}
 	if f.CP > 1 {

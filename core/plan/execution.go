@@ -41,6 +41,15 @@ type Execution struct {
 	CPComm string `json:"cp_comm,omitempty"`
 	// EP is the expert-parallel degree of MoE layers (1 = none).
 	EP int `json:"ep"`
+	// ETP is the expert-tensor-parallel degree: how many ranks split each
+	// routed expert's matrices (Megatron-Core's
+	// --expert-tensor-parallel-size, MoE parallel folding: the experts'
+	// grid etp × ep × edp covers the attention's t·cp·d ranks, expert
+	// tensor parallelism innermost). 0 is the default ExpertTP resolves:
+	// 1 with expert parallelism (each expert whole on its rank, as
+	// Megatron-Bridge's MoE recipes run), t without (the experts split
+	// like a dense MLP).
+	ETP int `json:"etp,omitempty"`
 	// EPDispatcher is how MoE layers exchange tokens over the expert-
 	// parallel group, as Megatron-Core's --moe-token-dispatcher-type
 	// chooses: "" or "alltoall" sends every routed copy of a token to its
@@ -183,6 +192,18 @@ const MaxDegree = 1 << 15
 // parallelism reuses the data-parallel (and context-parallel) GPUs.
 func (e Execution) GPUs() int { return e.TP * e.PP * e.DP * e.CP }
 
+// ExpertTP returns the expert-tensor-parallel degree the execution runs
+// with: ETP where set, otherwise 1 with expert parallelism and t without.
+func (e Execution) ExpertTP() int {
+	switch {
+	case e.ETP > 0:
+		return e.ETP
+	case e.EP > 1:
+		return 1
+	}
+	return e.TP
+}
+
 // Microbatches is the number of microbatches m = B/(d·b) per pipeline and
 // step, or 0 when the global batch does not divide into them.
 func (e Execution) Microbatches() int {
@@ -209,6 +230,12 @@ func (e Execution) Validate() error {
 		if f.v > MaxDegree && f.name != "global_batch" {
 			return fmt.Errorf("execution.%s: must be at most %d, got %d", f.name, MaxDegree, f.v)
 		}
+	}
+	if e.ETP < 0 || e.ETP > MaxDegree {
+		return fmt.Errorf("execution.etp: must be 0 (the default) to %d, got %d", MaxDegree, e.ETP)
+	}
+	if ranks := e.TP * e.CP * e.DP; ranks%(e.ExpertTP()*e.EP) != 0 {
+		return fmt.Errorf("execution.etp: expert tensor parallelism %d × expert parallelism %d = %d must divide tp × cp × dp = %d ranks", e.ExpertTP(), e.EP, e.ExpertTP()*e.EP, ranks)
 	}
 	if _, err := model.ParseRecompute(string(e.Recompute)); err != nil || e.Recompute == "" {
 		return fmt.Errorf("execution.recompute: must be one of none, selective, full; got %q", e.Recompute)

@@ -58,3 +58,30 @@ func TestExecutionCPComm(t *testing.T) {
 		}
 	}
 }
+
+// TestExecutionExpertTP: ExpertTP resolves the default (1 with expert
+// parallelism, t without) and Validate requires etp·ep to divide the
+// t·cp·d ranks the experts fold over, naming the field.
+func TestExecutionExpertTP(t *testing.T) {
+	e := validExecution() // t 2, cp 1, d 2: 4 ranks a stage
+	if got := e.ExpertTP(); got != 2 {
+		t.Errorf("ep 1, etp unset: ExpertTP %d, want t = 2", got)
+	}
+	e.EP = 2
+	if got := e.ExpertTP(); got != 1 {
+		t.Errorf("ep 2, etp unset: ExpertTP %d, want 1", got)
+	}
+	e.ETP = 2
+	if err := e.Validate(); err != nil || e.ExpertTP() != 2 {
+		t.Errorf("ep 2, etp 2 on 4 ranks: ExpertTP %d, error %v", e.ExpertTP(), err)
+	}
+	e.EP = 4
+	want := "execution.etp: expert tensor parallelism 2 × expert parallelism 4 = 8 must divide tp × cp × dp = 4 ranks"
+	if err := e.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("ep 4, etp 2 on 4 ranks: error %v, want %q", err, want)
+	}
+	e.EP, e.ETP = 1, -1
+	if err := e.Validate(); err == nil || !strings.Contains(err.Error(), "execution.etp: must be 0 (the default) to 32768, got -1") {
+		t.Errorf("etp -1: error %v", err)
+	}
+}

@@ -175,7 +175,7 @@ func publishedCells(c cost.PublishedComparison) []string {
 	for _, d := range []struct {
 		name string
 		v    int
-	}{{"cp", r.CP}, {"p", r.PP}, {"d", r.DP}, {"ep", r.EP}, {"fsdp", r.FSDP}} {
+	}{{"cp", r.CP}, {"p", r.PP}, {"d", r.DP}, {"ep", r.EP}, {"etp", r.ETP}, {"fsdp", r.FSDP}} {
 		if d.v > 1 {
 			degrees += fmt.Sprintf(" %s%d", d.name, d.v)
 		}
