@@ -329,7 +329,31 @@ func (r PublishedRun) validate() error {
 //     — 6.44 s and 6.72 s a step where 2,048 GPUs took 6.24 s and 256
 //     took 5.96 s — which no cost of the configuration gives (24.12's
 //     series of the same recipe rises steadily, 5.63 s to 5.96 s, and
-//     reads +1.6 to +6.4 %).
+//     reads +1.6 to +6.4 %);
+//   - NVIDIA's DGX Cloud benchmarking Nemotron-4 15B and 340B on 16 to
+//     2,048 H100 (NeMo 24.09 and 24.12 with NeMo 1's recipes, 25.02.01 and
+//     25.04.00 with NeMo 2's; added 2026-11-29) is asserted — 24.09's and
+//     24.12's 340B within −4.3 to +1.9 %, the 15B within +0.5 to +8.6 % —
+//     except: the 15B's FP8 at 2,048 GPUs under 24.09 and 25.02.01
+//     (+11.6 %, +10.9 %; the same series at 16 to 1,024 GPUs reads +3.6
+//     to +8.6 %, the NeMo FP8 small-model optimism of the 24.07 rows
+//     above); the 15B at 16 GPUs under 25.02.01 and 25.04.00 (−18 to
+//     −25 %): with t 2 and d 8 the model puts the distributed optimizer's
+//     fp32 gradient buffer and the activations of no recomputation at
+//     80.1 GiB, over the GPU's 80, so the search recomputes the layers
+//     (full), where the run, as fast per GPU as at 32 GPUs, recomputed
+//     nothing: memory over-estimated there, the cause not found (NeMo 2's
+//     nemotron4_15b recipe reduces gradients in fp32: its performance mode
+//     adds only the TP overlap); and 25.02.01's 340B (−11.8 to −15.7 %):
+//     the configuration of 24.09's (TP 8, PP 8, VP 12), which ran 6–8 %
+//     slower and reads −4.3 to +1.9 %; the 24.09 rows ran NeMo 1's recipe
+//     with gradients reduced in bf16 and selective recomputation (its
+//     yaml), 25.02.01's recipe is not in the README (fp32 gradients
+//     assumed: 8.6–10.6 % of the predicted step is exposed data-parallel
+//     communication, against 4–6 % at 24.09) — a release effect or a
+//     setting the source does not print. 25.04.00's 340B on 256 H100
+//     (−6.8 / −9.7 %) is asserted. Its GB200 rows (+12.8 to +38.0 %,
+//     CUDA graphs on) are reported as Blackwell rows are.
 const (
 	denseBound = 0.10
 	moeBound   = 0.20
@@ -393,6 +417,33 @@ var notAsserted = map[string]bool{
 	"dgxc2504-deepseek-v3-bf16-128gpus-gb200": true,
 	"dgxc2504-deepseek-v3-bf16-256gpus-gb200": true,
 	"dgxc2504-deepseek-v3-bf16-512gpus-gb200": true,
+	// DGX Cloud benchmarking's Nemotron-4 rows outside the bound (above).
+	"dgxc2409-nemotron4-15b-fp8-2048gpus":               true,
+	"dgxc2502-nemotron4-15b-fp8-2048gpus":               true,
+	"dgxc2502-nemotron4-15b-bf16-16gpus":                true,
+	"dgxc2502-nemotron4-15b-fp8-16gpus":                 true,
+	"dgxc2504-nemotron4-15b-bf16-16gpus":                true,
+	"dgxc2504-nemotron4-15b-fp8-16gpus":                 true,
+	"dgxc2502-nemotron4-340b-bf16-256gpus":              true,
+	"dgxc2502-nemotron4-340b-bf16-512gpus":              true,
+	"dgxc2502-nemotron4-340b-bf16-1024gpus":             true,
+	"dgxc2502-nemotron4-340b-bf16-2048gpus":             true,
+	"dgxc2502-nemotron4-340b-fp8-256gpus":               true,
+	"dgxc2502-nemotron4-340b-fp8-512gpus":               true,
+	"dgxc2502-nemotron4-340b-fp8-1024gpus":              true,
+	"dgxc2502-nemotron4-340b-fp8-2048gpus":              true,
+	"dgxc2504-nemotron4-340b-bf16-128gpus-gb200":        true,
+	"dgxc2504-nemotron4-340b-bf16-256gpus-gb200":        true,
+	"dgxc2504-nemotron4-340b-bf16-512gpus-gb200":        true,
+	"dgxc2504-nemotron4-340b-fp8-128gpus-gb200":         true,
+	"dgxc2504-nemotron4-340b-fp8-256gpus-gb200":         true,
+	"dgxc2504-nemotron4-340b-fp8-512gpus-gb200":         true,
+	"dgxc2504-nemotron4-340b-bf16-128gpus-gb200-gbs512": true,
+	"dgxc2504-nemotron4-340b-bf16-256gpus-gb200-gbs512": true,
+	"dgxc2504-nemotron4-340b-bf16-512gpus-gb200-gbs512": true,
+	"dgxc2504-nemotron4-340b-fp8-128gpus-gb200-gbs512":  true,
+	"dgxc2504-nemotron4-340b-fp8-256gpus-gb200-gbs512":  true,
+	"dgxc2504-nemotron4-340b-fp8-512gpus-gb200-gbs512":  true,
 	// DGX Cloud benchmarking's NeMo 24.05 GPT-3 175B FP8 at 512 and 1,024 H100 (above).
 	"dgxc2405-gpt3-175b-fp8-512gpus":  true,
 	"dgxc2405-gpt3-175b-fp8-1024gpus": true,
