@@ -111,7 +111,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	pp := fs.Int("pp", d.PP, "pipeline-parallel size p (omit to search)")
 	cp := fs.Int("cp", d.CP, "context-parallel size (omit to search; 1 when every other degree is given)")
 	ep := fs.Int("ep", d.EP, "expert-parallel size of MoE layers (omit to search; 1 when every other degree is given)")
-	etp := fs.Int("etp", d.ETP, "expert-tensor-parallel size: ranks splitting each routed expert (Megatron-Core's --expert-tensor-parallel-size; omit for 1 with --ep > 1, t without, or, searching, both 1 and t)")
+	etp := fs.Int("etp", d.ETP, "expert-tensor-parallel size: ranks splitting each routed expert (Megatron-Core's --expert-tensor-parallel-size; omit for the default, not searched: 1 with expert parallelism, t without)")
 	// Context parallelism's communication type (Megatron-Core's --cp-comm-type).
 	cpComm := fs.String("cp-comm", d.CPComm, "how context parallelism exchanges K and V: p2p (ring, overlapped with the attention), all_gather (the Llama 3 paper's, exposed) or a2a (Ulysses all-to-alls, exposed; t·cp must divide the K/V heads) (omit to search p2p and a2a per candidate with cp > 1)")
 	epDispatcher := fs.String("ep-dispatcher", d.EPDispatcher, "MoE token dispatcher: alltoall (Megatron-Core's default: every routed copy sent) or deepep (the flex dispatcher with DeepEP: each token once per server); empty: alltoall")

@@ -78,7 +78,7 @@ func TestRunCostAndCompare(t *testing.T) {
 	}
 	a.DownloadCandidatesCSV()
 	csv := string(b.downloads["candidates.csv"])
-	if lines := strings.Count(csv, "\n"); lines != 1+len(a.Plan.Result.Candidates)+len(a.Plan.Result.Infeasible) || !strings.HasPrefix(csv, "rank,planner,t,p,cp,ep,d,") {
+	if lines := strings.Count(csv, "\n"); lines != 1+len(a.Plan.Result.Candidates)+len(a.Plan.Result.Infeasible) || !strings.HasPrefix(csv, "rank,planner,t,p,cp,ep,etp,d,") {
 		t.Errorf("candidates.csv: %d lines, starts %q", lines, csv[:min(len(csv), 40)])
 	}
 }

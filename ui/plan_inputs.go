@@ -49,7 +49,7 @@ func (c *PlanPage) degreeInputs() []numberInput {
 		{"pp", "pp", "Pipeline parallel p (0 = searched)", "pipeline-parallel size (§4.2.2)", "0", intText(p.PP)},
 		{"cp", "cp", "Context parallel cp (0 = searched)", "context-parallel size: the sequence split over GPUs (ring attention)", "0", intText(p.CP)},
 		{"ep", "ep", "Expert parallel ep (0 = searched)", "expert-parallel size of MoE layers", "0", intText(p.EP)},
-		{"etp", "etp", "Expert tensor parallel etp (0 = searched)", "ranks splitting each routed expert (Megatron-Core's --expert-tensor-parallel-size): searched among 1 and t with expert parallelism", "0", intText(p.ETP)},
+		{"etp", "etp", "Expert tensor parallel etp (0 = default)", "ranks splitting each routed expert (Megatron-Core's --expert-tensor-parallel-size); 0: 1 with expert parallelism, t without (not searched)", "0", intText(p.ETP)},
 		{"microbatch", "microbatch", "Microbatch b (0 = searched)", "samples per microbatch (§4.3.3)", "0", intText(p.Microbatch)},
 		{"interleave", "interleave", "Chunks per GPU v (0 = searched)", "model chunks per GPU, interleaved schedule (§4.2.2)", "0", intText(p.Interleave)},
 	}

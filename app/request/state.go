@@ -91,8 +91,8 @@ type Plan struct {
 	EP int `json:"ep,omitempty"`
 	// ETP fixes the expert-tensor-parallel degree, how many ranks split
 	// each routed expert (Megatron-Core's --expert-tensor-parallel-size);
-	// 0 searches the default (1 with expert parallelism, t without) and,
-	// with expert parallelism, t (plan.Execution.ETP).
+	// 0 is the default, not searched: 1 with expert parallelism, t without
+	// (plan.Execution.ETP).
 	ETP int `json:"etp,omitempty"`
 
 	// CPComm pins how context parallelism exchanges keys and values,

@@ -97,9 +97,10 @@
 // reduce-scatter the experts' outputs before the combine, forward and
 // backward (etpSeconds, part of the token exchange). The expert grid is
 // etp × ep × edp over the t·cp·d ranks, expert tensor parallelism
-// innermost (expertGrid); the search tries etp 1 (Megatron-Bridge's
-// recipes) and t (Megatron-Core's default when the flag is not given) with
-// expert parallelism. Dropping the collectives moved the MoE rows with
+// innermost (expertGrid); the search keeps the default (etp 1 with expert
+// parallelism, Megatron-Bridge's recipes) and costs any pinned etp, t
+// (Megatron-Core's default when the flag is not given) included.
+// Dropping the collectives moved the MoE rows with
 // t > 1 by under a point (the tensor-parallel overlap hid most of them)
 // and refitted DefaultExpertSeconds 0.305 → 0.309 ms and
 // DefaultEPOverlapExposed 0.28 → 0.31.

@@ -19,8 +19,8 @@ import (
 type PTDPOptions struct {
 	// Fixed holds the execution choices. TP, PP, DP, CP, EP, ETP,
 	// MicrobatchSize and Interleave left 0, and Recompute left "", are
-	// searched (CP and EP within MaxSearchedCP and MaxSearchedEP, ETP
-	// among the default and t: expertTPs); GlobalBatch must be set; the
+	// searched (CP and EP within MaxSearchedCP and MaxSearchedEP; ETP
+	// left 0 is the default, not searched: expertTPs); GlobalBatch must be set; the
 	// other fields (SequenceParallel, ScatterGather, FlashAttention,
 	// Optimizer, ZeRO, Overlap, Schedule) apply to every candidate as given,
 	// ZeRO unless SearchZeRO.

@@ -156,7 +156,7 @@ func (o PTDPOptions) chains(tr model.Transformer, n, t, p int) iter.Seq[[]plan.E
 			bs := divisors(perPipeline)
 			for _, comm := range o.cpComms(tr, t, cp) {
 				for _, ep := range o.expertSizes(tr, t*cp*d) {
-					for _, etp := range o.expertTPs(tr, t, t*cp*d, ep) {
+					for _, etp := range o.expertTPs(t*cp*d, ep) {
 						for _, v := range vs {
 							for _, r := range rs {
 								chain = chain[:0]
@@ -247,23 +247,19 @@ func (o PTDPOptions) expertSizes(tr model.Transformer, ranks int) []int {
 	return eps
 }
 
-// expertTPs lists the expert-tensor-parallel sizes to try with t
-// tensor-parallel ranks, ranks = t·cp·d and expert parallelism ep: the
-// fixed one where etp·ep divides the ranks (none otherwise), else the
-// default (0: plan.Execution.ExpertTP) and, with expert parallelism and
-// t > 1, the experts split over t ranks too (Megatron-Core's own default
-// when --expert-tensor-parallel-size is not given), which halves or more
-// their memory per GPU for an exchange over the t ranks
-// (cost's etpSeconds).
-func (o PTDPOptions) expertTPs(tr model.Transformer, t, ranks, ep int) []int {
+// expertTPs lists the expert-tensor-parallel sizes to try with ranks =
+// t·cp·d and expert parallelism ep: the fixed one where etp·ep divides the
+// ranks (none otherwise), else only the default (0:
+// plan.Execution.ExpertTP, each expert whole on its rank with expert
+// parallelism, as Megatron-Bridge's MoE recipes run). Searching etp = t
+// as well doubled the candidates of every MoE search with t > 1 and put
+// the presets' default searches past MaxWork; pinned, any etp is costed.
+func (o PTDPOptions) expertTPs(ranks, ep int) []int {
 	if f := o.Fixed.ETP; f > 0 {
 		if ranks%(f*ep) != 0 {
 			return nil
 		}
 		return []int{f}
-	}
-	if ep > 1 && t > 1 && ranks%(t*ep) == 0 && tr.ExpertFFN()%t == 0 {
-		return []int{0, t}
 	}
 	return []int{0}
 }
