@@ -19,13 +19,19 @@ import (
 )
 
 // MaxSearchWork bounds a PTD-P search (partition.PTDPOptions.MaxWork), in
-// layer predictions. A layer prediction took about 2 µs on the loaded
-// 2-core machine the limits were set on (2.0 µs for a 256-layer MoE model
-// of 1,024 experts, 2.5 µs for a dense one of 256 layers, load average 6),
-// so a search stops within about 10 s, as every request must. Every
-// preset on the default cluster stays under it, the largest being Qwen3
-// 235B-A22B (94 MoE layers) at about 3.5 million.
-const MaxSearchWork = 5e6
+// layer predictions (partition.SearchWork). It was 5 million when a layer
+// prediction took about 2 µs; since cost.Predictor shares each kind of
+// layer's cost between a search's predictions a unit costs 1–20 ns
+// (BENCHMARKS.md, "Worst cases"), and 5 million stopped ordinary searches
+// — a 64-layer, 8-expert model at 8K tokens on 128 H100 — after 25 ms.
+// At 50 million the heaviest searches measured end or stop within 0.05–
+// 0.22 s natively and 0.35–1.24 s in wasm under node (GOMAXPROCS=1, load
+// average 1–1.5, 2026-11-29: DeepSeek-V3 at 32K on 65,536 H100 searched
+// whole, 64,101 configurations; a 256-layer 1,024-expert model stopped at
+// the limit; Llama 3 405B 0.02 / 0.13 s): about 45 ns a unit in wasm, so a
+// search that used all of it would take some 2 s in the tab, 6–7 s at
+// three times the load, inside the 10 s every request must keep.
+const MaxSearchWork = 5e7
 
 // Display limits: how many fitting candidates the profile planners and
 // non-fitting candidates every planner list (request.Plan.Top bounds the
