@@ -64,10 +64,12 @@ var attentionBlockGEMMs = map[string]bool{"qkv": true, "q": true, "kv": true, "a
 // 2022 runs it (megatron/mpu/layers.py, ColumnParallelLinearWithAsyncAllreduce
 // and ColumnParallelLinearWithSequenceParallelism, NVIDIA/Megatron-LM at
 // commit 02bb1f5c86fc8c36d4a96a2b7ebcf63d53219369), given the forward time
-// of each block's column-parallel GEMMs (its backward runs an input- and a
-// weight-gradient GEMM of the same size):
-//   - the forward's collectives stay exposed: two all-reduces, or with
-//     sequence parallelism two all-gathers and two reduce-scatters; full
+// of each block's column-parallel GEMMs, one entry per block that issues
+// tensor-parallel collectives (both, or the attention block alone in an
+// expert layer off the tensor-parallel grid: mlpOnTPGrid); its backward
+// runs an input- and a weight-gradient GEMM of the same size:
+//   - the forward's collectives stay exposed: an all-reduce per block, or
+//     with sequence parallelism an all-gather and a reduce-scatter; full
 //     recomputation repeats them;
 //   - backward without sequence parallelism: each block's input-gradient
 //     all-reduce runs while its weight-gradient GEMM computes;

@@ -7,16 +7,15 @@ import (
 	"testing"
 
 	"pipeplan/core/cost"
+	"pipeplan/core/hw"
+	"pipeplan/core/model"
 	"pipeplan/modelprofiles"
 )
 
-// TestPTDPPinnedEPSkipsHostlessPairs pins ep 8 for Qwen3-30B-A3B (128
-// experts) on 16 GPUs: the (t, p) pairs with t·cp·d = 16/p < 8 (p ≥ 4)
-// cannot host it and are skipped, not an error; every pair of the
-// unpinned search that can host it is still searched with ep 8. Pinning
-// p 4 as well leaves no pair, and the error names ep and its value;
-// likewise a pinned cp that no searched t·p leaves room for.
-func TestPTDPPinnedEPSkipsHostlessPairs(t *testing.T) {
+// qwen30BOn16 returns Qwen3-30B-A3B at s = 4096, 16 H100s and the
+// unpinned search of it with Megatron-LM's defaults.
+func qwen30BOn16(t *testing.T) (model.Transformer, hw.Cluster, PTDPResult) {
+	t.Helper()
 	tr, _, err := modelprofiles.Transformer("qwen3-30b-a3b")
 	if err != nil {
 		t.Fatal(err)
@@ -27,6 +26,17 @@ func TestPTDPPinnedEPSkipsHostlessPairs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tr, c, free
+}
+
+// TestPTDPPinnedEPSkipsHostlessPairs pins ep 8 for Qwen3-30B-A3B (128
+// experts) on 16 GPUs: the (t, p) pairs with t·cp·d = 16/p < 8 (p ≥ 4)
+// cannot host it and are skipped, not an error; every pair of the
+// unpinned search that can host it is still searched with ep 8. Pinning
+// p 4 as well leaves no pair, and the error names ep and its value;
+// likewise a pinned cp that no searched t·p leaves room for.
+func TestPTDPPinnedEPSkipsHostlessPairs(t *testing.T) {
+	tr, c, free := qwen30BOn16(t)
 	want := map[[2]int]bool{} // the pairs that can host ep 8
 	for _, cand := range append(free.Candidates, free.Infeasible...) {
 		if x := cand.Config; (x.TP*x.CP*x.DP)%8 == 0 {
@@ -120,16 +130,7 @@ func TestPTDPMoEFinite(t *testing.T) {
 // every candidate has it, and one that no searched t·cp·d can host with
 // any ep is an error naming etp and its value.
 func TestPTDPPinnedExpertTP(t *testing.T) {
-	tr, _, err := modelprofiles.Transformer("qwen3-30b-a3b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr.Seq = 4096
-	c := h100Cluster(t, 16)
-	free, err := SearchPTDP(context.Background(), tr, c, PTDPOptions{Fixed: megatronDefaults}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, c, free := qwen30BOn16(t)
 	for _, cand := range append(free.Candidates, free.Infeasible...) {
 		if x := cand.Config; x.ETP != 0 {
 			t.Errorf("unpinned: candidate tp %d ep %d has etp %d, want the default 0", x.TP, x.EP, x.ETP)
