@@ -18,19 +18,9 @@ func (r expertRow) stepSecondsExposed(t *testing.T, f float64) float64 {
 // fitEPOverlapExposed returns the exposed share, to 0.01 in [0, 1], that
 // minimises the sum of the squared relative throughput errors of rows.
 func fitEPOverlapExposed(t *testing.T, rows []expertRow) float64 {
-	best, bestCost := 0.0, math.Inf(1)
-	for i := 0; i <= 100; i++ {
-		f := float64(i) / 100
-		var cost float64
-		for _, r := range rows {
-			e := r.published/r.stepSecondsExposed(t, f) - 1
-			cost += e * e
-		}
-		if cost < bestCost {
-			best, bestCost = f, cost
-		}
-	}
-	return best
+	return leastSquaresOnGrid(rows, 100, 0.01, func(r expertRow, f float64) float64 {
+		return r.published/r.stepSecondsExposed(t, f) - 1
+	})
 }
 
 // TestEPOverlapExposedFit refits DefaultEPOverlapExposed on the runs

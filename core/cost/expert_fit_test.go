@@ -53,19 +53,7 @@ func (r expertRow) throughputError(t *testing.T, x float64) float64 {
 // microbatch, to 1 µs in [0, 1 ms], that minimises the sum of the squared
 // relative throughput errors of rows.
 func fitExpertSeconds(t *testing.T, rows []expertRow) float64 {
-	best, bestCost := 0.0, math.Inf(1)
-	for us := 0; us <= 1000; us++ {
-		x := float64(us) * 1e-6
-		var cost float64
-		for _, r := range rows {
-			e := r.throughputError(t, x)
-			cost += e * e
-		}
-		if cost < bestCost {
-			best, bestCost = x, cost
-		}
-	}
-	return best
+	return leastSquaresOnGrid(rows, 1000, 1e-6, func(r expertRow, x float64) float64 { return r.throughputError(t, x) })
 }
 
 // TestExpertSecondsFit refits DefaultExpertSeconds on the runs marked

@@ -68,18 +68,7 @@ func TestP2PExposedFit(t *testing.T) {
 	if len(fit) < 20 || len(held) < 20 {
 		t.Fatalf("%d fit and %d held-out interleaved dense H100 rows, want at least 20 of each", len(fit), len(held))
 	}
-	best, bestCost := 0.0, math.Inf(1)
-	for i := 0; i <= 20; i++ {
-		f := float64(i) / 20
-		var cost float64
-		for _, r := range fit {
-			e := r.p2pError(t, f)
-			cost += e * e
-		}
-		if cost < bestCost {
-			best, bestCost = f, cost
-		}
-	}
+	best := leastSquaresOnGrid(fit, 20, 0.05, func(r p2pRow, f float64) float64 { return r.p2pError(t, f) })
 	t.Logf("fit on %d rows: %.2f of the interleaved sends exposed (DefaultP2PExposed %.2f)", len(fit), best, DefaultP2PExposed)
 	if math.Abs(best-DefaultP2PExposed) > 1e-9 {
 		t.Errorf("DefaultP2PExposed = %.2f, the fit gives %.2f", DefaultP2PExposed, best)
