@@ -114,7 +114,7 @@ func TestExpertTPValidation(t *testing.T) {
 	}{
 		{"dense", dense, 2, "execution.etp: expert tensor parallelism needs a mixture-of-experts model, got 2"},
 		{"ffn", tr, 5, "execution.etp: must divide each expert's inner size 1536, got 5"},
-		{"ranks", tr, 8, "execution.etp: etp × ep = 8 × 8 must divide tp·dp·cp = 32, got etp 8"},
+		{"ranks", tr, 8, "execution.etp: expert tensor parallelism 8 × expert parallelism 8 = 64 must divide tp × cp × dp = 32 ranks"},
 		{"negative", tr, -1, "execution.etp: must be 0 (the default) to 32768, got -1"},
 	} {
 		ex := base

@@ -244,27 +244,19 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	return nil
 }
 
-// checkExpertTP checks an execution's expert tensor parallelism (ETP):
-// at most the cluster's GPUs, only for a mixture-of-experts model where
-// set, dividing each expert's inner size, and etp·ep dividing the
-// t·cp·d ranks the experts fold over (expertGrid).
+// checkExpertTP checks an execution's expert tensor parallelism (ETP)
+// against the model — only for a mixture-of-experts model where set,
+// dividing each expert's inner size — and the degrees
+// (plan.Execution.CheckExpertGrid: etp·ep dividing the t·cp·d ranks the
+// experts fold over, expertGrid).
 func checkExpertTP(tr model.Transformer, ex plan.Execution) error {
-	if ex.ETP == 0 {
-		return nil
-	}
-	if ex.ETP < 0 || ex.ETP > plan.MaxDegree {
-		return fmt.Errorf("execution.etp: must be 0 (the default) to %d, got %d", plan.MaxDegree, ex.ETP)
-	}
-	if tr.MoE == nil {
+	if ex.ETP > 0 && tr.MoE == nil {
 		return fmt.Errorf("execution.etp: expert tensor parallelism needs a mixture-of-experts model, got %d", ex.ETP)
 	}
-	if f := tr.ExpertFFN(); f%ex.ETP != 0 {
-		return fmt.Errorf("execution.etp: must divide each expert's inner size %d, got %d", f, ex.ETP)
+	if ex.ETP > 0 && tr.ExpertFFN()%ex.ETP != 0 {
+		return fmt.Errorf("execution.etp: must divide each expert's inner size %d, got %d", tr.ExpertFFN(), ex.ETP)
 	}
-	if ranks := ex.TP * ex.DP * ex.CP; ranks%(ex.ETP*ex.EP) != 0 {
-		return fmt.Errorf("execution.etp: etp × ep = %d × %d must divide tp·dp·cp = %d, got etp %d", ex.ETP, ex.EP, ranks, ex.ETP)
-	}
-	return nil
+	return ex.CheckExpertGrid()
 }
 
 // CheckCPComm checks an execution's context-parallel communication type

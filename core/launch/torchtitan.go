@@ -47,7 +47,7 @@ func torchtitanTOML(in input) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if etp := e.ExpertTP(); e.ETP > 0 && (e.EP == 1 && etp != e.TP || e.EP > 1 && etp != 1 && etp != e.TP) {
+	if etp := e.ExpertTP(); etp != e.TP && !(e.EP > 1 && etp == 1) {
 		// torchtitan's ParallelismConfig: "Currently, we only support
 		// either [partial dp -> ep] etp = tp [or] [partial dp + all tp ->
 		// ep] etp = 1", and the setting has no effect when ep = 1.

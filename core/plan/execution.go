@@ -204,6 +204,20 @@ func (e Execution) ExpertTP() int {
 	return e.TP
 }
 
+// CheckExpertGrid checks the expert tensor parallelism against the
+// degrees (tp, cp, dp and ep at least 1): ETP 0 (the default) to
+// MaxDegree, and etp × ep dividing the t·cp·d ranks the experts fold
+// over; the error names execution.etp.
+func (e Execution) CheckExpertGrid() error {
+	if e.ETP < 0 || e.ETP > MaxDegree {
+		return fmt.Errorf("execution.etp: must be 0 (the default) to %d, got %d", MaxDegree, e.ETP)
+	}
+	if ranks := e.TP * e.CP * e.DP; ranks%(e.ExpertTP()*e.EP) != 0 {
+		return fmt.Errorf("execution.etp: expert tensor parallelism %d × expert parallelism %d = %d must divide tp × cp × dp = %d ranks", e.ExpertTP(), e.EP, e.ExpertTP()*e.EP, ranks)
+	}
+	return nil
+}
+
 // Microbatches is the number of microbatches m = B/(d·b) per pipeline and
 // step, or 0 when the global batch does not divide into them.
 func (e Execution) Microbatches() int {
@@ -231,11 +245,8 @@ func (e Execution) Validate() error {
 			return fmt.Errorf("execution.%s: must be at most %d, got %d", f.name, MaxDegree, f.v)
 		}
 	}
-	if e.ETP < 0 || e.ETP > MaxDegree {
-		return fmt.Errorf("execution.etp: must be 0 (the default) to %d, got %d", MaxDegree, e.ETP)
-	}
-	if ranks := e.TP * e.CP * e.DP; ranks%(e.ExpertTP()*e.EP) != 0 {
-		return fmt.Errorf("execution.etp: expert tensor parallelism %d × expert parallelism %d = %d must divide tp × cp × dp = %d ranks", e.ExpertTP(), e.EP, e.ExpertTP()*e.EP, ranks)
+	if err := e.CheckExpertGrid(); err != nil {
+		return err
 	}
 	if _, err := model.ParseRecompute(string(e.Recompute)); err != nil || e.Recompute == "" {
 		return fmt.Errorf("execution.recompute: must be one of none, selective, full; got %q", e.Recompute)
