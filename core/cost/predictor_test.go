@@ -41,6 +41,7 @@ func TestPredictorMatchesPredict(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(14, 1))
 	pick := func(xs ...int) int { return xs[rng.IntN(len(xs))] }
+	etpRNG := rand.New(rand.NewPCG(15, 1)) // apart, so that the other draws stay what they were
 	for _, tr := range models {
 		p, err := NewPredictor(tr, c, Options{})
 		if err != nil {
@@ -83,6 +84,9 @@ func TestPredictorMatchesPredict(t *testing.T) {
 					layerParts[i].EPDispatcher = EPDeepEP
 				}
 				layerParts[i].Overlap.EPComm = rng.IntN(2) == 0
+				if etpRNG.IntN(3) == 0 {
+					layerParts[i].ETP = layerParts[i].TP // each expert split over t
+				}
 			}
 		}
 		valid := 0
