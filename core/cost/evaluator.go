@@ -69,6 +69,7 @@ type evaluator struct {
 	cpBW           float64
 	epBW           float64
 	kindTime       [2]layerTime // per kind of layer (layerKind), per microbatch on one GPU
+	plainTime      [2]layerTime // the same without recomputation, where only some layers recompute (layerMix)
 	kindSize       [2]layerSize // per kind of layer
 	devLayers      [][]int      // the layers each pipeline device holds (layerIndices)
 	devWeights     []devParams  // each device's parameters (weightParams, linearWeights)
@@ -232,6 +233,11 @@ func evaluatorFor(pred *Predictor, cfg plan.Execution) (*evaluator, error) {
 		e.boundary /= float64(t)
 	}
 	e.kindTime, e.kindSize = pred.layerCosts(e)
+	if e.partialRecompute() {
+		plain := *e
+		plain.cfg.Recompute, plain.cfg.RecomputeLayers, plain.actOpts.Recompute = model.RecomputeNone, 0, model.RecomputeNone
+		e.plainTime, _ = pred.layerCosts(&plain)
+	}
 	e.devLayers, e.devWeights, e.runs = pred.layout(e)
 	return e, nil
 }
@@ -259,6 +265,11 @@ type devParams struct {
 	linDense, linExperts float64
 	layers               [2]float64
 	largestLinear        float64
+	// recomputed are, of layers, those that recompute when only some do
+	// (plan.Execution.RecomputeLayers: each chunk's first ones), and
+	// recomputedFwd their forward FLOPs per sequence; zero otherwise.
+	recomputed    [2]float64
+	recomputedFwd float64
 }
 
 // layOut returns the layers each pipeline device of e's execution holds
@@ -291,6 +302,15 @@ func (e *evaluator) layOut() (devLayers [][]int, devWeights []devParams) {
 			w.layers[e.layerKind(l)]++
 			w.largestLinear = max(w.largestLinear, d+x)
 		}
+		if !e.partialRecompute() {
+			continue
+		}
+		for k := i; k < len(chunks); k += e.cfg.PP {
+			for j := starts[k]; j < starts[k]+min(chunks[k], e.cfg.RecomputeLayers); j++ {
+				w.recomputed[e.layerKind(j)]++
+				w.recomputedFwd += e.tr.LayerFwdFLOPs(1, j)
+			}
+		}
 	}
 	if n := float64(e.tr.MTPLayers); n > 0 {
 		// The multi-token prediction modules run on the last device
@@ -304,6 +324,25 @@ func (e *evaluator) layOut() (devLayers [][]int, devWeights []devParams) {
 		w.largestLinear = max(w.largestLinear, d+x)
 	}
 	return e.devLayers, devWeights
+}
+
+// partialRecompute reports whether only some layers of each chunk
+// recompute (full recomputation with plan.Execution.RecomputeLayers):
+// those run as e.kindTime and e.kindSize.kept have them, the rest as
+// e.plainTime and e.kindSize.full (layerMix).
+func (e *evaluator) partialRecompute() bool {
+	return e.cfg.Recompute == model.RecomputeFull && e.cfg.RecomputeLayers > 0
+}
+
+// layerMix returns how many of device i's layers of kind k run with the
+// execution's recomputation and how many without any: all and none,
+// unless only some recompute (partialRecompute).
+func (e *evaluator) layerMix(i, k int) (recomputing, plain float64) {
+	w := &e.devWeights[i]
+	if !e.partialRecompute() {
+		return w.layers[k], 0
+	}
+	return w.recomputed[k], w.layers[k] - w.recomputed[k]
 }
 
 // mtpProjectionParams returns one multi-token prediction module's

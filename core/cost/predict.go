@@ -54,7 +54,7 @@ func (e *evaluator) predictTime() Prediction {
 	B := float64(e.cfg.GlobalBatch)
 	pr := Prediction{
 		Params:                 e.memo.params[0],
-		FLOPsPerIteration:      e.memo.iterationFLOPs(e.cfg.GlobalBatch, e.cfg.Recompute),
+		FLOPsPerIteration:      e.hardwareFLOPs(),
 		ModelFLOPsPerIteration: e.memo.iterationFLOPs(e.cfg.GlobalBatch, model.RecomputeNone),
 		Microbatches:           e.m,
 		IterationSeconds:       iter,
@@ -107,4 +107,20 @@ func mostLoaded(stages []Memory) Memory {
 		}
 	}
 	return peak
+}
+
+// hardwareFLOPs returns the FLOPs one step computes, recomputation
+// included (model.Transformer.IterationFLOPs); where only some layers
+// recompute (partialRecompute), the model FLOPs and those layers' forward
+// passes once more.
+func (e *evaluator) hardwareFLOPs() float64 {
+	B := e.cfg.GlobalBatch
+	if !e.partialRecompute() {
+		return e.memo.iterationFLOPs(B, e.cfg.Recompute)
+	}
+	f := e.memo.iterationFLOPs(B, model.RecomputeNone)
+	for i := range e.devWeights {
+		f += float64(B) * e.devWeights[i].recomputedFwd
+	}
+	return f
 }

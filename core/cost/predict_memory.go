@@ -35,15 +35,13 @@ func (e *evaluator) memory(i int) Memory {
 	// (A chunk's stash is its share of the device's layers' activations.)
 	var stash, work, largest float64
 	fp8 := e.tr.TrainingPrecision() == model.FP8
-	for k, n := range e.devWeights[i].layers {
-		if n == 0 {
-			continue
-		}
+	for k := range e.devWeights[i].layers {
+		recomputing, plain := e.layerMix(i, k)
 		a := e.kindSize[k]
-		stash += n * a.kept
+		stash += recomputing*a.kept + plain*a.full
 		// Working set: recomputation rebuilds one layer's dropped
 		// activations before its backward pass.
-		if e.cfg.Recompute != model.RecomputeNone {
+		if recomputing > 0 && e.cfg.Recompute != model.RecomputeNone {
 			work = max(work, a.full-a.kept)
 		}
 	}

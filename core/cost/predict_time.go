@@ -529,21 +529,27 @@ type stageTime struct {
 	compute, fwd, tp, p2p, cp, ep float64
 }
 
+// addLayers adds n layers of time lt each.
+func (st *stageTime) addLayers(n float64, lt layerTime) {
+	if n == 0 {
+		return
+	}
+	st.compute += n * lt.compute
+	st.fwd += n * lt.fwd
+	st.tp += n * lt.tp
+	st.cp += n * lt.cp
+	st.ep += n * lt.ep
+}
+
 // deviceSeconds returns device i's time per microbatch: its layers (of
 // every chunk it holds), the embedding on the first and the output layer
 // on the last device.
 func (e *evaluator) deviceSeconds(i int) stageTime {
 	var st stageTime
-	for k, n := range e.devWeights[i].layers {
-		if n == 0 {
-			continue
-		}
-		lt := e.kindTime[k]
-		st.compute += n * lt.compute
-		st.fwd += n * lt.fwd
-		st.tp += n * lt.tp
-		st.cp += n * lt.cp
-		st.ep += n * lt.ep
+	for k := range e.devWeights[i].layers {
+		recomputing, plain := e.layerMix(i, k)
+		st.addLayers(recomputing, e.kindTime[k])
+		st.addLayers(plain, e.plainTime[k])
 	}
 	if i == 0 {
 		st.tp += e.tpAllReduceSeconds() // vocabulary-parallel embedding (forward)

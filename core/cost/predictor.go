@@ -1,6 +1,8 @@
 package cost
 
 import (
+	"slices"
+
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
@@ -72,6 +74,7 @@ type layerCosts struct {
 // weights.
 type layoutKey struct {
 	pp, interleave, tp, ep, etp int
+	recomputeLayers             int // plan.Execution.RecomputeLayers when only some layers recompute, else 0
 }
 
 // layout is each pipeline device's layers and parameters, and the runs of
@@ -179,10 +182,12 @@ func (p *Predictor) iterationFLOPs(batch int, r model.Recompute) float64 {
 // layerKey is the part of an execution (with its defaults) that the costs
 // of its layers depend on: all of it but the pipeline and data-parallel
 // degrees, the interleaving, the global batch, the schedule and the ZeRO
-// stage. A layer cost that comes to depend on one of these must keep it
-// here (TestPredictorMatchesPredict compares with fresh evaluations).
+// stage, and how many layers of a chunk recompute (the layout counts
+// them: layerMix). A layer cost that comes to depend on one of these must
+// keep it here (TestPredictorMatchesPredict compares with fresh
+// evaluations).
 func layerKey(cfg plan.Execution) plan.Execution {
-	cfg.PP, cfg.DP, cfg.Interleave, cfg.GlobalBatch, cfg.Schedule, cfg.ZeRO = 0, 0, 0, 0, "", 0
+	cfg.PP, cfg.DP, cfg.Interleave, cfg.GlobalBatch, cfg.Schedule, cfg.ZeRO, cfg.RecomputeLayers = 0, 0, 0, 0, "", 0, 0
 	return cfg
 }
 
@@ -224,7 +229,10 @@ func (p *Predictor) layerWork(e *evaluator, i int) layerWork {
 // layout returns e.layOut, computed once per layoutKey. The slices are
 // shared between evaluators: they only read them.
 func (p *Predictor) layout(e *evaluator) ([][]int, []devParams, []stageRun) {
-	k := layoutKey{e.cfg.PP, e.cfg.Interleave, e.cfg.TP, e.cfg.EP, e.etp}
+	k := layoutKey{e.cfg.PP, e.cfg.Interleave, e.cfg.TP, e.cfg.EP, e.etp, 0}
+	if e.partialRecompute() {
+		k.recomputeLayers = e.cfg.RecomputeLayers
+	}
 	l, ok := p.lastLayout.layout, p.lastLayout.ok && p.lastLayout.key == k
 	if !ok {
 		if l, ok = p.layouts[k]; !ok {
@@ -235,4 +243,50 @@ func (p *Predictor) layout(e *evaluator) ([][]int, []devParams, []stageRun) {
 		p.lastLayout.key, p.lastLayout.layout, p.lastLayout.ok = k, l, true
 	}
 	return l.devLayers, l.devWeights, l.runs
+}
+
+// FewestRecomputeLayers returns ex, an execution that recomputes every
+// layer (full recomputation, RecomputeLayers 0), with RecomputeLayers set
+// to the fewest layers of each chunk, at least one, that must recompute
+// for its most loaded GPU to fit (Memory.Fits), and ok; ok is false when
+// recomputing fewer than every layer of its largest chunk does not fit,
+// or ex is not such an execution. Memory never grows with the layers recomputed, so a
+// bisection finds the fewest; it predicts memory alone, evaluations times
+// (about log2 of the chunk's layers).
+func (p *Predictor) FewestRecomputeLayers(ex plan.Execution) (fewest plan.Execution, ok bool, evaluations int, err error) {
+	if ex.Recompute != model.RecomputeFull || ex.RecomputeLayers != 0 {
+		return ex, false, 0, nil
+	}
+	fits := func(n int) (bool, error) {
+		x := ex
+		x.RecomputeLayers = n
+		e, err := evaluatorFor(p, x)
+		if err != nil {
+			return false, err
+		}
+		evaluations++
+		return e.peakMemory().Fits(), nil
+	}
+	largest := slices.Max(SplitLayers(p.tr, max(ex.PP, 1)*max(ex.Interleave, 1)))
+	lo, hi := 0, largest-1 // the fewest is in (lo, hi] once hi fits
+	if hi < 1 {
+		return ex, false, evaluations, nil
+	}
+	if ok, err := fits(hi); err != nil || !ok {
+		return ex, false, evaluations, err
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		ok, err := fits(mid)
+		if err != nil {
+			return ex, false, evaluations, err
+		}
+		if ok {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	ex.RecomputeLayers = hi
+	return ex, true, evaluations, nil
 }

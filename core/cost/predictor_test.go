@@ -42,6 +42,7 @@ func TestPredictorMatchesPredict(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 1))
 	pick := func(xs ...int) int { return xs[rng.IntN(len(xs))] }
 	etpRNG := rand.New(rand.NewPCG(15, 1)) // apart, so that the other draws stay what they were
+	recomputeRNG := rand.New(rand.NewPCG(16, 1))
 	for _, tr := range models {
 		p, err := NewPredictor(tr, c, Options{})
 		if err != nil {
@@ -77,6 +78,9 @@ func TestPredictorMatchesPredict(t *testing.T) {
 			layerParts[i].Overlap = plan.Overlap{GradReduce: rng.IntN(2) == 0, ParamGather: rng.IntN(2) == 0, TPComm: rng.IntN(2) == 0}
 			layerParts[i].CPComm = []string{"", plan.CPCommP2P, plan.CPCommAllGather, plan.CPCommA2A}[rng.IntN(4)]
 			layerParts[i].FP8ParamGather = tr.Precision == model.FP8 && rng.IntN(2) == 0
+			if layerParts[i].Recompute == model.RecomputeFull && recomputeRNG.IntN(2) == 0 {
+				layerParts[i].RecomputeLayers = 1 + recomputeRNG.IntN(4) // some layers of each chunk
+			}
 			if tr.MoE == nil {
 				layerParts[i].EP = 1
 			} else {

@@ -559,7 +559,9 @@ type PublishedComparison struct {
 // (src/megatron/bridge/training/mixed_precision.py) and NeMo's performance
 // configs fp8_params) unless the source describes its own (zero,
 // tp_comm_overlap), searching only what the source does not give: the
-// interleaving v when not published, and the recomputation. It compares
+// interleaving v when not published, and the recomputation — none,
+// selective, or full on as few layers of each chunk as fit
+// (Predictor.FewestRecomputeLayers, Megatron-LM's block method). It compares
 // the fastest configuration that fits in memory; where the source gives
 // the recomputation and none of its configurations fits with our reserve,
 // the fastest whose allocations alone fit in the GPU (Tight), so that the
@@ -614,6 +616,13 @@ func comparePublishedWith(r PublishedRun, tr model.Transformer, g hw.GPU, option
 			ex := plan.Execution{TP: r.TP, PP: r.PP, DP: r.DP, CP: r.CP, CPComm: r.CPComm, EP: r.EP, ETP: r.ETP, EPDispatcher: r.EPDispatcher, Interleave: v, MicrobatchSize: r.Microbatch, GlobalBatch: r.GlobalBatch,
 				Recompute: rc, ZeRO: zero, Optimizer: string(opt), SequenceParallel: true, FlashAttention: true, AttentionKernel: r.AttentionKernel, FP8ParamGather: r.Precision == string(model.FP8),
 				Overlap: plan.Overlap{GradReduce: true, ParamGather: true, TPComm: tpOverlap, EPComm: r.EPOverlap}}
+			if r.Recompute == "" {
+				// Recomputation not published: of full recomputation,
+				// as few layers of each chunk as fit.
+				if fewest, ok, _, err := pred.FewestRecomputeLayers(ex); err == nil && ok {
+					ex = fewest
+				}
+			}
 			pr, err := pred.Predict(ex)
 			if err != nil {
 				continue // e.g. the interleaved schedule needs m a multiple of p

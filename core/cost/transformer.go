@@ -229,6 +229,12 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	if _, err := model.ParseRecompute(string(ex.Recompute)); err != nil {
 		return fmt.Errorf("execution.%w", err)
 	}
+	if err := ex.CheckRecomputeLayers(); err != nil {
+		return err
+	}
+	if ex.RecomputeLayers > tr.Layers {
+		return fmt.Errorf("execution.recompute_layers: must be at most the %d layers, got %d", tr.Layers, ex.RecomputeLayers)
+	}
 	if _, err := ParseOptimizer(ex.Optimizer); err != nil {
 		return fmt.Errorf("execution.%w", err)
 	}

@@ -159,6 +159,14 @@ func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTD
 					res.Infeasible = res.keep(res.Infeasible, cand, memoryNeed(&cand), opt.Keep, memoryNeed)
 					break // larger microbatches need more memory still
 				}
+				if f := opt.Fixed; f.Recompute == "" {
+					// Searched recomputation: of full recomputation's
+					// candidates, recompute as few layers as fit.
+					if cand, n, err = fewestRecomputed(pred, predict, cand); err != nil {
+						return PTDPResult{}, err
+					}
+					predictions += n
+				}
 				res.Feasible++
 				res.Candidates = res.keep(res.Candidates, cand, iterationTime(&cand), opt.Keep, iterationTime)
 			}
@@ -326,6 +334,22 @@ func EvaluatePTDPZeRO(tr model.Transformer, c hw.Cluster, cfg plan.Execution, op
 		best.Reason = memoryReason(best.Prediction.Memory)
 	}
 	return best, total, nil
+}
+
+// fewestRecomputed returns cand, a candidate that fits, recomputing as few
+// layers of each chunk as fit (cost.Predictor.FewestRecomputeLayers) when
+// it recomputes every layer, predicted with predict; it is faster and
+// still fits. It returns how many predictions it made.
+func fewestRecomputed(pred *cost.Predictor, predict func(plan.Execution) (cost.Prediction, error), cand PTDPCandidate) (PTDPCandidate, int, error) {
+	ex, ok, n, err := pred.FewestRecomputeLayers(cand.Config)
+	if err != nil || !ok {
+		return cand, n, err
+	}
+	pr, err := predict(ex)
+	if err != nil {
+		return cand, n + 1, err
+	}
+	return unreasoned(ex, pr), n + 1, nil
 }
 
 // better reports whether a is to be preferred to b: a fits and b does not,

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"testing"
 
+	"pipeplan/core/cost"
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
@@ -29,6 +31,9 @@ func bruteForcePTDP(t *testing.T, tr model.Transformer, c hw.Cluster, opt PTDPOp
 				if err != nil {
 					t.Fatal(err)
 				}
+				if cand.Fits && opt.Fixed.Recompute == "" {
+					cand.Config, cand.Prediction = fewestRecomputedBrute(t, tr, c, cand.Config, cand.Prediction, opt.Cost)
+				}
 				cand.Prediction.StageMemory = nil
 				switch {
 				case cand.Fits:
@@ -42,6 +47,31 @@ func bruteForcePTDP(t *testing.T, tr model.Transformer, c hw.Cluster, opt PTDPOp
 	}
 	sort.SliceStable(fit, func(i, j int) bool { return fit[i].Prediction.IterationSeconds < fit[j].Prediction.IterationSeconds })
 	return fit, firstMisfits
+}
+
+// fewestRecomputedBrute is the search's choice of how many layers of each
+// chunk recompute, the plain way: for ex, a fitting execution that
+// recomputes every layer, each count from 1 up to one under the largest
+// chunk's layers in turn, predicted afresh, the first that fits; ex and pr
+// unchanged when none does or ex is not such an execution.
+func fewestRecomputedBrute(t *testing.T, tr model.Transformer, c hw.Cluster, ex plan.Execution, pr cost.Prediction, opt cost.Options) (plan.Execution, cost.Prediction) {
+	t.Helper()
+	if ex.Recompute != model.RecomputeFull || ex.RecomputeLayers != 0 {
+		return ex, pr
+	}
+	largest := slices.Max(cost.SplitLayers(tr, ex.PP*max(ex.Interleave, 1)))
+	for n := 1; n < largest; n++ {
+		x := ex
+		x.RecomputeLayers = n
+		got, err := cost.Predict(tr, c, x, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Memory.Fits() {
+			return x, got
+		}
+	}
+	return ex, pr
 }
 
 // TestSearchPTDPMatchesBruteForce: on small clusters, for dense GPTs, a

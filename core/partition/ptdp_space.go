@@ -73,6 +73,9 @@ func (o PTDPOptions) validateFixed(tr model.Transformer, c hw.Cluster) error {
 			return err
 		}
 	}
+	if n := f.RecomputeLayers; n != 0 && (n < 0 || n > tr.Layers || f.Recompute != model.RecomputeFull) {
+		return fmt.Errorf("recompute_layers: must be 1 to the %d layers, with recompute %q, or 0 (every layer); got %d with recompute %q", tr.Layers, model.RecomputeFull, n, f.Recompute)
+	}
 	return nil
 }
 

@@ -132,7 +132,9 @@ func TestPTDPCrossNodeTensorParallelDominated(t *testing.T) {
 
 // TestPTDPMatchesBruteForce enumerates every (t, p, d, b, v, recompute) of
 // a small cluster with nested loops, keeps those Megatron-LM accepts, and
-// checks that the search finds exactly the ones that fit, ranks them by
+// checks that the search finds exactly the ones that fit — those that fit
+// recomputing every layer recomputing the fewest layers of a chunk that
+// fit, found by trying each count (fewestRecomputedBrute) — ranks them by
 // iteration time, and reports the same smallest need among the rest
 // (which it prunes: larger microbatches than a failing one are skipped).
 func TestPTDPMatchesBruteForce(t *testing.T) {
@@ -150,7 +152,7 @@ func TestPTDPMatchesBruteForce(t *testing.T) {
 		t, p, d, b, v int
 		r             model.Recompute
 	}
-	want := map[key]cost.Prediction{}
+	want, wantLayers := map[key]cost.Prediction{}, map[key]int{}
 	for tp := 1; tp <= n; tp++ {
 		for p := 1; p <= n; p++ {
 			for d := 1; d <= n; d++ {
@@ -168,7 +170,12 @@ func TestPTDPMatchesBruteForce(t *testing.T) {
 							if err != nil {
 								t.Fatalf("%+v: %v", cfg, err)
 							}
+							if pr.Memory.Fits() {
+								// Recomputation searched: as few layers as fit.
+								cfg, pr = fewestRecomputedBrute(t, tr, c, cfg, pr, cost.Options{})
+							}
 							want[key{tp, p, d, b, v, r}] = pr
+							wantLayers[key{tp, p, d, b, v, r}] = cfg.RecomputeLayers
 						}
 					}
 				}
@@ -197,6 +204,7 @@ func TestPTDPMatchesBruteForce(t *testing.T) {
 	if got := needBytes(res.Infeasible[0].Prediction.Memory); got != smallest {
 		t.Errorf("smallest need %.6g bytes, brute force %.6g", got, smallest)
 	}
+	partial := 0 // candidates recomputing some layers of each chunk
 	for i, cand := range append(append([]PTDPCandidate{}, res.Candidates...), res.Infeasible...) {
 		cf := cand.Config
 		pr, ok := want[key{cf.TP, cf.PP, cf.DP, cf.MicrobatchSize, cf.Interleave, cf.Recompute}]
@@ -206,12 +214,21 @@ func TestPTDPMatchesBruteForce(t *testing.T) {
 		if pr.IterationSeconds != cand.Prediction.IterationSeconds || pr.Memory.Fits() != cand.Fits {
 			t.Errorf("candidate %+v: prediction differs from cost.Predict", cf)
 		}
+		if n := wantLayers[key{cf.TP, cf.PP, cf.DP, cf.MicrobatchSize, cf.Interleave, cf.Recompute}]; cf.RecomputeLayers != n {
+			t.Errorf("candidate %+v: recomputes %d layers a chunk, trying each count gives %d", cf, cf.RecomputeLayers, n)
+		}
+		if cf.RecomputeLayers > 0 {
+			partial++
+		}
 		if cand.Fits != (cand.Reason == "") || cand.Fits != (i < len(res.Candidates)) {
 			t.Errorf("candidate %d %+v: fits=%v with reason %q", i, cf, cand.Fits, cand.Reason)
 		}
 		if i > 0 && i < len(res.Candidates) && res.Candidates[i-1].Prediction.IterationSeconds > cand.Prediction.IterationSeconds {
 			t.Errorf("candidates not sorted at %d", i)
 		}
+	}
+	if partial == 0 {
+		t.Error("no candidate recomputes only some layers: the comparison needs some")
 	}
 }
 

@@ -63,6 +63,15 @@ type Execution struct {
 	GlobalBatch int `json:"global_batch"`
 	// Recompute is the activation recomputation strategy.
 	Recompute model.Recompute `json:"recompute"`
+	// RecomputeLayers, with Recompute full, is how many layers of each
+	// model chunk (each pipeline stage's, each virtual stage's when
+	// interleaved) recompute: the chunk's first RecomputeLayers layers
+	// keep only their input and rerun their forward pass, the others keep
+	// every activation (Megatron-LM's --recompute-granularity full
+	// --recompute-method block --recompute-num-layers N). 0 recomputes
+	// every layer (--recompute-method uniform --recompute-num-layers 1);
+	// a chunk with fewer layers recomputes them all.
+	RecomputeLayers int `json:"recompute_layers,omitempty"`
 	// Schedule is the pipeline schedule kind.
 	Schedule schedule.Kind `json:"schedule"`
 	// ZeRO is the ZeRO stage over the data-parallel replicas (0–3; 1 is
@@ -218,6 +227,36 @@ func (e Execution) CheckExpertGrid() error {
 	return nil
 }
 
+// CheckRecomputeLayers checks RecomputeLayers on its own: 0 (every
+// layer) to MaxDegree, and set only with full recomputation; the error
+// names execution.recompute_layers.
+func (e Execution) CheckRecomputeLayers() error {
+	switch {
+	case e.RecomputeLayers < 0 || e.RecomputeLayers > MaxDegree:
+		return fmt.Errorf("execution.recompute_layers: must be 0 (every layer) to %d, got %d", MaxDegree, e.RecomputeLayers)
+	case e.RecomputeLayers > 0 && e.Recompute != model.RecomputeFull:
+		return fmt.Errorf("execution.recompute_layers: %d layers a chunk recompute only with recompute %q, got recompute %q", e.RecomputeLayers, model.RecomputeFull, e.Recompute)
+	}
+	return nil
+}
+
+// RecomputeText describes the recomputation in a few words: "none",
+// "selective", "full", or "full, N layers a chunk" with RecomputeLayers.
+func (e Execution) RecomputeText() string {
+	if e.Recompute == model.RecomputeFull && e.RecomputeLayers > 0 {
+		return fmt.Sprintf("full, %d layer%s a chunk", e.RecomputeLayers, plural(e.RecomputeLayers))
+	}
+	return string(e.Recompute)
+}
+
+// plural is "s" unless n is 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
 // Microbatches is the number of microbatches m = B/(d·b) per pipeline and
 // step, or 0 when the global batch does not divide into them.
 func (e Execution) Microbatches() int {
@@ -250,6 +289,9 @@ func (e Execution) Validate() error {
 	}
 	if _, err := model.ParseRecompute(string(e.Recompute)); err != nil || e.Recompute == "" {
 		return fmt.Errorf("execution.recompute: must be one of none, selective, full; got %q", e.Recompute)
+	}
+	if err := e.CheckRecomputeLayers(); err != nil {
+		return err
 	}
 	kind, err := e.Schedule.Info()
 	if err != nil {
