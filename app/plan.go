@@ -276,7 +276,7 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan,
 	flash, note := flashFor(in.FlashAttention, c.GPU)
 	res.Note = note
 	opt := partition.PTDPOptions{Fixed: plan.Execution{GlobalBatch: in.GlobalBatch, ScatterGather: true,
-		Optimizer: in.Optimizer, Recompute: model.Recompute(in.Recompute),
+		Optimizer: in.Optimizer, Recompute: model.Recompute(in.Recompute), RecomputeLayers: in.RecomputeLayers,
 		TP: in.TP, PP: in.PP, CP: in.CP, EP: in.EP, ETP: in.ETP, EPDispatcher: in.EPDispatcher, MicrobatchSize: in.Microbatch, Interleave: in.Interleave,
 		SequenceParallel: in.UsesSequenceParallel(), FlashAttention: flash, FP8ParamGather: in.FP8ParamGather, Schedule: schedule.Kind(in.Schedule), Overlap: overlapFor(in, c.GPU),
 		UnfusedGradAccumulation: in.UnfusedGradAccumulation},

@@ -115,6 +115,8 @@ func twoBWUnsupported(in request.Plan) (string, any) {
 		return "plan.ep", in.EP
 	case in.ETP > 1:
 		return "plan.etp", in.ETP
+	case in.RecomputeLayers > 0:
+		return "plan.recompute_layers", in.RecomputeLayers
 	case in.ZeRO != nil && *in.ZeRO > 0:
 		return "plan.zero", *in.ZeRO
 	case in.SequenceParallel != nil && *in.SequenceParallel:

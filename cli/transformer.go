@@ -38,7 +38,7 @@ var transformerFlags = map[string]string{
 	"plan.inter_node_gbps": "inter-node-bandwidth", "plan.global_batch": "batch", "plan.tp": "tp", "plan.pp": "pp",
 	"plan.cp": "cp", "plan.ep": "ep", "plan.etp": "etp", "plan.ep_dispatcher": "ep-dispatcher", "plan.overlap_ep_comm": "overlap-ep-comm", "plan.fp8_param_gather": "fp8-param-gather",
 	"plan.flash_attention": "flash-attention", "plan.attention_kernel": "attention-kernel",
-	"plan.microbatch": "microbatch", "plan.interleave": "interleave", "plan.recompute": "recompute",
+	"plan.microbatch": "microbatch", "plan.interleave": "interleave", "plan.recompute": "recompute", "plan.recompute_layers": "recompute-layers",
 	"plan.optimizer": "optimizer", "plan.zero": "zero", "plan.top": "top", "plan.mtp_layers": "mtp-layers",
 	"plan.planner": "planner", "plan.schedule": "schedule",
 	"plan.calibration": "calibration",
@@ -118,7 +118,8 @@ func runTransformer(args []string, stdout io.Writer) error {
 	overlapEP := fs.Bool("overlap-ep-comm", d.OverlapEPComm, "hide one microbatch's MoE token exchange behind another's compute (Megatron-Core's --overlap-moe-expert-parallel-comm)")
 	micro := fs.Int("microbatch", d.Microbatch, "microbatch size b (omit to search)")
 	interleave := fs.Int("interleave", d.Interleave, "model chunks per GPU v (omit to search)")
-	recompute := fs.String("recompute", d.Recompute, "activation recomputation: none, selective or full (omit to search)")
+	recompute := fs.String("recompute", d.Recompute, "activation recomputation: none, selective or full (omit to search: none, selective, or full on as few layers of each model chunk as fit)")
+	recomputeLayers := fs.Int("recompute-layers", d.RecomputeLayers, "with --recompute full, how many layers of each model chunk recompute, the first ones (Megatron-LM's --recompute-method block --recompute-num-layers); 0: every layer")
 	optimizer := fs.String("optimizer", d.Optimizer, "optimizer: mixed-adam, mixed-adam-fp32-grads, adam or sgd (empty: mixed-adam)")
 	zero := fs.Int("zero", 0, "ZeRO stage over the data-parallel replicas, 0-3 (1: Megatron-LM's distributed optimizer, 3: FSDP; omit to search)")
 	mtp := fs.Int("mtp-layers", 0, "multi-token prediction modules trained after the last layer (DeepSeek-V3's 1; Megatron-LM's --mtp-num-layers), 0 to train without; omit for the model's own")
@@ -218,7 +219,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	in.GPU, in.Nodes, in.GPUsPerNode, in.InterNodeGBps = *gpuID, *gpus / *perNode, *perNode, *interBW/1e9
 	in.GlobalBatch, in.TP, in.PP, in.CP, in.EP, in.ETP = *batch, *tp, *pp, *cp, *ep, *etp
 	in.EPDispatcher, in.OverlapEPComm, in.FP8ParamGather = *epDispatcher, *overlapEP, *fp8Gather
-	in.Microbatch, in.Interleave, in.Recompute = *micro, *interleave, *recompute
+	in.Microbatch, in.Interleave, in.Recompute, in.RecomputeLayers = *micro, *interleave, *recompute, *recomputeLayers
 	in.CPComm, in.AttentionKernel = *cpComm, *attnKernel
 	if set["sequence-parallel"] {
 		in.SequenceParallel = seqPar
@@ -404,7 +405,7 @@ func printTransformerConfigs(w io.Writer, cs []app.Candidate) error {
 		}
 		m, e := c.Memory, c.Execution
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%s\t%d\t%.4g\t%.1f\t%.1f\t%.3f\t%.3f\t%.1f\t%.1f\t%.1f\t%s\n",
-			e.TP, e.PP, e.CP, e.EP, expertTPText(e), e.DP, e.MicrobatchSize, e.Interleave, e.Recompute, e.ZeRO, c.IterationSeconds, c.TFLOPSPerGPU, c.ModelTFLOPSPerGPU,
+			e.TP, e.PP, e.CP, e.EP, expertTPText(e), e.DP, e.MicrobatchSize, e.Interleave, e.RecomputeText(), e.ZeRO, c.IterationSeconds, c.TFLOPSPerGPU, c.ModelTFLOPSPerGPU,
 			c.MFU, c.BubbleFraction, m.PeakBytes/(1<<30), (m.WeightBytes+m.GradientBytes+m.OptimizerBytes+m.FP8WeightBytes)/(1<<30), m.ActivationBytes/(1<<30), note)
 	}
 	return tw.Flush()

@@ -163,6 +163,7 @@ func TestTransformerBadInput(t *testing.T) {
 		{[]string{"--zero", "4"}, "--zero (plan.zero): must be in [0, 3], got 4"},
 		{[]string{"--overlap-grad-reduce=maybe"}, "invalid boolean value"},
 		{[]string{"--cp", "-1"}, "--cp (plan.cp): must be in [0, 65536], got -1"},
+		{[]string{"--recompute-layers", "2"}, `--recompute-layers (plan.recompute_layers): 2 layers a chunk recompute only with recompute "full", got recompute ""`},
 		{[]string{"--cp-comm", "ring"}, `--cp-comm (plan.cp_comm): must be one of "p2p", "all_gather", "a2a", got "ring" (empty: searched per candidate)`},
 		{[]string{"--cp-comm", "a2a+p2p"}, "--cp-comm (plan.cp_comm): hierarchical context parallelism \"a2a+p2p\" is not modelled yet"},
 		{[]string{"--attention-kernel", "flash3"}, `--attention-kernel (plan.attention_kernel): must be "cudnn" or "flash2", got "flash3" (empty: cudnn)`},
@@ -381,5 +382,29 @@ func TestTransformerLaunch(t *testing.T) {
 		if err := Run(append(args, "--launch", format), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--launch %s: got %v, want %q", format, err, want)
 		}
+	}
+}
+
+// TestTransformerRecomputeLayers: --recompute-layers pins how many layers
+// of each chunk recompute; the evaluation carries it, and the step sits
+// between recomputing none and every layer in time, peak memory and
+// hardware FLOP/s (model FLOP/s count no recomputation).
+func TestTransformerRecomputeLayers(t *testing.T) {
+	base := []string{"transformer", "--model", "llama3-70b", "--gpu", "nvidia-h100-sxm5-80gb", "--gpus", "64", "--batch", "128", "--seq", "8192", "--cp", "1", "--zero", "1", "--tp", "8", "--pp", "2", "--microbatch", "1", "--interleave", "1"}
+	at := func(extra ...string) map[string]any {
+		return first(t, transformerJSON(t, append(append([]string{}, base...), extra...)...))
+	}
+	none, all, some := at("--recompute", "none"), at("--recompute", "full"), at("--recompute", "full", "--recompute-layers", "10")
+	if got := some["execution"].(map[string]any)["recompute_layers"]; got != 10.0 {
+		t.Fatalf("execution.recompute_layers %v, want 10", got)
+	}
+	step := func(c map[string]any) float64 { return c["iteration_seconds"].(float64) }
+	peak := func(c map[string]any) float64 { return c["memory"].(map[string]any)["peak_bytes"].(float64) }
+	if !(step(none) < step(some) && step(some) < step(all)) || !(peak(none) > peak(some) && peak(some) > peak(all)) {
+		t.Errorf("steps %.3f / %.3f / %.3f s and peaks %.4g / %.4g / %.4g B recomputing none / 10 layers a chunk / all: want both in between",
+			step(none), step(some), step(all), peak(none), peak(some), peak(all))
+	}
+	if hw, m := some["hardware_tflops_per_gpu"].(float64), some["model_tflops_per_gpu"].(float64); !(hw > m) {
+		t.Errorf("hardware %.1f TFLOP/s not above model %.1f with 10 layers recomputing", hw, m)
 	}
 }

@@ -52,6 +52,7 @@ func (c *PlanPage) degreeInputs() []numberInput {
 		{"etp", "etp", "Expert tensor parallel etp (0 = default)", "ranks splitting each routed expert (Megatron-Core's --expert-tensor-parallel-size); 0: 1 with expert parallelism, t without (not searched)", "0", intText(p.ETP)},
 		{"microbatch", "microbatch", "Microbatch b (0 = searched)", "samples per microbatch (§4.3.3)", "0", intText(p.Microbatch)},
 		{"interleave", "interleave", "Chunks per GPU v (0 = searched)", "model chunks per GPU, interleaved schedule (§4.2.2)", "0", intText(p.Interleave)},
+		{"recompute_layers", "recompute_layers", "Recomputed layers a chunk (0 = all)", "with recompute full: the first layers of each model chunk that recompute, the others keep their activations (Megatron-LM's --recompute-method block); a searched recomputation recomputes as few as fit", "0", intText(p.RecomputeLayers)},
 	}
 }
 

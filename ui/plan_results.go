@@ -78,7 +78,7 @@ func (c *PlanPage) rows() []tableRow {
 			strconv.Itoa(i + 1), strconv.Itoa(cand.Execution.TP), strconv.Itoa(cand.Execution.PP),
 			degree(cand.Execution.CP), expertDegree(cand.Execution), dataParallel(cand),
 			strconv.Itoa(cand.Execution.MicrobatchSize), strconv.Itoa(cand.Execution.Interleave), strconv.Itoa(cand.Microbatches),
-			string(cand.Execution.Schedule), string(cand.Execution.Recompute), strconv.Itoa(cand.Execution.ZeRO),
+			string(cand.Execution.Schedule), cand.Execution.RecomputeText(), strconv.Itoa(cand.Execution.ZeRO),
 			secs(cand.IterationSeconds), num(cand.SamplesPerSecond),
 			orDash(cand.ModelTFLOPSPerGPU, num), orDash(cand.TFLOPSPerGPU, num), orDash(cand.MFU, pct),
 			gib(cand.Memory.PeakBytes+cand.Memory.ReserveBytes) + " / " + gib(cand.Memory.CapacityBytes),
@@ -95,7 +95,7 @@ func (c *PlanPage) infeasibleRows() []tableRow {
 		out = append(out, tableRow{Index: i, Cells: []string{
 			cand.Planner, strconv.Itoa(cand.Execution.TP), strconv.Itoa(cand.Execution.PP), degree(cand.Execution.CP), expertDegree(cand.Execution),
 			dataParallel(cand), strconv.Itoa(cand.Execution.MicrobatchSize), strconv.Itoa(cand.Execution.Interleave),
-			string(cand.Execution.Recompute), strconv.Itoa(cand.Execution.ZeRO), cand.Reason,
+			cand.Execution.RecomputeText(), strconv.Itoa(cand.Execution.ZeRO), cand.Reason,
 		}})
 	}
 	return out
@@ -122,7 +122,7 @@ func (c *PlanPage) summary() []kv {
 	}
 	out = append(out, []kv{
 		{"microbatching", fmt.Sprintf("b=%d, m=%d, B=%d", cand.Execution.MicrobatchSize, cand.Microbatches, cand.GlobalBatch), "m = B/(d·b) microbatches per pipeline (§4.3.3); PipeDream: inputs in flight (NOAM, §2.3.2)"},
-		{"schedule", string(p.Execution.Schedule) + ", recompute " + string(p.Execution.Recompute), "pipeline schedule and activation recomputation"},
+		{"schedule", string(p.Execution.Schedule) + ", recompute " + p.Execution.RecomputeText(), "pipeline schedule and activation recomputation"},
 		{"step time", secs(cand.IterationSeconds), "one step of the global batch B: m·t_max + (p−1)/v·t_stage bubble + data-parallel all-reduce + optimizer (§4.2); PipeDream never flushes: B / its throughput"},
 		{"throughput", num(cand.SamplesPerSecond) + " samples/s", "B / step time"},
 		{"bubble", pct(bubbleShare(cand)), fmt.Sprintf("%s; here f = %s", bubbleHow, pct(cand.BubbleFraction))},

@@ -29,6 +29,8 @@ func TestDecodePlan(t *testing.T) {
 		{`{"model":"hf","hf_config":"` + strings.Repeat("x", MaxHFConfigBytes+1) + `"}`, "plan.hf_config", "got 32769"},
 		{`{"top":-1}`, "plan.top", "got -1"},
 		{`{"zero":4}`, "plan.zero", "must be in [0, 3], got 4"},
+		{`{"recompute":"selective","recompute_layers":2}`, "plan.recompute_layers", `2 layers a chunk recompute only with recompute "full", got recompute "selective"`},
+		{`{"recompute":"full","recompute_layers":-1}`, "plan.recompute_layers", "got -1"},
 		{`{"cp_comm":"allgather"}`, "plan.cp_comm", `must be one of "p2p", "all_gather", "a2a", got "allgather" (empty: searched per candidate)`},
 		{`{"cp_comm":"a2a+p2p"}`, "plan.cp_comm", "hierarchical context parallelism \"a2a+p2p\" is not modelled yet"},
 		{`{"cp_comm":2}`, "plan.cp_comm", "must be a JSON string"},

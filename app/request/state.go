@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"pipeplan/core/cost"
+	"pipeplan/core/model"
 	"pipeplan/core/plan"
 )
 
@@ -75,6 +76,12 @@ type Plan struct {
 	ZeRO *int `json:"zero,omitempty"`
 	// Recompute fixes activation recomputation ("" = searched), one of Recomputes.
 	Recompute string `json:"recompute"`
+	// RecomputeLayers, with Recompute "full", recomputes only the first
+	// RecomputeLayers layers of each model chunk (plan.Execution.
+	// RecomputeLayers, Megatron-LM's --recompute-method block); 0
+	// recomputes every layer. A searched recomputation tries full
+	// recomputation on as few layers as fit.
+	RecomputeLayers int `json:"recompute_layers,omitempty"`
 	// TP, PP, Microbatch and Interleave fix the PTD-P search's tensor- and
 	// pipeline-parallel sizes, microbatch size and model chunks per GPU
 	// (0 = searched). With every one of them and Recompute given, the one
@@ -429,7 +436,7 @@ func (p Plan) Validate() error {
 		{"plan.tp", p.TP, 0, MaxGPUs}, {"plan.pp", p.PP, 0, MaxLayers},
 		{"plan.microbatch", p.Microbatch, 0, MaxGlobalBatch}, {"plan.interleave", p.Interleave, 0, MaxLayers},
 		{"plan.cp", p.CP, 0, MaxGPUs}, {"plan.ep", p.EP, 0, MaxGPUs}, {"plan.etp", p.ETP, 0, MaxGPUs},
-		{"plan.top", p.Top, 0, MaxTop},
+		{"plan.recompute_layers", p.RecomputeLayers, 0, MaxLayers}, {"plan.top", p.Top, 0, MaxTop},
 	} {
 		if err := intIn(f.name, f.v, f.lo, f.hi); err != nil {
 			return err
@@ -448,6 +455,9 @@ func (p Plan) Validate() error {
 		// Megatron-LM's arguments.py: "Tensor parallel communication/GEMM
 		// overlap can happen only when sequence parallelism is enabled".
 		return fieldErr("plan.tp_comm_overlap", "needs sequence parallelism (Megatron-LM overlaps tensor-parallel communication only with it), got tp_comm_overlap true with sequence_parallel false")
+	}
+	if p.RecomputeLayers > 0 && p.Recompute != string(model.RecomputeFull) {
+		return fieldErr("plan.recompute_layers", "%d layers a chunk recompute only with recompute %q, got recompute %q", p.RecomputeLayers, model.RecomputeFull, p.Recompute)
 	}
 	if p.ZeRO != nil {
 		if err := intIn("plan.zero", *p.ZeRO, 0, 3); err != nil {

@@ -541,6 +541,21 @@
 // microbatches), as Megatron-LM's first/last-stage layer counts and the
 // Llama 3 paper do.
 //
+// Recomputation is none, selective (the attention core) or full; full
+// may cover only the first plan.Execution.RecomputeLayers layers of each
+// model chunk (Megatron-LM's --recompute-method block): those keep their
+// input alone and rerun their forward pass (its FLOPs, its forward
+// collectives), the others keep every activation, and the peak adds one
+// recomputed layer's activations rebuilt for its backward. A device's
+// time, stash and hardware FLOPs are the two kinds of layer summed
+// (layerMix): none's plus N/L of what full adds on one stage of L layers
+// (TestPartialRecomputeInterpolates). A searched recomputation
+// (partition.SearchPTDP, and ComparePublished where the source does not
+// give it) replaces full recomputation of every layer by the fewest
+// layers a chunk that fit (Predictor.FewestRecomputeLayers: memory falls
+// with each layer recomputed, so a bisection finds them), unless the
+// configuration fits without recomputing.
+//
 // Sliding-window attention (model.Transformer.SlidingWindow and
 // SlidingLayers: GPT-OSS windows every other layer at 128 tokens) costs
 // the windowed layers' attention core by the query-key pairs they attend

@@ -247,10 +247,11 @@ func (p *Predictor) layout(e *evaluator) ([][]int, []devParams, []stageRun) {
 
 // FewestRecomputeLayers returns ex, an execution that recomputes every
 // layer (full recomputation, RecomputeLayers 0), with RecomputeLayers set
-// to the fewest layers of each chunk, at least one, that must recompute
-// for its most loaded GPU to fit (Memory.Fits), and ok; ok is false when
-// recomputing fewer than every layer of its largest chunk does not fit,
-// or ex is not such an execution. Memory never grows with the layers recomputed, so a
+// to the fewest layers of each chunk that must recompute for its most
+// loaded GPU to fit (Memory.Fits), and ok; ok is false when none need
+// recompute (ex without recomputation fits), when recomputing fewer than
+// every layer of its largest chunk does not fit, or when ex is not such
+// an execution. Memory never grows with the layers recomputed, so a
 // bisection finds the fewest; it predicts memory alone, evaluations times
 // (about log2 of the chunk's layers).
 func (p *Predictor) FewestRecomputeLayers(ex plan.Execution) (fewest plan.Execution, ok bool, evaluations int, err error) {
@@ -259,7 +260,9 @@ func (p *Predictor) FewestRecomputeLayers(ex plan.Execution) (fewest plan.Execut
 	}
 	fits := func(n int) (bool, error) {
 		x := ex
-		x.RecomputeLayers = n
+		if x.RecomputeLayers = n; n == 0 {
+			x.Recompute = model.RecomputeNone
+		}
 		e, err := evaluatorFor(p, x)
 		if err != nil {
 			return false, err
@@ -268,9 +271,12 @@ func (p *Predictor) FewestRecomputeLayers(ex plan.Execution) (fewest plan.Execut
 		return e.peakMemory().Fits(), nil
 	}
 	largest := slices.Max(SplitLayers(p.tr, max(ex.PP, 1)*max(ex.Interleave, 1)))
-	lo, hi := 0, largest-1 // the fewest is in (lo, hi] once hi fits
+	lo, hi := 0, largest-1 // the fewest is in (lo, hi] once hi fits and lo does not
 	if hi < 1 {
 		return ex, false, evaluations, nil
+	}
+	if ok, err := fits(lo); err != nil || ok {
+		return ex, false, evaluations, err
 	}
 	if ok, err := fits(hi); err != nil || !ok {
 		return ex, false, evaluations, err

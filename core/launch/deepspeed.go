@@ -29,6 +29,8 @@ func deepspeedJSON(in input) (string, error) {
 		return "", notExpressible(engine, "execution.sequence_parallel", true, "Megatron-style sequence parallelism is not a DeepSpeed config setting")
 	case e.Recompute == model.RecomputeSelective:
 		return "", notExpressible(engine, "execution.recompute", e.Recompute, "DeepSpeed checkpoints whole layers (pipeline.activation_checkpoint_interval)")
+	case e.RecomputeLayers > 0:
+		return "", notExpressible(engine, "execution.recompute_layers", e.RecomputeLayers, "DeepSpeed's activation_checkpoint_interval checkpoints every k-th layer, not the first layers of each stage; plan with recompute_layers 0 (every layer)")
 	case e.Overlap.ParamGather:
 		return "", notExpressible(engine, "execution.overlap.param_gather", true, "not a DeepSpeed config setting")
 	}

@@ -395,6 +395,8 @@ func TestExportRefusesWhatEnginesCannotRun(t *testing.T) {
 	fp8Gather.Model.Transformer.Precision, fp8Gather.Execution.FP8ParamGather = model.FP8, true
 	selective := gptPlan(t, 1)
 	selective.Execution.Recompute = model.RecomputeSelective
+	someLayers := gptPlan(t, 1)
+	someLayers.Execution.RecomputeLayers = 2 // of full recomputation
 	fp16Experts := presetPlan(t, "mixtral-8x7b")
 	fp16Experts.Model.Transformer.Precision = model.FP16
 	for _, c := range []struct {
@@ -413,6 +415,8 @@ func TestExportRefusesWhatEnginesCannotRun(t *testing.T) {
 		{"torchtitan", fp16, "model.transformer.precision = fp16"},
 		{"torchtitan", selective, "execution.recompute = selective"},
 		{"deepspeed", selective, "execution.recompute = selective"},
+		{"torchtitan", someLayers, "execution.recompute_layers = 2"},
+		{"deepspeed", someLayers, "execution.recompute_layers = 2"},
 		{"megatron", noSP, "execution.overlap.tp_comm = true"}, // Megatron-LM overlaps TP communication only with sequence parallelism
 		{"megatron", fp8Gather, "execution.fp8_param_gather = true"},
 		{"megatron", fp16Experts, "model.transformer.precision = fp16"},

@@ -40,7 +40,7 @@ func header(in input, prefix string) string {
 	e := in.Exec
 	return fmt.Sprintf("%s %s: tp %d, pp %d, dp %d, interleave %d, cp %d, ep %d; microbatch %d × %d per step, global batch %d; schedule %s, recompute %s, zero %d (exported by pipeplan)\n",
 		prefix, modelLabel(in), e.TP, e.PP, e.DP*in.Stages[0].Replicas, e.Interleave, e.CP, e.EP,
-		in.Microbatches, e.MicrobatchSize, e.GlobalBatch, e.Schedule, e.Recompute, e.ZeRO)
+		in.Microbatches, e.MicrobatchSize, e.GlobalBatch, e.Schedule, e.RecomputeText(), e.ZeRO)
 }
 
 // modelLabel names the model on one line (control characters removed).

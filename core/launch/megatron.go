@@ -415,10 +415,13 @@ func megatronExecution(engine string, t *model.Transformer, e plan.Execution) ([
 	if e.SequenceParallel {
 		args = append(args, flagArg{"--sequence-parallel", ""})
 	}
-	switch e.Recompute {
-	case model.RecomputeFull:
+	switch {
+	case e.Recompute == model.RecomputeFull && e.RecomputeLayers > 0:
+		// The first N layers of each (virtual) pipeline stage.
+		args = append(args, flagArg{"--recompute-granularity", "full"}, flagArg{"--recompute-method", "block"}, flagArg{"--recompute-num-layers", strconv.Itoa(e.RecomputeLayers)})
+	case e.Recompute == model.RecomputeFull:
 		args = append(args, flagArg{"--recompute-granularity", "full"}, flagArg{"--recompute-method", "uniform"}, flagArg{"--recompute-num-layers", "1"})
-	case model.RecomputeSelective:
+	case e.Recompute == model.RecomputeSelective:
 		args = append(args, flagArg{"--recompute-granularity", "selective"})
 	}
 	switch e.ZeRO {

@@ -579,3 +579,18 @@ func TestExportExpertTP(t *testing.T) {
 		t.Errorf("torchtitan, etp 2 with tp 4: %v, want a refusal naming execution.etp", err)
 	}
 }
+
+// TestExportMegatronRecomputeLayers: full recomputation of every layer is
+// Megatron-LM's uniform method over groups of one layer; of the first N
+// layers of each chunk, its block method with N.
+func TestExportMegatronRecomputeLayers(t *testing.T) {
+	p := gptPlan(t, 2)
+	for n, want := range map[int][2]string{0: {"uniform", "1"}, 2: {"block", "2"}} {
+		p.Execution.RecomputeLayers = n
+		flags := megatronFlags(t, mustExport(t, "megatron", inputOf(p)))
+		if flags["--recompute-granularity"] != "full" || flags["--recompute-method"] != want[0] || flags["--recompute-num-layers"] != want[1] {
+			t.Errorf("recompute_layers %d: --recompute-granularity %q --recompute-method %q --recompute-num-layers %q, want full %s %s",
+				n, flags["--recompute-granularity"], flags["--recompute-method"], flags["--recompute-num-layers"], want[0], want[1])
+		}
+	}
+}

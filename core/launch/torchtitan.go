@@ -40,6 +40,9 @@ func torchtitanTOML(in input) (string, error) {
 		// recomputation the plan was costed with.
 		return "", notExpressible(engine, "execution.recompute", e.Recompute, "torchtitan's selective activation checkpointing recomputes every other block whole or every other matmul, not the attention core alone that the plan was costed with; plan with recompute none or full")
 	}
+	if e.RecomputeLayers > 0 {
+		return "", notExpressible(engine, "execution.recompute_layers", e.RecomputeLayers, "torchtitan checkpoints every layer (full) or every n-th block (selective with an integer option), not the first layers of each pipeline stage; plan with recompute_layers 0 (every layer)")
+	}
 	if err := pipelineSchedule(engine, e, schedule.GPipe, schedule.OneFOneB, schedule.Interleaved); err != nil {
 		return "", err
 	}

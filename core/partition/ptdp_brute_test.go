@@ -53,10 +53,20 @@ func bruteForcePTDP(t *testing.T, tr model.Transformer, c hw.Cluster, opt PTDPOp
 // chunk recompute, the plain way: for ex, a fitting execution that
 // recomputes every layer, each count from 1 up to one under the largest
 // chunk's layers in turn, predicted afresh, the first that fits; ex and pr
-// unchanged when none does or ex is not such an execution.
+// unchanged when none does, when ex fits without recomputation, or when
+// ex is not such an execution.
 func fewestRecomputedBrute(t *testing.T, tr model.Transformer, c hw.Cluster, ex plan.Execution, pr cost.Prediction, opt cost.Options) (plan.Execution, cost.Prediction) {
 	t.Helper()
 	if ex.Recompute != model.RecomputeFull || ex.RecomputeLayers != 0 {
+		return ex, pr
+	}
+	plain := ex
+	plain.Recompute = model.RecomputeNone
+	none, err := cost.Predict(tr, c, plain, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if none.Memory.Fits() {
 		return ex, pr
 	}
 	largest := slices.Max(cost.SplitLayers(tr, ex.PP*max(ex.Interleave, 1)))
