@@ -481,7 +481,8 @@
 // predicts it within 5 % (TestEPOverlapExposedFit). Held out, Megatron-
 // Bridge's DeepSeek-V3 FP8 on 256 GB200 (another model, GPU and
 // dispatcher) moves from +19.5 to +13.0 % (25.11) and from +0.9 to
-// −4.2 % (26.02), and Megatron-MoE-ModelZoo's Qwen3 235B-A22B BF16 with
+// −4.2 % (26.02; +10.7 % since the search recomputes one layer of each
+// chunk there rather than every one), and Megatron-MoE-ModelZoo's Qwen3 235B-A22B BF16 with
 // the overlap (its "+1f1b overlap" row, DeepEP) from +28.7 to +11.3 %. The share stands for what a layer's max(exchange,
 // compute) leaves out, none of it costed apart: the warm-up forwards and
 // cool-down backwards of the interleaved schedule, which have no partner
@@ -564,11 +565,12 @@
 // (model.Transformer.AttentionSpan); the fused kernels keep the rates of
 // full attention over s/cp tokens, and the sinks (a learned logit per head)
 // cost nothing. Held out, nothing fitted: Megatron-Bridge's GPT-OSS 120B
-// BF16 on 64 H100 reads +4.2 % (25.11, microbatch 4, where the search
-// needs full recomputation to fit and the recipe recomputes only the norms
-// and the experts' activation) and +12.1 % (26.02, microbatch 1); on
-// Blackwell +18.3 % and +34.7 % (B200) and +58.5 % and +98.7 % (GB200),
-// reported (published.go).
+// BF16 on 64 H100 reads +11.0 % (25.11, microbatch 4, where the search
+// needs 6 of each chunk's 9 layers recomputed to fit, +4.0 % recomputing
+// all, and the recipe recomputes only the norms and the experts'
+// activation function) and +11.6 % (26.02, microbatch 1); on Blackwell
+// +18.3 % and +40.0 % (B200) and +58.3 % and +97.6 % (GB200), reported
+// (published.go).
 //
 // Interleaved expert layers and chunked attention (Llama 4 Maverick:
 // model.MoE.Every 2, each expert layer with a shared expert beside its
@@ -615,7 +617,8 @@
 // "w/ MTP" reads +11.5 % (+11.9 % without the module), 26.02's B200 row
 // −5.6 % (−5.4 %); 25.11's GB200 rows say "w/o MTP" and run without it.
 // 26.02's GB200 row (pp 4, ep 64), with the module its recipe inherits,
-// reads −3.6 %, where without it +22.8 %: with it the last stage no
+// reads +10.7 % (−3.6 % when the search recomputed every layer; it now
+// recomputes one layer of each chunk), where without it +22.8 %: with it the last stage no
 // longer fits without recomputation, so the prediction hinges on the
 // module's memory (a layer of 4 local experts, the embedding copy and a
 // second set of fp32 logits) and on the recomputation the search picks,

@@ -69,12 +69,16 @@ type evaluator struct {
 	cpBW           float64
 	epBW           float64
 	kindTime       [2]layerTime // per kind of layer (layerKind), per microbatch on one GPU
-	plainTime      [2]layerTime // the same without recomputation, where only some layers recompute (layerMix)
-	kindSize       [2]layerSize // per kind of layer
-	devLayers      [][]int      // the layers each pipeline device holds (layerIndices)
-	devWeights     []devParams  // each device's parameters (weightParams, linearWeights)
-	runs           []stageRun   // the devices in runs that cost the same (stageRuns)
-	memo           *Predictor   // what this evaluation shares with others of the same model and cluster
+	plainTime      [2]layerTime // the same without recomputation, where only some layers recompute (layerMix; plainLayerTimes)
+	plainSet       bool         // plainTime is set
+	partial        bool         // only the first recomputeN layers of each chunk recompute (partialRecompute)
+	recomputeN     int
+	leading        [][][2]float64 // per device, its layers of each kind among the first n of its chunks (layOut)
+	kindSize       [2]layerSize   // per kind of layer
+	devLayers      [][]int        // the layers each pipeline device holds (layerIndices)
+	devWeights     []devParams    // each device's parameters (weightParams, linearWeights)
+	runs           []stageRun     // the devices in runs that cost the same (stageRuns)
+	memo           *Predictor     // what this evaluation shares with others of the same model and cluster
 }
 
 // layerSize is one layer's size on one GPU: its activation memory per
@@ -233,12 +237,13 @@ func evaluatorFor(pred *Predictor, cfg plan.Execution) (*evaluator, error) {
 		e.boundary /= float64(t)
 	}
 	e.kindTime, e.kindSize = pred.layerCosts(e)
-	if e.partialRecompute() {
-		plain := *e
-		plain.cfg.Recompute, plain.cfg.RecomputeLayers, plain.actOpts.Recompute = model.RecomputeNone, 0, model.RecomputeNone
-		e.plainTime, _ = pred.layerCosts(&plain)
+	e.partial, e.recomputeN = partialRecompute(cfg), cfg.RecomputeLayers
+	var runs layoutRuns
+	e.devLayers, e.devWeights, e.leading, runs = pred.layout(e)
+	e.runs = runs.all
+	if e.partial {
+		e.runs = runs.partial
 	}
-	e.devLayers, e.devWeights, e.runs = pred.layout(e)
 	return e, nil
 }
 
@@ -265,17 +270,15 @@ type devParams struct {
 	linDense, linExperts float64
 	layers               [2]float64
 	largestLinear        float64
-	// recomputed are, of layers, those that recompute when only some do
-	// (plan.Execution.RecomputeLayers: each chunk's first ones), and
-	// recomputedFwd their forward FLOPs per sequence; zero otherwise.
-	recomputed    [2]float64
-	recomputedFwd float64
 }
 
 // layOut returns the layers each pipeline device of e's execution holds
 // and its parameters (devParams), setting e.devLayers first:
-// countWeightParams reads them.
-func (e *evaluator) layOut() (devLayers [][]int, devWeights []devParams) {
+// countWeightParams reads them; and for each device, how many of its
+// layers of each kind sit among the first n of its chunks, n from 0 to
+// its longest chunk's layers (what recomputes when only the first n of
+// each chunk do: layerMix).
+func (e *evaluator) layOut() (devLayers [][]int, devWeights []devParams, leading [][][2]float64) {
 	chunks := SplitLayers(e.tr, e.cfg.PP*e.cfg.Interleave)
 	starts := make([]int, len(chunks)) // each chunk's first layer
 	for k := 1; k < len(chunks); k++ {
@@ -283,14 +286,27 @@ func (e *evaluator) layOut() (devLayers [][]int, devWeights []devParams) {
 	}
 	all := make([]int, 0, e.tr.Layers) // one backing array, a slice per device
 	e.devLayers = make([][]int, e.cfg.PP)
+	counts := make([][2]float64, 0, e.cfg.PP*(slices.Max(chunks)+1)) // leading's backing array
+	leading = make([][][2]float64, e.cfg.PP)
 	for i := range e.devLayers {
-		from := len(all)
+		from, lead := len(all), len(counts)
+		counts = counts[:lead+1]                     // none before the first
 		for k := i; k < len(chunks); k += e.cfg.PP { // device i's chunks, in order
 			for j := starts[k]; j < starts[k]+chunks[k]; j++ {
 				all = append(all, j)
+				at := lead + j - starts[k] + 1 // the entry of the layer's position in its chunk (from 1)
+				if at == len(counts) {
+					counts = append(counts, [2]float64{})
+				}
+				counts[at][e.layerKind(j)]++
 			}
 		}
 		e.devLayers[i] = all[from:len(all):len(all)]
+		leading[i] = counts[lead:len(counts):len(counts)]
+		for n := 1; n < len(leading[i]); n++ { // counts per position, summed
+			leading[i][n][0] += leading[i][n-1][0]
+			leading[i][n][1] += leading[i][n-1][1]
+		}
 	}
 	devWeights = make([]devParams, e.cfg.PP)
 	for i := range devWeights {
@@ -301,15 +317,6 @@ func (e *evaluator) layOut() (devLayers [][]int, devWeights []devParams) {
 			w.linDense, w.linExperts = w.linDense+d, w.linExperts+x
 			w.layers[e.layerKind(l)]++
 			w.largestLinear = max(w.largestLinear, d+x)
-		}
-		if !e.partialRecompute() {
-			continue
-		}
-		for k := i; k < len(chunks); k += e.cfg.PP {
-			for j := starts[k]; j < starts[k]+min(chunks[k], e.cfg.RecomputeLayers); j++ {
-				w.recomputed[e.layerKind(j)]++
-				w.recomputedFwd += e.tr.LayerFwdFLOPs(1, j)
-			}
 		}
 	}
 	if n := float64(e.tr.MTPLayers); n > 0 {
@@ -323,26 +330,42 @@ func (e *evaluator) layOut() (devLayers [][]int, devWeights []devParams) {
 		w.linExperts += n * x
 		w.largestLinear = max(w.largestLinear, d+x)
 	}
-	return e.devLayers, devWeights
+	return e.devLayers, devWeights, leading
 }
 
 // partialRecompute reports whether only some layers of each chunk
 // recompute (full recomputation with plan.Execution.RecomputeLayers):
 // those run as e.kindTime and e.kindSize.kept have them, the rest as
 // e.plainTime and e.kindSize.full (layerMix).
-func (e *evaluator) partialRecompute() bool {
-	return e.cfg.Recompute == model.RecomputeFull && e.cfg.RecomputeLayers > 0
+func partialRecompute(cfg plan.Execution) bool {
+	return cfg.Recompute == model.RecomputeFull && cfg.RecomputeLayers > 0
+}
+
+// plainLayerTimes returns the time of one layer of each kind without
+// recomputation (e.plainTime), computed on first use: only the time of an
+// execution whose layers recompute in part needs it.
+func (e *evaluator) plainLayerTimes() *[2]layerTime {
+	if !e.plainSet {
+		plain := *e
+		plain.cfg.Recompute, plain.cfg.RecomputeLayers, plain.actOpts.Recompute = model.RecomputeNone, 0, model.RecomputeNone
+		e.plainTime, _ = e.memo.layerCosts(&plain)
+		e.plainSet = true
+	}
+	return &e.plainTime
 }
 
 // layerMix returns how many of device i's layers of kind k run with the
 // execution's recomputation and how many without any: all and none,
-// unless only some recompute (partialRecompute).
+// unless only the first e.recomputeN of each chunk recompute (e.partial).
+// Multi-token prediction layers never do.
 func (e *evaluator) layerMix(i, k int) (recomputing, plain float64) {
-	w := &e.devWeights[i]
-	if !e.partialRecompute() {
-		return w.layers[k], 0
+	n := e.devWeights[i].layers[k]
+	if !e.partial {
+		return n, 0
 	}
-	return w.recomputed[k], w.layers[k] - w.recomputed[k]
+	lead := e.leading[i]
+	r := lead[min(e.recomputeN, len(lead)-1)][k]
+	return r, n - r
 }
 
 // mtpProjectionParams returns one multi-token prediction module's
@@ -362,14 +385,16 @@ func (e *evaluator) mtpProjectionParams() float64 {
 // (schedule.Kind.InFlight): the first of a run is its most loaded.
 type stageRun struct{ first, n int }
 
-// stageRuns groups p devices' parameters into stageRuns, in order.
-func stageRuns(w []devParams) []stageRun {
+// stageRuns groups p devices' parameters into stageRuns, in order; with
+// leading (layOut's) also by where each kind of layer sits in the
+// devices' chunks, which sets what recomputes when only some layers do.
+func stageRuns(w []devParams, leading [][][2]float64) []stageRun {
 	p := len(w)
 	runs := make([]stageRun, 0, 4)
 	for i := range w {
 		if k := len(runs) - 1; k >= 0 {
 			r := &runs[k]
-			if r.first != 0 && i != p-1 && w[i] == w[r.first] {
+			if r.first != 0 && i != p-1 && w[i] == w[r.first] && (leading == nil || slices.Equal(leading[i], leading[r.first])) {
 				r.n++
 				continue
 			}

@@ -111,16 +111,25 @@ func mostLoaded(stages []Memory) Memory {
 
 // hardwareFLOPs returns the FLOPs one step computes, recomputation
 // included (model.Transformer.IterationFLOPs); where only some layers
-// recompute (partialRecompute), the model FLOPs and those layers' forward
+// recompute (evaluator.partial), the model FLOPs and those layers' forward
 // passes once more.
 func (e *evaluator) hardwareFLOPs() float64 {
 	B := e.cfg.GlobalBatch
-	if !e.partialRecompute() {
+	if !e.partial {
 		return e.memo.iterationFLOPs(B, e.cfg.Recompute)
 	}
 	f := e.memo.iterationFLOPs(B, model.RecomputeNone)
+	var recomputed [2]float64 // the model's layers of each kind that recompute
 	for i := range e.devWeights {
-		f += float64(B) * e.devWeights[i].recomputedFwd
+		for k := range recomputed {
+			n, _ := e.layerMix(i, k)
+			recomputed[k] += n
+		}
+	}
+	for _, l := range e.tr.LayerOfEachKind() { // layers of a kind alike
+		if n := recomputed[e.layerKind(l)]; n > 0 {
+			f += n * e.tr.LayerFwdFLOPs(B, l)
+		}
 	}
 	return f
 }

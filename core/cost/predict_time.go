@@ -549,7 +549,9 @@ func (e *evaluator) deviceSeconds(i int) stageTime {
 	for k := range e.devWeights[i].layers {
 		recomputing, plain := e.layerMix(i, k)
 		st.addLayers(recomputing, e.kindTime[k])
-		st.addLayers(plain, e.plainTime[k])
+		if plain > 0 {
+			st.addLayers(plain, e.plainLayerTimes()[k])
+		}
 	}
 	if i == 0 {
 		st.tp += e.tpAllReduceSeconds() // vocabulary-parallel embedding (forward)

@@ -1,8 +1,6 @@
 package cost
 
 import (
-	"slices"
-
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
@@ -74,16 +72,22 @@ type layerCosts struct {
 // weights.
 type layoutKey struct {
 	pp, interleave, tp, ep, etp int
-	recomputeLayers             int // plan.Execution.RecomputeLayers when only some layers recompute, else 0
 }
 
-// layout is each pipeline device's layers and parameters, and the runs of
-// devices that cost the same.
+// layout is each pipeline device's layers and parameters, where its
+// layers of each kind sit in its chunks (layOut), and the runs of devices
+// that cost the same.
 type layout struct {
 	devLayers  [][]int
 	devWeights []devParams
-	runs       []stageRun
+	leading    [][][2]float64
+	runs       layoutRuns
 }
+
+// layoutRuns are a layout's runs of devices that cost the same (stageRuns):
+// whatever the recomputation, and where only some layers of each chunk
+// recompute.
+type layoutRuns struct{ all, partial []stageRun }
 
 // NewPredictor validates tr and c and returns a Predictor for them.
 func NewPredictor(tr model.Transformer, c hw.Cluster, opt Options) (*Predictor, error) {
@@ -228,71 +232,60 @@ func (p *Predictor) layerWork(e *evaluator, i int) layerWork {
 
 // layout returns e.layOut, computed once per layoutKey. The slices are
 // shared between evaluators: they only read them.
-func (p *Predictor) layout(e *evaluator) ([][]int, []devParams, []stageRun) {
-	k := layoutKey{e.cfg.PP, e.cfg.Interleave, e.cfg.TP, e.cfg.EP, e.etp, 0}
-	if e.partialRecompute() {
-		k.recomputeLayers = e.cfg.RecomputeLayers
-	}
+func (p *Predictor) layout(e *evaluator) ([][]int, []devParams, [][][2]float64, layoutRuns) {
+	k := layoutKey{e.cfg.PP, e.cfg.Interleave, e.cfg.TP, e.cfg.EP, e.etp}
 	l, ok := p.lastLayout.layout, p.lastLayout.ok && p.lastLayout.key == k
 	if !ok {
 		if l, ok = p.layouts[k]; !ok {
-			l.devLayers, l.devWeights = e.layOut()
-			l.runs = stageRuns(l.devWeights)
+			l.devLayers, l.devWeights, l.leading = e.layOut()
+			l.runs = layoutRuns{all: stageRuns(l.devWeights, nil), partial: stageRuns(l.devWeights, l.leading)}
 			p.layouts[k] = l
 		}
 		p.lastLayout.key, p.lastLayout.layout, p.lastLayout.ok = k, l, true
 	}
-	return l.devLayers, l.devWeights, l.runs
+	return l.devLayers, l.devWeights, l.leading, l.runs
 }
 
 // FewestRecomputeLayers returns ex, an execution that recomputes every
 // layer (full recomputation, RecomputeLayers 0), with RecomputeLayers set
 // to the fewest layers of each chunk that must recompute for its most
-// loaded GPU to fit (Memory.Fits), and ok; ok is false when none need
-// recompute (ex without recomputation fits), when recomputing fewer than
-// every layer of its largest chunk does not fit, or when ex is not such
-// an execution. Memory never grows with the layers recomputed, so a
-// bisection finds the fewest; it predicts memory alone, evaluations times
-// (about log2 of the chunk's layers).
-func (p *Predictor) FewestRecomputeLayers(ex plan.Execution) (fewest plan.Execution, ok bool, evaluations int, err error) {
+// loaded GPU to fit (Memory.Fits), its prediction as PredictPeak gives it,
+// and ok; ok is false when none need recompute (ex without recomputation
+// fits), when recomputing fewer than every layer of its longest chunk
+// does not fit, or when ex is not such an execution. Memory never grows
+// with the layers recomputed, so a bisection finds the fewest, each step
+// the memory of one evaluator's devices with another count (about log2 of
+// the chunk's layers steps).
+func (p *Predictor) FewestRecomputeLayers(ex plan.Execution) (fewest plan.Execution, pr Prediction, ok bool, err error) {
 	if ex.Recompute != model.RecomputeFull || ex.RecomputeLayers != 0 {
-		return ex, false, 0, nil
+		return ex, pr, false, nil
 	}
-	fits := func(n int) (bool, error) {
-		x := ex
-		if x.RecomputeLayers = n; n == 0 {
-			x.Recompute = model.RecomputeNone
-		}
-		e, err := evaluatorFor(p, x)
-		if err != nil {
-			return false, err
-		}
-		evaluations++
-		return e.peakMemory().Fits(), nil
+	some := ex
+	some.RecomputeLayers = 1
+	e, err := evaluatorFor(p, some)
+	if err != nil {
+		return ex, pr, false, err
 	}
-	largest := slices.Max(SplitLayers(p.tr, max(ex.PP, 1)*max(ex.Interleave, 1)))
-	lo, hi := 0, largest-1 // the fewest is in (lo, hi] once hi fits and lo does not
-	if hi < 1 {
-		return ex, false, evaluations, nil
+	longest := 0
+	for _, lead := range e.leading {
+		longest = max(longest, len(lead)-1)
 	}
-	if ok, err := fits(lo); err != nil || ok {
-		return ex, false, evaluations, err
+	fits := func(n int) bool {
+		e.recomputeN = n // 0: none recompute
+		return e.peakMemory().Fits()
 	}
-	if ok, err := fits(hi); err != nil || !ok {
-		return ex, false, evaluations, err
+	lo, hi := 0, longest-1 // the fewest is in (lo, hi] once hi fits and lo does not
+	if hi < 1 || fits(lo) || !fits(hi) {
+		return ex, pr, false, nil
 	}
 	for hi-lo > 1 {
-		mid := (lo + hi) / 2
-		ok, err := fits(mid)
-		if err != nil {
-			return ex, false, evaluations, err
-		}
-		if ok {
+		if mid := (lo + hi) / 2; fits(mid) {
 			hi = mid
 		} else {
 			lo = mid
 		}
 	}
 	ex.RecomputeLayers = hi
-	return ex, true, evaluations, nil
+	e.cfg.RecomputeLayers, e.recomputeN = hi, hi // the evaluator evaluatorFor(ex) gives
+	return ex, e.predict(false), true, nil
 }

@@ -138,6 +138,13 @@ func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTD
 	}
 	var res PTDPResult
 	predictions, work := 0, SearchWork(tr)
+	// plain is the latest chain without recomputation (its configuration,
+	// microbatch 0) and the largest microbatch of it that fit: the chains
+	// of one configuration come none, selective, full.
+	var plain struct {
+		chain plan.Execution
+		fit   int
+	}
 	for i, tp := range pairs {
 		if err := ctx.Err(); err != nil {
 			return PTDPResult{}, err
@@ -146,6 +153,7 @@ func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTD
 		// larger than the work limit lets the search go.
 		for chain := range opt.chains(tr, c.GPUs(), tp[0], tp[1]) {
 			var misfits zeroMisfits
+			this := chainOf(chain[0])
 			for _, cfg := range chain {
 				cand, n, err := evaluateZeRO(predict, cfg, opt.SearchZeRO, &misfits)
 				if err != nil {
@@ -159,10 +167,16 @@ func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTD
 					res.Infeasible = res.keep(res.Infeasible, cand, memoryNeed(&cand), opt.Keep, memoryNeed)
 					break // larger microbatches need more memory still
 				}
-				if f := opt.Fixed; f.Recompute == "" {
-					// Searched recomputation: of full recomputation's
-					// candidates, recompute as few layers as fit.
-					if cand, n, err = fewestRecomputed(pred, predict, cand); err != nil {
+				switch {
+				case cfg.Recompute == model.RecomputeNone:
+					plain.chain, plain.fit = this, cfg.MicrobatchSize
+				case opt.Fixed.Recompute == "" && (plain.chain != this || cfg.MicrobatchSize > plain.fit) && !(opt.Keep > 0 && len(res.Candidates) == opt.Keep &&
+					iterationTime(&cand)*MinRecomputeSpeedup >= iterationTime(&res.Candidates[opt.Keep-1])):
+					// Searched recomputation, and this configuration does
+					// not fit without: of full recomputation's candidates,
+					// recompute as few layers as fit — unless the fewest
+					// could not be among the Keep kept.
+					if cand, n, err = fewestRecomputed(pred, cand); err != nil {
 						return PTDPResult{}, err
 					}
 					predictions += n
@@ -336,20 +350,34 @@ func EvaluatePTDPZeRO(tr model.Transformer, c hw.Cluster, cfg plan.Execution, op
 	return best, total, nil
 }
 
+// MinRecomputeSpeedup bounds how much faster an execution recomputing
+// fewer layers than every one can be: its step takes at least this share
+// of full recomputation's. Full recomputation at most doubles each part
+// of a step — the forward pass it reruns is part of the compute it adds
+// to, and the collectives it repeats (the forward's tensor-parallel ones,
+// context parallelism's gathers) are at most as many as the rest — and
+// what hides behind the compute (expert, data-parallel and ZeRO-3
+// communication) is only more exposed without it.
+const MinRecomputeSpeedup = 0.5
+
+// chainOf is the configuration of cfg's chain (PTDPOptions.chains): cfg
+// without its microbatch and recomputation.
+func chainOf(cfg plan.Execution) plan.Execution {
+	cfg.MicrobatchSize, cfg.Recompute = 0, ""
+	return cfg
+}
+
 // fewestRecomputed returns cand, a candidate that fits, recomputing as few
 // layers of each chunk as fit (cost.Predictor.FewestRecomputeLayers) when
-// it recomputes every layer, predicted with predict; it is faster and
-// still fits. It returns how many predictions it made.
-func fewestRecomputed(pred *cost.Predictor, predict func(plan.Execution) (cost.Prediction, error), cand PTDPCandidate) (PTDPCandidate, int, error) {
-	ex, ok, n, err := pred.FewestRecomputeLayers(cand.Config)
+// it recomputes every layer; it is faster and still fits. It returns how
+// many predictions it made: the bisection's, of memory alone, and the
+// chosen one's count as two.
+func fewestRecomputed(pred *cost.Predictor, cand PTDPCandidate) (PTDPCandidate, int, error) {
+	ex, pr, ok, err := pred.FewestRecomputeLayers(cand.Config)
 	if err != nil || !ok {
-		return cand, n, err
+		return cand, 2, err
 	}
-	pr, err := predict(ex)
-	if err != nil {
-		return cand, n + 1, err
-	}
-	return unreasoned(ex, pr), n + 1, nil
+	return unreasoned(ex, pr), 2, nil
 }
 
 // better reports whether a is to be preferred to b: a fits and b does not,

@@ -32,7 +32,7 @@ func bruteForcePTDP(t *testing.T, tr model.Transformer, c hw.Cluster, opt PTDPOp
 					t.Fatal(err)
 				}
 				if cand.Fits && opt.Fixed.Recompute == "" {
-					cand.Config, cand.Prediction = fewestRecomputedBrute(t, tr, c, cand.Config, cand.Prediction, opt.Cost)
+					cand.Config, cand.Prediction = fewestRecomputedBrute(t, tr, c, cand.Config, cand.Prediction, opt)
 				}
 				cand.Prediction.StageMemory = nil
 				switch {
@@ -53,27 +53,28 @@ func bruteForcePTDP(t *testing.T, tr model.Transformer, c hw.Cluster, opt PTDPOp
 // chunk recompute, the plain way: for ex, a fitting execution that
 // recomputes every layer, each count from 1 up to one under the largest
 // chunk's layers in turn, predicted afresh, the first that fits; ex and pr
-// unchanged when none does, when ex fits without recomputation, or when
-// ex is not such an execution.
-func fewestRecomputedBrute(t *testing.T, tr model.Transformer, c hw.Cluster, ex plan.Execution, pr cost.Prediction, opt cost.Options) (plan.Execution, cost.Prediction) {
+// unchanged when none does, when ex fits without recomputation (with the
+// ZeRO stage opt searches or fixes: EvaluatePTDPZeRO), or when ex is not
+// such an execution.
+func fewestRecomputedBrute(t *testing.T, tr model.Transformer, c hw.Cluster, ex plan.Execution, pr cost.Prediction, opt PTDPOptions) (plan.Execution, cost.Prediction) {
 	t.Helper()
 	if ex.Recompute != model.RecomputeFull || ex.RecomputeLayers != 0 {
 		return ex, pr
 	}
 	plain := ex
-	plain.Recompute = model.RecomputeNone
-	none, err := cost.Predict(tr, c, plain, opt)
+	plain.Recompute, plain.ZeRO = model.RecomputeNone, opt.Fixed.ZeRO
+	none, _, err := EvaluatePTDPZeRO(tr, c, plain, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if none.Memory.Fits() {
+	if none.Fits {
 		return ex, pr
 	}
 	largest := slices.Max(cost.SplitLayers(tr, ex.PP*max(ex.Interleave, 1)))
 	for n := 1; n < largest; n++ {
 		x := ex
 		x.RecomputeLayers = n
-		got, err := cost.Predict(tr, c, x, opt)
+		got, err := cost.Predict(tr, c, x, opt.Cost)
 		if err != nil {
 			t.Fatal(err)
 		}

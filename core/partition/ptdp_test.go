@@ -172,7 +172,7 @@ func TestPTDPMatchesBruteForce(t *testing.T) {
 							}
 							if pr.Memory.Fits() {
 								// Recomputation searched: as few layers as fit.
-								cfg, pr = fewestRecomputedBrute(t, tr, c, cfg, pr, cost.Options{})
+								cfg, pr = fewestRecomputedBrute(t, tr, c, cfg, pr, PTDPOptions{Fixed: plan.Execution{GlobalBatch: B}})
 							}
 							want[key{tp, p, d, b, v, r}] = pr
 							wantLayers[key{tp, p, d, b, v, r}] = cfg.RecomputeLayers

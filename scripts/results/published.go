@@ -189,7 +189,7 @@ func publishedCells(c cost.PublishedComparison) []string {
 		chosen = append(chosen, fmt.Sprintf("v%d", ex.Interleave))
 	}
 	if r.Recompute == "" {
-		chosen = append(chosen, "recompute "+string(ex.Recompute))
+		chosen = append(chosen, "recompute "+ex.RecomputeText())
 	}
 	if r.VP > 1 {
 		degrees += fmt.Sprintf(" v%d", r.VP)
