@@ -55,14 +55,22 @@ func bruteForcePTDP(t *testing.T, tr model.Transformer, c hw.Cluster, opt PTDPOp
 // chunk's layers in turn, predicted afresh, the first that fits; ex and pr
 // unchanged when none does, when ex fits without recomputation (with the
 // ZeRO stage opt searches or fixes: EvaluatePTDPZeRO), or when ex is not
-// such an execution.
+// such an execution. It also checks the bound the search prunes with:
+// recomputing no layer at all is no faster than MinRecomputeSpeedup of
+// recomputing every one.
 func fewestRecomputedBrute(t *testing.T, tr model.Transformer, c hw.Cluster, ex plan.Execution, pr cost.Prediction, opt PTDPOptions) (plan.Execution, cost.Prediction) {
 	t.Helper()
 	if ex.Recompute != model.RecomputeFull || ex.RecomputeLayers != 0 {
 		return ex, pr
 	}
 	plain := ex
-	plain.Recompute, plain.ZeRO = model.RecomputeNone, opt.Fixed.ZeRO
+	plain.Recompute = model.RecomputeNone
+	if same, err := cost.Predict(tr, c, plain, opt.Cost); err != nil {
+		t.Fatal(err)
+	} else if same.IterationSeconds < MinRecomputeSpeedup*pr.IterationSeconds {
+		t.Errorf("%+v: %.4g s without recomputation, under %.2f of full recomputation's %.4g s (MinRecomputeSpeedup)", plain, same.IterationSeconds, MinRecomputeSpeedup, pr.IterationSeconds)
+	}
+	plain.ZeRO = opt.Fixed.ZeRO
 	none, _, err := EvaluatePTDPZeRO(tr, c, plain, opt)
 	if err != nil {
 		t.Fatal(err)
