@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -375,5 +376,56 @@ func TestEndToEndStar(t *testing.T) {
 	checkTrained(t, r, 2)
 	if r.Schedule != "1f1b-star" {
 		t.Errorf("schedule %q", r.Schedule)
+	}
+}
+
+// TestEndToEndRecompute runs plans with activation recomputation: the
+// Llama-style tp 2 × pp 2 plan under 1F1B recomputing the first layer of
+// each stage's two (full, --recompute-method block) or the attention cores
+// (selective), and the 2BW plan recomputing every layer, whose recomputed
+// forwards must read the weight version their forward ran with. Each
+// trains as its reference does, and each rank's counts of forward passes
+// show the recomputation: per chunk forward, 2 layers and 2 attention
+// cores without it; 3 and 3 recomputing one layer; 2 and 4 recomputing the
+// cores; 4 and 4 recomputing both layers.
+func TestEndToEndRecompute(t *testing.T) {
+	torchPython(t)
+	t.Parallel()
+	for _, c := range []struct {
+		plan, recompute string
+		ranks, steps    int
+		layers, cores   int // per chunk forward
+	}{
+		{"tiny-llama-tp2.json", `"recompute": "full", "recompute_layers": 1,`, 4, 2, 3, 3},
+		{"tiny-llama-tp2.json", `"recompute": "selective",`, 4, 2, 2, 4},
+		// Enough batches that the weights a backward recomputes with tell
+		// the version of its forward from the newest one.
+		{"tiny-2bw.json", `"recompute": "full",`, 2, 5, 4, 4},
+	} {
+		t.Run(c.plan+" "+c.recompute, func(t *testing.T) {
+			t.Parallel() // each a torchrun job of its own
+			data, err := os.ReadFile(filepath.Join("testdata", c.plan))
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := strings.Replace(string(data), `"recompute": "none",`, c.recompute, 1)
+			if text == string(data) {
+				t.Fatalf("%s has no recompute none to replace", c.plan)
+			}
+			path := filepath.Join(t.TempDir(), c.plan)
+			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, results, _ := runE2EKept(t, "--steps", strconv.Itoa(c.steps), path)
+			if r.Ranks != c.ranks || len(r.Losses) != c.steps+1 || r.MaxLossRelDiff == nil || *r.MaxLossRelDiff > cpuLossTolerance {
+				t.Fatalf("%d ranks (want %d), losses %v vs reference %v (max rel. diff %v)", r.Ranks, c.ranks, r.Losses, r.ReferenceLosses, r.MaxLossRelDiff)
+			}
+			for _, res := range results {
+				f := res.Forwards
+				if f.Chunk == 0 || f.Layer != c.layers*f.Chunk || f.AttentionCore != c.cores*f.Chunk {
+					t.Errorf("rank %d: %d chunk, %d layer and %d attention-core forwards; want %d and %d of the latter per chunk forward", res.Rank, f.Chunk, f.Layer, f.AttentionCore, c.layers, c.cores)
+				}
+			}
+		})
 	}
 }

@@ -124,6 +124,12 @@ type runConfig struct {
 	// replicated unequally and fed round-robin (1F1B-RR: microbatch k runs
 	// on replica k mod r of stage s); nil for parallel pipelines.
 	StageReplicas []int `json:"stage_replicas,omitempty"`
+	// Recompute is the plan's activation recomputation (none, selective,
+	// full) and RecomputeLayers, with full, how many layers of each model
+	// chunk recompute (0: every one); model.py runs them through
+	// torch.utils.checkpoint.
+	Recompute       string `json:"recompute"`
+	RecomputeLayers int    `json:"recompute_layers"`
 	// Zero is the plan's ZeRO stage: 1 shards the optimizer state over the
 	// data-parallel replicas (the distributed optimizer).
 	Zero int `json:"zero"`
@@ -244,6 +250,7 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 		Comparable: !scaleDown && kind == p.Execution.Schedule, Batches: 1,
 		Zero: p.Execution.ZeRO, OverlapGradReduce: p.Execution.Overlap.GradReduce,
 		FirstBucketBytes: ddpFirstBucketBytes, BucketBytes: ddpBucketBytes,
+		Recompute: string(p.Execution.Recompute), RecomputeLayers: p.Execution.RecomputeLayers,
 	}
 	if roundRobin {
 		// The replicated input stage takes the whole global batch each step.

@@ -12,6 +12,7 @@ import math
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
 
 # Seed offsets of the model's parts: block i is seeded with index i, the others
 # with these (beyond any layer index a plan can have).
@@ -291,13 +292,47 @@ class ExpertParallel:
 
 
 class Parallel:
-    """Parallel is a rank's tensor-, context- and expert-parallel places;
-    each defaults to one rank (the unsplit reference)."""
+    """Parallel is a rank's tensor-, context- and expert-parallel places,
+    each defaulting to one rank (the unsplit reference), and its activation
+    recomputation (Recompute; none by default)."""
 
-    def __init__(self, model, tp=None, cp=None, ep=None):
+    def __init__(self, model, tp=None, cp=None, ep=None, recompute=None):
         self.tp = tp or TensorParallel()
         self.cp = cp or ContextParallel(model.get("seq", 1))
         self.ep = ep or ExpertParallel()
+        self.recompute = recompute or Recompute()
+
+
+class Recompute:
+    """Recompute is the plan's activation recomputation, as Megatron-LM
+    runs it: "selective" reruns the attention core in the backward pass
+    instead of keeping its activations; "full" reruns whole layers, each
+    keeping only its input — every layer, or with layers > 0 the first
+    layers of each model chunk (--recompute-method block). Both through
+    torch.utils.checkpoint (non-reentrant), which reruns a function's
+    forward, collectives included, when the backward needs what it did not
+    keep. FORWARDS counts the forward passes run (chunks, layers, attention
+    cores), recomputation included, for the rank's result."""
+
+    FORWARDS = {"chunk": 0, "layer": 0, "attention_core": 0}
+
+    def __init__(self, mode="none", layers=0):
+        if mode not in ("none", "selective", "full"):
+            raise ValueError("recompute: %r is not none, selective or full" % mode)
+        self.mode, self.layers = mode, layers
+
+    def core(self, fn, *args):
+        """core runs the attention core fn, recomputed when selective."""
+        if self.mode == "selective" and torch.is_grad_enabled():
+            return checkpoint(fn, *args, use_reentrant=False)
+        return fn(*args)
+
+    def layer(self, layer, index, x):
+        """layer runs the chunk's index-th layer on x, recomputed when full
+        covers it."""
+        if self.mode == "full" and (self.layers == 0 or index < self.layers) and torch.is_grad_enabled():
+            return checkpoint(layer, x, use_reentrant=False)
+        return layer(x)
 
 
 def generator(model, part):
@@ -460,7 +495,7 @@ class Block(torch.nn.Module):
         super().__init__()
         tp = par.tp
         h, a, kv, d = model["hidden"], model["heads"], model["kv_heads"], model["head_dim"]
-        self.tp, self.cp, self.rope = tp, par.cp, model["position"] == "rope"
+        self.tp, self.cp, self.rope, self.recompute = tp, par.cp, model["position"] == "rope", par.recompute
         self.heads, self.kv_heads, self.head_dim = a // tp.size, kv // tp.size, d
         g = generator(model, index)
         wq, wk, wv, wo = randn(g, a * d, h), randn(g, kv * d, h), randn(g, kv * d, h), randn(g, h, a * d)
@@ -491,14 +526,20 @@ class Block(torch.nn.Module):
         v = v.view(b, s, self.kv_heads, d).transpose(1, 2)
         if self.rope:
             q, k = rotary(q, self.cp.positions), rotary(k, self.cp.positions)
-        o = self.cp.attention(q, k, v).transpose(1, 2).reshape(b, s, n)
+        o = self.recompute.core(self.core, q, k, v).transpose(1, 2).reshape(b, s, n)
         return self.exit(F.linear(o, self.proj), self.proj_bias)
+
+    def core(self, q, k, v):
+        """core is the attention core: softmax attention, over the ring."""
+        Recompute.FORWARDS["attention_core"] += 1
+        return self.cp.attention(q, k, v)
 
     def exit(self, o, bias):
         o = self.tp.exit(o)
         return o if bias is None else o + self.tp.shared(bias)
 
     def forward(self, x):
+        Recompute.FORWARDS["layer"] += 1
         x = x + self.attention(x)
         y = self.norm2(x)
         return x + self.exit(self.mlp(self.tp.enter(y), y), self.mlp.fc2_bias)
@@ -563,7 +604,7 @@ class Chunk(torch.nn.Module):
 
     def __init__(self, model, first, last, has_input, has_loss, par):
         super().__init__()
-        self.has_loss, self.transformer = has_loss, model["kind"] == "transformer"
+        self.has_loss, self.transformer, self.recompute = has_loss, model["kind"] == "transformer", par.recompute
         self.bf16 = self.transformer and model.get("precision") == "bf16"
         self.embedding = Embedding(model, par) if self.transformer and has_input else None
         self.layers = torch.nn.ModuleList([self.make_layer(model, i, par) for i in range(first, last + 1)])
@@ -587,10 +628,11 @@ class Chunk(torch.nn.Module):
         return self.run(x, target)
 
     def run(self, x, target):
+        Recompute.FORWARDS["chunk"] += 1
         if self.embedding is not None:
             x = self.embedding(x)
-        for layer in self.layers:
-            x = layer(x)
+        for i, layer in enumerate(self.layers):
+            x = self.recompute.layer(layer, i, x)
         if not self.has_loss:
             return x
         if self.head is not None:

@@ -32,6 +32,17 @@ type rankResult struct {
 	// optimizer's state (momentum buffers: 1/dp of them under ZeRO-1).
 	ParameterBytes      float64 `json:"parameter_bytes"`
 	OptimizerStateBytes float64 `json:"optimizer_state_bytes"`
+	// Forwards counts the forward passes the rank ran over the whole run,
+	// recomputation included: of its model chunks, of transformer layers
+	// and of attention cores (model.py's Recompute.FORWARDS).
+	Forwards forwardCounts `json:"forwards"`
+}
+
+// forwardCounts are a rank's forward passes (rankResult.Forwards).
+type forwardCounts struct {
+	Chunk         int `json:"chunk"`
+	Layer         int `json:"layer"`
+	AttentionCore int `json:"attention_core"`
 }
 
 // actionTiming is one executed action: F, B, I, W, OPT_STEP, RECV_F and

@@ -127,10 +127,7 @@ func predictedStageCosts(p *plan.Plan, c *runConfig) ([]schedule.StageCost, stri
 		from = "the layer profile's times, summed over each stage's layers"
 	} else {
 		busy := p.Predictions.IterationSeconds * (1 - p.Predictions.BubbleFraction)
-		ratio := 2.0
-		if p.Execution.Recompute == model.RecomputeFull {
-			ratio = 3
-		}
+		ratio := 2 + recomputedShare(p)
 		per := busy / float64(c.Microbatches*c.Chunks) / (1 + ratio)
 		for k := range costs {
 			costs[k] = schedule.StageCost{FwdSeconds: per, BwdSeconds: ratio * per}
@@ -145,6 +142,31 @@ func predictedStageCosts(p *plan.Plan, c *runConfig) ([]schedule.StageCost, stri
 		from += "; W = half the backward"
 	}
 	return costs, from
+}
+
+// recomputedShare is the share of plan p's layers whose forward pass the
+// backward reruns: every one with full recomputation, the first
+// RecomputeLayers of each model chunk when set; none otherwise (selective
+// recomputation reruns only the attention core).
+func recomputedShare(p *plan.Plan) float64 {
+	e := p.Execution
+	if e.Recompute != model.RecomputeFull {
+		return 0
+	}
+	var all, rerun int
+	for _, st := range p.Stages {
+		n := max(0, st.LastLayer-st.FirstLayer+1) // a chunk of the embedding or output layer alone holds none
+		all += n
+		if e.RecomputeLayers == 0 {
+			rerun += n
+		} else {
+			rerun += min(n, e.RecomputeLayers)
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return float64(rerun) / float64(all)
 }
 
 // stageAnalysis is what the action records give: per-stage times, the

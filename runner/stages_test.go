@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"pipeplan/core/model"
 )
 
 // fixtureResults reads the hand-made per-rank fixtures of
@@ -216,5 +218,31 @@ func TestPerStageReportBadRecords(t *testing.T) {
 	if svg, err := r.addStages(context.Background(), p, c, results); err != nil || svg != nil || r.PerStage != nil ||
 		!strings.HasPrefix(r.PerStageNote, "the action records are not usable (rank 0: result.actions: step 1 has 7 compute actions") {
 		t.Errorf("svg %d bytes, %v, per stage %+v, note %q", len(svg), err, r.PerStage, r.PerStageNote)
+	}
+}
+
+// TestPredictedStageCostsRecompute: without per-stage times, a
+// transformer plan's predicted backward is twice its forward, plus the
+// forward it reruns for the layers that recompute: every one (3×), the
+// first of each two-layer stage (2.5×), or none for selective
+// recomputation (2×, the attention core aside).
+func TestPredictedStageCostsRecompute(t *testing.T) {
+	for _, c := range []struct {
+		recompute string
+		layers    int
+		ratio     float64
+	}{{"none", 0, 2}, {"selective", 0, 2}, {"full", 0, 3}, {"full", 1, 2.5}, {"full", 5, 3}} {
+		p := loadPlan(t, "tiny-llama-tp2.json") // two stages of two layers
+		p.Execution.Recompute, p.Execution.RecomputeLayers = model.Recompute(c.recompute), c.layers
+		rc, err := newRunConfig(p, options{device: "cpu", steps: 2, warmup: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		costs, from := predictedStageCosts(p, rc)
+		for k, sc := range costs {
+			if !near(sc.BwdSeconds/sc.FwdSeconds, c.ratio) {
+				t.Errorf("recompute %s, %d layers: stage %d backward %.3g × forward, want %g (%s)", c.recompute, c.layers, k, sc.BwdSeconds/sc.FwdSeconds, c.ratio, from)
+			}
+		}
 	}
 }

@@ -28,7 +28,7 @@ import time
 import torch
 import torch.distributed as dist
 
-from model import Chunk, ContextParallel, ExpertParallel, Parallel, TensorParallel, activation_shape, microbatch
+from model import Chunk, ContextParallel, ExpertParallel, Parallel, Recompute, TensorParallel, activation_shape, microbatch
 
 ACTION = re.compile(r"^(\d+)(F|B|I|W|OPT_STEP)(\d*)(?:v(\d+))?$")
 
@@ -119,7 +119,8 @@ def make_groups(cfg, me):
         model,
         TensorParallel(tp, me["tp_rank"], mine.get("tp"), cfg["sequence_parallel"]),
         ContextParallel(model.get("seq", 1), cp, me["cp_rank"], mine.get("cp"), mine.get("cp ranks")),
-        ExpertParallel(ep, mine["ep ranks"].index(me["rank"]) if ep > 1 else 0, mine.get("ep"), mine.get("expert grads")))
+        ExpertParallel(ep, mine["ep ranks"].index(me["rank"]) if ep > 1 else 0, mine.get("ep"), mine.get("expert grads")),
+        Recompute(cfg["recompute"], cfg["recompute_layers"]))
     return par, mine.get("dp"), mine.get("tied")
 
 
@@ -403,6 +404,7 @@ class Rank:
         self.shape = activation_shape(cfg)
         self.versioning = cfg["versioning"]
         self.versioned = self.versioning != "synchronous"
+        self.recomputes = cfg["recompute"] != "none"
         self.m = cfg["microbatches"]
         self.total = self.m * cfg["batches"]
         self.reps = cfg.get("stage_replicas")
@@ -525,17 +527,26 @@ class Rank:
                     grad = self.recv(vs + 1, GRADIENT, vs, mb)
                     self.timeline.add("RECV_B", vs, mb, start)
                     start = self.timeline.now()
-                if kind == "B":
-                    if reducer is not None:
-                        reducer.arm(True)
-                    torch.autograd.backward(out, grad)
-                    if reducer is not None:
-                        reducer.arm(False)
-                    gx = x.grad if vs > 0 else None
-                else:
-                    # The input gradient only; W computes the weight gradients later.
-                    gx = torch.autograd.grad(out, [x], grad, retain_graph=True)[0] if vs > 0 else None
-                    deferred[(vs, mb)] = (out, grad)
+                # A recomputed forward reads the chunk's weights again: the
+                # version its forward ran with.
+                rerun = self.versioned and self.recomputes
+                if rerun:
+                    swap_parameters(chunk, {id(p): s for p, s in zip(self.params[vs], self.versions[vs][version])})
+                try:
+                    if kind == "B":
+                        if reducer is not None:
+                            reducer.arm(True)
+                        torch.autograd.backward(out, grad)
+                        if reducer is not None:
+                            reducer.arm(False)
+                        gx = x.grad if vs > 0 else None
+                    else:
+                        # The input gradient only; W computes the weight gradients later.
+                        gx = torch.autograd.grad(out, [x], grad, retain_graph=True)[0] if vs > 0 else None
+                        deferred[(vs, mb)] = (out, grad)
+                finally:
+                    if rerun:
+                        swap_parameters(chunk, {id(s): p for p, s in zip(self.params[vs], self.versions[vs][version])})
                 if vs > 0:
                     send(gx, vs - 1, GRADIENT, mb)
                 if self.versioned:
@@ -719,6 +730,7 @@ def run_rank(cfg):
         "parameter_bytes": sum(p.numel() * p.element_size() for ps in worker.params.values() for p in ps),
         "optimizer_state_bytes": sum(t.numel() * t.element_size() for st in worker.opt.state.values()
                                      for t in st.values() if torch.is_tensor(t)),
+        "forwards": dict(Recompute.FORWARDS),
     }
     write_json(os.path.join(cfg["out_dir"], "result-rank%d.json" % rank), result)
     dist.barrier()
