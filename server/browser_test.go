@@ -1437,6 +1437,28 @@ func TestBrowser(t *testing.T) {
 		}
 		tb.checkPageErrors(t)
 	})
+	t.Run("PartialRecompute", func(t *testing.T) {
+		// Full recomputation of the first two layers of each chunk, from
+		// the link: the input shows the count and every candidate's
+		// recompute cell says it.
+		tb := b.openState(t, planState(func(p *request.Plan) {
+			p.Model, p.GPU, p.Nodes, p.GlobalBatch, p.Seq, p.Recompute, p.RecomputeLayers = "llama3-8b", "nvidia-h100-sxm5-80gb", 1, 64, 8192, "full", 2
+		}))
+		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("cancel-plan") === null`)
+		if got := eval[string](t, tb, `document.getElementById("recompute_layers").value`); got != "2" {
+			t.Errorf("recompute_layers input %q, want 2", got)
+		}
+		cells := eval[[]string](t, tb, `[...document.querySelectorAll("#candidates tbody tr")].map(r => r.textContent)`)
+		if len(cells) == 0 {
+			t.Fatalf("no candidates (error %q)", tb.text(t, "#plan-error"))
+		}
+		for _, row := range cells {
+			if !strings.Contains(row, "full, 2 layers a chunk") {
+				t.Errorf("candidate row %q does not say its recomputation", short(row))
+			}
+		}
+		tb.checkPageErrors(t)
+	})
 	t.Run("UnknownPresetFallsBackVisibly", func(t *testing.T) {
 		// A link naming a preset this build lacks opens on the defaults
 		// with a banner that names it.
