@@ -275,8 +275,13 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan,
 		Transformer:          &tr, Params: tr.Params(), ActiveParams: tr.ActiveParams(), Mode: "search"}
 	flash, note := flashFor(in.FlashAttention, c.GPU)
 	res.Note = note
+	if modules, err := model.ParseRecomputeModules(in.RecomputeModules); err == nil { // request validation checked the names
+		if err := tr.CheckRecomputeModules(modules); err != nil {
+			return Result{}, &request.FieldError{Field: "plan.recompute_modules", Msg: strings.TrimPrefix(err.Error(), "recompute_modules: ")}
+		}
+	}
 	opt := partition.PTDPOptions{Fixed: plan.Execution{GlobalBatch: in.GlobalBatch, ScatterGather: true,
-		Optimizer: in.Optimizer, Recompute: model.Recompute(in.Recompute), RecomputeLayers: in.RecomputeLayers,
+		Optimizer: in.Optimizer, Recompute: model.Recompute(in.Recompute), RecomputeLayers: in.RecomputeLayers, RecomputeModules: in.RecomputeModules,
 		TP: in.TP, PP: in.PP, CP: in.CP, EP: in.EP, ETP: in.ETP, EPDispatcher: in.EPDispatcher, MicrobatchSize: in.Microbatch, Interleave: in.Interleave,
 		SequenceParallel: in.UsesSequenceParallel(), FlashAttention: flash, FP8ParamGather: in.FP8ParamGather, Schedule: schedule.Kind(in.Schedule), Overlap: overlapFor(in, c.GPU),
 		UnfusedGradAccumulation: in.UnfusedGradAccumulation},

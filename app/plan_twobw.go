@@ -117,6 +117,8 @@ func twoBWUnsupported(in request.Plan) (string, any) {
 		return "plan.etp", in.ETP
 	case in.RecomputeLayers > 0:
 		return "plan.recompute_layers", in.RecomputeLayers
+	case in.RecomputeModules != "":
+		return "plan.recompute_modules", in.RecomputeModules
 	case in.ZeRO != nil && *in.ZeRO > 0:
 		return "plan.zero", *in.ZeRO
 	case in.SequenceParallel != nil && *in.SequenceParallel:

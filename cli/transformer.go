@@ -38,7 +38,7 @@ var transformerFlags = map[string]string{
 	"plan.inter_node_gbps": "inter-node-bandwidth", "plan.global_batch": "batch", "plan.tp": "tp", "plan.pp": "pp",
 	"plan.cp": "cp", "plan.ep": "ep", "plan.etp": "etp", "plan.ep_dispatcher": "ep-dispatcher", "plan.overlap_ep_comm": "overlap-ep-comm", "plan.fp8_param_gather": "fp8-param-gather",
 	"plan.flash_attention": "flash-attention", "plan.attention_kernel": "attention-kernel",
-	"plan.microbatch": "microbatch", "plan.interleave": "interleave", "plan.recompute": "recompute", "plan.recompute_layers": "recompute-layers",
+	"plan.microbatch": "microbatch", "plan.interleave": "interleave", "plan.recompute": "recompute", "plan.recompute_layers": "recompute-layers", "plan.recompute_modules": "recompute-modules",
 	"plan.optimizer": "optimizer", "plan.zero": "zero", "plan.top": "top", "plan.mtp_layers": "mtp-layers",
 	"plan.planner": "planner", "plan.schedule": "schedule",
 	"plan.calibration": "calibration",
@@ -120,6 +120,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	interleave := fs.Int("interleave", d.Interleave, "model chunks per GPU v (omit to search)")
 	recompute := fs.String("recompute", d.Recompute, "activation recomputation: none, selective or full (omit to search: none, selective, or full on as few layers of each model chunk as fit)")
 	recomputeLayers := fs.Int("recompute-layers", d.RecomputeLayers, "with --recompute full, how many layers of each model chunk recompute, the first ones (Megatron-LM's --recompute-method block --recompute-num-layers); 0: every layer")
+	recomputeModules := fs.String("recompute-modules", d.RecomputeModules, "with --recompute selective, what it reruns, comma-separated as Megatron-Core's --recompute-modules names them (core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts); empty: core_attn")
 	optimizer := fs.String("optimizer", d.Optimizer, "optimizer: mixed-adam, mixed-adam-fp32-grads, adam or sgd (empty: mixed-adam)")
 	zero := fs.Int("zero", 0, "ZeRO stage over the data-parallel replicas, 0-3 (1: Megatron-LM's distributed optimizer, 3: FSDP; omit to search)")
 	mtp := fs.Int("mtp-layers", 0, "multi-token prediction modules trained after the last layer (DeepSeek-V3's 1; Megatron-LM's --mtp-num-layers), 0 to train without; omit for the model's own")
@@ -219,7 +220,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	in.GPU, in.Nodes, in.GPUsPerNode, in.InterNodeGBps = *gpuID, *gpus / *perNode, *perNode, *interBW/1e9
 	in.GlobalBatch, in.TP, in.PP, in.CP, in.EP, in.ETP = *batch, *tp, *pp, *cp, *ep, *etp
 	in.EPDispatcher, in.OverlapEPComm, in.FP8ParamGather = *epDispatcher, *overlapEP, *fp8Gather
-	in.Microbatch, in.Interleave, in.Recompute, in.RecomputeLayers = *micro, *interleave, *recompute, *recomputeLayers
+	in.Microbatch, in.Interleave, in.Recompute, in.RecomputeLayers, in.RecomputeModules = *micro, *interleave, *recompute, *recomputeLayers, *recomputeModules
 	in.CPComm, in.AttentionKernel = *cpComm, *attnKernel
 	if set["sequence-parallel"] {
 		in.SequenceParallel = seqPar

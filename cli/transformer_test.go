@@ -163,6 +163,7 @@ func TestTransformerBadInput(t *testing.T) {
 		{[]string{"--zero", "4"}, "--zero (plan.zero): must be in [0, 3], got 4"},
 		{[]string{"--overlap-grad-reduce=maybe"}, "invalid boolean value"},
 		{[]string{"--cp", "-1"}, "--cp (plan.cp): must be in [0, 65536], got -1"},
+		{[]string{"--recompute", "selective", "--recompute-modules", "moe_act"}, "--recompute-modules (plan.recompute_modules): moe_act needs a mixture-of-experts model, and transformer l=96 h=12288 a=96 has none"},
 		{[]string{"--recompute-layers", "2"}, `--recompute-layers (plan.recompute_layers): 2 layers a chunk recompute only with recompute "full", got recompute ""`},
 		{[]string{"--cp-comm", "ring"}, `--cp-comm (plan.cp_comm): must be one of "p2p", "all_gather", "a2a", got "ring" (empty: searched per candidate)`},
 		{[]string{"--cp-comm", "a2a+p2p"}, "--cp-comm (plan.cp_comm): hierarchical context parallelism \"a2a+p2p\" is not modelled yet"},

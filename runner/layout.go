@@ -202,6 +202,9 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
+	if m := p.Execution.RecomputeModules; m != "" && m != model.ModuleCoreAttn.String() {
+		return nil, fmt.Errorf("execution.recompute_modules: the runner's selective recomputation reruns the attention core alone (core_attn); this plan has %q", m)
+	}
 	if err := checkZero(p.Execution.ZeRO); err != nil {
 		return nil, err
 	}

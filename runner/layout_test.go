@@ -208,6 +208,9 @@ func TestRunConfigRejects(t *testing.T) {
 		{"ep width", func(p *plan.Plan) { p.Execution.EP, p.Model.Transformer.MoE = 4, &model.MoE{Experts: 8, TopK: 2} }, "execution.ep: 4 must divide the data × context-parallel ranks it is drawn from (2 replicas × cp 1 = 2)"},
 		{"etp folded", func(p *plan.Plan) { p.Execution.TP, p.Execution.EP = 2, 2 }, "execution.etp: the runner splits each expert over the 2 tensor-parallel ranks and draws expert parallelism from the data × context-parallel ranks (etp = tp = 2); this plan has etp 1"},
 		{"cp all_gather", func(p *plan.Plan) { p.Execution.CP, p.Execution.CPComm = 2, plan.CPCommAllGather }, `execution.cp_comm: "all_gather" is not run by the runner yet`},
+		{"recompute modules", func(p *plan.Plan) {
+			p.Execution.Recompute, p.Execution.RecomputeModules = model.RecomputeSelective, "core_attn,mlp"
+		}, `execution.recompute_modules: the runner's selective recomputation reruns the attention core alone (core_attn); this plan has "core_attn,mlp"`},
 		{"cp rr", func(p *plan.Plan) { p.Execution.Schedule, p.Execution.CP = schedule.OneFOneBRR, 2 }, "execution.cp: context parallelism (2) under 1f1b-rr (round-robin stage replicas) is not supported by the runner"},
 		{"ep pipedream replicas", func(p *plan.Plan) {
 			p.Execution.Schedule, p.Execution.EP, p.Stages[0].Replicas = schedule.PipeDream, 2, 2

@@ -123,14 +123,14 @@ func (a *App) DownloadCandidatesCSV() {
 	r := a.Plan.Result
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	w.Write([]string{"rank", "planner", "t", "p", "cp", "ep", "etp", "d", "b", "v", "m", "schedule", "recompute", "recompute_layers", "zero", "global_batch",
+	w.Write([]string{"rank", "planner", "t", "p", "cp", "ep", "etp", "d", "b", "v", "m", "schedule", "recompute", "recompute_layers", "recompute_modules", "zero", "global_batch",
 		"step_s", "samples_per_s", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu",
 		"peak_memory_gib", "capacity_gib", "bubble_idle_share", "bubble_fraction_paper", "fits", "reason"})
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	write := func(rank string, c app.Candidate) {
 		w.Write([]string{rank, c.Planner, strconv.Itoa(c.Execution.TP), strconv.Itoa(c.Execution.PP), degree(c.Execution.CP), degree(c.Execution.EP), strconv.Itoa(c.Execution.ExpertTP()),
 			dataParallel(c), strconv.Itoa(c.Execution.MicrobatchSize), strconv.Itoa(c.Execution.Interleave), strconv.Itoa(c.Microbatches),
-			string(c.Execution.Schedule), string(c.Execution.Recompute), strconv.Itoa(c.Execution.RecomputeLayers), strconv.Itoa(c.Execution.ZeRO), strconv.Itoa(c.GlobalBatch),
+			string(c.Execution.Schedule), string(c.Execution.Recompute), strconv.Itoa(c.Execution.RecomputeLayers), c.Execution.RecomputeModules, strconv.Itoa(c.Execution.ZeRO), strconv.Itoa(c.GlobalBatch),
 			g(c.IterationSeconds), g(c.SamplesPerSecond), g(c.ModelTFLOPSPerGPU), g(c.TFLOPSPerGPU), g(c.MFU),
 			g((c.Memory.PeakBytes + c.Memory.ReserveBytes) / (1 << 30)), g(c.Memory.CapacityBytes / (1 << 30)),
 			g(bubbleShare(c)), g(c.BubbleFraction), strconv.FormatBool(c.Fits), c.Reason})

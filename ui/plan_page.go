@@ -350,6 +350,7 @@ var planInputs = map[string]planInput{
 	"cp":                     intInput(func(p *request.Plan) *int { return &p.CP }),
 	"ep":                     intInput(func(p *request.Plan) *int { return &p.EP }),
 	"recompute_layers":       intInput(func(p *request.Plan) *int { return &p.RecomputeLayers }),
+	"recompute_modules":      textInput(func(p *request.Plan) *string { return &p.RecomputeModules }),
 	"etp":                    intInput(func(p *request.Plan) *int { return &p.ETP }),
 	"cp_comm":                textInput(func(p *request.Plan) *string { return &p.CPComm }),
 	"attention_kernel":       textInput(func(p *request.Plan) *string { return &p.AttentionKernel }),

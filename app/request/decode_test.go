@@ -31,6 +31,8 @@ func TestDecodePlan(t *testing.T) {
 		{`{"zero":4}`, "plan.zero", "must be in [0, 3], got 4"},
 		{`{"recompute":"selective","recompute_layers":2}`, "plan.recompute_layers", `2 layers a chunk recompute only with recompute "full", got recompute "selective"`},
 		{`{"recompute":"full","recompute_layers":-1}`, "plan.recompute_layers", "got -1"},
+		{`{"recompute":"full","recompute_modules":"mlp"}`, "plan.recompute_modules", `"mlp" recompute only with recompute "selective", got recompute "full"`},
+		{`{"recompute":"selective","recompute_modules":"mlp,attn"}`, "plan.recompute_modules", `"attn" is not one of core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts`},
 		{`{"cp_comm":"allgather"}`, "plan.cp_comm", `must be one of "p2p", "all_gather", "a2a", got "allgather" (empty: searched per candidate)`},
 		{`{"cp_comm":"a2a+p2p"}`, "plan.cp_comm", "hierarchical context parallelism \"a2a+p2p\" is not modelled yet"},
 		{`{"cp_comm":2}`, "plan.cp_comm", "must be a JSON string"},

@@ -10,6 +10,7 @@ package request
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"pipeplan/core/cost"
@@ -82,6 +83,10 @@ type Plan struct {
 	// recomputes every layer. A searched recomputation tries full
 	// recomputation on as few layers as fit.
 	RecomputeLayers int `json:"recompute_layers,omitempty"`
+	// RecomputeModules, with Recompute "selective", names what it reruns,
+	// comma-separated in Megatron-Core's names (plan.Execution.
+	// RecomputeModules); "" is the attention core alone.
+	RecomputeModules string `json:"recompute_modules,omitempty"`
 	// TP, PP, Microbatch and Interleave fix the PTD-P search's tensor- and
 	// pipeline-parallel sizes, microbatch size and model chunks per GPU
 	// (0 = searched). With every one of them and Recompute given, the one
@@ -458,6 +463,17 @@ func (p Plan) Validate() error {
 	}
 	if p.RecomputeLayers > 0 && p.Recompute != string(model.RecomputeFull) {
 		return fieldErr("plan.recompute_layers", "%d layers a chunk recompute only with recompute %q, got recompute %q", p.RecomputeLayers, model.RecomputeFull, p.Recompute)
+	}
+	if p.RecomputeModules != "" {
+		if p.Recompute != string(model.RecomputeSelective) {
+			return fieldErr("plan.recompute_modules", "%q recompute only with recompute %q, got recompute %q", p.RecomputeModules, model.RecomputeSelective, p.Recompute)
+		}
+		if len(p.RecomputeModules) > MaxNameBytes {
+			return fieldErr("plan.recompute_modules", "must be at most %d bytes, got %d", MaxNameBytes, len(p.RecomputeModules))
+		}
+		if _, err := model.ParseRecomputeModules(p.RecomputeModules); err != nil {
+			return &FieldError{Field: "plan.recompute_modules", Msg: strings.TrimPrefix(err.Error(), "recompute_modules: ")}
+		}
 	}
 	if p.ZeRO != nil {
 		if err := intIn("plan.zero", *p.ZeRO, 0, 3); err != nil {

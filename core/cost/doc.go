@@ -481,8 +481,8 @@
 // predicts it within 5 % (TestEPOverlapExposedFit). Held out, Megatron-
 // Bridge's DeepSeek-V3 FP8 on 256 GB200 (another model, GPU and
 // dispatcher) moves from +19.5 to +13.0 % (25.11) and from +0.9 to
-// −4.2 % (26.02; +10.7 % since the search recomputes one layer of each
-// chunk there rather than every one), and Megatron-MoE-ModelZoo's Qwen3 235B-A22B BF16 with
+// −4.2 % (26.02; +16.7 % once its recipe's recomputation of MLA's
+// up-projections is costed rather than searched), and Megatron-MoE-ModelZoo's Qwen3 235B-A22B BF16 with
 // the overlap (its "+1f1b overlap" row, DeepEP) from +28.7 to +11.3 %. The share stands for what a layer's max(exchange,
 // compute) leaves out, none of it costed apart: the warm-up forwards and
 // cool-down backwards of the interleaved schedule, which have no partner
@@ -557,6 +557,21 @@
 // with each layer recomputed, so a bisection finds them), unless the
 // configuration fits without recomputing.
 //
+// Selective recomputation reruns the attention core, or the submodules
+// plan.Execution.RecomputeModules names as Megatron-Core's
+// --recompute-modules does (model.RecomputeModule): each drops from a
+// layer's activations what it rebuilds (model.Transformer.
+// LayerActivationBytesAt: the norms' outputs, MLA's Q, K and V, a dense
+// MLP's or a whole MoE block's intermediates, the routed experts'
+// activation outputs, the shared experts') and adds its forward to the
+// layer's compute (selectiveSeconds: the GEMMs it reruns, the elementwise
+// kernels at their traffic; a rerun MLP repeats its forward collective, a
+// rerun MoE block its token exchange) and its GEMMs' FLOPs to the hardware
+// count (model.Transformer.RecomputeFwdFLOPs). Not searched: a search
+// keeps the modules the request names. Megatron-Bridge's DeepSeek-V3
+// (mla_up_proj) and 25.11's GPT-OSS Blackwell rows (layernorm, moe_act)
+// are costed with their recipes' modules.
+//
 // Sliding-window attention (model.Transformer.SlidingWindow and
 // SlidingLayers: GPT-OSS windows every other layer at 128 tokens) costs
 // the windowed layers' attention core by the query-key pairs they attend
@@ -569,8 +584,9 @@
 // needs 6 of each chunk's 9 layers recomputed to fit, +4.0 % recomputing
 // all, and the recipe recomputes only the norms and the experts'
 // activation function) and +11.6 % (26.02, microbatch 1); on Blackwell
-// +18.3 % and +40.0 % (B200) and +58.3 % and +97.6 % (GB200), reported
-// (published.go).
+// +18.3 % and +44.4 % (B200) and +57.5 % and +97.6 % (GB200), reported
+// (published.go); 25.11's Blackwell rows costed with their recipe's
+// recomputation of the norms and the experts' activation function.
 //
 // Interleaved expert layers and chunked attention (Llama 4 Maverick:
 // model.MoE.Every 2, each expert layer with a shared expert beside its
@@ -617,12 +633,12 @@
 // "w/ MTP" reads +11.5 % (+11.9 % without the module), 26.02's B200 row
 // −5.6 % (−5.4 %); 25.11's GB200 rows say "w/o MTP" and run without it.
 // 26.02's GB200 row (pp 4, ep 64), with the module its recipe inherits,
-// reads +10.7 % (−3.6 % when the search recomputed every layer; it now
-// recomputes one layer of each chunk), where without it +22.8 %: with it the last stage no
-// longer fits without recomputation, so the prediction hinges on the
-// module's memory (a layer of 4 local experts, the embedding copy and a
-// second set of fp32 logits) and on the recomputation the search picks,
-// where the recipe recomputes only MLA's up-projections. Without the
+// reads +16.7 % with its recipe's recomputation of MLA's up-projections
+// costed (−3.6 % when the search recomputed every layer), where without
+// it +22.8 %: with it the last stage no longer fits without
+// recomputation, so the prediction hinges on the module's memory (a layer
+// of 4 local experts, the embedding copy and a second set of fp32 logits)
+// and on the recomputation. Without the
 // rebalanced split the 26.02 B200 row would read −31 %: the module
 // and its logits on a 3-layer last stage make it the pipeline's
 // bottleneck.

@@ -213,7 +213,8 @@ func evaluatorFor(pred *Predictor, cfg plan.Execution) (*evaluator, error) {
 	if e.expertState, err = perParam.Shard(cfg.ZeRO, e.edp); err != nil {
 		return nil, fmt.Errorf("execution.%w", err)
 	}
-	e.actOpts = model.ActivationOptions{TP: cfg.TP, SequenceParallel: cfg.SequenceParallel, Recompute: cfg.Recompute, FlashAttention: cfg.FlashAttention, CP: cfg.CP}
+	modules, _ := model.ParseRecomputeModules(cfg.RecomputeModules) // Validate checked them
+	e.actOpts = model.ActivationOptions{TP: cfg.TP, SequenceParallel: cfg.SequenceParallel, Recompute: cfg.Recompute, Modules: modules, FlashAttention: cfg.FlashAttention, CP: cfg.CP}
 	e.m = microbatches(cfg)
 	e.bubbleFraction, _ = cfg.Schedule.Bubble(cfg.PP, e.m, cfg.Interleave) // Validate checked it
 	// Rank order, innermost first: t, cp, d, p (Megatron-LM's tp-cp-dp-pp);

@@ -112,9 +112,27 @@ func mostLoaded(stages []Memory) Memory {
 // hardwareFLOPs returns the FLOPs one step computes, recomputation
 // included (model.Transformer.IterationFLOPs); where only some layers
 // recompute (evaluator.partial), the model FLOPs and those layers' forward
-// passes once more.
+// passes once more; with selective recomputation's modules named, the
+// model FLOPs and what they rerun (model.Transformer.RecomputeFwdFLOPs).
 func (e *evaluator) hardwareFLOPs() float64 {
 	B := e.cfg.GlobalBatch
+	if e.cfg.Recompute == model.RecomputeSelective && e.cfg.RecomputeModules != "" {
+		// The modules' forwards once more, layer by layer (those of a
+		// kind alike; the multi-token prediction modules' layers of the
+		// last layer's kind).
+		f := e.memo.iterationFLOPs(B, model.RecomputeNone)
+		for _, l := range e.tr.LayerOfEachKind() {
+			n := float64(e.tr.MoELayers())
+			if !e.tr.IsMoELayer(l) {
+				n = float64(e.tr.Layers - e.tr.MoELayers())
+			}
+			if e.tr.IsMoELayer(l) == e.tr.IsMoELayer(e.tr.Layers-1) {
+				n += float64(e.tr.MTPLayers)
+			}
+			f += n * e.tr.RecomputeFwdFLOPs(B, l, e.actOpts.Modules)
+		}
+		return f
+	}
 	if !e.partial {
 		return e.memo.iterationFLOPs(B, e.cfg.Recompute)
 	}

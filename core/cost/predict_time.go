@@ -70,6 +70,10 @@ type layerWork struct {
 	attnDense                     float64 // the attention block's share of dense
 	column                        [2]float64
 	memSec, coreMemSec            float64
+	// The shares of dense that selective recomputation's modules rerun
+	// (selectiveSeconds): a dense layer's MLP GEMMs, the shared experts',
+	// multi-latent attention's up-projections.
+	mlp, shared, mlaUp float64
 }
 
 // workKey is what a layer's work (layerWork) depends on besides the model
@@ -98,6 +102,14 @@ func (e *evaluator) layerWork(i int) layerWork {
 			if attentionBlockGEMMs[g.Name] {
 				w.attnDense += sec
 			}
+			switch g.Name {
+			case "mlp-up", "mlp-down":
+				w.mlp += sec
+			case "shared-up", "shared-down":
+				w.shared += sec
+			case "q", "kv":
+				w.mlaUp += sec * e.tr.MLAUpProjectionFLOPs(b, g.Name) / g.FLOPs
+			}
 			w.castFwd += g.Inputs
 			w.castBwd += g.Outputs
 		}
@@ -112,7 +124,7 @@ func (e *evaluator) layerWork(i int) layerWork {
 	}
 	// Memory-bound kernels move ElementwiseTrafficPerActivationByte bytes per stored byte.
 	noRec := e.actOpts
-	noRec.Recompute = model.RecomputeNone
+	noRec.Recompute, noRec.Modules = model.RecomputeNone, 0 // sel below: the attention core's bytes
 	all := e.tr.LayerActivationBytesAt(b, i, noRec)
 	sel := noRec
 	sel.Recompute = model.RecomputeSelective
@@ -154,7 +166,7 @@ func (e *evaluator) layerTime(i int, w layerWork) layerTime {
 	case model.RecomputeFull:
 		lt.compute += lt.fwd
 	case model.RecomputeSelective:
-		lt.compute += core + coreMemSec
+		lt.compute += e.selectiveSeconds(i, w, core+coreMemSec)
 	}
 	// The blocks whose collectives run over the tensor-parallel group,
 	// and the GEMMs that can hide them.
@@ -163,6 +175,16 @@ func (e *evaluator) layerTime(i int, w layerWork) layerTime {
 		blocks, hide = column[:1], w.attnDense
 	}
 	lt.tp = float64(len(blocks)) / 2 * TensorParallelAllReduces(e.cfg.Recompute == model.RecomputeFull) * e.tpAllReduceSeconds()
+	if e.reruns(model.ModuleMLP) && !e.tr.IsMoELayer(i) && e.cfg.TP > 1 {
+		// The rerun MLP repeats its forward collective: the all-gather
+		// before its first GEMM with sequence parallelism, else the
+		// all-reduce after its second.
+		rerun := e.tpAllReduceSeconds()
+		if e.cfg.SequenceParallel {
+			rerun /= 2 // an all-gather, half an all-reduce
+		}
+		lt.tp += rerun
+	}
 	switch {
 	case e.cfg.TP == 1:
 	case e.cfg.Overlap.TPComm:
@@ -177,8 +199,11 @@ func (e *evaluator) layerTime(i int, w layerWork) layerTime {
 		x := e.expertOverheadSeconds()
 		fwd, total = fwd+x/3, total+x
 		lt.compute += total
-		if e.cfg.Recompute == model.RecomputeFull {
+		if e.cfg.Recompute == model.RecomputeFull || e.reruns(model.ModuleMoE) {
 			lt.compute += fwd
+		}
+		if e.reruns(model.ModuleMoE) {
+			lt.ep *= 1.5 // the rerun block dispatches and combines its tokens again
 		}
 		lt.fwd += fwd
 		if e.cfg.Overlap.EPComm {
@@ -191,6 +216,55 @@ func (e *evaluator) layerTime(i int, w layerWork) layerTime {
 		}
 	}
 	return lt
+}
+
+// reruns reports whether selective recomputation reruns module m.
+func (e *evaluator) reruns(m model.RecomputeModule) bool {
+	return e.cfg.Recompute == model.RecomputeSelective && e.actOpts.Modules.Has(m)
+}
+
+// selectiveSeconds returns what selective recomputation adds to layer i's
+// compute per microbatch, given its work w and the attention core's
+// forward time coreSec: the forward of each module it reruns — the core;
+// the norms, the routed experts' activation function and, with a dense
+// MLP, its elementwise kernels, at ElementwiseTrafficPerActivationByte
+// per activation byte they rebuild; a dense MLP's, the shared experts'
+// and MLA's up-projection GEMMs. The routed experts of a rerun MoE block
+// and its token exchange are added with the layer's expert time
+// (layerTime), as full recomputation's are.
+func (e *evaluator) selectiveSeconds(i int, w layerWork, coreSec float64) float64 {
+	var sec float64
+	rebuilt := func(m model.RecomputeModule) float64 {
+		o := e.actOpts
+		o.Modules = 1 << m
+		kept := e.tr.LayerActivationBytesAt(e.cfg.MicrobatchSize, i, o)
+		o.Recompute = model.RecomputeNone
+		return ElementwiseTrafficPerActivationByte * (e.tr.LayerActivationBytesAt(e.cfg.MicrobatchSize, i, o) - kept) / e.memBW
+	}
+	moe := e.tr.IsMoELayer(i)
+	if e.reruns(model.ModuleCoreAttn) {
+		sec += coreSec
+	}
+	if e.reruns(model.ModuleLayerNorm) {
+		sec += rebuilt(model.ModuleLayerNorm)
+	}
+	if e.reruns(model.ModuleMLAUpProj) {
+		sec += w.mlaUp
+	}
+	switch {
+	case !moe && e.reruns(model.ModuleMLP):
+		sec += w.mlp + rebuilt(model.ModuleMLP)
+	case moe && e.reruns(model.ModuleMoE):
+		sec += w.shared
+	case moe:
+		if e.reruns(model.ModuleMoEAct) {
+			sec += rebuilt(model.ModuleMoEAct)
+		}
+		if e.reruns(model.ModuleSharedExperts) {
+			sec += w.shared
+		}
+	}
+	return sec
 }
 
 // cpSeconds returns the exposed context-parallel communication of one

@@ -81,6 +81,16 @@ func TestPredictorMatchesPredict(t *testing.T) {
 			if layerParts[i].Recompute == model.RecomputeFull && recomputeRNG.IntN(2) == 0 {
 				layerParts[i].RecomputeLayers = 1 + recomputeRNG.IntN(4) // some layers of each chunk
 			}
+			if layerParts[i].Recompute == model.RecomputeSelective && recomputeRNG.IntN(2) == 0 {
+				// Modules of selective recomputation the model has.
+				var lists []string
+				for _, l := range []string{"mlp", "layernorm,core_attn", "moe_act", "moe", "shared_experts,mlp", "mla_up_proj,moe_act"} {
+					if s, _ := model.ParseRecomputeModules(l); tr.CheckRecomputeModules(s) == nil {
+						lists = append(lists, l)
+					}
+				}
+				layerParts[i].RecomputeModules = lists[recomputeRNG.IntN(len(lists))]
+			}
 			if tr.MoE == nil {
 				layerParts[i].EP = 1
 			} else {

@@ -48,9 +48,13 @@ type PublishedRun struct {
 	ZeRO          int    `json:"zero"`            // 0: not given (Megatron's distributed optimizer, 1)
 	TPCommOverlap *bool  `json:"tp_comm_overlap"` // nil: not given (on, as Megatron-Bridge's recipes)
 	Recompute     string `json:"recompute"`       // "": not given (searched)
-	EPDispatcher  string `json:"ep_dispatcher"`   // "": not given (alltoall)
-	EPOverlap     bool   `json:"ep_overlap"`      // the source overlaps the expert all-to-all
-	CPComm        string `json:"cp_comm"`         // "": not given (p2p, Megatron's ring)
+	// RecomputeModules, with Recompute selective, are the modules the
+	// source's recipe reruns (plan.Execution.RecomputeModules); "": the
+	// attention core.
+	RecomputeModules string `json:"recompute_modules,omitempty"`
+	EPDispatcher     string `json:"ep_dispatcher"` // "": not given (alltoall)
+	EPOverlap        bool   `json:"ep_overlap"`    // the source overlaps the expert all-to-all
+	CPComm           string `json:"cp_comm"`       // "": not given (p2p, Megatron's ring)
 	// AttentionKernel is the fused attention kernels the source's software
 	// ran (plan.Execution.AttentionKernel); "": cuDNN's.
 	AttentionKernel string `json:"attention_kernel"`
@@ -149,6 +153,12 @@ func (r PublishedRun) validate() error {
 		if f.v == "" {
 			return fmt.Errorf("%s: must not be empty", f.name)
 		}
+	}
+	if r.RecomputeModules != "" && r.Recompute != string(model.RecomputeSelective) {
+		return fmt.Errorf("recompute_modules: %q need recompute %q, got %q", r.RecomputeModules, model.RecomputeSelective, r.Recompute)
+	}
+	if _, err := model.ParseRecomputeModules(r.RecomputeModules); err != nil {
+		return err
 	}
 	if r.Dimensions != nil {
 		d := *r.Dimensions
@@ -259,13 +269,14 @@ func (r PublishedRun) validate() error {
 //     405B configuration ran 5.8 % faster under Megatron-Bridge 25.11,
 //     which is asserted); MoE
 //     Qwen3 30B-A3B at microbatch 1 on B200 and Megatron-Bridge 26.02's
-//     DeepSeek-V3 FP8 on GB200 (25.11's, +13.9 % once the overlapped
-//     exchange leaves DefaultEPOverlapExposed of itself exposed, is
+//     DeepSeek-V3 FP8 on GB200 (25.11's, +11.9 % with the overlapped
+//     exchange leaving DefaultEPOverlapExposed of itself exposed and its
+//     recipe's recomputation of MLA's up-projections costed, is
 //     asserted); Megatron-Bridge's GPT-OSS 120B BF16 on 64 Blackwell GPUs
 //     (added 2026-11-29) is asserted on B200 at 26.02 (+18.3 %) and
-//     reported at 25.11 (+40.0 %; +34.6 % recomputing every layer, where
-//     the search now recomputes 16 a chunk and the recipe the norms and
-//     the experts' activation function) and on GB200 (+58.3 %, +97.6 %): at
+//     reported at 25.11 (+44.4 %, its recipe's recomputation of the norms
+//     and the experts' activation function costed) and on GB200 (+57.5 %,
+//     +97.6 %): at
 //     26.02 the GB200 row (ep 64 inside one NVL72 domain) ran at twice the
 //     B200's throughput per GPU (ep 64 over eight servers), where the
 //     model predicts 3.3 times; the attention sinks (Transformer Engine's
@@ -627,7 +638,7 @@ func comparePublishedWith(r PublishedRun, tr model.Transformer, g hw.GPU, option
 	for _, v := range vs {
 		for _, rc := range rcs {
 			ex := plan.Execution{TP: r.TP, PP: r.PP, DP: r.DP, CP: r.CP, CPComm: r.CPComm, EP: r.EP, ETP: r.ETP, EPDispatcher: r.EPDispatcher, Interleave: v, MicrobatchSize: r.Microbatch, GlobalBatch: r.GlobalBatch,
-				Recompute: rc, ZeRO: zero, Optimizer: string(opt), SequenceParallel: true, FlashAttention: true, AttentionKernel: r.AttentionKernel, FP8ParamGather: r.Precision == string(model.FP8),
+				Recompute: rc, RecomputeModules: r.RecomputeModules, ZeRO: zero, Optimizer: string(opt), SequenceParallel: true, FlashAttention: true, AttentionKernel: r.AttentionKernel, FP8ParamGather: r.Precision == string(model.FP8),
 				Overlap: plan.Overlap{GradReduce: true, ParamGather: true, TPComm: tpOverlap, EPComm: r.EPOverlap}}
 			if r.Recompute == "" {
 				// Recomputation not published: of full recomputation,

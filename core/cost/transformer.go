@@ -235,6 +235,11 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	if ex.RecomputeLayers > tr.Layers {
 		return fmt.Errorf("execution.recompute_layers: must be at most the %d layers, got %d", tr.Layers, ex.RecomputeLayers)
 	}
+	if modules, _ := model.ParseRecomputeModules(ex.RecomputeModules); ex.Recompute == model.RecomputeSelective {
+		if err := tr.CheckRecomputeModules(modules); err != nil {
+			return fmt.Errorf("execution.%w", err)
+		}
+	}
 	if _, err := ParseOptimizer(ex.Optimizer); err != nil {
 		return fmt.Errorf("execution.%w", err)
 	}

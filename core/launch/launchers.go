@@ -10,6 +10,18 @@ import (
 // flagArg is one command-line flag and its value ("" for a switch).
 type flagArg struct{ name, value string }
 
+// listFlag is a flag that takes several values (argparse's nargs='*'):
+// the flag with the first value, then each other value as an argument of
+// its own, which every renderer writes where a flag would go (a continued
+// line of its own, an element of a pod's args).
+func listFlag(name string, values ...string) []flagArg {
+	args := []flagArg{{name, values[0]}}
+	for _, v := range values[1:] {
+		args = append(args, flagArg{v, ""})
+	}
+	return args
+}
+
 // shellArgs renders args one per continued line.
 func shellArgs(args []flagArg, indent string) string {
 	var b strings.Builder

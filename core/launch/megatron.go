@@ -423,6 +423,10 @@ func megatronExecution(engine string, t *model.Transformer, e plan.Execution) ([
 		args = append(args, flagArg{"--recompute-granularity", "full"}, flagArg{"--recompute-method", "uniform"}, flagArg{"--recompute-num-layers", "1"})
 	case e.Recompute == model.RecomputeSelective:
 		args = append(args, flagArg{"--recompute-granularity", "selective"})
+		if e.RecomputeModules != "" {
+			modules, _ := model.ParseRecomputeModules(e.RecomputeModules) // plan validation checked them
+			args = append(args, listFlag("--recompute-modules", strings.Split(modules.String(), ",")...)...)
+		}
 	}
 	switch e.ZeRO {
 	case 1:

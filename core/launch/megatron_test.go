@@ -594,3 +594,21 @@ func TestExportMegatronRecomputeLayers(t *testing.T) {
 		}
 	}
 }
+
+// TestExportMegatronRecomputeModules: selective recomputation's modules
+// go to Megatron-LM as --recompute-modules with one argument each
+// (argparse's nargs='*'), in Megatron-Core's order, after
+// --recompute-granularity selective.
+func TestExportMegatronRecomputeModules(t *testing.T) {
+	p := presetPlan(t, "qwen3-235b-a22b")
+	p.Execution.TP, p.Execution.DP, p.Execution.EP = 4, 4, 4
+	p.Execution.Recompute, p.Execution.RecomputeModules = model.RecomputeSelective, "layernorm,moe_act"
+	out := mustExport(t, "megatron", inputOf(p))
+	if !strings.Contains(out, "--recompute-granularity selective \\\n  --recompute-modules moe_act \\\n  layernorm") {
+		t.Errorf("no --recompute-granularity selective --recompute-modules moe_act layernorm in\n%s", out)
+	}
+	yaml := mustExport(t, "k8s", inputOf(p))
+	if !strings.Contains(yaml, "\"--recompute-modules\"\n") || !strings.Contains(yaml, "\"moe_act\"\n") || !strings.Contains(yaml, "\"layernorm\"\n") {
+		t.Errorf("the PyTorchJob's args lack --recompute-modules moe_act layernorm as three arguments:\n%s", yaml)
+	}
+}

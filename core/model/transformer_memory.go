@@ -10,6 +10,9 @@ type ActivationOptions struct {
 	SequenceParallel bool
 	// Recompute is the recomputation strategy; "" is read as none.
 	Recompute Recompute
+	// Modules are what selective recomputation reruns (the zero set: the
+	// attention core alone).
+	Modules ModuleSet
 	// FlashAttention fuses the attention core (Dao et al. 2022): the s×s
 	// scores, softmax and its dropout mask are never stored, only the
 	// output and the fp32 softmax statistics (4·a·s·b bytes).
@@ -38,8 +41,10 @@ func (t Transformer) LayerActivationBytes(b int, o ActivationOptions) float64 {
 // Table 2). In 16-bit precision it is sbh(34 + 5as/h) for GPT without
 // parallelism; sbh(10 + 24/t + 5as/(ht)) with tensor parallelism;
 // sbh/t·(34 + 5as/h) with sequence parallelism too; selective
-// recomputation drops the 5as/h term; full recomputation keeps only the
-// layer input, 2sbh (2sbh/t with sequence parallelism). Other precisions
+// recomputation drops the 5as/h term (the attention core; with
+// ActivationOptions.Modules, what each named module rebuilds instead); full
+// recomputation keeps only the layer input, 2sbh (2sbh/t with sequence
+// parallelism). Other precisions
 // scale the stored values (w bytes each) but not the 1-byte dropout masks.
 // Deviations from the paper's GPT, each following what is stored: grouped
 // query attention stores smaller K and V (kv/a of Q); a gated MLP stores
@@ -95,30 +100,64 @@ func (t Transformer) LayerActivationBytesAt(b, i int, o ActivationOptions) float
 	if wg < w {
 		split += wg * s * bb * q / tp
 	}
+	// The MLP block, split over t: a dense layer's intermediates, or the
+	// routed experts' inputs and intermediates (their activation's output,
+	// what moe_act drops, apart) and the shared experts'.
+	var dense, routed, routedAct, shared float64
 	mlp := w*(t.mlpMatrices()-1) + wg // bytes per token and inner unit
 	if t.IsMoELayer(i) {
 		m, fe := t.MoE, float64(t.ExpertFFN())
-		routed := float64(m.TopK) * s * bb
-		shared := float64(m.SharedExperts) * s * bb
-		split += (routed*(wg*h+mlp*fe) + shared*mlp*fe) / tp
+		copies := float64(m.TopK) * s * bb
+		routedAct = copies * wg * fe / tp
+		routed = copies*(wg*h+(mlp-wg)*fe)/tp + routedAct
+		shared = float64(m.SharedExperts) * s * bb * mlp * fe / tp
 	} else {
-		split += mlp * s * bb * float64(t.FFNSize()) / tp
+		dense = mlp * s * bb * float64(t.FFNSize()) / tp
 	}
-	if o.Recompute == RecomputeSelective {
-		return replicated + split
+	// The attention core: with flash attention its softmax statistics;
+	// without, the softmax output, its dropout mask and output
+	// ((2w+1)·as²b, 5as²b in 16-bit), split over t, and without dropout
+	// the softmax output alone (w·as²b).
+	core := 4 * a * s * bb / tp
+	if !o.FlashAttention {
+		perScore := 2*w + 1
+		if t.NoDropout {
+			perScore = w
+		}
+		core = perScore * a * s * s * bb / tp
 	}
-	if o.FlashAttention {
-		return replicated + split + 4*a*s*bb/tp
+	all := replicated + split + dense + routed + shared + core
+	if o.Recompute != RecomputeSelective {
+		return all
 	}
-	// The attention core: softmax output, its dropout mask and output
-	// ((2w+1)·as²b, 5as²b in 16-bit), split over t; without dropout the
-	// softmax output alone (w·as²b).
-	perScore := 2*w + 1
-	if t.NoDropout {
-		perScore = w
+	// Selective recomputation drops what its modules rebuild: the core;
+	// the norms' outputs (2wg·sbh); MLA's Q, K and V as its up-projections
+	// give them; the dense MLP's or the whole MoE block's intermediates;
+	// the routed experts' activation outputs; the shared experts'.
+	m := o.Modules
+	if m.Has(ModuleCoreAttn) {
+		all -= core
 	}
-	core := perScore * a * s * s * bb / tp
-	return replicated + split + core
+	if m.Has(ModuleLayerNorm) {
+		all -= 2 * wg * sbh / sp
+	}
+	if m.Has(ModuleMLAUpProj) && t.MLA != nil {
+		all -= w * s * bb * (q + 2*kv) / tp
+	}
+	switch {
+	case dense > 0 && m.Has(ModuleMLP):
+		all -= dense
+	case dense == 0 && m.Has(ModuleMoE):
+		all -= routed + shared
+	default:
+		if m.Has(ModuleMoEAct) {
+			all -= routedAct
+		}
+		if m.Has(ModuleSharedExperts) {
+			all -= shared
+		}
+	}
+	return all
 }
 
 // EmbeddingActivationBytes returns the activation memory of the input

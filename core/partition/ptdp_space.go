@@ -76,6 +76,18 @@ func (o PTDPOptions) validateFixed(tr model.Transformer, c hw.Cluster) error {
 	if n := f.RecomputeLayers; n != 0 && (n < 0 || n > tr.Layers || f.Recompute != model.RecomputeFull) {
 		return fmt.Errorf("recompute_layers: must be 1 to the %d layers, with recompute %q, or 0 (every layer); got %d with recompute %q", tr.Layers, model.RecomputeFull, n, f.Recompute)
 	}
+	if f.RecomputeModules != "" {
+		if f.Recompute != model.RecomputeSelective {
+			return fmt.Errorf("recompute_modules: %q need recompute %q, got recompute %q", f.RecomputeModules, model.RecomputeSelective, f.Recompute)
+		}
+		modules, err := model.ParseRecomputeModules(f.RecomputeModules)
+		if err != nil {
+			return err
+		}
+		if err := tr.CheckRecomputeModules(modules); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

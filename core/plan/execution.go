@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"pipeplan/core/model"
 	"pipeplan/core/schedule"
@@ -72,6 +73,12 @@ type Execution struct {
 	// every layer (--recompute-method uniform --recompute-num-layers 1);
 	// a chunk with fewer layers recomputes them all.
 	RecomputeLayers int `json:"recompute_layers,omitempty"`
+	// RecomputeModules, with Recompute selective, lists what the backward
+	// pass reruns instead of keeping its activations, comma-separated in
+	// Megatron-Core's names (--recompute-modules: core_attn, moe_act,
+	// layernorm, mla_up_proj, mlp, moe, shared_experts; model.
+	// ParseRecomputeModules); "" is the attention core alone.
+	RecomputeModules string `json:"recompute_modules,omitempty"`
 	// Schedule is the pipeline schedule kind.
 	Schedule schedule.Kind `json:"schedule"`
 	// ZeRO is the ZeRO stage over the data-parallel replicas (0–3; 1 is
@@ -227,24 +234,36 @@ func (e Execution) CheckExpertGrid() error {
 	return nil
 }
 
-// CheckRecomputeLayers checks RecomputeLayers on its own: 0 (every
-// layer) to MaxDegree, and set only with full recomputation; the error
-// names execution.recompute_layers.
+// CheckRecomputeLayers checks RecomputeLayers and RecomputeModules on
+// their own: 0 (every layer) to MaxDegree layers, set only with full
+// recomputation; known modules, each once, set only with selective
+// recomputation. The error names the field.
 func (e Execution) CheckRecomputeLayers() error {
 	switch {
 	case e.RecomputeLayers < 0 || e.RecomputeLayers > MaxDegree:
 		return fmt.Errorf("execution.recompute_layers: must be 0 (every layer) to %d, got %d", MaxDegree, e.RecomputeLayers)
 	case e.RecomputeLayers > 0 && e.Recompute != model.RecomputeFull:
 		return fmt.Errorf("execution.recompute_layers: %d layers a chunk recompute only with recompute %q, got recompute %q", e.RecomputeLayers, model.RecomputeFull, e.Recompute)
+	case e.RecomputeModules != "" && e.Recompute != model.RecomputeSelective:
+		return fmt.Errorf("execution.recompute_modules: %q recompute only with recompute %q, got recompute %q", e.RecomputeModules, model.RecomputeSelective, e.Recompute)
+	}
+	if _, err := model.ParseRecomputeModules(e.RecomputeModules); err != nil {
+		return fmt.Errorf("execution.%w", err)
 	}
 	return nil
 }
 
 // RecomputeText describes the recomputation in a few words: "none",
-// "selective", "full", or "full, N layers a chunk" with RecomputeLayers.
+// "selective", "full", "full, N layers a chunk" with RecomputeLayers, or
+// "selective: moe_act, layernorm" with RecomputeModules.
 func (e Execution) RecomputeText() string {
-	if e.Recompute == model.RecomputeFull && e.RecomputeLayers > 0 {
+	switch {
+	case e.Recompute == model.RecomputeFull && e.RecomputeLayers > 0:
 		return fmt.Sprintf("full, %d layer%s a chunk", e.RecomputeLayers, plural(e.RecomputeLayers))
+	case e.Recompute == model.RecomputeSelective && e.RecomputeModules != "":
+		if s, err := model.ParseRecomputeModules(e.RecomputeModules); err == nil {
+			return "selective: " + strings.ReplaceAll(s.String(), ",", ", ")
+		}
 	}
 	return string(e.Recompute)
 }
