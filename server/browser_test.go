@@ -1440,7 +1440,8 @@ func TestBrowser(t *testing.T) {
 	t.Run("PartialRecompute", func(t *testing.T) {
 		// Full recomputation of the first two layers of each chunk, from
 		// the link: the input shows the count and every candidate's
-		// recompute cell says it.
+		// recompute cell says it; the modules input shows only with
+		// selective recomputation.
 		tb := b.openState(t, planState(func(p *request.Plan) {
 			p.Model, p.GPU, p.Nodes, p.GlobalBatch, p.Seq, p.Recompute, p.RecomputeLayers = "llama3-8b", "nvidia-h100-sxm5-80gb", 1, 64, 8192, "full", 2
 		}))
@@ -1455,6 +1456,28 @@ func TestBrowser(t *testing.T) {
 		for _, row := range cells {
 			if !strings.Contains(row, "full, 2 layers a chunk") {
 				t.Errorf("candidate row %q does not say its recomputation", short(row))
+			}
+		}
+		if eval[bool](t, tb, `document.getElementById("recompute-modules") !== null`) {
+			t.Error("the recomputed-modules input shows with full recomputation")
+		}
+		// Selective recomputation of Mixtral's experts' activation
+		// function and the norms: the input shows the modules, the
+		// candidates name them.
+		tb = b.openState(t, planState(func(p *request.Plan) {
+			p.Model, p.GPU, p.Nodes, p.GlobalBatch, p.Seq, p.Recompute, p.RecomputeModules = "mixtral-8x7b", "nvidia-h100-sxm5-80gb", 4, 64, 4096, "selective", "layernorm,moe_act"
+		}))
+		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("cancel-plan") === null`)
+		if got := eval[string](t, tb, `document.getElementById("recompute-modules").value`); got != "layernorm,moe_act" {
+			t.Errorf("recompute-modules input %q, want layernorm,moe_act", got)
+		}
+		cells = eval[[]string](t, tb, `[...document.querySelectorAll("#candidates tbody tr")].map(r => r.textContent)`)
+		if len(cells) == 0 {
+			t.Fatalf("no candidates (error %q)", tb.text(t, "#plan-error"))
+		}
+		for _, row := range cells {
+			if !strings.Contains(row, "selective: moe_act, layernorm") {
+				t.Errorf("candidate row %q does not name the recomputed modules", short(row))
 			}
 		}
 		tb.checkPageErrors(t)
