@@ -11,8 +11,9 @@ import (
 
 // partialRecomputeCase is a 16-layer GPT on 8 H100s with d = 1 (no
 // data-parallel reduction to hide behind the backward), p pipeline stages
-// of v chunks each.
-func partialRecomputeCase(t *testing.T, p, v int) (model.Transformer, plan.Execution, *Predictor) {
+// of v chunks each, and a function predicting it with recomputation r of
+// n layers a chunk.
+func partialRecomputeCase(t *testing.T, p, v int) (model.Transformer, plan.Execution, func(r model.Recompute, n int) Prediction) {
 	t.Helper()
 	tr := gpt(16, 4096, 32)
 	c := servers(t, "nvidia-h100-sxm5-80gb", 8)
@@ -22,7 +23,16 @@ func partialRecomputeCase(t *testing.T, p, v int) (model.Transformer, plan.Execu
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tr, ex, pred
+	return tr, ex, func(r model.Recompute, n int) Prediction {
+		t.Helper()
+		x := ex
+		x.Recompute, x.RecomputeLayers = r, n
+		pr, err := pred.Predict(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pr
+	}
 }
 
 // TestPartialRecomputeInterpolates checks recomputing N of each chunk's
@@ -35,16 +45,7 @@ func partialRecomputeCase(t *testing.T, p, v int) (model.Transformer, plan.Execu
 // apart) for each layer more, and N = 16 is full recomputation exactly.
 // With one microbatch in flight, recomputing one layer saves nothing.
 func TestPartialRecomputeInterpolates(t *testing.T) {
-	tr, ex, pred := partialRecomputeCase(t, 1, 1)
-	at := func(r model.Recompute, n int) Prediction {
-		x := ex
-		x.Recompute, x.RecomputeLayers = r, n
-		pr, err := pred.Predict(x)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pr
-	}
+	tr, ex, at := partialRecomputeCase(t, 1, 1)
 	none, full := at(model.RecomputeNone, 0), at(model.RecomputeFull, 0)
 	opts := model.ActivationOptions{TP: ex.TP, SequenceParallel: true, FlashAttention: true}
 	kept := tr.LayerActivationBytes(ex.MicrobatchSize, opts)
@@ -85,16 +86,7 @@ func TestPartialRecomputeInterpolates(t *testing.T) {
 // quarter of what full recomputation adds; N past a chunk's layers
 // recomputes all of them.
 func TestPartialRecomputePerChunk(t *testing.T) {
-	_, ex, pred := partialRecomputeCase(t, 2, 2)
-	at := func(r model.Recompute, n int) Prediction {
-		x := ex
-		x.Recompute, x.RecomputeLayers = r, n
-		pr, err := pred.Predict(x)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pr
-	}
+	_, _, at := partialRecomputeCase(t, 2, 2)
 	none, full := at(model.RecomputeNone, 0), at(model.RecomputeFull, 0)
 	one := at(model.RecomputeFull, 1)
 	want := none.IterationSeconds + (full.IterationSeconds-none.IterationSeconds)/4
@@ -109,7 +101,8 @@ func TestPartialRecomputePerChunk(t *testing.T) {
 // TestRecomputeLayersValidation checks that bad recompute_layers values are
 // refused naming the field.
 func TestRecomputeLayersValidation(t *testing.T) {
-	_, ex, pred := partialRecomputeCase(t, 1, 1)
+	tr, ex, _ := partialRecomputeCase(t, 1, 1)
+	cluster := servers(t, "nvidia-h100-sxm5-80gb", 8)
 	for _, c := range []struct {
 		r    model.Recompute
 		n    int
@@ -121,7 +114,7 @@ func TestRecomputeLayersValidation(t *testing.T) {
 	} {
 		x := ex
 		x.Recompute, x.RecomputeLayers = c.r, c.n
-		if _, err := pred.Predict(x); err == nil || err.Error() != c.want {
+		if _, err := Predict(tr, cluster, x, Options{}); err == nil || err.Error() != c.want {
 			t.Errorf("recompute %s, %d layers: error %v, want %q", c.r, c.n, err, c.want)
 		}
 	}

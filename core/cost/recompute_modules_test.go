@@ -10,19 +10,29 @@ import (
 	"pipeplan/modelprofiles"
 )
 
-// modulesCase predicts tr on 8 H100s (t 2, d 4, microbatch 1) with
-// recomputation r and modules list.
-func modulesCase(t *testing.T, tr model.Transformer, ep int) func(r model.Recompute, list string) (Prediction, error) {
+// modulesCase predicts tr on 8 H100s (t 2, d 4, ep as given, microbatch
+// 1) with recomputation r and modules list: at fails the test on an
+// error, try returns it.
+func modulesCase(t *testing.T, tr model.Transformer, ep int) (at func(r model.Recompute, list string) Prediction, try func(r model.Recompute, list string) (Prediction, error)) {
 	t.Helper()
 	c := servers(t, "nvidia-h100-sxm5-80gb", 8)
 	pred, err := NewPredictor(tr, c, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(r model.Recompute, list string) (Prediction, error) {
+	try = func(r model.Recompute, list string) (Prediction, error) {
 		return pred.Predict(plan.Execution{TP: 2, PP: 1, DP: 4, EP: ep, MicrobatchSize: 1, GlobalBatch: 16,
 			Recompute: r, RecomputeModules: list, SequenceParallel: true, FlashAttention: true})
 	}
+	at = func(r model.Recompute, list string) Prediction {
+		t.Helper()
+		pr, err := try(r, list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pr
+	}
+	return at, try
 }
 
 // TestRecomputeModulesDense checks selective recomputation's modules on a
@@ -32,20 +42,13 @@ func modulesCase(t *testing.T, tr model.Transformer, ep int) func(r model.Recomp
 // time and saves memory between recomputing nothing and every layer.
 func TestRecomputeModulesDense(t *testing.T) {
 	tr := gpt(24, 2048, 16)
-	at := modulesCase(t, tr, 1)
-	must := func(pr Prediction, err error) Prediction {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pr
-	}
-	none, full := must(at(model.RecomputeNone, "")), must(at(model.RecomputeFull, ""))
-	def, core := must(at(model.RecomputeSelective, "")), must(at(model.RecomputeSelective, "core_attn"))
+	at, try := modulesCase(t, tr, 1)
+	none, full := at(model.RecomputeNone, ""), at(model.RecomputeFull, "")
+	def, core := at(model.RecomputeSelective, ""), at(model.RecomputeSelective, "core_attn")
 	if def.IterationSeconds != core.IterationSeconds || def.Memory.PeakBytes != core.Memory.PeakBytes || math.Abs(def.FLOPsPerIteration/core.FLOPsPerIteration-1) > 1e-12 {
 		t.Errorf("core_attn named: %v s, %v B, %v FLOPs; the default: %v s, %v B, %v FLOPs", core.IterationSeconds, core.Memory.PeakBytes, core.FLOPsPerIteration, def.IterationSeconds, def.Memory.PeakBytes, def.FLOPsPerIteration)
 	}
-	mlp := must(at(model.RecomputeSelective, "mlp"))
+	mlp := at(model.RecomputeSelective, "mlp")
 	s, h := float64(tr.Seq), float64(tr.Hidden)
 	if want := 16 * s * h * h * 16 * 24; math.Abs((mlp.FLOPsPerIteration-mlp.ModelFLOPsPerIteration)/want-1) > 1e-9 {
 		t.Errorf("rerunning the MLP adds %.6g FLOPs a step, want 16·s·h² × 16 sequences × 24 layers = %.6g", mlp.FLOPsPerIteration-mlp.ModelFLOPsPerIteration, want)
@@ -59,11 +62,11 @@ func TestRecomputeModulesDense(t *testing.T) {
 		"moe_act":   "execution.recompute_modules: moe_act needs a mixture-of-experts model",
 		"attention": `execution.recompute_modules: "attention" is not one of`,
 	} {
-		if _, err := at(model.RecomputeSelective, list); err == nil || !strings.HasPrefix(err.Error(), want) {
+		if _, err := try(model.RecomputeSelective, list); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%q: error %v, want %q", list, err, want)
 		}
 	}
-	if _, err := at(model.RecomputeFull, "mlp"); err == nil || !strings.HasPrefix(err.Error(), `execution.recompute_modules: "mlp" recompute only with recompute "selective"`) {
+	if _, err := try(model.RecomputeFull, "mlp"); err == nil || !strings.HasPrefix(err.Error(), `execution.recompute_modules: "mlp" recompute only with recompute "selective"`) {
 		t.Errorf("modules with full recomputation: error %v", err)
 	}
 }
@@ -79,26 +82,19 @@ func TestRecomputeModulesMoE(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr.Layers, tr.Seq, tr.MTPLayers = 8, 4096, 0 // 3 dense, 5 MoE layers
-	at := modulesCase(t, tr, 8)
-	must := func(pr Prediction, err error) Prediction {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pr
-	}
-	none := must(at(model.RecomputeNone, ""))
-	moe := must(at(model.RecomputeSelective, "moe"))
+	at, _ := modulesCase(t, tr, 8)
+	none := at(model.RecomputeNone, "")
+	moe := at(model.RecomputeSelective, "moe")
 	if got := moe.Time.ExpertParallelSeconds / none.Time.ExpertParallelSeconds; math.Abs(got-1.5) > 1e-9 {
 		t.Errorf("the rerun MoE block's token exchange is %.4f times none's, want 1.5", got)
 	}
 	for _, list := range []string{"layernorm", "mla_up_proj", "moe_act", "shared_experts", "moe"} {
-		pr := must(at(model.RecomputeSelective, list))
+		pr := at(model.RecomputeSelective, list)
 		if !(pr.IterationSeconds > none.IterationSeconds && pr.Memory.PeakBytes < none.Memory.PeakBytes) {
 			t.Errorf("%s: %.5g s, %.5g B against none's %.5g s, %.5g B: want slower and smaller", list, pr.IterationSeconds, pr.Memory.PeakBytes, none.IterationSeconds, none.Memory.PeakBytes)
 		}
 	}
-	if act := must(at(model.RecomputeSelective, "moe_act")); !(moe.Memory.PeakBytes < act.Memory.PeakBytes && moe.IterationSeconds > act.IterationSeconds) {
+	if act := at(model.RecomputeSelective, "moe_act"); !(moe.Memory.PeakBytes < act.Memory.PeakBytes && moe.IterationSeconds > act.IterationSeconds) {
 		t.Errorf("the whole MoE block (%.5g s, %.5g B) against its activation function (%.5g s, %.5g B): want slower and smaller", moe.IterationSeconds, moe.Memory.PeakBytes, act.IterationSeconds, act.Memory.PeakBytes)
 	}
 }
