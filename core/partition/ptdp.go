@@ -18,7 +18,8 @@ import (
 // search.
 type PTDPOptions struct {
 	// Fixed holds the execution choices. TP, PP, DP, CP, EP, ETP,
-	// MicrobatchSize and Interleave left 0, and Recompute left "", are
+	// MicrobatchSize and Interleave left 0, and Recompute left "" (none,
+	// selective, or full on as few layers of each chunk as fit), are
 	// searched (CP and EP within MaxSearchedCP and MaxSearchedEP; ETP
 	// left 0 is the default, not searched: expertTPs); GlobalBatch must be set; the
 	// other fields (SequenceParallel, ScatterGather, FlashAttention,
@@ -167,15 +168,17 @@ func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTD
 					res.Infeasible = res.keep(res.Infeasible, cand, memoryNeed(&cand), opt.Keep, memoryNeed)
 					break // larger microbatches need more memory still
 				}
-				switch {
-				case cfg.Recompute == model.RecomputeNone:
+				if cfg.Recompute == model.RecomputeNone {
 					plain.chain, plain.fit = this, cfg.MicrobatchSize
-				case opt.Fixed.Recompute == "" && (plain.chain != this || cfg.MicrobatchSize > plain.fit) && !(opt.Keep > 0 && len(res.Candidates) == opt.Keep &&
-					iterationTime(&cand)*MinRecomputeSpeedup >= iterationTime(&res.Candidates[opt.Keep-1])):
-					// Searched recomputation, and this configuration does
-					// not fit without: of full recomputation's candidates,
-					// recompute as few layers as fit — unless the fewest
-					// could not be among the Keep kept.
+				}
+				// Searched recomputation: of full recomputation's
+				// candidates, recompute as few layers as fit — unless the
+				// configuration fits without recomputation, or the fewest
+				// could not be among the Keep kept.
+				fitsPlain := plain.chain == this && cfg.MicrobatchSize <= plain.fit
+				outOfReach := opt.Keep > 0 && len(res.Candidates) == opt.Keep &&
+					iterationTime(&cand)*MinRecomputeSpeedup >= iterationTime(&res.Candidates[opt.Keep-1])
+				if cfg.Recompute == model.RecomputeFull && opt.Fixed.Recompute == "" && !fitsPlain && !outOfReach {
 					if cand, n, err = fewestRecomputed(pred, cand); err != nil {
 						return PTDPResult{}, err
 					}
