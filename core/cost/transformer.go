@@ -229,7 +229,7 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	if _, err := model.ParseRecompute(string(ex.Recompute)); err != nil {
 		return fmt.Errorf("execution.%w", err)
 	}
-	if err := ex.CheckRecomputeLayers(); err != nil {
+	if err := ex.CheckRecomputation(); err != nil {
 		return err
 	}
 	if ex.RecomputeLayers > tr.Layers {

@@ -234,11 +234,11 @@ func (e Execution) CheckExpertGrid() error {
 	return nil
 }
 
-// CheckRecomputeLayers checks RecomputeLayers and RecomputeModules on
-// their own: 0 (every layer) to MaxDegree layers, set only with full
+// CheckRecomputation checks the recomputation's RecomputeLayers and
+// RecomputeModules on their own: 0 (every layer) to MaxDegree layers, set only with full
 // recomputation; known modules, each once, set only with selective
 // recomputation. The error names the field.
-func (e Execution) CheckRecomputeLayers() error {
+func (e Execution) CheckRecomputation() error {
 	switch {
 	case e.RecomputeLayers < 0 || e.RecomputeLayers > MaxDegree:
 		return fmt.Errorf("execution.recompute_layers: must be 0 (every layer) to %d, got %d", MaxDegree, e.RecomputeLayers)
@@ -309,7 +309,7 @@ func (e Execution) Validate() error {
 	if _, err := model.ParseRecompute(string(e.Recompute)); err != nil || e.Recompute == "" {
 		return fmt.Errorf("execution.recompute: must be one of none, selective, full; got %q", e.Recompute)
 	}
-	if err := e.CheckRecomputeLayers(); err != nil {
+	if err := e.CheckRecomputation(); err != nil {
 		return err
 	}
 	kind, err := e.Schedule.Info()
