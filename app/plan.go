@@ -274,7 +274,7 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan,
 		InterNodeBytesPerSec: c.Levels[len(c.Levels)-1].BandwidthBytesPerSec,
 		Transformer:          &tr, Params: tr.Params(), ActiveParams: tr.ActiveParams(), Mode: "search"}
 	flash, note := flashFor(in.FlashAttention, c.GPU)
-	res.Note = note
+	res.Note = strings.TrimSpace(note + " " + domainNote(in, c))
 	if modules, err := model.ParseRecomputeModules(in.RecomputeModules); err == nil { // request validation checked the names
 		if err := tr.CheckRecomputeModules(modules); err != nil {
 			return Result{}, &request.FieldError{Field: "plan.recompute_modules", Msg: strings.TrimPrefix(err.Error(), "recompute_modules: ")}
@@ -345,6 +345,19 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan,
 		return Result{}, err
 	}
 	return res, nil
+}
+
+// domainNote says, where the GPU's NVLink domain spans more than the
+// request's nodes and the cluster more than one node, that the plan costs
+// the nodes' NVLink alone (the network between them), and how to cost the
+// domain; "" otherwise, and for a cluster given by its levels.
+func domainNote(in request.Plan, c hw.Cluster) string {
+	link := c.GPU.IntraNode
+	if in.Levels != nil || link == nil || link.DomainGPUs <= in.GPUsPerNode || c.GPUs() <= in.GPUsPerNode {
+		return ""
+	}
+	return fmt.Sprintf("The %s joins up to %d GPUs in one NVLink domain, but this plan costs nodes of %d GPUs joined by the network: set the GPUs per node to the GPUs the job holds in one domain (64 of a 72-GPU rack, say) to cost its tensor, context and expert parallelism over NVLink.",
+		c.GPU.Name, link.DomainGPUs, in.GPUsPerNode)
 }
 
 // flashFor is the request's flash attention on gpu, with a note when the

@@ -55,3 +55,32 @@ func TestPlanUncalibratedGPUCaveat(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanNVLinkDomainNote: a GB200 plan on nodes of 8 GPUs, where its
+// NVLink domain joins 72, says so and how to cost the domain; on nodes of
+// 64, or on one node, or on an H100, whose domain is its server, it does
+// not.
+func TestPlanNVLinkDomainNote(t *testing.T) {
+	for _, c := range []struct {
+		gpu            string
+		nodes, perNode int
+		note           bool
+	}{
+		{"nvidia-gb200-gpu", 8, 8, true},
+		{"nvidia-gb200-gpu", 1, 64, false},
+		{"nvidia-gb200-gpu", 1, 8, false},
+		{"nvidia-h100-sxm5-80gb", 8, 8, false},
+	} {
+		in := request.Default().Plan
+		in.Model, in.GPU, in.Nodes, in.GPUsPerNode, in.GlobalBatch = "llama3-8b", c.gpu, c.nodes, c.perNode, 64
+		in.TP, in.PP, in.Microbatch, in.Interleave, in.Recompute = 1, 1, 1, 1, "full"
+		res, err := Plan(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "joins up to 72 GPUs in one NVLink domain, but this plan costs nodes of 8 GPUs"
+		if got := strings.Contains(res.Note, want); got != c.note {
+			t.Errorf("%s, %d nodes of %d: note %q; want it to say %q: %v", c.gpu, c.nodes, c.perNode, res.Note, want, c.note)
+		}
+	}
+}

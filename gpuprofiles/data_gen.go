@@ -168,7 +168,7 @@ var embeddedGPUs = []hw.GPU{
 	}, MeasuredMatmulFLOPS: map[string]float64{
 		"bf16": 1.822e+15,
 		"fp8":  3.6156e+15,
-	}, IntraNode: &hw.Link{Type: "NVLink", Generation: 5, BandwidthBytesPerSec: 9e+11}, Host: &hw.Link{Type: "NVLink-C2C"}, NetworkBandwidthBytesPerSec: 5e+10, LogicalDevices: 1},
+	}, IntraNode: &hw.Link{Type: "NVLink", Generation: 5, BandwidthBytesPerSec: 9e+11, DomainGPUs: 72}, Host: &hw.Link{Type: "NVLink-C2C"}, NetworkBandwidthBytesPerSec: 5e+10, LogicalDevices: 1},
 	{ID: "amd-mi250x", Name: "Instinct MI250X (OAM, 2 GCDs)", Vendor: "AMD", FormFactor: "OAM", MemoryBytes: 1.37438953472e+11, MemoryBandwidthBytesPerSec: 3.2e+12, PeakFLOPS: map[string]float64{
 		"bf16":        3.83e+14,
 		"fp16":        3.83e+14,

@@ -36,6 +36,7 @@ type linkRecord struct {
 	Generation         *int     `json:"generation"`
 	BidirectionalGBps  *float64 `json:"bidirectional_gbps"`
 	UnidirectionalGBps *float64 `json:"unidirectional_gbps"`
+	DomainGPUs         *int     `json:"domain_gpus"`
 }
 
 // peakKeys maps gpus.json peak_dense_tflops keys to hw precision keys.
@@ -134,6 +135,9 @@ func convertLink(l *linkRecord) *hw.Link {
 	out := &hw.Link{Type: l.Type}
 	if l.Generation != nil {
 		out.Generation = *l.Generation
+	}
+	if l.DomainGPUs != nil {
+		out.DomainGPUs = *l.DomainGPUs
 	}
 	switch {
 	case l.UnidirectionalGBps != nil:

@@ -31,7 +31,15 @@ type Link struct {
 	// over all links), the figure bus-bandwidth and all-reduce models use;
 	// 0 when no source gave it.
 	BandwidthBytesPerSec float64 `json:"bandwidth_bytes_per_sec"`
+	// DomainGPUs is how many GPUs one domain of the fabric joins where it
+	// spans more than a server (a GB200 NVL72 rack: 72); 0 when it is the
+	// server's.
+	DomainGPUs int `json:"domain_gpus,omitempty"`
 }
+
+// MaxDomainGPUs bounds Link.DomainGPUs: the largest NVLink domains
+// announced join 576 GPUs (NVIDIA's NVLink Switch).
+const MaxDomainGPUs = 576
 
 // GPU is the device profile of one accelerator: capacity, rates and links.
 // Unknown figures are absent (missing map keys, nil links, zero bandwidths),
@@ -157,6 +165,9 @@ func (g GPU) Validate(field string) error {
 	if g.IntraNode != nil {
 		if err := nonNegative(field+".intra_node.bandwidth_bytes_per_sec", g.IntraNode.BandwidthBytesPerSec); err != nil {
 			return err
+		}
+		if d := g.IntraNode.DomainGPUs; d < 0 || d > MaxDomainGPUs {
+			return fmt.Errorf("%s.intra_node.domain_gpus: must be 0 (the server) to %d, got %d", field, MaxDomainGPUs, d)
 		}
 	}
 	if g.Host != nil {
