@@ -101,6 +101,8 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(`[{"id":"x","memory_gib":8,"peak_dense_tflops":{"bf16":1,"fp8":null},"interconnect":{"intra_node":{"bidirectional_gbps":10}}}]`))
 	f.Add([]byte(`[{"id":"x","memory_gib":8},{"id":"x"}]`))
+	f.Add([]byte(`[{"id":"x","memory_gib":8,"interconnect":{"intra_node":{"type":"NVLink","unidirectional_gbps":900,"domain_gpus":72}}}]`))
+	f.Add([]byte(`[{"id":"x","memory_gib":8,"interconnect":{"intra_node":{"domain_gpus":-1}}}]`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		gpus, err := Parse(data)
