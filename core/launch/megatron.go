@@ -425,7 +425,7 @@ func megatronExecution(engine string, t *model.Transformer, e plan.Execution) ([
 		args = append(args, flagArg{"--recompute-granularity", "selective"})
 		if e.RecomputeModules != "" {
 			modules, _ := model.ParseRecomputeModules(e.RecomputeModules) // plan validation checked them
-			args = append(args, listFlag("--recompute-modules", strings.Split(modules.String(), ",")...)...)
+			args = append(args, listFlag("--recompute-modules", modules.Names()...)...)
 		}
 	}
 	switch e.ZeRO {

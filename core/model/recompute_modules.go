@@ -55,16 +55,19 @@ func (s ModuleSet) Has(m RecomputeModule) bool {
 	return s&(1<<m) != 0
 }
 
-// String lists the set's modules in Megatron-Core's order, comma-separated.
-func (s ModuleSet) String() string {
+// Names lists the set's modules' names in Megatron-Core's order.
+func (s ModuleSet) Names() []string {
 	var names []string
 	for m := range moduleCount {
 		if s.Has(m) {
 			names = append(names, m.String())
 		}
 	}
-	return strings.Join(names, ",")
+	return names
 }
+
+// String lists the set's modules in Megatron-Core's order, comma-separated.
+func (s ModuleSet) String() string { return strings.Join(s.Names(), ",") }
 
 // ParseRecomputeModules parses a list of module names separated by commas
 // or spaces ("moe_act,layernorm"); "" is the default set (the attention

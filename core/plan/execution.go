@@ -262,7 +262,7 @@ func (e Execution) RecomputeText() string {
 		return fmt.Sprintf("full, %d layer%s a chunk", e.RecomputeLayers, plural(e.RecomputeLayers))
 	case e.Recompute == model.RecomputeSelective && e.RecomputeModules != "":
 		if s, err := model.ParseRecomputeModules(e.RecomputeModules); err == nil {
-			return "selective: " + strings.ReplaceAll(s.String(), ",", ", ")
+			return "selective: " + strings.Join(s.Names(), ", ")
 		}
 	}
 	return string(e.Recompute)
