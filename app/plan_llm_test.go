@@ -169,7 +169,8 @@ func TestDefaultOverlapByGPU(t *testing.T) {
 
 // TestPlanZeROSearchedOrPinned: left out, the ZeRO stage is chosen per
 // configuration — the distributed optimizer (1), or ZeRO-2 or FSDP (3)
-// where that does not fit — and the fastest is at least as fast as the
+// where that does not fit with the layers the configuration recomputes —
+// and the fastest is at least as fast as the
 // best with stage 0, 1 or 3 pinned (pinned stage 2 can be a hair faster
 // than the distributed optimizer where its per-microbatch reduce-scatters
 // hide: the model steps ZeRO-1's optimizer over whole gradients and
@@ -193,9 +194,12 @@ func TestPlanZeROSearchedOrPinned(t *testing.T) {
 			t.Errorf("searched: %+v at ZeRO %d", x, x.ZeRO)
 			continue
 		}
-		// ZeRO-2 or FSDP only where the distributed optimizer does not fit.
+		// ZeRO-2 or FSDP only where the distributed optimizer does not fit
+		// (with the layers the candidate recomputes: a higher stage can
+		// leave room for fewer).
 		one, z := in, 1
 		one.TP, one.PP, one.CP, one.EP, one.Microbatch, one.Interleave, one.Recompute, one.ZeRO = x.TP, x.PP, x.CP, x.EP, x.MicrobatchSize, x.Interleave, string(x.Recompute), &z
+		one.RecomputeLayers = x.RecomputeLayers
 		res, err := Plan(context.Background(), one)
 		if err != nil {
 			t.Fatal(err)

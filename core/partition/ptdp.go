@@ -30,7 +30,9 @@ type PTDPOptions struct {
 	// each configuration with d·cp > 1 runs Megatron-LM's distributed
 	// optimizer (ZeRO-1) or, where that does not fit, the faster of ZeRO-2
 	// and FSDP (ZeRO-3) that fits; with one replica there is nothing to
-	// shard and Fixed.ZeRO is kept.
+	// shard and Fixed.ZeRO is kept. A configuration that fits only with
+	// full recomputation is also tried at each higher stage with the
+	// fewest recomputed layers that fit there (fewestRecomputed).
 	SearchZeRO bool
 	// SearchCPComm makes context parallelism's communication type a
 	// searched choice (Fixed.CPComm ignored): each configuration with
@@ -179,7 +181,7 @@ func SearchPTDP(ctx context.Context, tr model.Transformer, c hw.Cluster, opt PTD
 				outOfReach := opt.Keep > 0 && len(res.Candidates) == opt.Keep &&
 					iterationTime(&cand)*MinRecomputeSpeedup >= iterationTime(&res.Candidates[opt.Keep-1])
 				if cfg.Recompute == model.RecomputeFull && opt.Fixed.Recompute == "" && !fitsPlain && !outOfReach {
-					if cand, n, err = fewestRecomputed(pred, cand); err != nil {
+					if cand, n, err = fewestRecomputed(pred, cand, opt.SearchZeRO); err != nil {
 						return PTDPResult{}, err
 					}
 					predictions += n
@@ -372,15 +374,32 @@ func chainOf(cfg plan.Execution) plan.Execution {
 
 // fewestRecomputed returns cand, a candidate that fits, recomputing as few
 // layers of each chunk as fit (cost.Predictor.FewestRecomputeLayers) when
-// it recomputes every layer; it is faster and still fits. It returns how
-// many predictions it made: the bisection's, of memory alone, and the
-// chosen one's count as two.
-func fewestRecomputed(pred *cost.Predictor, cand PTDPCandidate) (PTDPCandidate, int, error) {
-	ex, pr, ok, err := pred.FewestRecomputeLayers(cand.Config)
-	if err != nil || !ok {
-		return cand, 2, err
+// it recomputes every layer; it is faster and still fits. Where the ZeRO
+// stage is searched (searchZeRO, data parallelism), a higher stage than
+// the candidate's shards more and can leave room for fewer recomputed
+// layers: each stage from the candidate's up to FSDP is refined and the
+// fastest kept (the lowest stage of equal times). It returns how many
+// predictions it made: each bisection's, of memory alone, and its chosen
+// one's count as two.
+func fewestRecomputed(pred *cost.Predictor, cand PTDPCandidate, searchZeRO bool) (PTDPCandidate, int, error) {
+	last := cand.Config.ZeRO
+	if searchZeRO && cand.Config.DP*max(cand.Config.CP, 1) > 1 {
+		last = ZeROFSDP
 	}
-	return unreasoned(ex, pr), 2, nil
+	best, n := cand, 0
+	for z := cand.Config.ZeRO; z <= last; z++ {
+		cfg := cand.Config
+		cfg.ZeRO = z
+		ex, pr, ok, err := pred.FewestRecomputeLayers(cfg)
+		n += 2
+		if err != nil {
+			return cand, n, err
+		}
+		if ok && pr.IterationSeconds < best.Prediction.IterationSeconds {
+			best = unreasoned(ex, pr)
+		}
+	}
+	return best, n, nil
 }
 
 // better reports whether a is to be preferred to b: a fits and b does not,

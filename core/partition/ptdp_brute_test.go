@@ -52,12 +52,14 @@ func bruteForcePTDP(t *testing.T, tr model.Transformer, c hw.Cluster, opt PTDPOp
 // fewestRecomputedBrute is the search's choice of how many layers of each
 // chunk recompute, the plain way: for ex, a fitting execution that
 // recomputes every layer, each count from 1 up to one under the largest
-// chunk's layers in turn, predicted afresh, the first that fits; ex and pr
-// unchanged when none does, when ex fits without recomputation (with the
-// ZeRO stage opt searches or fixes: EvaluatePTDPZeRO), or when ex is not
-// such an execution. It also checks the bound the search prunes with:
-// recomputing no layer at all is no faster than MinRecomputeSpeedup of
-// recomputing every one.
+// chunk's layers in turn, predicted afresh, the first that fits — at ex's
+// ZeRO stage and, where opt searches the stage (with data parallelism), at
+// each higher one, the fastest of them kept (the lowest stage of equal
+// times); ex and pr unchanged when none is faster, when ex fits without
+// recomputation (with the ZeRO stage opt searches or fixes:
+// EvaluatePTDPZeRO), or when ex is not such an execution. It also checks
+// the bound the search prunes with: recomputing no layer at all is no
+// faster than MinRecomputeSpeedup of recomputing every one.
 func fewestRecomputedBrute(t *testing.T, tr model.Transformer, c hw.Cluster, ex plan.Execution, pr cost.Prediction, opt PTDPOptions) (plan.Execution, cost.Prediction) {
 	t.Helper()
 	if ex.Recompute != model.RecomputeFull || ex.RecomputeLayers != 0 {
@@ -78,19 +80,29 @@ func fewestRecomputedBrute(t *testing.T, tr model.Transformer, c hw.Cluster, ex 
 	if none.Fits {
 		return ex, pr
 	}
+	last := ex.ZeRO
+	if opt.SearchZeRO && ex.DP*max(ex.CP, 1) > 1 {
+		last = ZeROFSDP
+	}
+	bestEx, bestPr := ex, pr
 	largest := slices.Max(cost.SplitLayers(tr, ex.PP*max(ex.Interleave, 1)))
-	for n := 1; n < largest; n++ {
-		x := ex
-		x.RecomputeLayers = n
-		got, err := cost.Predict(tr, c, x, opt.Cost)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Memory.Fits() {
-			return x, got
+	for z := ex.ZeRO; z <= last; z++ {
+		for n := 1; n < largest; n++ {
+			x := ex
+			x.ZeRO, x.RecomputeLayers = z, n
+			got, err := cost.Predict(tr, c, x, opt.Cost)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Memory.Fits() {
+				if got.IterationSeconds < bestPr.IterationSeconds {
+					bestEx, bestPr = x, got
+				}
+				break
+			}
 		}
 	}
-	return ex, pr
+	return bestEx, bestPr
 }
 
 // TestSearchPTDPMatchesBruteForce: on small clusters, for dense GPTs, a
