@@ -30,38 +30,34 @@ type EfficiencyCurve struct {
 
 // Default curve shape: eff(x) = ceiling · x / (x + x0) with x0 = latency ·
 // peak · ceiling, i.e. each operation costs a fixed launch/tail latency plus
-// its FLOPs at the ceiling rate; on the A100 it also keeps rising with the
-// GEMM's size, by A100EfficiencyRisePerDecade per decade of FLOPs around
-// 1 TFLOP (larger GEMMs fill the GPU's waves of tiles better, as the
-// Megatron-LM README says of its H100 weak scaling: "larger GEMMs have
-// higher arithmetic intensity and are consequently more efficient to
-// execute"). The A100's rise and sustained fraction are fitted on the ten
-// Megatron-LM end-to-end runs of dissertation Table 4.1 (TestA100Fit);
-// Table 4.2 and Korthikanti et al. 2022 are held out.
+// its FLOPs at the ceiling rate. On the A100 the dense GEMMs are besides
+// quantized into waves of tiles (waves.go), which favours larger GEMMs in
+// steps rather than smoothly, as the Megatron-LM README says of its H100
+// weak scaling: "larger GEMMs have higher arithmetic intensity and are
+// consequently more efficient to execute". The A100's sustained fraction
+// is fitted with the waves on the ten Megatron-LM end-to-end runs of
+// dissertation Table 4.1 (TestA100Fit); Table 4.2 and Korthikanti et al.
+// 2022 are held out.
 const (
 	// DefaultKernelLatencySeconds is the fixed per-operation overhead of the
 	// default curve.
 	DefaultKernelLatencySeconds = 3e-6
 	// A100SustainedMatmulFraction is the fraction of the best measured
-	// matmul rate that training GEMMs of 1 TFLOP sustain end to end on
-	// A100-SXM4 (other shapes than the benchmark's best, SMs shared with
-	// communication kernels, clocks under sustained load). Fitted with
-	// A100EfficiencyRisePerDecade on dissertation Table 4.1 alone
-	// (TestA100Fit: of the rises 0–8 % per decade, each with its fraction
-	// on a 0.0025 grid, the pair with the least mean absolute error; the
-	// latency held at 3 µs), with those 2021 runs costed as they ran: fp16
-	// with loss scaling, unfused attention, no asynchronous
-	// tensor-parallel backward, unfused gradient accumulation
-	// (plan.Execution.UnfusedGradAccumulation), data-parallel rings over
-	// every NIC of a server.
-	A100SustainedMatmulFraction = 0.805
-	// A100EfficiencyRisePerDecade is how much more efficient, relatively,
-	// an A100 GEMM of ten times the FLOPs is (fitted with
-	// A100SustainedMatmulFraction).
-	A100EfficiencyRisePerDecade = 0.03
+	// matmul rate that training GEMMs of 1 TFLOP, whole waves of tiles,
+	// sustain end to end on A100-SXM4 (other shapes than the benchmark's
+	// best, SMs shared with communication kernels, clocks under sustained
+	// load). Fitted on dissertation Table 4.1 alone (TestA100Fit: of the
+	// shapes tried — latencies of 3, 10 and 20 µs, a rise of 1–8 % per
+	// decade of FLOPs on top of the waves — each with its fraction on a
+	// 0.0025 grid, the pair with the least mean absolute error), with those
+	// 2021 runs costed as they ran: the SC'21 scripts' microbatches,
+	// interleaving and data-parallel implementation, fp16 with loss
+	// scaling, unfused attention, no asynchronous tensor-parallel backward,
+	// unfused gradient accumulation (plan.Execution.UnfusedGradAccumulation),
+	// data-parallel rings over every NIC of a server.
+	A100SustainedMatmulFraction = 0.825
 	// DefaultSustainedMatmulFraction is the same fraction for every other
-	// GPU: 0.75, the A100 fit before the 2021 runs' unfused gradient
-	// accumulation and attention traffic were costed, with which the
+	// GPU, without waves: 0.75, an earlier A100 fit, with which the
 	// held-out H100 rows of testdata/published_runs.json were validated.
 	// No H100 run was fitted.
 	DefaultSustainedMatmulFraction = 0.75
@@ -104,13 +100,13 @@ func DefaultEfficiency(gpu hw.GPU, p string) (EfficiencyCurve, error) {
 	if !ok {
 		measured = DefaultMatmulCeiling
 	}
-	key := [3]float64{peak, sustainedMatmulFraction(gpu) * measured, efficiencyRisePerDecade(gpu)}
+	key := [2]float64{peak, sustainedMatmulFraction(gpu) * measured}
 	defaultCurves.Lock()
 	defer defaultCurves.Unlock()
 	if c, ok := defaultCurves.m[key]; ok {
 		return c, nil
 	}
-	c := RisingEfficiency(SaturatingEfficiency(key[0], key[1], DefaultKernelLatencySeconds), key[2])
+	c := SaturatingEfficiency(key[0], key[1], DefaultKernelLatencySeconds)
 	if len(defaultCurves.m) < maxCachedCurves {
 		defaultCurves.m[key] = c
 	}
@@ -126,34 +122,8 @@ const maxCachedCurves = 256
 // read a curve's points.
 var defaultCurves = struct {
 	sync.Mutex
-	m map[[3]float64]EfficiencyCurve
-}{m: map[[3]float64]EfficiencyCurve{}}
-
-// efficiencyRisePerDecade returns the rise per decade of GEMM FLOPs of
-// gpu's default curve: A100EfficiencyRisePerDecade on the A100-SXM4 parts
-// it was fitted for, none elsewhere (no other GPU's runs were fitted).
-func efficiencyRisePerDecade(gpu hw.GPU) float64 {
-	if isFittedA100(gpu) {
-		return A100EfficiencyRisePerDecade
-	}
-	return 0
-}
-
-// RisingEfficiency returns c with each point's efficiency scaled by
-// 1 + rise · log10(FLOPs / 1 TFLOP), at most 1: a curve that keeps rising
-// with the operation's size (a relative rise per decade), unchanged at 1
-// TFLOP.
-func RisingEfficiency(c EfficiencyCurve, rise float64) EfficiencyCurve {
-	if rise == 0 {
-		return c
-	}
-	out := EfficiencyCurve{Points: make([]EfficiencyPoint, len(c.Points))}
-	for i, p := range c.Points {
-		p.Efficiency = math.Min(1, p.Efficiency*(1+rise*math.Log10(p.FLOPs/1e12)))
-		out.Points[i] = p
-	}
-	return out
-}
+	m map[[2]float64]EfficiencyCurve
+}{m: map[[2]float64]EfficiencyCurve{}}
 
 // SaturatingEfficiency samples eff(x) = ceiling · x / (x + x0), x0 = latency ·
 // peak · ceiling, at half-decades from 1e6 to 1e16 FLOPs: an operation costs

@@ -43,6 +43,7 @@ type evaluator struct {
 	curve          EfficiencyCurve
 	wide           float64         // FLOP/s of what FP8 training keeps in bf16 (attention core, output layer); peak otherwise
 	wideCurve      EfficiencyCurve // its efficiency
+	waveSMs        float64         // the GPU's wave of tiles where GEMMs are quantized into waves (waveSMs); 0: none
 	attnFwd        float64         // the fused attention core's forward FLOP/s (FusedAttentionFLOPS); 0: the GEMM curve
 	attnBwd        float64         // and its backward's
 	comm           Comm
@@ -105,7 +106,7 @@ func newEvaluator(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt Op
 // values checked. NewPredictor computes it once; its error, if any, is
 // every evaluation's after the execution's own (evaluatorFor).
 func baseEvaluator(tr model.Transformer, c hw.Cluster, opt Options, pred *Predictor) (evaluator, error) {
-	e := evaluator{tr: tr, c: c, comm: DefaultComm, memo: pred}
+	e := evaluator{tr: tr, c: c, comm: DefaultComm, memo: pred, waveSMs: waveSMs(c.GPU)}
 	e.w, _ = tr.BytesPerValue()
 	var err error
 	if e.peak, err = c.GPU.Peak(string(tr.TrainingPrecision())); err != nil {

@@ -54,7 +54,8 @@ func (e *evaluator) gemmSeconds(g model.GEMM) float64 {
 		return e.wideCurve.Seconds(per, e.wide)
 	}
 	if !g.Expert {
-		return e.curve.Seconds(per, e.peak)
+		_, column := columnParallelBlock[g.Name]
+		return e.curve.Seconds(per, e.peak) * e.gemmWaveSlowdown(g.Shapes, column)
 	}
 	local := float64(g.Instances / e.cfg.EP)
 	return local * e.curve.Seconds(per/local, e.peak)
@@ -110,8 +111,8 @@ func (e *evaluator) layerWork(i int) layerWork {
 			case "q", "kv":
 				w.mlaUp += sec * e.tr.MLAUpProjectionFLOPs(b, g.Name) / g.FLOPs
 			}
-			w.castFwd += g.Inputs
-			w.castBwd += g.Outputs
+			w.castFwd += g.Inputs()
+			w.castBwd += g.Outputs()
 		}
 	}
 	if e.tr.TrainingPrecision() == model.FP8 {
@@ -549,7 +550,9 @@ func (e *evaluator) logitSeconds() float64 {
 	cp := float64(e.cfg.CP)
 	fwd := e.tr.LogitFwdFLOPs(e.cfg.MicrobatchSize) / (float64(e.cfg.TP) * cp)
 	mem := 3 * ElementwiseTrafficPerActivationByte * e.tr.OutputActivationBytes(e.cfg.MicrobatchSize, e.actOpts) / cp / e.memBW
-	return 3*e.wideCurve.Seconds(fwd, e.wide) + mem
+	// Vocabulary-parallel: column-parallel over the vocabulary.
+	out := [2]model.Shape{{Rows: float64(e.cfg.MicrobatchSize * e.tr.Seq), K: float64(e.tr.Hidden), N: float64(e.tr.Vocab)}}
+	return 3*e.wideCurve.Seconds(fwd, e.wide)*e.gemmWaveSlowdown(out, true) + mem
 }
 
 // p2pSeconds returns the point-to-point time per microbatch on device i:

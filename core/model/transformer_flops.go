@@ -45,14 +45,32 @@ type GEMM struct {
 	Attention bool
 	// Expert marks the routed experts, which expert parallelism shards.
 	Expert bool
-	// Inputs is the number of values of the product's activation input for
-	// the whole microbatch (tokens × k, summed over its Instances and over
-	// the two products of a low-rank pair such as MLA's down- and
-	// up-projection), Outputs those of its output (tokens × n): what
-	// Transformer Engine casts to FP8 before an FP8 GEMM, the input
-	// forward and the output's gradient backward. Both are 0 for the
+	// Shapes are the sizes of its products for one instance, as the whole
+	// microbatch runs them before tensor, context or expert parallelism
+	// splits them: one product, or two for a low-rank pair such as MLA's
+	// down- and up-projection (Shapes[1] zero otherwise); none for the
 	// attention core, which is not a linear layer.
-	Inputs, Outputs float64
+	Shapes [2]Shape
+}
+
+// Shape is one matrix product of a linear layer: Rows tokens of K input
+// features into N output features, 2·Rows·K·N FLOPs.
+type Shape struct {
+	Rows, K, N float64
+}
+
+// Inputs returns the number of values of the product's activation input
+// for the whole microbatch (Rows × K, summed over its shapes and
+// Instances), what Transformer Engine casts to FP8 before an FP8 GEMM
+// forward; 0 for the attention core.
+func (g GEMM) Inputs() float64 {
+	return float64(g.Instances) * (g.Shapes[0].Rows*g.Shapes[0].K + g.Shapes[1].Rows*g.Shapes[1].K)
+}
+
+// Outputs returns the number of values of its output (Rows × N, summed
+// likewise): what is cast to FP8 of the output's gradient backward.
+func (g GEMM) Outputs() float64 {
+	return float64(g.Instances) * (g.Shapes[0].Rows*g.Shapes[0].N + g.Shapes[1].Rows*g.Shapes[1].N)
 }
 
 // ForwardGEMMs returns the matrix multiplications of layer i's forward
@@ -71,41 +89,52 @@ func (t Transformer) ForwardGEMMs(b, i int) []GEMM {
 	a := float64(t.Heads)
 	span := t.AttentionSpan()
 	g := make([]GEMM, 0, 8) // at most 8 products: one allocation
+	linear := func(name string, shapes ...Shape) GEMM {
+		l := GEMM{Name: name, Instances: 1}
+		for k, sh := range shapes {
+			l.Shapes[k] = sh
+			l.FLOPs += 2 * sh.Rows * sh.K * sh.N
+		}
+		return l
+	}
 	if m := t.MLA; m != nil {
 		qk, v := float64(m.QKNopeHeadDim+m.QKRopeHeadDim), float64(m.VHeadDim)
 		ql, kvl := float64(m.QLoraRank), float64(m.KVLoraRank)
-		q := GEMM{Name: "q", FLOPs: 2 * tok * h * a * qk, Instances: 1, Inputs: tok * h, Outputs: tok * a * qk}
+		q := linear("q", Shape{tok, h, a * qk})
 		if ql > 0 {
-			q.FLOPs = 2*tok*h*ql + 2*tok*ql*a*qk
-			q.Inputs, q.Outputs = tok*(h+ql), tok*(ql+a*qk)
+			q = linear("q", Shape{tok, h, ql}, Shape{tok, ql, a * qk})
 		}
 		down, up := kvl+float64(m.QKRopeHeadDim), a*float64(m.QKNopeHeadDim+m.VHeadDim) // the kv pair's two output widths
-		g = append(g, q, GEMM{Name: "kv", FLOPs: 2*tok*h*down + 2*tok*kvl*up, Instances: 1, Inputs: tok * (h + kvl), Outputs: tok * (down + up)},
+		g = append(g, q, linear("kv", Shape{tok, h, down}, Shape{tok, kvl, up}),
 			GEMM{Name: "attention-scores", FLOPs: 2 * bb * s * s * span * a * qk, Instances: 1, Attention: true},
 			GEMM{Name: "attention-values", FLOPs: 2 * bb * s * s * span * a * v, Instances: 1, Attention: true},
-			GEMM{Name: "attention-out", FLOPs: 2 * tok * a * v * h, Instances: 1, Inputs: tok * a * v, Outputs: tok * h})
+			linear("attention-out", Shape{tok, a * v, h}))
 	} else {
 		d := float64(t.HeadSize())
 		q, kv := a*d, float64(t.KVHeadCount())*d
-		g = append(g, GEMM{Name: "qkv", FLOPs: 2 * tok * h * (q + 2*kv), Instances: 1, Inputs: tok * h, Outputs: tok * (q + 2*kv)},
+		g = append(g, linear("qkv", Shape{tok, h, q + 2*kv}),
 			GEMM{Name: "attention-scores", FLOPs: 2 * bb * s * s * span * q, Instances: 1, Attention: true},
 			GEMM{Name: "attention-values", FLOPs: 2 * bb * s * s * span * q, Instances: 1, Attention: true},
-			GEMM{Name: "attention-out", FLOPs: 2 * tok * q * h, Instances: 1, Inputs: tok * q, Outputs: tok * h})
+			linear("attention-out", Shape{tok, q, h}))
 	}
 	up := t.mlpMatrices() - 1 // gate and up, or up
 	if !t.IsMoELayer(i) {
 		f := float64(t.FFNSize())
-		return append(g, GEMM{Name: "mlp-up", FLOPs: up * 2 * tok * h * f, Instances: 1, Inputs: tok * h, Outputs: up * tok * f},
-			GEMM{Name: "mlp-down", FLOPs: 2 * tok * f * h, Instances: 1, Inputs: tok * f, Outputs: tok * h})
+		return append(g, linear("mlp-up", Shape{tok, h, up * f}), linear("mlp-down", Shape{tok, f, h}))
 	}
 	m, fe := t.MoE, float64(t.ExpertFFN())
-	routed := float64(m.TopK) * tok
-	g = append(g, GEMM{Name: "expert-up", FLOPs: up * 2 * routed * h * fe, Instances: m.Experts, Expert: true, Inputs: routed * h, Outputs: up * routed * fe},
-		GEMM{Name: "expert-down", FLOPs: 2 * routed * fe * h, Instances: m.Experts, Expert: true, Inputs: routed * fe, Outputs: routed * h})
+	// Each routed expert runs its share of the tokens' topk choices.
+	routed := float64(m.TopK) * tok / float64(m.Experts)
+	for _, e := range []GEMM{linear("expert-up", Shape{routed, h, up * fe}), linear("expert-down", Shape{routed, fe, h})} {
+		e.Instances, e.Expert = m.Experts, true
+		e.FLOPs *= float64(m.Experts)
+		g = append(g, e)
+	}
 	if m.SharedExperts > 0 {
-		shared := float64(m.SharedExperts) * tok
-		g = append(g, GEMM{Name: "shared-up", FLOPs: up * 2 * shared * h * fe, Instances: 1, Inputs: shared * h, Outputs: up * shared * fe},
-			GEMM{Name: "shared-down", FLOPs: 2 * shared * fe * h, Instances: 1, Inputs: shared * fe, Outputs: shared * h})
+		// The shared experts run as one MLP of their summed width
+		// (Megatron-Core's SharedExpertMLP).
+		shared := float64(m.SharedExperts) * fe
+		g = append(g, linear("shared-up", Shape{tok, h, up * shared}), linear("shared-down", Shape{tok, shared, h}))
 	}
 	return g
 }

@@ -213,32 +213,39 @@ func TestLlama405BLayerStash(t *testing.T) {
 	}
 }
 
-// TestGEMMOperands checks each linear GEMM's operand sizes against its
-// FLOPs: a product of r rows, k inputs and n outputs has 2·r·k·n FLOPs, r·k
-// input and r·n output values, so FLOPs = 2·Inputs·Outputs/r with r the
-// tokens (b·s, or topk·b·s for the routed experts, spread evenly over
-// them); the attention core has none.
+// TestGEMMOperands checks each linear GEMM's shapes against its FLOPs and
+// its operand counts against the tokens: a product of r rows, k inputs and
+// n outputs has 2·r·k·n FLOPs, r·k input and r·n output values; each
+// product runs the microbatch's b·s tokens (the routed experts, topk·b·s
+// spread evenly over them; the shared experts as one MLP of their summed
+// width); the attention core has no shape.
 func TestGEMMOperands(t *testing.T) {
 	shared := mixtral8x7b
 	shared.MoE = &MoE{Experts: 64, TopK: 6, FFN: 1408, SharedExperts: 2}
-	for _, tr := range []Transformer{gpt(96, 12288, 96), llama405b, mixtral8x7b, shared} {
+	for _, tr := range []Transformer{gpt(96, 12288, 96), llama405b, mixtral8x7b, shared, deepseekLike} {
 		tok := 2 * float64(tr.Seq)
-		for _, g := range tr.ForwardGEMMs(2, 0) {
+		for _, g := range tr.ForwardGEMMs(2, tr.Layers-1) {
 			if g.Attention {
-				if g.Inputs != 0 || g.Outputs != 0 {
-					t.Errorf("%s: attention core with operands %g, %g", g.Name, g.Inputs, g.Outputs)
+				if g.Shapes != [2]Shape{} {
+					t.Errorf("%s: attention core with shapes %v", g.Name, g.Shapes)
 				}
 				continue
 			}
-			rows := tok
-			switch {
-			case g.Expert:
-				rows = float64(tr.MoE.TopK) * tok
-			case g.Name == "shared-up" || g.Name == "shared-down":
-				rows = float64(tr.MoE.SharedExperts) * tok
+			var flops, in, out float64
+			for _, sh := range g.Shapes {
+				flops += 2 * sh.Rows * sh.K * sh.N * float64(g.Instances)
+				in += sh.K
+				out += sh.N
 			}
-			if want := 2 * g.Inputs * g.Outputs / rows; math.Abs(g.FLOPs-want) > 1e-9*want {
-				t.Errorf("l=%d %s: %g FLOPs, operands give %g", tr.Layers, g.Name, g.FLOPs, want)
+			rows := tok
+			if g.Expert {
+				rows = float64(tr.MoE.TopK) * tok
+			}
+			if math.Abs(g.FLOPs-flops) > 1e-9*flops {
+				t.Errorf("l=%d %s: %g FLOPs, shapes give %g", tr.Layers, g.Name, g.FLOPs, flops)
+			}
+			if g.Inputs() != rows*in || g.Outputs() != rows*out {
+				t.Errorf("l=%d %s: operands %g, %g; want %g, %g", tr.Layers, g.Name, g.Inputs(), g.Outputs(), rows*in, rows*out)
 			}
 		}
 	}

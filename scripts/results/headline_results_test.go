@@ -72,8 +72,8 @@ func TestPTDPResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The paper's t is the best, or within 1 % of it (a tie the model
-	// cannot resolve: at batch 128, (4, 16) and (8, 8) run nearly alike).
+	// The paper's t is the best, or within 1 % of it (the model's
+	// resolution).
 	best, paperT := map[int]PTDPSweepRow{}, map[int]PTDPSweepRow{}
 	for _, r := range tp {
 		if b, ok := best[r.Batch]; !ok || r.Out.TFLOPSPerGPU > b.Out.TFLOPSPerGPU {

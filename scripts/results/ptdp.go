@@ -4,18 +4,26 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
 //go:embed testdata/ptdp_paper.json
 var ptdpPaperJSON []byte
 
-// PTDPPaperRow is one run of dissertation Table 4.1.
+// PTDPPaperRow is one run of dissertation Table 4.1, with the
+// configuration the SC'21 scripts ran it in.
 type PTDPPaperRow struct {
 	Name                  string  `json:"name"`
 	Layers, Hidden, Heads int     `json:"-"`
 	TP, PP, GPUs, Batch   int     `json:"-"`
 	TFLOPS                float64 `json:"tflops"`
+	// Microbatch and Interleave (model chunks per device) are the
+	// scripts'; DDP their data-parallel implementation: "torch" (PyTorch's
+	// DistributedDataParallel, its all-reduce overlapped with the backward)
+	// or "local" (Megatron-LM's, after it).
+	Microbatch, Interleave int    `json:"-"`
+	DDP                    string `json:"ddp"`
 }
 
 // UnmarshalJSON reads a row (the integer fields by their lower-case names).
@@ -24,19 +32,28 @@ func (r *PTDPPaperRow) UnmarshalJSON(b []byte) error {
 		Name                                       string
 		Layers, Hidden, Heads, TP, PP, GPUs, Batch int
 		TFLOPS                                     float64
+		Microbatch, Interleave                     int
+		DDP                                        string
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
-	*r = PTDPPaperRow{raw.Name, raw.Layers, raw.Hidden, raw.Heads, raw.TP, raw.PP, raw.GPUs, raw.Batch, raw.TFLOPS}
+	if raw.DDP != "torch" && raw.DDP != "local" {
+		return fmt.Errorf("%s: ddp must be torch or local, got %q", raw.Name, raw.DDP)
+	}
+	*r = PTDPPaperRow{raw.Name, raw.Layers, raw.Hidden, raw.Heads, raw.TP, raw.PP, raw.GPUs, raw.Batch, raw.TFLOPS,
+		raw.Microbatch, raw.Interleave, raw.DDP}
 	return nil
 }
 
 // PTDPPaper is the stored PTD-P data with sources.
 type PTDPPaper struct {
 	Table41 struct {
-		Source string         `json:"source"`
-		Rows   []PTDPPaperRow `json:"rows"`
+		Source string `json:"source"`
+		// ConfigurationSource is where each row's microbatch, interleaving
+		// and data-parallel implementation come from.
+		ConfigurationSource string         `json:"configuration_source"`
+		Rows                []PTDPPaperRow `json:"rows"`
 	} `json:"table41"`
 	Interleaved struct {
 		Source string `json:"source"`
@@ -119,8 +136,10 @@ type PTDPTableRow struct {
 	Out   transformerCLIOutput
 }
 
-// PTDPTableRows evaluates Table 4.1's runs with the paper's (t, p),
-// microbatch 1 and full recomputation; the interleaving is searched.
+// PTDPTableRows evaluates Table 4.1's runs with the paper's (t, p), full
+// recomputation and the scripts' microbatch, interleaving and
+// data-parallel implementation (PyTorch DDP overlaps the gradient
+// all-reduce with the backward).
 func PTDPTableRows() ([]PTDPTableRow, error) {
 	paper, err := LoadPTDPPaper()
 	if err != nil {
@@ -128,8 +147,12 @@ func PTDPTableRows() ([]PTDPTableRow, error) {
 	}
 	var rows []PTDPTableRow
 	for _, p := range paper.Table41.Rows {
-		args := append(gptArgs(p.Layers, p.Hidden, p.Heads, p.GPUs, p.Batch), "--tp", strconv.Itoa(p.TP), "--pp", strconv.Itoa(p.PP),
-			"--microbatch", "1", "--recompute", "full")
+		args := gptArgs(p.Layers, p.Hidden, p.Heads, p.GPUs, p.Batch)
+		if p.DDP == "torch" {
+			args[slices.Index(args, "--overlap-grad-reduce=false")] = "--overlap-grad-reduce=true"
+		}
+		args = append(args, "--tp", strconv.Itoa(p.TP), "--pp", strconv.Itoa(p.PP),
+			"--microbatch", strconv.Itoa(p.Microbatch), "--interleave", strconv.Itoa(p.Interleave), "--recompute", "full")
 		r := PTDPTableRow{Paper: p, Args: args}
 		if err := runJSON(&r.Out, args...); err != nil {
 			return nil, err
@@ -146,12 +169,13 @@ func PTDPTableMarkdown() (string, error) {
 		return "", err
 	}
 	var ratios []float64 // filled as the table is built, before the geometric mean below
-	runs := commandTable(rows, []string{"model", "GPUs", "(t, p)", "batch", "v (searched)", "paper TFLOP/s/GPU",
+	runs := commandTable(rows, []string{"model", "GPUs", "(t, p)", "batch", "microbatch", "v", "DDP", "paper TFLOP/s/GPU",
 		"ours", "error", "memory GiB"}, func(r PTDPTableRow) (string, []string) {
 		ratio := r.Out.TFLOPSPerGPU / r.Paper.TFLOPS
 		ratios = append(ratios, ratio)
 		return command(r.Args...), []string{r.Paper.Name, strconv.Itoa(r.Paper.GPUs), fmt.Sprintf("(%d, %d)", r.Paper.TP, r.Paper.PP),
-			strconv.Itoa(r.Paper.Batch), strconv.Itoa(r.Out.Execution.Interleave), fmt.Sprintf("%.0f", r.Paper.TFLOPS),
+			strconv.Itoa(r.Paper.Batch), strconv.Itoa(r.Out.Execution.MicrobatchSize), strconv.Itoa(r.Out.Execution.Interleave), r.Paper.DDP,
+			fmt.Sprintf("%.0f", r.Paper.TFLOPS),
 			fmt.Sprintf("%.1f", r.Out.TFLOPSPerGPU), fmt.Sprintf("%+.1f %%", 100*(ratio-1)),
 			fmt.Sprintf("%.1f", r.Out.Memory.PeakBytes/(1<<30))}
 	})
@@ -186,14 +210,16 @@ func PTDPInterleavedRows() ([]PTDPSweepRow, error) {
 }
 
 // PTDPTensorPipelineRows evaluates GPT 162.2B on 64 GPUs at every (t, p)
-// with t·p = 64 (Figure 4.13), microbatch 1, full recomputation,
-// interleaving searched, tensor parallelism allowed across nodes.
+// with t·p = 64 (Figure 4.13) as the SC'21 script ran them
+// (NVIDIA/Megatron-LM examples/sc21/run_figure_13.sh: MBS 1, no virtual
+// pipeline stages, DDP local): microbatch 1, full recomputation, not
+// interleaved, tensor parallelism allowed across nodes.
 func PTDPTensorPipelineRows() ([]PTDPSweepRow, error) {
 	var rows []PTDPSweepRow
 	for _, B := range []int{32, 128} {
 		for _, t := range []int{2, 4, 8, 16, 32} {
 			args := append(gptArgs(32, 20480, 128, 64, B), "--tp", strconv.Itoa(t), "--pp", strconv.Itoa(64/t), "--microbatch", "1",
-				"--recompute", "full", "--allow-cross-node-tp")
+				"--interleave", "1", "--recompute", "full", "--allow-cross-node-tp")
 			r := PTDPSweepRow{Label: fmt.Sprintf("(%d, %d)", t, 64/t), Batch: B, Args: args}
 			if err := runJSON(&r.Out, args...); err != nil {
 				return nil, err
@@ -223,9 +249,9 @@ func PTDPFiguresMarkdown() (string, error) {
 	}
 	s := "Interleaved vs non-interleaved, GPT-3 175B on 96 A100s, (t, p) = (8, 12), b = 1 (Figure 4.12):\n\n" + codeBlock(cmds) + "\n" +
 		table([]string{"batch", "non-interleaved TFLOP/s/GPU", "interleaved (v = 2)", "interleaved / non-interleaved"}, tab)
-	s += "\nTensor vs pipeline parallelism, GPT 162.2B on 64 A100s (Figure 4.13):\n\n" +
-		commandTable(tp, []string{"(t, p)", "batch", "v (searched)", "TFLOP/s/GPU"}, func(r PTDPSweepRow) (string, []string) {
-			return command(r.Args...), []string{r.Label, strconv.Itoa(r.Batch), strconv.Itoa(r.Out.Execution.Interleave), fmt.Sprintf("%.1f", r.Out.TFLOPSPerGPU)}
+	s += "\nTensor vs pipeline parallelism, GPT 162.2B on 64 A100s, b = 1, not interleaved (Figure 4.13, as run_figure_13.sh ran it):\n\n" +
+		commandTable(tp, []string{"(t, p)", "batch", "TFLOP/s/GPU"}, func(r PTDPSweepRow) (string, []string) {
+			return command(r.Args...), []string{r.Label, strconv.Itoa(r.Batch), fmt.Sprintf("%.1f", r.Out.TFLOPSPerGPU)}
 		})
 	return s, nil
 }
