@@ -44,7 +44,7 @@ var heldOutErrors = map[gpuFamily]errorRange{
 	{"nvidia-b200-sxm", true}:        {-0.10, 0.45},
 	{"nvidia-gb200-gpu", false}:      {-0.10, 0.40},
 	{"nvidia-gb200-gpu", true}:       {-0.10, 1.00},
-	{"nvidia-h200-sxm-141gb", false}: {0.35, 0.45},
+	{"nvidia-h200-sxm-141gb", false}: {0.15, 0.25},
 }
 
 // calibrationCaveat returns Prediction.Calibration for a model of the

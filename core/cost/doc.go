@@ -244,11 +244,12 @@
 // Bridge B200), +26.4 % (NeMo 25.02 B200), +8.8 / +3.6 / +8.0 % (GB200),
 // but Megatron-Bridge 26.02's GB200 Llama 3 70B −10.9 % (−7.7 % now); the
 // model has no field for the attention library's version. torchtitan's
-// H200 rows move under a point: they run PyTorch's SDPA, not Transformer
-// Engine's cuDNN attention, with a backend the source does not name (its
-// FlashAttention-2 backend would run well below these kernels, 35 % of
-// peak on H100 by the FlashAttention-3 paper), and the model has no field
-// for the attention backend either. The refit DefaultExpertSeconds moved
+// H200 rows run PyTorch's SDPA, not Transformer Engine's cuDNN attention:
+// under torch 2.8.0a0, which the source names, its default backend on
+// Hopper was the FlashAttention-2 build inside PyTorch (cuDNN's was
+// opt-in from 2.5.1 until 2.9), so they are costed at FlashAttention-2's
+// rates (plan.Execution.AttentionKernel "flash2"; +37.8 / +40.3 → +18.7 /
+// +20.9 %, checked 2026-11-29). The refit DefaultExpertSeconds moved
 // from 0.309 to 0.300 ms with the attention time of its four fit runs.
 //
 // Long sequences. NeMo's performance_long_sequence.md (github.com/NVIDIA/

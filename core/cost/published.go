@@ -288,8 +288,9 @@ func (r PublishedRun) validate() error {
 //     ranks are much of the step, which the rings over every NIC of a
 //     server (package doc) brought from 21–32 % slow to within 10 %;
 //   - torchtitan's Llama 3.1 8B FP8 on 32 and 64 H200 (FSDP2, torchao
-//     float8, torch.compile) is reported: the search's pick is no
-//     recomputation (it fits), full recomputation comes closer; the run's
+//     float8, torch.compile, PyTorch's FlashAttention-2 SDPA backend) is
+//     reported, +19 to +21 %: the search's pick is no recomputation (it
+//     fits), full recomputation comes closer; the run's
 //     op-level selective checkpointing ("Per-op SAC's policy is to save
 //     every other mm", torchtitan's AC tests) lies between the two and has
 //     no equivalent in the model (H200 is uncalibrated too:
