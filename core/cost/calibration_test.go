@@ -1,8 +1,10 @@
 package cost
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"testing"
 
 	"pipeplan/core/hw"
@@ -30,39 +32,53 @@ type megatronRun struct {
 	torchDDP bool
 }
 
-// table41 is dissertation Table 4.1 (= Narayanan et al., SC'21, Table 1):
-// weak-scaling GPT runs with s = 2048, V = 51,200, full recomputation, the
-// interleaved schedule and scatter/gather (§4.5.1). The table gives neither
-// the microbatch size nor the interleaving; both, and the data-parallel
-// implementation, are the SC'21 scripts' (NVIDIA/Megatron-LM
-// examples/sc21/run_table_1.sh at commit
-// cf547dea839f709ec2f147da0679d663da3c20da: MBS 16, 16, 16, 8, 4, 2, 2, 1,
-// 1, 1; --num-layers-per-virtual-pipeline-stage 5, 5, 3 and 1 for 76B,
-// 145B, 310B and 530B, i.e. 3, 2, 2 and 3 chunks per device, none for 1T;
-// DDP=torch for the four p = 1 rows, local for the rest).
-var table41 = []megatronRun{
-	{"1.7B", 24, 2304, 24, 1, 1, 32, 512, 137, "dissertation Table 4.1", 16, 1, true},
-	{"3.6B", 30, 3072, 32, 2, 1, 64, 512, 138, "dissertation Table 4.1", 16, 1, true},
-	{"7.5B", 36, 4096, 32, 4, 1, 128, 512, 142, "dissertation Table 4.1", 16, 1, true},
-	{"18.4B", 40, 6144, 48, 8, 1, 256, 1024, 135, "dissertation Table 4.1", 8, 1, true},
-	{"39.1B", 48, 8192, 64, 8, 2, 512, 1536, 138, "dissertation Table 4.1", 4, 1, false},
-	{"76.1B", 60, 10240, 80, 8, 4, 1024, 1792, 140, "dissertation Table 4.1", 2, 3, false},
-	{"145.6B", 80, 12288, 96, 8, 8, 1536, 2304, 148, "dissertation Table 4.1", 2, 2, false},
-	{"310.1B", 96, 16384, 128, 8, 16, 1920, 2160, 155, "dissertation Table 4.1", 1, 2, false},
-	{"529.6B", 105, 20480, 128, 8, 35, 2520, 2520, 163, "dissertation Table 4.1", 1, 3, false},
-	{"1008.0B", 128, 25600, 160, 8, 64, 3072, 3072, 163, "dissertation Table 4.1", 1, 1, false},
-}
-
-// table42 holds the PTD-P rows of dissertation Table 4.2 (microbatch size 1
-// is printed in the table; model-parallel size 96 = t 8 × p 12 and 280 = 8
-// × 35; the interleaving is not given).
-var table42 = []megatronRun{
-	{"174.6B", 96, 12288, 96, 8, 12, 384, 1536, 153, "dissertation Table 4.2", 1, 0, false},
-	{"174.6B", 96, 12288, 96, 8, 12, 768, 1536, 149, "dissertation Table 4.2", 1, 0, false},
-	{"174.6B", 96, 12288, 96, 8, 12, 1536, 1536, 141, "dissertation Table 4.2", 1, 0, false},
-	{"529.6B", 105, 20480, 128, 8, 35, 560, 2240, 171, "dissertation Table 4.2", 1, 0, false},
-	{"529.6B", 105, 20480, 128, 8, 35, 1120, 2240, 167, "dissertation Table 4.2", 1, 0, false},
-	{"529.6B", 105, 20480, 128, 8, 35, 2240, 2240, 159, "dissertation Table 4.2", 1, 0, false},
+// ptdpTables reads testdata/ptdp_paper.json (with scripts/results, which
+// tabulates it in RESULTS.md): dissertation Table 4.1 (= Narayanan et al.,
+// SC'21, Table 1), weak-scaling GPT runs with s = 2048, V = 51,200, full
+// recomputation, the interleaved schedule and scatter/gather (§4.5.1),
+// each with the microbatch, interleaving and data-parallel implementation
+// of the SC'21 scripts (the file's configuration_source), and the PTD-P
+// rows of Table 4.2 (microbatch 1 is printed in the table; model-parallel
+// size 96 = t 8 × p 12 and 280 = 8 × 35; the interleaving is not given).
+func ptdpTables(t testing.TB) (table41, table42 []megatronRun) {
+	t.Helper()
+	data, err := os.ReadFile("testdata/ptdp_paper.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		Name, Model, System, DDP                      string
+		Layers, Hidden, Heads, TP, PP, GPUs, Batch, B int
+		Microbatch, Interleave                        int
+		TFLOPS                                        float64
+	}
+	var paper struct {
+		Table41 struct {
+			Source string
+			Rows   []row
+		}
+		Zero3 struct {
+			Source string
+			Rows   []row
+		}
+	}
+	if err := json.Unmarshal(data, &paper); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range paper.Table41.Rows {
+		table41 = append(table41, megatronRun{r.Name, r.Layers, r.Hidden, r.Heads, r.TP, r.PP, r.GPUs, r.Batch, r.TFLOPS,
+			"dissertation Table 4.1", r.Microbatch, r.Interleave, r.DDP == "torch"})
+	}
+	for _, r := range paper.Zero3.Rows {
+		if r.System == "ptdp" {
+			table42 = append(table42, megatronRun{r.Model, r.Layers, r.Hidden, r.Heads, r.TP, r.PP, r.GPUs, r.Batch, r.TFLOPS,
+				"dissertation Table 4.2", r.B, 0, false})
+		}
+	}
+	if len(table41) != 10 || len(table42) != 6 {
+		t.Fatalf("testdata/ptdp_paper.json: %d rows of Table 4.1 and %d PTD-P rows of Table 4.2, want 10 and 6", len(table41), len(table42))
+	}
+	return table41, table42
 }
 
 // gpt returns a GPT configuration of the dissertation's §4.5.1 (s = 2048, V = 51,200).
@@ -137,6 +153,7 @@ func predictTable(t *testing.T, r megatronRun, opt Options) Prediction {
 // (TestA100Fit); Table 4.2 is held out.
 func TestCalibrationMegatronA100(t *testing.T) {
 	var sum float64
+	table41, table42 := ptdpTables(t)
 	runs := append(append([]megatronRun{}, table41...), table42...)
 	for i, r := range runs {
 		pr := predictTable(t, r, Options{})
@@ -214,6 +231,7 @@ func TestA100Fit(t *testing.T) {
 		t.Fatal("no measured fp16 matmul rate for the A100")
 	}
 	kruns, _ := loadKorthikanti(t)
+	table41, table42 := ptdpTables(t)
 	type shape struct {
 		name    string
 		latency float64 // seconds per GEMM
@@ -309,6 +327,7 @@ func TestH100Band(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	table41, _ := ptdpTables(t)
 	for _, r := range table41[6:] {
 		c, err := hw.NewCluster(g, 8, r.gpus/8, 50e9)
 		if err != nil {

@@ -1,15 +1,17 @@
 package results
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 )
 
-//go:embed testdata/ptdp_paper.json
-var ptdpPaperJSON []byte
+// ptdpPaperPath is the PTD-P papers' numbers (core/cost's calibration
+// tests fit and check the A100 on its Tables 4.1 and 4.2), from this
+// package's directory.
+const ptdpPaperPath = "../../core/cost/testdata/ptdp_paper.json"
 
 // PTDPPaperRow is one run of dissertation Table 4.1, with the
 // configuration the SC'21 scripts ran it in.
@@ -72,11 +74,17 @@ type PTDPPaper struct {
 	} `json:"microbatch"`
 }
 
-// LoadPTDPPaper reads testdata/ptdp_paper.json.
+// LoadPTDPPaper reads core/cost/testdata/ptdp_paper.json.
 func LoadPTDPPaper() (PTDPPaper, error) {
 	var p PTDPPaper
-	err := json.Unmarshal(ptdpPaperJSON, &p)
-	return p, err
+	data, err := os.ReadFile(ptdpPaperPath)
+	if err != nil {
+		return p, err
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		return p, fmt.Errorf("%s: %w", ptdpPaperPath, err)
+	}
+	return p, nil
 }
 
 // transformerCLIOutput is the best candidate `transformer --json` prints
