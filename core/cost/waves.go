@@ -29,9 +29,11 @@ import (
 // 2022 Table 5, held out, moved closer (the package doc). Hopper's cuBLAS
 // runs other tiles and persistent kernels, and the H100's sustained
 // fraction was validated without it; on the H100 rows with 132 SMs and the
-// same tile the dense comparison moved from a mean of +0.2 to −2.3 % at
-// the same fraction, mean absolute error 3.7 → 3.9 % (checked 2026-11-29,
-// not adopted).
+// same tile the asserted dense comparison moved from a mean of +0.7 to
+// −1.9 % at the same fraction, mean absolute error 3.7 → 3.9 %, and
+// re-centred (0.77) its spread stayed where it was (standard deviation
+// 4.40 → 4.39 %): the waves explain none of the H100 rows' scatter
+// (checked 2026-11-29, not adopted).
 
 // A100SMs is the A100's number of streaming multiprocessors, the size of
 // one wave of 256×128 tiles (NVIDIA A100 Tensor Core GPU Architecture
