@@ -22,7 +22,10 @@ import (
 // time, so the backward's two products, costed as twice the forward, get
 // the sum of theirs. The routed experts (grouped GEMMs, one schedule of
 // tiles over all local experts), the attention core and the router are
-// left to the curve.
+// left to the curve. They apply with a measured curve too
+// (Options.Efficiency, from the runner's square calibration GEMMs): an
+// n × n GEMM of n ≥ 8192 loses under 1 % to its waves, so its rate is
+// close to a whole-wave rate; smaller ones' losses would count twice.
 //
 // Only on the A100: its curve was fitted with it (TestA100Fit) on Table
 // 4.1 as the SC'21 scripts ran it, and Table 4.2 and Korthikanti et al.
