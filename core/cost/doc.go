@@ -195,7 +195,7 @@
 // Megatron-LM's DistributedDataParallel divides the whole gradient buffer
 // by d before its all-reduce, d = 1 included (optimizerSeconds). What is
 // left is 1T, +6.5 % with both recomputations, and Table 4.1's 1T row in
-// the same direction (−4.5 % in throughput): 64 stages of two layers, the
+// the same direction (−4.8 % in throughput): 64 stages of two layers, the
 // last one's output layer 6 % of a stage and on the critical path. The
 // schedule is not it: a flushing pipeline takes m·t_max plus the other
 // stages' times once (predict), a lower bound for any schedule.

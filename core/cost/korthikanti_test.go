@@ -85,7 +85,7 @@ func predictKorthikanti(t *testing.T, r KorthikantiRun, opt Options) Prediction 
 // one, below).
 //
 // What is left is 1T (+6.5 %, both recomputations) and, in the same
-// direction, Table 4.1's 1T row (−4.5 % in throughput): its 64 stages of
+// direction, Table 4.1's 1T row (−4.8 % in throughput): its 64 stages of
 // two layers, the last one's output layer 6 % of a stage and on the
 // critical path. The pipeline schedule is not the cause: a flushing
 // pipeline's time is m·t_max plus every other stage's time once (predict),
