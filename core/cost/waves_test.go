@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"pipeplan/core/model"
 	"pipeplan/core/plan"
 )
 
@@ -88,5 +89,44 @@ func TestWaveSlowdownKorthikanti(t *testing.T) {
 	}
 	if h := layerSlowdown(12288, 1, "nvidia-h100-sxm5-80gb"); h != 1 {
 		t.Errorf("H100 slowdown %v, want none", h)
+	}
+}
+
+// TestGEMMWaveSlowdownSplits checks how one GPU's share of a GEMM is
+// shaped before its waves are counted: context parallelism splits the
+// tokens, tensor parallelism the output features of a column-parallel
+// layer and the input features of a row-parallel one, and a low-rank
+// pair's two products weigh by their FLOPs; a GPU without the wave model
+// is never slowed.
+func TestGEMMWaveSlowdownSplits(t *testing.T) {
+	tr := gpt(8, 4096, 32)
+	ev := func(gpu string, tp, cp int) *evaluator {
+		tr := tr
+		tr.Seq = 4096
+		e, err := newEvaluator(tr, servers(t, gpu, 8), plan.Execution{TP: tp, CP: cp, PP: 1, DP: 8 / (tp * cp), MicrobatchSize: 1, GlobalBatch: 8 / (tp * cp)}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	e := ev("nvidia-a100-sxm4-80gb", 2, 2)
+	s := model.Shape{Rows: 4096, K: 4096, N: 5000}
+	if got, want := e.gemmWaveSlowdown([2]model.Shape{s}, true), waveSlowdown(model.Shape{Rows: 2048, K: 4096, N: 2500}, A100SMs); got != want {
+		t.Errorf("column-parallel: %v, want the slowdown of 2048 × 4096 → 2500, %v", got, want)
+	}
+	if got, want := e.gemmWaveSlowdown([2]model.Shape{s}, false), waveSlowdown(model.Shape{Rows: 2048, K: 2048, N: 5000}, A100SMs); got != want {
+		t.Errorf("row-parallel: %v, want the slowdown of 2048 × 2048 → 5000, %v", got, want)
+	}
+	a, b := model.Shape{Rows: 4096, K: 4096, N: 300}, model.Shape{Rows: 4096, K: 300, N: 9000}
+	fa, fb := 2048*4096*150.0, 2048*300*4500.0
+	want := (fa*waveSlowdown(model.Shape{Rows: 2048, K: 4096, N: 150}, A100SMs) + fb*waveSlowdown(model.Shape{Rows: 2048, K: 300, N: 4500}, A100SMs)) / (fa + fb)
+	if got := e.gemmWaveSlowdown([2]model.Shape{a, b}, true); math.Abs(got-want) > 1e-12*want {
+		t.Errorf("low-rank pair: %v, want the FLOP-weighted %v", got, want)
+	}
+	if got := e.gemmWaveSlowdown([2]model.Shape{s}, true); got <= 1 {
+		t.Errorf("a 2048 × 2500 output in 256×128 tiles fills no whole number of waves, yet slowdown %v", got)
+	}
+	if got := ev("nvidia-h100-sxm5-80gb", 2, 2).gemmWaveSlowdown([2]model.Shape{s}, true); got != 1 {
+		t.Errorf("H100: slowdown %v, want 1 (no wave model)", got)
 	}
 }
