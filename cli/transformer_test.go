@@ -281,7 +281,7 @@ func TestTransformerBreakdown(t *testing.T) {
 
 // TestTransformerFP8ExpertsCaveat: a MoE plan trained in FP8 says that
 // its prediction is uncertain (the published runs of that kind took
-// 0.83× to 1.9× the predicted step time, core/cost), in the text output and in the JSON
+// 0.80× to 1.8× the predicted step time, core/cost), in the text output and in the JSON
 // candidate; the same plan in BF16 carries no caveat.
 func TestTransformerFP8ExpertsCaveat(t *testing.T) {
 	args := []string{"transformer", "--model", "qwen3-30b-a3b", "--gpu", "nvidia-h100-sxm5-80gb", "--gpus", "16", "--batch", "512", "--seq", "4096",

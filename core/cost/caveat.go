@@ -14,8 +14,8 @@ import (
 // and degrees under Megatron-Bridge 26.02.01 (1.77× faster than 26.02's
 // run of them).
 const (
-	fp8ExpertsFastest  = 0.82
-	fp8ExpertsSlowdown = 1.9
+	fp8ExpertsFastest  = 0.80
+	fp8ExpertsSlowdown = 1.8
 )
 
 // fp8ExpertsCaveat is Prediction.Caveat where fp8Experts holds. What the

@@ -41,9 +41,9 @@ type gpuFamily struct {
 // RESULTS.md lists each run's error.
 var heldOutErrors = map[gpuFamily]errorRange{
 	{"nvidia-b200-sxm", false}:       {0.00, 0.55},
-	{"nvidia-b200-sxm", true}:        {-0.10, 0.45},
+	{"nvidia-b200-sxm", true}:        {-0.15, 0.45},
 	{"nvidia-gb200-gpu", false}:      {-0.10, 0.40},
-	{"nvidia-gb200-gpu", true}:       {-0.10, 1.00},
+	{"nvidia-gb200-gpu", true}:       {-0.15, 1.00},
 	{"nvidia-h200-sxm-141gb", false}: {0.15, 0.25},
 }
 

@@ -41,7 +41,7 @@ func TestEPOverlapExposedFit(t *testing.T) {
 	for _, r := range expertRows(t) {
 		switch {
 		case !r.ex.Overlap.EPComm:
-		case r.run.Set == "fit":
+		case r.run.Fits == "DefaultEPOverlapExposed":
 			fit = append(fit, r)
 		case !notAsserted[r.run.ID]: // a reported run is off for reasons of its own (published.go)
 			held = append(held, r)

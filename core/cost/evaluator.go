@@ -56,6 +56,7 @@ type evaluator struct {
 	expertSec      float64    // time per local expert, MoE layer and microbatch (DefaultExpertSeconds)
 	epExposed      float64    // share of the overlapped expert exchange left exposed (DefaultEPOverlapExposed)
 	p2pExposed     float64    // share of the interleaved schedule's pipeline sends left exposed (DefaultP2PExposed)
+	expertGEMMRate float64    // the routed experts' GEMMs' share of the curve's rate (FP8ExpertGEMMFraction in FP8, else 1)
 	edp            int        // expert data parallelism (see expertGrid)
 	gradBytes      float64    // bytes of one unsharded gradient value
 	actOpts        model.ActivationOptions
@@ -168,6 +169,18 @@ func baseEvaluator(tr model.Transformer, c hw.Cluster, opt Options, pred *Predic
 			return e, fmt.Errorf("options.p2p_exposed: must be in [0, 1], got %v", *opt.P2PExposed)
 		}
 		e.p2pExposed = *opt.P2PExposed
+	}
+	e.expertGEMMRate = 1
+	if tr.TrainingPrecision() == model.FP8 {
+		e.expertGEMMRate = FP8ExpertGEMMFraction
+	}
+	if opt.FP8ExpertGEMMFraction != nil {
+		if !(*opt.FP8ExpertGEMMFraction > 0 && *opt.FP8ExpertGEMMFraction <= 1) {
+			return e, fmt.Errorf("options.fp8_expert_gemm_fraction: must be in (0, 1], got %v", *opt.FP8ExpertGEMMFraction)
+		}
+		if tr.TrainingPrecision() == model.FP8 {
+			e.expertGEMMRate = *opt.FP8ExpertGEMMFraction
+		}
 	}
 	e.reserve = DefaultReserve(c.GPU.MemoryBytes)
 	if opt.ReserveBytes != 0 {

@@ -76,7 +76,7 @@ func TestExpertSecondsFit(t *testing.T) {
 		} else {
 			t.Logf("%-42s (%s) the per-expert time hides behind the expert exchange", r.run.ID, r.run.Set)
 		}
-		if r.run.Set == "fit" && !r.ex.Overlap.EPComm { // the others fit DefaultEPOverlapExposed
+		if r.run.Fits == "DefaultExpertSeconds" {
 			fit = append(fit, r)
 		}
 	}

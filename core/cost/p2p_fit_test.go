@@ -59,7 +59,7 @@ func TestP2PExposedFit(t *testing.T) {
 	var fit, held []p2pRow
 	for _, r := range p2pRows(t) {
 		switch {
-		case r.run.Set == "fit":
+		case r.run.Fits == "DefaultP2PExposed":
 			fit = append(fit, r)
 		case !notAsserted[r.run.ID] && r.run.Seq <= assertedMaxSeq:
 			held = append(held, r)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
@@ -75,9 +77,19 @@ type PublishedRun struct {
 	PublishedTokens float64 `json:"published_tokens_per_sec_per_gpu"`
 	// Set is "fit" where a constant of the model was fitted on the run,
 	// "held_out" where it only tests the model.
-	Set    string `json:"set"`
+	Set string `json:"set"`
+	// Fits names the constant a "fit" run was fitted for (one of
+	// fittedConstants); "" for a held-out run.
+	Fits   string `json:"fits,omitempty"`
 	Source string `json:"source"`
 }
+
+// fittedConstants are the cost model's constants fitted on published runs
+// (PublishedRun.Fits), each refitted by its own test: DefaultP2PExposed
+// (p2p_fit_test.go), DefaultExpertSeconds (expert_fit_test.go),
+// DefaultEPOverlapExposed (ep_overlap_fit_test.go) and
+// FP8ExpertGEMMFraction (fp8_expert_fit_test.go).
+var fittedConstants = []string{"DefaultP2PExposed", "DefaultExpertSeconds", "DefaultEPOverlapExposed", "FP8ExpertGEMMFraction"}
 
 // sourceSystem is what the source of a published run says of its system
 // (testdata/published_runs.json, testdata/korthikanti2022.json).
@@ -175,8 +187,13 @@ func (r PublishedRun) validate() error {
 			return fmt.Errorf("model: hf_configs[%q]: %w", r.Model, err)
 		}
 	}
-	if r.Set != "fit" && r.Set != "held_out" {
+	switch {
+	case r.Set != "fit" && r.Set != "held_out":
 		return fmt.Errorf("set: must be fit or held_out, got %q", r.Set)
+	case r.Set == "held_out" && r.Fits != "":
+		return fmt.Errorf("fits: a held-out run fits no constant, got %q", r.Fits)
+	case r.Set == "fit" && !slices.Contains(fittedConstants, r.Fits):
+		return fmt.Errorf("fits: a fit run must name the constant it fits, one of %s, got %q", strings.Join(fittedConstants, ", "), r.Fits)
 	}
 	if r.GPUsPerNode < 1 || r.GPUs < r.GPUsPerNode || r.GPUs%r.GPUsPerNode != 0 {
 		return fmt.Errorf("gpus_per_node: must be >= 1 and divide gpus (%d), got %d", r.GPUs, r.GPUsPerNode)
@@ -268,15 +285,15 @@ func (r PublishedRun) validate() error {
 //     NeMo's GB200 70B rows, whose groups never use a NIC, and the same
 //     405B configuration ran 5.8 % faster under Megatron-Bridge 25.11,
 //     which is asserted); MoE
-//     Qwen3 30B-A3B at microbatch 1 on B200 and Megatron-Bridge 26.02's
-//     DeepSeek-V3 FP8 on GB200 (25.11's, +11.9 % with the overlapped
-//     exchange leaving DefaultEPOverlapExposed of itself exposed and its
-//     recipe's recomputation of MLA's up-projections costed, is
-//     asserted); Megatron-Bridge's GPT-OSS 120B BF16 on 64 Blackwell GPUs
+//     Qwen3 30B-A3B at microbatch 1 on B200 (Megatron-Bridge's
+//     DeepSeek-V3 FP8 on GB200, +7.0 % under 25.11 and +11.7 % under
+//     26.02 with the overlapped exchange leaving DefaultEPOverlapExposed
+//     of itself exposed and their recipe's recomputation of MLA's
+//     up-projections costed, are asserted); Megatron-Bridge's GPT-OSS 120B BF16 on 64 Blackwell GPUs
 //     (added 2026-11-29) is asserted on B200 at 26.02 (+18.3 %) and
 //     reported at 25.11 (+44.4 %, its recipe's recomputation of the norms
 //     and the experts' activation function costed) and on GB200 (+57.5 %,
-//     +97.6 %): at
+//     +98.3 %): at
 //     26.02 the GB200 row (ep 64 inside one NVL72 domain) ran at twice the
 //     B200's throughput per GPU (ep 64 over eight servers), where the
 //     model predicts 3.3 times; the attention sinks (Transformer Engine's

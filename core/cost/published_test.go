@@ -215,3 +215,25 @@ func TestMPTParams(t *testing.T) {
 		t.Errorf("%s: not stored", id)
 	}
 }
+
+// TestPublishedRunFits checks that a fit run must name the constant it
+// fits, one the model has, and a held-out run none, each error naming the
+// field and the value.
+func TestPublishedRunFits(t *testing.T) {
+	run := `{"id":"a","source_name":"s","model":"llama3-8b","gpu":"g","gpus":16,"gpus_per_node":8,"inter_node_gbit_per_gpu":400,` +
+		`"published_model_tflops_per_gpu":400,"source":"src",`
+	for _, c := range []struct{ fields, want string }{
+		{`"set":"fit"`, `runs[0] ("a").fits: a fit run must name the constant it fits, one of DefaultP2PExposed, DefaultExpertSeconds, DefaultEPOverlapExposed, FP8ExpertGEMMFraction, got ""`},
+		{`"set":"fit","fits":"DefaultSustainedMatmulFraction"`, `got "DefaultSustainedMatmulFraction"`},
+		{`"set":"held_out","fits":"DefaultP2PExposed"`, `fits: a held-out run fits no constant, got "DefaultP2PExposed"`},
+		{`"set":"fit","fits":"FP8ExpertGEMMFraction"`, ""},
+	} {
+		_, err := ReadPublishedRuns([]byte(`{"runs":[` + run + c.fields + `}]}`))
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.fields, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: error %v, want it to contain %q", c.fields, err, c.want)
+		}
+	}
+}

@@ -30,6 +30,9 @@ type Options struct {
 	// P2PExposed overrides DefaultP2PExposed (nil: the default; 0 hides
 	// all of the interleaved schedule's pipeline sends).
 	P2PExposed *float64
+	// FP8ExpertGEMMFraction overrides FP8ExpertGEMMFraction (nil: the
+	// default; 1 runs the routed experts' FP8 GEMMs at the curve's rate).
+	FP8ExpertGEMMFraction *float64
 }
 
 // TimeBreakdown splits the predicted iteration time; its fields sum to it.
