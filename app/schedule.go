@@ -26,7 +26,7 @@ func Schedule(ctx context.Context, in request.Schedule) (*schedule.Timeline, err
 // ScheduleSpec is a schedule of equal stages with every option of the
 // `pipeplan schedule` command: a request.Schedule's fields plus the kinds'
 // extras (1f1b-rr's replicas, 1f1b-star's period, batches, vertical sync,
-// zb-h1's weight-gradient part) and per-stage memory. It is not bounded
+// zb-h1's and zb-v's weight-gradient part) and per-stage memory. It is not bounded
 // like a request: the CLI runs it on the user's own machine.
 type ScheduleSpec struct {
 	// Kind is a schedule kind (ScheduleKindHelp lists them).
@@ -44,10 +44,12 @@ type ScheduleSpec struct {
 	// forward and backward).
 	PeriodSeconds float64
 	// FwdSeconds and BwdSeconds are one microbatch's forward and backward
-	// time on one device's layers (interleaved chunks take 1/v of them).
+	// time on one device's layers (interleaved chunks take 1/v of them,
+	// zb-v's two chunks half).
 	FwdSeconds, BwdSeconds float64
 	// WgradSeconds is the weight-gradient part of BwdSeconds that zb-h1
-	// runs as W; negative means half of BwdSeconds under zb-h1, else 0.
+	// and zb-v run as W; negative means half of BwdSeconds under them,
+	// else 0.
 	WgradSeconds float64
 	// CommSeconds is the time to move an activation or gradient between devices.
 	CommSeconds float64
@@ -90,9 +92,13 @@ func SimulateSchedule(ctx context.Context, spec ScheduleSpec) (*ScheduleRun, err
 	fwd, bwd, wgrad := spec.FwdSeconds, spec.BwdSeconds, spec.WgradSeconds
 	if wgrad < 0 {
 		wgrad = 0
-		if k == schedule.ZBH1 {
+		if k == schedule.ZBH1 || k == schedule.ZBV {
 			wgrad = bwd / 2 // the weight-gradient half of the backward runs as W
 		}
+	}
+	if in, err := k.Info(); err == nil && in.VShaped {
+		v := float64(schedule.VChunks)
+		fwd, bwd, wgrad = fwd/v, bwd/v, wgrad/v
 	}
 	if k == schedule.Interleaved {
 		if spec.Chunks < 1 {

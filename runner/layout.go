@@ -12,9 +12,19 @@ import (
 )
 
 // supportedKinds are the schedule kinds the worker executes: every kind of
-// core/schedule, from its action lists (F, B, I, W and OPT_STEP; versions
-// for 2bw).
-var supportedKinds = schedule.Kinds
+// core/schedule whose chunks loop over the pipeline positions (chunk k on
+// position k mod pp), from its action lists (F, B, I, W and OPT_STEP;
+// versions for 2bw). The V-shaped kinds (zb-v) are not run yet: the
+// worker finds a virtual stage's position as k mod pp.
+var supportedKinds = func() []schedule.Kind {
+	var ks []schedule.Kind
+	for _, in := range schedule.Registry() {
+		if !in.VShaped {
+			ks = append(ks, in.Kind)
+		}
+	}
+	return ks
+}()
 
 // rankInfo is what one torchrun rank runs: one tensor-parallel shard of one
 // context-parallel rank's share of a pipeline position's chunks on one replica.

@@ -34,6 +34,12 @@ func TestScheduleTasksBounded(t *testing.T) {
 			t.Errorf("%s at 64 × 512 (chunks ignored): err = %v, tasks %d", kind, err, s.Tasks())
 		}
 	}
+	// zb-v runs two chunks a device whatever chunks says: at most
+	// MaxScheduleTasks at the largest stages and microbatches.
+	zbv := Schedule{Kind: "zb-v", Stages: MaxStages, Microbatches: MaxMicrobatches, Chunks: 1, FwdSeconds: 1, BwdSeconds: 2}
+	if err := zbv.Validate(); err != nil || zbv.Tasks() != 2*MaxStages*MaxMicrobatches || zbv.Tasks() > MaxScheduleTasks {
+		t.Errorf("zb-v at 64 × 512: err = %v, tasks %d, want 2 × 64 × 512 within %d", err, zbv.Tasks(), MaxScheduleTasks)
+	}
 	if _, err := DecodeSchedule([]byte(`{"kind": "interleaved", "stages": 64, "microbatches": 256, "chunks": 8}`)); err == nil || !strings.Contains(err.Error(), "131,072 tasks") {
 		t.Errorf("decoded 64 × 256 × 8: err = %v", err)
 	}

@@ -16,10 +16,12 @@ type Schedule struct {
 	Stages int `json:"stages"`
 	// Microbatches is the number of microbatches per batch m.
 	Microbatches int `json:"microbatches"`
-	// Chunks is the model chunks per device v (interleaved only).
+	// Chunks is the model chunks per device v (interleaved only; zb-v
+	// always places two).
 	Chunks int `json:"chunks"`
 	// FwdSeconds and BwdSeconds are one microbatch's forward and backward
-	// time on one device's layers (interleaved chunks take 1/v of them).
+	// time on one device's layers (interleaved chunks take 1/v of them,
+	// zb-v's two chunks half).
 	FwdSeconds float64 `json:"fwd_seconds"`
 	BwdSeconds float64 `json:"bwd_seconds"`
 	// CommSeconds is the time to move an activation or gradient between devices.
@@ -29,7 +31,7 @@ type Schedule struct {
 // ScheduleKinds are the kinds a Schedule request takes: those generated
 // from stages, microbatches and chunks alone (1f1b-rr needs replicas and
 // 1f1b-star a period, which the CLI takes).
-var ScheduleKinds = []schedule.Kind{schedule.GPipe, schedule.OneFOneB, schedule.Interleaved, schedule.TwoBW, schedule.PipeDream, schedule.ZBH1}
+var ScheduleKinds = []schedule.Kind{schedule.GPipe, schedule.OneFOneB, schedule.Interleaved, schedule.TwoBW, schedule.PipeDream, schedule.ZBH1, schedule.ZBV}
 
 // Limits of a Schedule request: a timeline a page can draw.
 const (
@@ -48,14 +50,20 @@ const (
 )
 
 // Tasks is the schedule's (virtual stage, microbatch) pairs: stages ×
-// microbatches, × chunks for the interleaved kind (the others ignore
-// chunks).
-func (s Schedule) Tasks() int {
-	n := s.Stages * s.Microbatches
+// microbatches × its chunks per device (taskChunks).
+func (s Schedule) Tasks() int { return s.Stages * s.Microbatches * s.taskChunks() }
+
+// taskChunks is the model chunks per device the kind runs: Chunks for the
+// interleaved kind, schedule.VChunks for a V-shaped one (zb-v), one for
+// the others (which ignore Chunks).
+func (s Schedule) taskChunks() int {
 	if schedule.Kind(s.Kind) == schedule.Interleaved {
-		n *= s.Chunks
+		return s.Chunks
 	}
-	return n
+	if in, err := schedule.Kind(s.Kind).Info(); err == nil && in.VShaped {
+		return schedule.VChunks
+	}
+	return 1
 }
 
 // DefaultSchedule is 1F1B on 4 stages and 8 microbatches, the backward
@@ -97,12 +105,12 @@ func (s Schedule) Validate() error {
 	return nil
 }
 
-// chunksPart is " × v chunks" for an interleaved schedule, else "".
+// chunksPart is " × v chunks" for a schedule of v > 1 chunks per device, else "".
 func chunksPart(s Schedule) string {
-	if schedule.Kind(s.Kind) != schedule.Interleaved {
-		return ""
+	if v := s.taskChunks(); v > 1 {
+		return " × " + group(v) + " chunks"
 	}
-	return " × " + group(s.Chunks) + " chunks"
+	return ""
 }
 
 // DecodeSchedule decodes and validates a JSON Schedule; fields it omits

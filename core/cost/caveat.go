@@ -22,7 +22,8 @@ const (
 // model leaves out there is documented in the package doc ("Mixture of
 // experts: time per local expert").
 var fp8ExpertsCaveat = fmt.Sprintf("mixture of experts trained in FP8: published runs of this kind took %.2f× to %.1f× "+
-	"the predicted step time, most of them longer (the time per local expert was fitted on BF16 runs; some releases ran the "+
+	"the predicted step time, most of them longer (the time per local expert was fitted on BF16 runs, the experts' FP8 GEMM rate "+
+	"on five runs of two models; some releases ran the "+
 	"small Qwen3 30B-A3B on H100 1.8× slower than later ones, and the share of an overlapped expert exchange left exposed was "+
 	"fitted on one model's runs); "+
 	"take the throughput as optimistic",

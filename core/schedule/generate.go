@@ -75,11 +75,20 @@ func act(stage int, k ActionKind, mb int) Action {
 	return Action{Stage: stage, Kind: k, Microbatch: mb, Version: -1}
 }
 
-// optSteps appends the flush's optimizer step for each stage to its device.
+// optSteps appends the flush's optimizer step for each stage to the
+// device that runs the stage (its first forward's).
 func optSteps(s *Schedule) {
-	p := len(s.Devices)
+	device := make([]int, s.Stages)
+	seen := make([]bool, s.Stages)
+	for d, list := range s.Devices {
+		for _, a := range list {
+			if a.Kind == Forward && !seen[a.Stage] {
+				device[a.Stage], seen[a.Stage] = d, true
+			}
+		}
+	}
 	for st := range s.Stages {
-		d := st % p
+		d := device[st]
 		s.Devices[d] = append(s.Devices[d], Action{Stage: st, Kind: OptStep, Microbatch: -1, Version: -1})
 	}
 }

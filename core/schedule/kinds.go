@@ -26,9 +26,16 @@ const (
 	OneFOneBRR Kind = "1f1b-rr"
 	// ZBH1 is the zero-bubble ZB-H1 schedule of Qi et al. (2023).
 	ZBH1 Kind = "zb-h1"
+	// ZBV is the zero-bubble V schedule of Qi et al. (2024): two model
+	// chunks per device placed in a V, the backward split like ZB-H1's.
+	ZBV Kind = "zb-v"
 	// OneFOneBStar is MadPipe's 1F1B* for a given period (madpipe-2020 §4.1).
 	OneFOneBStar Kind = "1f1b-star"
 )
+
+// VChunks is the number of model chunks per device of a V-shaped kind
+// (KindInfo.VShaped).
+const VChunks = 2
 
 // KindInfo is what the registry knows of one schedule kind.
 type KindInfo struct {
@@ -46,6 +53,11 @@ type KindInfo struct {
 	// MultiBatch reports whether it runs several batches without a flush
 	// (its steady state spans batches; Options.Batches > 1 is allowed).
 	MultiBatch bool
+	// VShaped reports whether its devices each hold VChunks model chunks
+	// placed in a V: device r runs stages r and 2p−1−r (ZBVStages), so the
+	// last stage sits on the first device. Every other kind loops: chunk c
+	// of device r is stage c·p + r.
+	VShaped bool
 
 	// generate makes its action lists.
 	generate func(Options) (*Schedule, error)
@@ -88,6 +100,9 @@ var registry = []KindInfo{
 		Source: "dissertation §2.4.2", Versioning: Stashed, generate: oneFOneBRR},
 	{Kind: ZBH1, Description: "zero-bubble ZB-H1: the backward split into input (I) and weight (W) gradients",
 		Source: "Qi et al. 2023, Zero Bubble Pipeline Parallelism §2", Versioning: Synchronous, generate: zbH1},
+	{Kind: ZBV, Description: "zero-bubble ZB-V: two chunks per device in a V (stages r and 2p−1−r), the backward split into I and W",
+		Source:     "Qi et al. 2024, Pipeline Parallelism with Controllable Memory §4; torch.distributed.pipelining's ScheduleZBVZeroBubble",
+		Versioning: Synchronous, VShaped: true, generate: zbV},
 	{Kind: OneFOneBStar, Description: "MadPipe's periodic 1F1B* for a target period, stages grouped",
 		Source: "madpipe-2020 §4.1", Versioning: Synchronous, generate: oneFOneBStar},
 }

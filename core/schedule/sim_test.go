@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 )
@@ -212,6 +213,70 @@ func TestZBH1Bubble(t *testing.T) {
 						t.Errorf("p=%d m=%d device %d: %d stashed microbatches, want <= p", p, m, d, st.PeakActivations)
 					}
 				}
+			}
+		}
+	}
+}
+
+// ZB-V as its authors tabulate it (Qi et al. 2024; the sail-sg
+// zero-bubble README's comparison "assuming T_F=T_B=T_W": bubble rate 0,
+// activation memory 1× 1F1B's, pipeline communication 2×): with equal F, I
+// and W per chunk and m >= 2p, no device idles between its first action
+// and its last, so the step is the work 2m(T_F+T_B+T_W) of one device plus
+// the p−1 forwards before the last device starts; every device stashes at
+// most 2p chunks, p microbatches of a whole stage as 1F1B's first stage;
+// and each microbatch crosses devices 2(p−1) times each way, 1F1B's p−1
+// twice. Device r runs stages r and 2p−1−r; with fewer microbatches the
+// schedule stays valid.
+func TestZBVZeroBubble(t *testing.T) {
+	for p := 1; p <= 8; p++ {
+		for m := 1; m <= 4*p+1; m++ {
+			tl := simulate(t, ZBV, Options{Stages: p, Microbatches: m}, Uniform(1, 2, 1, 0))
+			for d, ops := range tl.Ops {
+				first, second := ZBVStages(p, d)
+				start, end := math.Inf(1), math.Inf(-1)
+				for _, o := range ops {
+					if o.Stage != first && o.Stage != second {
+						t.Fatalf("p=%d m=%d device %d runs stage %d, want %d and %d", p, m, d, o.Stage, first, second)
+					}
+					if o.Kind.isCompute() {
+						start, end = min(start, o.StartSeconds), max(end, o.EndSeconds)
+					}
+				}
+				if m < 2*p {
+					continue
+				}
+				if idle := end - start - tl.Devices[d].BusySeconds; !near(idle, 0) {
+					t.Errorf("p=%d m=%d device %d: idle %v between its first and last action, want 0", p, m, d, idle)
+				}
+				if a := tl.Devices[d].PeakActivations; a != 2*p {
+					t.Errorf("p=%d m=%d device %d: %d chunk activations stashed, want 2p = %d (1F1B's p whole-stage ones)", p, m, d, a, 2*p)
+				}
+			}
+			if m < 2*p {
+				continue
+			}
+			if want := float64(2*m*3 + p - 1); !near(tl.StepSeconds, want) {
+				t.Errorf("p=%d m=%d: step %v, want 2m(T_F+T_B+T_W) + (p−1)T_F = %v", p, m, tl.StepSeconds, want)
+			}
+			s, err := Generate(ZBV, Options{Stages: p, Microbatches: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := WithCommunication(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sends int
+			for _, list := range c.Devices {
+				for _, a := range list {
+					if a.Kind == SendF {
+						sends++
+					}
+				}
+			}
+			if sends != 2*(p-1)*m {
+				t.Errorf("p=%d m=%d: %d forward sends, want 2(p−1)m = %d", p, m, sends, 2*(p-1)*m)
 			}
 		}
 	}

@@ -53,3 +53,94 @@ func zbH1(o Options) (*Schedule, error) {
 	optSteps(s)
 	return s, nil
 }
+
+// zbV is the zero-bubble V schedule (Qi et al. 2024, "Pipeline Parallelism
+// with Controllable Memory", §4): each of the p devices holds two model
+// chunks placed in a V — device r runs stages r and 2p−1−r — so a
+// microbatch goes down the devices and back up, and its last stage runs
+// on the device of its first. The backward splits into I and W as in
+// ZB-H1. The order is torch.distributed.pipelining's
+// ScheduleZBVZeroBubble (_calculate_single_rank_operations): device r
+// warms up with 2(p−r)−1 forwards of its first chunk, then r pairs of
+// forwards of its second and first chunks, then p−r rounds of its second
+// chunk's F, I and W; the steady state alternates F, I, W of the first
+// chunk with F, I, W of the second; the cool-down runs the remaining I's
+// and then the W's. Like torch it derives the order for max(m, 2p−1)
+// microbatches and drops the actions of those past m.
+func zbV(o Options) (*Schedule, error) {
+	p, m := o.Stages, o.Microbatches
+	o.Chunks = VChunks
+	s := newSchedule(ZBV, o, p)
+	n := max(m, 2*p-1)
+	for r := range p {
+		first, second := ZBVStages(p, r)
+		var f0, f1, b0, b1 int
+		var list []Action
+		add := func(stage int, k ActionKind, mb int) {
+			if mb < m {
+				list = append(list, act(stage, k, mb))
+			}
+		}
+		for range 2*(p-r) - 1 {
+			add(first, Forward, f0)
+			f0++
+		}
+		for range r {
+			add(second, Forward, f1)
+			f1++
+			add(first, Forward, f0)
+			f0++
+		}
+		for range p - r {
+			add(second, Forward, f1)
+			f1++
+			add(second, BackwardInput, b1)
+			add(second, BackwardWeight, b1)
+			b1++
+		}
+		for f1 < f0 || f0 < n {
+			if f0 < n {
+				add(first, Forward, f0)
+				f0++
+			}
+			add(first, BackwardInput, b0)
+			add(first, BackwardWeight, b0)
+			b0++
+			add(second, Forward, f1)
+			f1++
+			add(second, BackwardInput, b1)
+			add(second, BackwardWeight, b1)
+			b1++
+		}
+		w0, w1 := b0, b1
+		for range r {
+			add(first, BackwardInput, b0)
+			b0++
+			add(second, BackwardInput, b1)
+			b1++
+		}
+		for range p - r {
+			add(first, BackwardInput, b0)
+			b0++
+			add(first, BackwardWeight, w0)
+			w0++
+		}
+		for ; w1 < b1; w1++ {
+			add(second, BackwardWeight, w1)
+		}
+		for ; w0 < b0; w0++ {
+			add(first, BackwardWeight, w0)
+		}
+		if f0 != n || f1 != n || b0 != n || b1 != n {
+			// torch asserts the same counts; a miss is a bug here.
+			return nil, fmt.Errorf("zb-v: device %d ran %d and %d forwards, %d and %d backwards of %d microbatches", r, f0, f1, b0, b1, n)
+		}
+		s.Devices[r] = list
+	}
+	optSteps(s)
+	return s, nil
+}
+
+// ZBVStages returns the two stages device r of p runs under a V-shaped
+// schedule (KindInfo.VShaped): r going down and 2p−1−r coming back up.
+func ZBVStages(p, r int) (first, second int) { return r, 2*p - 1 - r }

@@ -30,7 +30,7 @@ type scheduleCLIOutput struct {
 }
 
 // ScheduleSettings are the sizes the schedule table uses: p stages, m
-// microbatches, v chunks (interleaved only), batches for the kinds that
+// microbatches, v chunks (interleaved only; zb-v runs two), batches for the kinds that
 // run several batches without a flush.
 var ScheduleSettings = []struct{ P, M, V, Batches int }{{4, 8, 2, 16}, {8, 32, 4, 16}}
 
@@ -44,6 +44,9 @@ func ScheduleRows() ([]ScheduleRow, error) {
 			r := ScheduleRow{Kind: in.Kind, Stages: set.P, Microbatches: set.M, Chunks: 1, Batches: 1}
 			if in.Chunked {
 				r.Chunks = set.V
+			}
+			if in.VShaped {
+				r.Chunks = schedule.VChunks // whatever --chunks says
 			}
 			if in.MultiBatch {
 				r.Batches = set.Batches
