@@ -221,6 +221,34 @@ func TestEndToEndZeroBubble(t *testing.T) {
 	}
 }
 
+// TestEndToEndZeroBubbleV runs the 4-chunk interleaved plan under ZB-V on
+// its two positions: chunks placed in a V (position 0 runs the first and
+// the last chunk, the embedding and the output layer; position 1 the two
+// middle ones, handing the activation from one to the other on the rank
+// itself), each backward split into I and W; the losses match the
+// unsplit model's, each rank ran the two virtual stages of its V, and
+// position 0 reports the losses.
+func TestEndToEndZeroBubbleV(t *testing.T) {
+	torchPython(t)
+	t.Parallel()
+	r, results, _ := runE2EKept(t, "--schedule", "zb-v", "testdata/tiny-interleaved.json")
+	checkTrained(t, r, 2)
+	if r.Schedule != "zb-v" || r.Comparable {
+		t.Errorf("schedule %q comparable %v, want zb-v and not comparable (the plan is interleaved)", r.Schedule, r.Comparable)
+	}
+	for rank, res := range results {
+		want := map[int]bool{rank: true, 3 - rank: true}
+		for _, a := range res.Actions {
+			if !want[a.Stage] {
+				t.Fatalf("rank %d ran %s of virtual stage %d, want stages %d and %d only", rank, a.Kind, a.Stage, rank, 3-rank)
+			}
+		}
+		if got := len(res.Losses) > 0; got != (rank == 0) {
+			t.Errorf("rank %d reports %d losses, want them on rank 0 only (the V's last stage)", rank, len(res.Losses))
+		}
+	}
+}
+
 // overlappedBuckets counts, over a rank's measured steps, the gradient
 // bucket reductions launched before the step's last backward ended: those
 // a hook launched from inside the backward.

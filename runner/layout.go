@@ -12,19 +12,10 @@ import (
 )
 
 // supportedKinds are the schedule kinds the worker executes: every kind of
-// core/schedule whose chunks loop over the pipeline positions (chunk k on
-// position k mod pp), from its action lists (F, B, I, W and OPT_STEP;
-// versions for 2bw). The V-shaped kinds (zb-v) are not run yet: the
-// worker finds a virtual stage's position as k mod pp.
-var supportedKinds = func() []schedule.Kind {
-	var ks []schedule.Kind
-	for _, in := range schedule.Registry() {
-		if !in.VShaped {
-			ks = append(ks, in.Kind)
-		}
-	}
-	return ks
-}()
+// core/schedule, from its action lists (F, B, I, W and OPT_STEP; versions
+// for 2bw), its chunks looped over the pipeline positions or placed in a V
+// (runConfig.position).
+var supportedKinds = schedule.Kinds
 
 // rankInfo is what one torchrun rank runs: one tensor-parallel shard of one
 // context-parallel rank's share of a pipeline position's chunks on one replica.
@@ -102,8 +93,13 @@ type runConfig struct {
 	Model    workerModel `json:"model"`
 	// Stages is the number of pipeline positions (devices of one pipeline).
 	Stages int `json:"stages"`
-	// Chunks is the number of model chunks per position (interleave v).
+	// Chunks is the number of model chunks per position (interleave v,
+	// or a V-shaped kind's two).
 	Chunks int `json:"chunks"`
+	// VShaped places a position's two chunks in a V (zb-v: position r runs
+	// virtual stages r and 2·Stages−1−r); otherwise chunk c of position r
+	// is virtual stage c·Stages + r (position).
+	VShaped bool `json:"v_shaped"`
 	// TP is the tensor-parallel degree run; SequenceParallel shards the
 	// activations outside the tensor-parallel layers over its ranks.
 	TP               int  `json:"tp"`
@@ -241,9 +237,16 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 	if o.verticalSync && (kind != schedule.PipeDream || roundRobin) {
 		return nil, fmt.Errorf("--vertical-sync: needs a pipedream schedule without replicated stages, got %s with stage replicas %v", kind, reps)
 	}
-	// An interleaved plan's stages are its pp·v chunks in model order; other
-	// kinds run every stage of the plan on its own position.
+	// An interleaved plan's stages are its pp·v chunks in model order, a
+	// V-shaped kind's its 2·positions chunks; other kinds run every stage of
+	// the plan on its own position.
 	stages, chunks := len(p.Stages), 1
+	if info.VShaped {
+		if stages%schedule.VChunks != 0 {
+			return nil, fmt.Errorf("stages: %s places %d model chunks on each position in a V, so the plan's %d stages must be a multiple of %d", kind, schedule.VChunks, stages, schedule.VChunks)
+		}
+		stages, chunks = stages/schedule.VChunks, schedule.VChunks
+	}
 	if info.Chunked && p.Execution.Interleave > 1 {
 		chunks = p.Execution.Interleave
 		if stages != p.Execution.PP*chunks {
@@ -256,7 +259,7 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 		tp, cp = min(tp, scaleTP), min(cp, scaleCP)
 	}
 	c := &runConfig{
-		Device: o.device, Backend: "gloo", Schedule: string(kind), Stages: stages, Chunks: chunks, TP: tp,
+		Device: o.device, Backend: "gloo", Schedule: string(kind), Stages: stages, Chunks: chunks, VShaped: info.VShaped, TP: tp,
 		SequenceParallel: p.Execution.SequenceParallel && tp > 1, CP: cp, EP: max(1, p.Execution.EP),
 		Replicas: replicas, Microbatches: p.Execution.Microbatches(), MicrobatchSize: p.Execution.MicrobatchSize,
 		Steps: o.steps, Warmup: o.warmup, LR: 0.05, Momentum: sgdMomentum, ScaledDown: scaleDown,
@@ -299,7 +302,7 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 		}
 		c.Actions = append(c.Actions, acts)
 	}
-	c.Ranks = placeRanks(stages, chunks, tp, cp, replicas, c.StageReplicas, ranges)
+	c.Ranks = placeRanks(c, replicas, ranges)
 	return c, nil
 }
 
@@ -365,12 +368,13 @@ func starGroups(p *plan.Plan, stages int) ([]int, error) {
 // + stage)·cp + cp rank)·tp + tp rank, all running their position's list),
 // or, with stage replicas (cp 1), stage by stage and replica by replica,
 // each replica running its own 1F1B-RR list.
-func placeRanks(stages, chunks, tp, cp, replicas int, stageReps []int, ranges [][2]int) []rankInfo {
+func placeRanks(c *runConfig, replicas int, ranges [][2]int) []rankInfo {
+	tp, cp, stageReps := c.TP, c.CP, c.StageReplicas
 	var out []rankInfo
 	add := func(s, r, device int) {
 		var own [][2]int
-		for k := range chunks {
-			own = append(own, ranges[s+k*stages])
+		for k := range c.Chunks {
+			own = append(own, ranges[c.virtualStage(s, k)])
 		}
 		for x := range cp {
 			for t := range tp {
@@ -389,7 +393,7 @@ func placeRanks(stages, chunks, tp, cp, replicas int, stageReps []int, ranges []
 		return out
 	}
 	for r := range replicas {
-		for s := range stages {
+		for s := range c.Stages {
 			add(s, r, s)
 		}
 	}
@@ -412,6 +416,25 @@ func checkRoundRobin(p *plan.Plan, roundRobin bool) error {
 		}
 	}
 	return nil
+}
+
+// virtualStage is the virtual stage of chunk k on position s: k·Stages + s
+// looped, or the V's s and 2·Stages−1−s.
+func (c *runConfig) virtualStage(s, k int) int {
+	if c.VShaped {
+		first, second := schedule.ZBVStages(c.Stages, s)
+		return [2]int{first, second}[k]
+	}
+	return k*c.Stages + s
+}
+
+// position is the pipeline position that runs virtual stage vs
+// (virtualStage's inverse).
+func (c *runConfig) position(vs int) int {
+	if c.VShaped && vs >= c.Stages {
+		return 2*c.Stages - 1 - vs
+	}
+	return vs % c.Stages
 }
 
 // supported reports whether the worker executes kind k.

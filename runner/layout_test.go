@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -61,20 +62,18 @@ func TestRankMapping(t *testing.T) {
 	}
 }
 
-// The runner executes every registered kind but the V-shaped ones, and
-// refuses those and an unknown one, naming the kinds it runs.
+// The runner executes every registered kind and refuses an unknown one,
+// naming the kinds it runs.
 func TestSupportedKinds(t *testing.T) {
 	for _, in := range schedule.Registry() {
-		if supported(in.Kind) == in.VShaped {
-			t.Errorf("%s (V-shaped %v): supported %v", in.Kind, in.VShaped, supported(in.Kind))
+		if !supported(in.Kind) {
+			t.Errorf("%s is registered but not supported", in.Kind)
 		}
 	}
-	for _, kind := range []string{"zb-v", "no-such-kind"} {
-		p := loadPlan(t, "tiny-transformer.json")
-		_, err := newRunConfig(p, options{device: "cpu", steps: 1, schedule: kind})
-		if err == nil || !strings.Contains(err.Error(), `--schedule: "`+kind+`" is not supported`) || !strings.Contains(err.Error(), supportedList()) {
-			t.Errorf("%s: error %v, want one naming the kind and the supported kinds", kind, err)
-		}
+	p := loadPlan(t, "tiny-transformer.json")
+	_, err := newRunConfig(p, options{device: "cpu", steps: 1, schedule: "no-such-kind"})
+	if err == nil || !strings.Contains(err.Error(), `--schedule: "no-such-kind" is not supported`) || !strings.Contains(err.Error(), supportedList()) {
+		t.Errorf("error %v, want one naming the kind and the supported kinds", err)
 	}
 }
 
@@ -300,5 +299,35 @@ func TestStarGroups(t *testing.T) {
 	g, err := starGroups(loadPlan(t, "tiny-star.json"), 2)
 	if err != nil || !slices.Equal(g, []int{2, 1}) {
 		t.Errorf("groups %v, %v; want [2 1]", g, err)
+	}
+}
+
+// A V-shaped kind (zb-v) runs a plan's stages as 2·pp chunks in model
+// order, position r holding stages r and 2·pp−1−r; an odd number of stages
+// is refused naming the field and the count.
+func TestZBVPlacement(t *testing.T) {
+	p := loadPlan(t, "tiny-interleaved.json")
+	c, err := newRunConfig(p, options{device: "cpu", steps: 1, schedule: "zb-v"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Stages != 2 || c.Chunks != 2 || !c.VShaped {
+		t.Fatalf("stages %d chunks %d v-shaped %v, want 2, 2, true", c.Stages, c.Chunks, c.VShaped)
+	}
+	for _, r := range c.Ranks {
+		first, last := p.Stages[r.Stage], p.Stages[3-r.Stage]
+		want := [][2]int{{first.FirstLayer, first.LastLayer}, {last.FirstLayer, last.LastLayer}}
+		if !reflect.DeepEqual(r.Chunks, want) {
+			t.Errorf("rank %d (position %d): chunks %v, want stages %d and %d: %v", r.Rank, r.Stage, r.Chunks, r.Stage, 3-r.Stage, want)
+		}
+	}
+	for vs, want := range []int{0, 1, 1, 0} {
+		if got := c.position(vs); got != want || c.virtualStage(want, vs/2) != vs {
+			t.Errorf("virtual stage %d: position %d, want %d (and back)", vs, got, want)
+		}
+	}
+	p.Stages = p.Stages[:3]
+	if _, err := newRunConfig(p, options{device: "cpu", steps: 1, schedule: "zb-v"}); err == nil || !strings.Contains(err.Error(), "stages:") || !strings.Contains(err.Error(), "3 stages") {
+		t.Errorf("3 stages under zb-v: error %v, want one naming stages and the count", err)
 	}
 }

@@ -106,8 +106,9 @@ func parseResult(data []byte, want rankInfo, c *runConfig) (*rankResult, error) 
 	}
 	wantLosses := 0
 	// Parallel pipelines each report their losses (context-parallel rank
-	// 0); 1F1B-RR's last-stage replicas gather theirs on replica 0.
-	if want.Stage == c.Stages-1 && want.TPRank == 0 && want.CPRank == 0 && (c.StageReplicas == nil || want.Replica == 0) {
+	// 0) from the position of the last virtual stage; 1F1B-RR's
+	// last-stage replicas gather theirs on replica 0.
+	if want.Stage == c.position(c.Stages*c.Chunks-1) && want.TPRank == 0 && want.CPRank == 0 && (c.StageReplicas == nil || want.Replica == 0) {
 		wantLosses = c.Warmup + c.Steps
 	}
 	if len(r.Losses) != wantLosses {

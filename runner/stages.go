@@ -242,7 +242,7 @@ func analyzeStages(ctx context.Context, p *plan.Plan, c *runConfig, results []*r
 			continue // run on another node
 		}
 		a.stages = append(a.stages, StageReport{
-			Stage: k, Position: k % c.Stages, Chunk: k / c.Stages,
+			Stage: k, Position: c.position(k), Chunk: k / c.Stages,
 			ForwardSeconds: summarize(durations[k][0]).Median, PredictedForwardSeconds: costs[k].FwdSeconds,
 			BackwardSeconds: summarize(durations[k][1]).Median, PredictedBackwardSeconds: costs[k].BwdSeconds - costs[k].WgradSeconds,
 			WeightSeconds: summarize(durations[k][2]).Median, PredictedWeightSeconds: costs[k].WgradSeconds,

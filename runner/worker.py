@@ -69,6 +69,22 @@ def place(r):
     return r["replica"], r["stage"], r["cp_rank"], r["tp_rank"]
 
 
+def virtual_stage(cfg, s, c):
+    """virtual_stage is the virtual stage of chunk c on position s: c·stages
+    + s, or, placed in a V (cfg["v_shaped"], zb-v), s and 2·stages−1−s."""
+    if cfg.get("v_shaped"):
+        return (s, 2 * cfg["stages"] - 1 - s)[c]
+    return s + c * cfg["stages"]
+
+
+def position(cfg, vs):
+    """position is the pipeline position running virtual stage vs
+    (virtual_stage's inverse)."""
+    if cfg.get("v_shaped") and vs >= cfg["stages"]:
+        return 2 * cfg["stages"] - 1 - vs
+    return vs % cfg["stages"]
+
+
 def make_groups(cfg, me):
     """make_groups creates every process group, on every rank in the same order
     (torch requires it), and returns this rank's Parallel (its tensor-parallel
@@ -77,7 +93,8 @@ def make_groups(cfg, me):
     same shard of the same stage on every replica and context-parallel rank,
     which sum their gradients; stage s has stage_replicas[s] replicas under
     1F1B-RR, which runs cp 1 and ep 1) and its tied-embedding group (first
-    and last stage, same replica and shards). Expert-parallel groups are
+    and last stage's positions, same replica and shards; none where one
+    position holds both, as a V's first). Expert-parallel groups are
     drawn from the data × context-parallel ranks of a stage's tensor-parallel
     rank, listed replica-major, as consecutive runs of ep."""
     stages, tp, cp, ep = cfg["stages"], cfg["tp"], cfg["cp"], cfg["ep"]
@@ -109,11 +126,12 @@ def make_groups(cfg, me):
                 if len(wide) > ep:
                     for j in range(ep):
                         make("expert grads", wide[j::ep])
-    if cfg["model"]["tied"] and stages > 1:
-        for r in range(min(reps[0], reps[-1])):
+    head = position(cfg, stages * cfg["chunks"] - 1)
+    if cfg["model"]["tied"] and head != 0:  # in a V the head shares position 0 with the embedding
+        for r in range(min(reps[0], reps[head])):
             for c in range(cp):
                 for t in range(tp):
-                    make("tied", [at[(r, 0, c, t)], at[(r, stages - 1, c, t)]])
+                    make("tied", [at[(r, 0, c, t)], at[(r, head, c, t)]])
     model = cfg["model"]
     par = Parallel(
         model,
@@ -390,8 +408,9 @@ class Rank:
         self.stages = cfg["stages"]
         self.virtual = cfg["stages"] * cfg["chunks"]
         self.chunks = {}
+        self.local = {}  # tensors between two stages of this rank, by tag
         for c, (first, last) in enumerate(me["chunks"]):
-            vs = me["stage"] + c * cfg["stages"]
+            vs = virtual_stage(cfg, me["stage"], c)
             self.chunks[vs] = Chunk(model, first, last, vs == 0, vs == self.virtual - 1, par).to(device)
         emb = self.chunks.get(0)
         head = self.chunks.get(self.virtual - 1)
@@ -447,12 +466,12 @@ class Rank:
         """replica_of is the replica of virtual stage vs that runs microbatch
         mb: this rank's (parallel pipelines), or mb mod the stage's replicas
         (1F1B-RR's round-robin)."""
-        s = vs % self.stages
+        s = position(self.cfg, vs)
         return mb % self.reps[s] if self.reps else self.me["replica"]
 
     def peer(self, vs, mb):
         """peer is the rank running virtual stage vs on microbatch mb, with this rank's shard."""
-        return self.at[(self.replica_of(vs, mb), vs % self.stages, self.me["cp_rank"], self.me["tp_rank"])]
+        return self.at[(self.replica_of(vs, mb), position(self.cfg, vs), self.me["cp_rank"], self.me["tp_rank"])]
 
     def tag(self, kind, vs, mb):
         """tag names a message by what it carries (kind, receiving stage,
@@ -461,8 +480,12 @@ class Rank:
         return (kind * self.virtual + vs) * self.total + mb
 
     def recv(self, vs_from, kind, vs, mb, shape=None, dtype=torch.float32):
+        src = self.peer(vs_from, mb)
+        if src == self.me["rank"]:
+            # A V's turn: both stages on this rank (torch sends to no self).
+            return self.local.pop(self.tag(kind, vs, mb))
         t = torch.empty(shape or self.shape, dtype=dtype, device=self.device)
-        dist.recv(t, src=self.peer(vs_from, mb), tag=self.tag(kind, vs, mb))
+        dist.recv(t, src=src, tag=self.tag(kind, vs, mb))
         return t
 
     def data(self, mb):
@@ -479,7 +502,11 @@ class Rank:
         saved, deferred, pending, losses = {}, {}, [], {}
 
         def send(t, vs_to, kind, mb):
-            pending.append((dist.isend(t, dst=self.peer(vs_to, mb), tag=self.tag(kind, vs_to, mb)), t))
+            dst = self.peer(vs_to, mb)
+            if dst == self.me["rank"]:
+                self.local[self.tag(kind, vs_to, mb)] = t.clone()  # recv takes it
+                return
+            pending.append((dist.isend(t, dst=dst, tag=self.tag(kind, vs_to, mb)), t))
 
         last = self.virtual - 1
         final = {}  # the step's last weight-gradient action of each chunk
@@ -614,7 +641,7 @@ class Rank:
     def round_size(self, vs, q):
         """round_size is the number of microbatches in update round q of
         virtual stage vs: one per replica (fewer in a last partial round)."""
-        r = self.reps[vs % self.stages] if self.reps else 1
+        r = self.reps[position(self.cfg, vs)] if self.reps else 1
         return min(r, self.total - q * r)
 
     def finish_rounds(self, vs):
@@ -622,7 +649,7 @@ class Rank:
         round(s) join its replicas' updates with a zero gradient."""
         if self.versioning not in ("stashed", "vertical-sync"):
             return
-        r = self.reps[vs % self.stages] if self.reps else 1
+        r = self.reps[position(self.cfg, vs)] if self.reps else 1
         while self.backwards[vs] < -(-self.total // r):
             self.backwards[vs] += 1
             start = self.timeline.now()
@@ -699,7 +726,7 @@ def run_rank(cfg):
     me = cfg["ranks"][rank]
     worker = Rank(cfg, me, device)
     actions = parse_actions(cfg["actions"][me["device"]])
-    reports_loss = me["stage"] == cfg["stages"] - 1 and me["tp_rank"] == 0 and me["cp_rank"] == 0
+    reports_loss = me["stage"] == position(cfg, cfg["stages"] * cfg["chunks"] - 1) and me["tp_rank"] == 0 and me["cp_rank"] == 0
     steps = cfg["warmup"] + cfg["steps"]
     if worker.versioned:
         seconds, losses = run_versioned(cfg, worker, actions, device, steps)

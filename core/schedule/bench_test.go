@@ -30,6 +30,11 @@ func BenchmarkZBH1_64x1024(b *testing.B) {
 	benchGenerateSimulate(b, ZBH1, Options{Stages: 64, Microbatches: 1024}, Uniform(1, 2, 1, 0))
 }
 
+// BenchmarkZBV64x1024 times ZB-V (two chunks a device in a V).
+func BenchmarkZBV64x1024(b *testing.B) {
+	benchGenerateSimulate(b, ZBV, Options{Stages: 64, Microbatches: 1024}, Uniform(0.5, 1, 0.5, 0.1))
+}
+
 // BenchmarkInterleaved64x1024x4 times interleaved 1F1B with 4 chunks.
 func BenchmarkInterleaved64x1024x4(b *testing.B) {
 	benchGenerateSimulate(b, Interleaved, Options{Stages: 64, Microbatches: 1024, Chunks: 4}, Uniform(0.25, 0.5, 0, 0.1))

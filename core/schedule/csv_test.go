@@ -20,6 +20,7 @@ func TestCSVRoundTrip(t *testing.T) {
 		{Interleaved, Options{Stages: 2, Microbatches: 4, Chunks: 3}},
 		{TwoBW, Options{Stages: 3, Microbatches: 3, Batches: 2}},
 		{ZBH1, Options{Stages: 3, Microbatches: 5}},
+		{ZBV, Options{Stages: 3, Microbatches: 6}},
 		{OneFOneBRR, Options{Stages: 2, Microbatches: 5, Replicas: []int{2, 1}}},
 	} {
 		s, err := Generate(c.kind, c.o)
@@ -90,6 +91,8 @@ func FuzzReadCSV(f *testing.F) {
 		"1F0,1B0\n0F0,0B0\n",
 		"0F0,0SEND_F0,0RECV_B0,0B0\n1RECV_F0,1F0,1B0,1SEND_B0\n",
 		"0F0,0B0,0REDUCE_GRAD\n",
+		"0F0,0F1,1F0,0I0,1F1,1I0,1W0,1I1,1W1,0I1,0W0,0W1\n",  // zb-v on one device
+		"0F0,3F0,3I0,0I0,3W0,0W0\n1F0,2F0,2I0,1I0,2W0,1W0\n", // zb-v's V on two
 	} {
 		f.Add([]byte(s))
 	}

@@ -8,7 +8,8 @@ type Options struct {
 	Stages int
 	// Microbatches is the number of microbatches per batch m.
 	Microbatches int
-	// Chunks is the number of model chunks per device v (interleaved only; 0 means 1).
+	// Chunks is the number of model chunks per device v (interleaved only;
+	// a V-shaped kind takes 1 or its VChunks; 0 means 1).
 	Chunks int
 	// Batches is the number of batches to run (2bw and pipedream; 0 means 1).
 	Batches int
@@ -45,8 +46,9 @@ func Generate(kind Kind, o Options) (*Schedule, error) {
 		return nil, fmt.Errorf("kind: %w", err)
 	}
 	switch {
-	case o.Chunks != 1 && !in.Chunked:
-		return nil, fmt.Errorf("chunks: only %s take chunks, got %d for %s", namesWhere(func(in KindInfo) bool { return in.Chunked }), o.Chunks, kind)
+	case o.Chunks != 1 && !in.Chunked && !(in.VShaped && o.Chunks == VChunks):
+		return nil, fmt.Errorf("chunks: only %s take chunks (and %s its %d), got %d for %s", namesWhere(func(in KindInfo) bool { return in.Chunked }),
+			namesWhere(func(in KindInfo) bool { return in.VShaped }), VChunks, o.Chunks, kind)
 	case o.Batches < 1:
 		return nil, fmt.Errorf("batches: must be >= 1, got %d", o.Batches)
 	case o.Batches != 1 && !in.MultiBatch:

@@ -58,9 +58,13 @@ func TestRegistryComplete(t *testing.T) {
 			t.Errorf("%q: generated kind %q versioning %v, registered versioning %v", k, s.Kind, s.Versioning, in.Versioning)
 		}
 		if c := o; !in.Chunked {
-			c.Chunks = 2
+			c.Chunks = 3
 			if _, err := Generate(k, c); err == nil {
-				t.Errorf("%q is not chunked but accepts 2 chunks", k)
+				t.Errorf("%q is not chunked but accepts 3 chunks", k)
+			}
+			c.Chunks = VChunks
+			if _, err := Generate(k, c); (err == nil) != in.VShaped {
+				t.Errorf("%q (V-shaped %v) with %d chunks: error %v", k, in.VShaped, VChunks, err)
 			}
 		}
 		o.Batches = 2
