@@ -72,68 +72,60 @@ func zbV(o Options) (*Schedule, error) {
 	o.Chunks = VChunks
 	s := newSchedule(ZBV, o, p)
 	n := max(m, 2*p-1)
+	const f, i, w = 0, 1, 2 // F, I and W, as indices of next
+	kinds := [3]ActionKind{Forward, BackwardInput, BackwardWeight}
 	for r := range p {
-		first, second := ZBVStages(p, r)
-		var f0, f1, b0, b1 int
+		var stage [VChunks]int
+		stage[0], stage[1] = ZBVStages(p, r)
+		// next[c][k]: the microbatch of chunk c's next action of kind k.
+		var next [VChunks][3]int
 		var list []Action
-		add := func(stage int, k ActionKind, mb int) {
-			if mb < m {
-				list = append(list, act(stage, k, mb))
+		run := func(c, k int) {
+			if mb := next[c][k]; mb < m {
+				list = append(list, act(stage[c], kinds[k], mb))
 			}
+			next[c][k]++
 		}
 		for range 2*(p-r) - 1 {
-			add(first, Forward, f0)
-			f0++
+			run(0, f)
 		}
 		for range r {
-			add(second, Forward, f1)
-			f1++
-			add(first, Forward, f0)
-			f0++
+			run(1, f)
+			run(0, f)
 		}
 		for range p - r {
-			add(second, Forward, f1)
-			f1++
-			add(second, BackwardInput, b1)
-			add(second, BackwardWeight, b1)
-			b1++
+			run(1, f)
+			run(1, i)
+			run(1, w)
 		}
-		for f1 < f0 || f0 < n {
-			if f0 < n {
-				add(first, Forward, f0)
-				f0++
+		for next[1][f] < next[0][f] || next[0][f] < n {
+			if next[0][f] < n {
+				run(0, f)
 			}
-			add(first, BackwardInput, b0)
-			add(first, BackwardWeight, b0)
-			b0++
-			add(second, Forward, f1)
-			f1++
-			add(second, BackwardInput, b1)
-			add(second, BackwardWeight, b1)
-			b1++
+			run(0, i)
+			run(0, w)
+			run(1, f)
+			run(1, i)
+			run(1, w)
 		}
-		w0, w1 := b0, b1
 		for range r {
-			add(first, BackwardInput, b0)
-			b0++
-			add(second, BackwardInput, b1)
-			b1++
+			run(0, i)
+			run(1, i)
 		}
 		for range p - r {
-			add(first, BackwardInput, b0)
-			b0++
-			add(first, BackwardWeight, w0)
-			w0++
+			run(0, i)
+			run(0, w)
 		}
-		for ; w1 < b1; w1++ {
-			add(second, BackwardWeight, w1)
+		for _, c := range []int{1, 0} {
+			for next[c][w] < next[c][i] {
+				run(c, w)
+			}
 		}
-		for ; w0 < b0; w0++ {
-			add(first, BackwardWeight, w0)
-		}
-		if f0 != n || f1 != n || b0 != n || b1 != n {
-			// torch asserts the same counts; a miss is a bug here.
-			return nil, fmt.Errorf("zb-v: device %d ran %d and %d forwards, %d and %d backwards of %d microbatches", r, f0, f1, b0, b1, n)
+		for c := range VChunks {
+			if next[c] != [3]int{n, n, n} {
+				// torch asserts the same counts; a miss is a bug here.
+				return nil, fmt.Errorf("zb-v: device %d chunk %d ran %v forwards, input and weight gradients of %d microbatches", r, c, next[c], n)
+			}
 		}
 		s.Devices[r] = list
 	}
