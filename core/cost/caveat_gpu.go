@@ -10,15 +10,15 @@ import (
 
 // calibratedGPUs are the GPUs (gpuprofiles ids) on which published training
 // runs fitted the cost model or checked it within its bounds, each with
-// what they did. A prediction on any other GPU, a custom profile included,
+// the runs that fitted it. A prediction on any other GPU, a custom profile included,
 // carries Prediction.Calibration (TestGPUCalibrationCaveat).
 var calibratedGPUs = []struct{ id, evidence string }{
 	// The efficiency curve's constants (calibration_test.go; the package doc).
-	{"nvidia-a100-sxm4-80gb", "fitted on A100 runs of the PTD-P paper (dissertation Table 4.1)"},
+	{"nvidia-a100-sxm4-80gb", "A100 runs of the PTD-P paper (dissertation Table 4.1)"},
 	// TestPublishedRuns: dense runs within 10 %, MoE runs within 20 %,
 	// except those notAsserted names; the constants fitted on some of
 	// them (PublishedRun.Fits; the package doc).
-	{"nvidia-h100-sxm5-80gb", "on some published H100 runs (pipeline sends and mixture-of-experts overheads) and checked against the rest"},
+	{"nvidia-h100-sxm5-80gb", "some published H100 runs (pipeline sends and mixture-of-experts overheads; the rest check it)"},
 }
 
 // errorRange bounds the relative error of the predicted throughput
@@ -64,7 +64,7 @@ func calibrationCaveat(gpu hw.GPU, moe bool) string {
 	if name == "" {
 		name = gpu.ID
 	}
-	s := fmt.Sprintf("uncalibrated GPU: no published training run on the %s was used to fit the cost model, which was %s",
+	s := fmt.Sprintf("uncalibrated GPU: no published training run on the %s was used to fit the cost model, which was fitted on %s",
 		name, strings.Join(evidence, " and "))
 	r, ok := heldOutErrors[gpuFamily{gpu.ID, moe}]
 	if !ok {

@@ -67,11 +67,12 @@ func (e *evaluator) gemmSeconds(g model.GEMM) float64 {
 // apart as every FP8 GEMM's (FP8CastBytesPerValue). With the experts at
 // the curve's rate the model put MoE runs' FP8 speed-up over BF16 8–16 %
 // above the published one, on H100 more than dense runs' (the package
-// doc, "Mixture of experts in FP8", says which runs and what was
-// checked; what the fraction stands for is not identified). Fitted by least squares
-// of the relative throughput on the five DGX Cloud benchmarking H100 MoE
-// FP8 rows (Grok-1 314B, Llama 4 Maverick; TestFP8ExpertGEMMFractionFit),
-// every other published MoE FP8 run held out.
+// doc, "Mixture of experts in FP8", says which runs and what was checked;
+// what the fraction stands for is not identified). Fitted by least
+// squares of the relative throughput on the five DGX Cloud benchmarking
+// H100 MoE FP8 rows (Grok-1 314B, Llama 4 Maverick;
+// TestFP8ExpertGEMMFractionFit), every other published MoE FP8 run held
+// out.
 const FP8ExpertGEMMFraction = 0.81
 
 // layerWork is a layer's forward work per microbatch on one GPU before
