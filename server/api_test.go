@@ -149,6 +149,15 @@ func TestAPIv1Services(t *testing.T) {
 		rep.BubbleFraction < want-1e-9 || rep.BubbleFraction > want+1e-9 {
 		t.Errorf("schedule: %d %+v, want bubble %v", rec.Code, rep, want)
 	}
+	// ZB-V at equal F, I and W per chunk (fwd 1 s, bwd 2 s a device: 0.5 s
+	// each a chunk) idles only for the p−1 chunk forwards before the last
+	// device starts: (p−1)·0.5 s of a step 2m·1.5 s + (p−1)·0.5 s.
+	rec = post(h, "/api/v1/schedule", `{"kind": "zb-v", "stages": 4, "microbatches": 8}`)
+	want = 1.5 / (24 + 1.5)
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &rep) != nil || rep.Kind != "zb-v" || len(rep.Devices) != 4 ||
+		rep.BubbleFraction < want-1e-9 || rep.BubbleFraction > want+1e-9 {
+		t.Errorf("zb-v schedule: %d %+v, want bubble %v", rec.Code, rep, want)
+	}
 	rec = post(h, "/api/v1/schedule", `{}`, "Accept", "image/svg+xml")
 	if rec.Code != 200 || rec.Header().Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(rec.Body.String(), "<svg") {
 		t.Errorf("schedule SVG: %d %q %.100s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
@@ -195,7 +204,7 @@ func FuzzAPIv1(f *testing.F) {
 	}{
 		{0, `{}`}, {0, `{"model": "pd-vgg16", "nodes": 1, "gpus_per_node": 4, "planner": "pipedream"}`},
 		{0, `{"model": "custom", "custom": {"layers": 8, "hidden": 512, "heads": 8}, "nodes": 2, "tp": 2, "pp": 2, "microbatch": 1, "interleave": 2, "recompute": "full"}`},
-		{0, `{"nodes": 1e400}`}, {0, `null`}, {1, `{"kind": "zb-h1", "stages": 3}`}, {1, `{"fwd_seconds": 0}`},
+		{0, `{"nodes": 1e400}`}, {0, `null`}, {1, `{"kind": "zb-h1", "stages": 3}`}, {1, `{"kind": "zb-v", "stages": 64, "microbatches": 512}`}, {1, `{"fwd_seconds": 0}`},
 		{2, `{"instance": {"worker_types": ["v100"], "num_workers": [1], "jobs": [{"id": 0, "scale_factor": 1}], "throughputs": [[1]]}, "policy": "fifo"}`},
 		{2, `{"instance": [], "policy": "x"}`}, {3, `{"workload": "job-types", "gpus": [1, 1, 1], "trace_jobs": 2}`}, {3, `{"gpus": [0, 0]}`},
 	} {
