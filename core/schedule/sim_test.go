@@ -191,7 +191,9 @@ func TestPipeDreamStaleness(t *testing.T) {
 
 // Qi et al. 2023: ZB-H1's bubble is (p−1)(T_F+T_B−T_W) per device at equal
 // stage times (T_B the input-gradient time, here m ≥ p and T_W ≤ T_F),
-// with 1F1B's peak of p stashed microbatches.
+// with 1F1B's peak of p stashed microbatches. A W longer than F fills
+// only F of each gap: (p−1)(T_F+T_B−min(T_W, T_F)), found on this
+// generator and checked here.
 func TestZBH1Bubble(t *testing.T) {
 	for m := 1; m < 8; m++ { // fewer microbatches than stages: valid, no formula
 		tl := simulate(t, ZBH1, Options{Stages: 8, Microbatches: m}, Uniform(1, 2, 1, 0))
@@ -201,10 +203,10 @@ func TestZBH1Bubble(t *testing.T) {
 	}
 	for _, p := range []int{2, 4, 5, 8} {
 		for _, m := range []int{p, 2*p + 1, 4 * p} {
-			for _, c := range [][3]float64{{1, 2, 1}, {2, 3, 1}, {1, 1.5, 0.5}} {
+			for _, c := range [][3]float64{{1, 2, 1}, {2, 3, 1}, {1, 1.5, 0.5}, {1, 4, 2}, {0.5, 2, 1.5}} {
 				tf, tbw, tw := c[0], c[1], c[2]
 				tl := simulate(t, ZBH1, Options{Stages: p, Microbatches: m}, Uniform(tf, tbw, tw, 0))
-				want := float64(p-1) * (tf + (tbw - tw) - tw)
+				want := float64(p-1) * (tf + (tbw - tw) - min(tw, tf))
 				for d, st := range tl.Devices {
 					if !near(st.IdleSeconds, want) {
 						t.Errorf("p=%d m=%d T=%v device %d: idle %v, want (p−1)(T_F+T_B−T_W) = %v", p, m, c, d, st.IdleSeconds, want)
