@@ -205,6 +205,9 @@ func publishedCells(c cost.PublishedComparison) []string {
 		checked += "; fits only without the reserve"
 	}
 	set := strings.ReplaceAll(r.Set, "_", " ")
+	if r.Fits != "" {
+		set += " (`" + r.Fits + "`)"
+	}
 	return []string{"`" + r.ID + "`", r.SourceName, degrees, published, predicted, percent(c.Error), set, checked}
 }
 
