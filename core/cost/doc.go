@@ -105,6 +105,16 @@
 // and refitted DefaultExpertSeconds 0.305 → 0.309 ms and
 // DefaultEPOverlapExposed 0.28 → 0.31.
 //
+// Zero-bubble ZB-H1 (schedule.ZBH1, pinned: the search keeps Megatron-LM's
+// schedules): each device's weight-gradient GEMMs (W, one per forward GEMM
+// and as long) run late, in the flush's gaps, so a device adds its time
+// less W and less the smaller of W and its forward to the fill and drain
+// (schedule.KindInfo.WeightGradientFill), 1F1B's first-stage stash on
+// every device (min(p, m) microbatches until their W). The step so costed
+// equals core/schedule's simulation of the ZB-H1 lists with each device's
+// forward, backward and W from the model, unequal end stages included
+// (TestZBH1MatchesSimulator).
+//
 // Fit and held-out data. The two constants of the default efficiency curve
 // (DefaultKernelLatencySeconds, A100SustainedMatmulFraction) were fitted
 // on dissertation Table 4.1 (A100); Table 4.2 is held out

@@ -30,22 +30,26 @@ func (e *evaluator) predictTime() Prediction {
 	v, m := float64(e.cfg.Interleave), float64(e.m)
 	var tMax, tSum, dpMax, optMax float64
 	var slow stageTime
-	var slowZ float64
+	var slowZ, slowIdle float64
 	for _, r := range e.runs { // a run's devices cost the same
 		i := r.first
 		st := e.deviceSeconds(i)
 		z := e.zero3Seconds(i, st)
 		ti := st.compute + st.tp + st.p2p + st.cp + st.ep + z
+		idle := ti // what the device adds to the fill and drain
+		if e.kind.WeightGradientFill {
+			idle -= st.wgrad + math.Min(st.wgrad, st.fwd) // its W's fill the gaps
+		}
 		for range r.n {
-			tSum += ti // added once per device, in order, as a loop over them would
+			tSum += idle // added once per device, in order, as a loop over them would
 		}
 		if ti > tMax {
-			tMax, slow, slowZ = ti, st, z
+			tMax, slow, slowZ, slowIdle = ti, st, z, idle
 		}
 		dpMax = math.Max(dpMax, e.exposedDataParallel(i, st))
 		optMax = math.Max(optMax, e.optimizerSeconds(i))
 	}
-	bubble := (tSum - tMax) / v
+	bubble := (tSum - slowIdle) / v
 	if !e.kind.Flushes() {
 		bubble = 0
 	}

@@ -31,6 +31,7 @@ const FP8CastBytesPerValue = 4
 type layerTime struct {
 	compute float64 // forward, backward and recomputation
 	fwd     float64 // the forward pass alone (what a recomputation redoes)
+	wgrad   float64 // the weight-gradient GEMMs of the backward (a zero-bubble schedule's W)
 	tp      float64 // exposed tensor-parallel communication
 	cp      float64 // exposed context-parallel K/V exchange
 	ep      float64 // expert-parallel all-to-all
@@ -177,6 +178,7 @@ func (e *evaluator) layerTime(i int, w layerWork) layerTime {
 	var lt layerTime
 	lt.fwd = dense + core + memSec + castFwd
 	lt.compute = lt.fwd + 2*(dense+memSec) + bwdCore + castBwd
+	lt.wgrad = dense // one weight-gradient GEMM per forward GEMM, as long
 	switch e.cfg.Recompute {
 	case model.RecomputeFull:
 		lt.compute += lt.fwd
@@ -617,7 +619,7 @@ const DefaultP2PExposed = 1.0
 
 // stageTime is device i's time per microbatch, split by kind.
 type stageTime struct {
-	compute, fwd, tp, p2p, cp, ep float64
+	compute, fwd, wgrad, tp, p2p, cp, ep float64
 }
 
 // addLayers adds n layers of time lt each.
@@ -627,6 +629,7 @@ func (st *stageTime) addLayers(n float64, lt layerTime) {
 	}
 	st.compute += n * lt.compute
 	st.fwd += n * lt.fwd
+	st.wgrad += n * lt.wgrad
 	st.tp += n * lt.tp
 	st.cp += n * lt.cp
 	st.ep += n * lt.ep

@@ -87,6 +87,7 @@ func TestBubbleFraction(t *testing.T) {
 		{schedule.TwoBW, 8, 32, 1, 0},
 		{schedule.PipeDream, 8, 32, 1, 0},
 		{schedule.OneFOneB, 1, 32, 1, 0},
+		{schedule.ZBH1, 8, 32, 1, 7.0 / 96},
 	}
 	for _, c := range cases {
 		if got, err := c.kind.Bubble(c.p, c.m, c.v); err != nil || math.Abs(got-c.want) > 1e-15 {

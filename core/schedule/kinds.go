@@ -58,6 +58,12 @@ type KindInfo struct {
 	// last stage sits on the first device. Every other kind loops: chunk c
 	// of device r is stage c·p + r.
 	VShaped bool
+	// WeightGradientFill reports whether it runs each backward as an input
+	// gradient (I) and a later weight gradient (W) whose W's fill the
+	// flush's gaps: at equal stages of forward F, input gradient I and
+	// weight gradient W a device idles (p−1)(F + I − min(W, F)) a step
+	// instead of 1F1B's (p−1)(F + I + W) (ZB-H1; TestZBH1Bubble).
+	WeightGradientFill bool
 
 	// generate makes its action lists.
 	generate func(Options) (*Schedule, error)
@@ -99,7 +105,8 @@ var registry = []KindInfo{
 	{Kind: OneFOneBRR, Description: "PipeDream's 1F1B with replicated stages fed round-robin (1F1B-RR)",
 		Source: "dissertation §2.4.2", Versioning: Stashed, generate: oneFOneBRR},
 	{Kind: ZBH1, Description: "zero-bubble ZB-H1: the backward split into input (I) and weight (W) gradients",
-		Source: "Qi et al. 2023, Zero Bubble Pipeline Parallelism §2", Versioning: Synchronous, generate: zbH1},
+		Source: "Qi et al. 2023, Zero Bubble Pipeline Parallelism §2", Versioning: Synchronous, WeightGradientFill: true,
+		generate: zbH1, inFlight: zbH1InFlight, bubble: zbH1Bubble},
 	{Kind: ZBV, Description: "zero-bubble ZB-V: two chunks per device in a V (stages r and 2p−1−r), the backward split into I and W",
 		Source:     "Qi et al. 2024, Pipeline Parallelism with Controllable Memory §4; torch.distributed.pipelining's ScheduleZBVZeroBubble",
 		Versioning: Synchronous, VShaped: true, generate: zbV},
@@ -240,6 +247,16 @@ func twoBWInFlight(p, i, m, v int) (int, int, error) {
 	}
 	return p - i, 2, nil
 }
+
+// zbH1InFlight is ZB-H1's stash: every device holds min(p, m)
+// microbatches until their W, 1F1B's first stage's peak (Qi et al. 2023
+// §2.1), one version.
+func zbH1InFlight(p, i, m, v int) (int, int, error) { return min(p, m), 1, nil }
+
+// zbH1Bubble is ZB-H1's bubble at T_F = T_I = T_W, (p−1)/(3m): a third of
+// 1F1B's (Qi et al. 2023 §2.1; with other times the cost model takes the
+// idle (p−1)(F + I − min(W, F)), WeightGradientFill).
+func zbH1Bubble(p, m, v int) float64 { return float64(p-1) / 3 / float64(m) }
 
 // flushBubble is a flushing schedule's bubble (p−1)/(v·m) (§4.2.2).
 func flushBubble(p, m, v int) float64 { return float64(p-1) / float64(v) / float64(m) }
