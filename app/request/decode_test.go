@@ -116,7 +116,7 @@ func FuzzDecodePlan(f *testing.F) {
 		`{"tp":8,"pp":12,"microbatch":1,"interleave":2,"recompute":"full"}`,
 		`{"cp":16,"cp_comm":"all_gather"}`, `{"cp_comm":"ring"}`, `{"ep":8,"ep_dispatcher":"deepep","overlap_ep_comm":true}`, `{"model":"qwen3-235b-a22b","tp":4,"ep":8,"etp":4}`, `{"etp":-1}`,
 		`{"ep_dispatcher":"DeepEP"}`, `{"precision":"fp8","fp8_param_gather":true}`, `{"model":"deepseek-v3","mtp_layers":2}`, `{"mtp_layers":null}`,
-		`{"recompute":"full","recompute_layers":4}`, `{"recompute":"selective","recompute_modules":"mla_up_proj,moe_act"}`, `{"recompute_modules":"mlp"}`,
+		`{"recompute":"full","recompute_layers":4}`, `{"schedule":"zb-h1","pp":8}`, `{"schedule":"zb-v"}`, `{"recompute":"selective","recompute_modules":"mla_up_proj,moe_act"}`, `{"recompute_modules":"mlp"}`,
 		// the worst cases (BENCHMARKS.md, "Worst cases")
 		`{"model":"pd-gnmt_large","cost_model":"pipedream","levels":[{"workers":4,"bandwidth_bytes_per_sec":1e11},{"workers":4,"bandwidth_bytes_per_sec":1e10},{"workers":4,"bandwidth_bytes_per_sec":1e9}]}`,
 		`{"model":"pd-resnet50","nodes":31,"gpus_per_node":1,"planner":"madpipe"}`,
