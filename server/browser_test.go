@@ -1437,6 +1437,27 @@ func TestBrowser(t *testing.T) {
 		}
 		tb.checkPageErrors(t)
 	})
+	t.Run("Schedule", func(t *testing.T) {
+		// ZB-H1 pinned from the link: the select shows it and the chosen
+		// plan runs it, its bubble a third of 1F1B's at equal passes; the
+		// default shows the default's name.
+		tb := b.openState(t, planState(func(p *request.Plan) {
+			p.Model, p.GPU, p.Nodes, p.GlobalBatch, p.Seq, p.PP, p.Schedule = "llama3-8b", "nvidia-h100-sxm5-80gb", 1, 64, 8192, 4, "zb-h1"
+		}))
+		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("cancel-plan") === null`)
+		if got := eval[string](t, tb, `document.getElementById("schedule").value`); got != "zb-h1" {
+			t.Errorf("schedule select %q, want zb-h1", got)
+		}
+		if s := tb.text(t, "#plan-summary"); !strings.Contains(s, "zb-h1, recompute") {
+			t.Errorf("summary lacks the pinned schedule: %q (error %q)", short(s), tb.text(t, "#plan-error"))
+		}
+		tb = b.openState(t, planState(func(p *request.Plan) {}))
+		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("cancel-plan") === null`)
+		if got := eval[string](t, tb, `(s => s.value + "|" + s.options[s.selectedIndex].text)(document.getElementById("schedule"))`); got != "|default (1F1B, interleaved when v > 1)" {
+			t.Errorf("schedule select value|text %q, want the default", got)
+		}
+		tb.checkPageErrors(t)
+	})
 	t.Run("PartialRecompute", func(t *testing.T) {
 		// Full recomputation of the first two layers of each chunk, from
 		// the link: the input shows the count and every candidate's

@@ -68,6 +68,9 @@ var choiceNames = map[string]string{
 	"a2a":   "all-to-all (Ulysses), exposed",
 	"cudnn": "cuDNN (Transformer Engine)", "flash2": "FlashAttention-2 (PyTorch SDPA; 2024 kernels)",
 	"alltoall": "alltoall (every routed copy sent)", "deepep": "DeepEP (each token once per server)",
+	"gpipe": "GPipe (all forwards, then all backwards)", "1f1b": "1F1B (PipeDream-Flush)",
+	"interleaved": "interleaved 1F1B (Megatron-LM)", "2bw": "PipeDream-2BW (no flush, two weight versions)",
+	"zb-h1": "ZB-H1 (zero bubble: weight gradients fill the flush)",
 }
 
 // choices lists the options of a training select.
@@ -86,12 +89,15 @@ func (c *PlanPage) choices(field string) []option {
 		list = plan.AttentionKernels
 	case "ep_dispatcher":
 		list = request.EPDispatchers
+	case "schedule":
+		list = request.PTDPSchedules
 	case "zero":
 		return []option{{"", "searched (1, or the faster of 2 and 3 if 1 does not fit)"}, {"0", "0: none"}, {"1", "1: optimizer state (distributed optimizer)"},
 			{"2", "2: + gradients"}, {"3", "3: + weights (FSDP)"}}
 	}
 	defaults := map[string]string{"precision": "default (bf16)", "optimizer": "default (Adam, mixed precision)", "recompute": "searched per candidate",
-		"cp_comm": "searched (p2p or a2a per candidate)", "ep_dispatcher": "default (alltoall)", "attention_kernel": "default (cuDNN)"}
+		"cp_comm": "searched (p2p or a2a per candidate)", "ep_dispatcher": "default (alltoall)", "attention_kernel": "default (cuDNN)",
+		"schedule": "default (1F1B, interleaved when v > 1)"}
 	out := make([]option, len(list))
 	for i, id := range list {
 		out[i] = option{id, choiceNames[id]}
@@ -353,6 +359,7 @@ var planInputs = map[string]planInput{
 	"recompute_modules":      textInput(func(p *request.Plan) *string { return &p.RecomputeModules }),
 	"etp":                    intInput(func(p *request.Plan) *int { return &p.ETP }),
 	"cp_comm":                textInput(func(p *request.Plan) *string { return &p.CPComm }),
+	"schedule":               textInput(func(p *request.Plan) *string { return &p.Schedule }),
 	"attention_kernel":       textInput(func(p *request.Plan) *string { return &p.AttentionKernel }),
 	"microbatch":             intInput(func(p *request.Plan) *int { return &p.Microbatch }),
 	"interleave":             intInput(func(p *request.Plan) *int { return &p.Interleave }),
