@@ -90,13 +90,14 @@ func SimulateSchedule(ctx context.Context, spec ScheduleSpec) (*ScheduleRun, err
 	o := schedule.Options{Stages: spec.Stages, Microbatches: spec.Microbatches, Batches: spec.Batches,
 		Replicas: spec.Replicas, VerticalSync: spec.VerticalSync}
 	fwd, bwd, wgrad := spec.FwdSeconds, spec.BwdSeconds, spec.WgradSeconds
+	in, _ := k.Info() // an unknown kind: Generate's error below
 	if wgrad < 0 {
 		wgrad = 0
-		if k == schedule.ZBH1 || k == schedule.ZBV {
+		if in.SplitsBackward {
 			wgrad = bwd / 2 // the weight-gradient half of the backward runs as W
 		}
 	}
-	if in, err := k.Info(); err == nil && in.VShaped {
+	if in.VShaped {
 		v := float64(schedule.VChunks)
 		fwd, bwd, wgrad = fwd/v, bwd/v, wgrad/v
 	}

@@ -170,17 +170,16 @@ func baseEvaluator(tr model.Transformer, c hw.Cluster, opt Options, pred *Predic
 		}
 		e.p2pExposed = *opt.P2PExposed
 	}
+	fp8Experts := FP8ExpertGEMMFraction
+	if f := opt.FP8ExpertGEMMFraction; f != nil {
+		if !(*f > 0 && *f <= 1) {
+			return e, fmt.Errorf("options.fp8_expert_gemm_fraction: must be in (0, 1], got %v", *f)
+		}
+		fp8Experts = *f
+	}
 	e.expertGEMMRate = 1
 	if tr.TrainingPrecision() == model.FP8 {
-		e.expertGEMMRate = FP8ExpertGEMMFraction
-	}
-	if opt.FP8ExpertGEMMFraction != nil {
-		if !(*opt.FP8ExpertGEMMFraction > 0 && *opt.FP8ExpertGEMMFraction <= 1) {
-			return e, fmt.Errorf("options.fp8_expert_gemm_fraction: must be in (0, 1], got %v", *opt.FP8ExpertGEMMFraction)
-		}
-		if tr.TrainingPrecision() == model.FP8 {
-			e.expertGEMMRate = *opt.FP8ExpertGEMMFraction
-		}
+		e.expertGEMMRate = fp8Experts
 	}
 	e.reserve = DefaultReserve(c.GPU.MemoryBytes)
 	if opt.ReserveBytes != 0 {

@@ -58,9 +58,11 @@ type KindInfo struct {
 	// last stage sits on the first device. Every other kind loops: chunk c
 	// of device r is stage c·p + r.
 	VShaped bool
-	// WeightGradientFill reports whether it runs each backward as an input
-	// gradient (I) and a later weight gradient (W) whose W's fill the
-	// flush's gaps: at equal stages of forward F, input gradient I and
+	// SplitsBackward reports whether it runs each backward as an input
+	// gradient (I) and a later weight gradient (W).
+	SplitsBackward bool
+	// WeightGradientFill reports whether its W's (SplitsBackward) fill the
+	// flush's gaps in closed form: at equal stages of forward F, input gradient I and
 	// weight gradient W a device idles (p−1)(F + I − min(W, F)) a step
 	// instead of 1F1B's (p−1)(F + I + W) (ZB-H1; TestZBH1Bubble).
 	WeightGradientFill bool
@@ -105,11 +107,11 @@ var registry = []KindInfo{
 	{Kind: OneFOneBRR, Description: "PipeDream's 1F1B with replicated stages fed round-robin (1F1B-RR)",
 		Source: "dissertation §2.4.2", Versioning: Stashed, generate: oneFOneBRR},
 	{Kind: ZBH1, Description: "zero-bubble ZB-H1: the backward split into input (I) and weight (W) gradients",
-		Source: "Qi et al. 2023, Zero Bubble Pipeline Parallelism §2", Versioning: Synchronous, WeightGradientFill: true,
+		Source: "Qi et al. 2023, Zero Bubble Pipeline Parallelism §2", Versioning: Synchronous, SplitsBackward: true, WeightGradientFill: true,
 		generate: zbH1, inFlight: zbH1InFlight, bubble: zbH1Bubble},
 	{Kind: ZBV, Description: "zero-bubble ZB-V: two chunks per device in a V (stages r and 2p−1−r), the backward split into I and W",
 		Source:     "Qi et al. 2024, Pipeline Parallelism with Controllable Memory §4; torch.distributed.pipelining's ScheduleZBVZeroBubble",
-		Versioning: Synchronous, VShaped: true, generate: zbV},
+		Versioning: Synchronous, VShaped: true, SplitsBackward: true, generate: zbV},
 	{Kind: OneFOneBStar, Description: "MadPipe's periodic 1F1B* for a target period, stages grouped",
 		Source: "madpipe-2020 §4.1", Versioning: Synchronous, generate: oneFOneBStar},
 }

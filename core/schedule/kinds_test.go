@@ -54,6 +54,15 @@ func TestRegistryComplete(t *testing.T) {
 			t.Errorf("%q: %v", k, err)
 			continue
 		}
+		split := false
+		for _, list := range s.Devices {
+			for _, a := range list {
+				split = split || a.Kind == BackwardInput || a.Kind == BackwardWeight
+			}
+		}
+		if split != in.SplitsBackward {
+			t.Errorf("%q: runs I and W actions %v, registered SplitsBackward %v", k, split, in.SplitsBackward)
+		}
 		if s.Kind != k || s.Versioning != in.Versioning {
 			t.Errorf("%q: generated kind %q versioning %v, registered versioning %v", k, s.Kind, s.Versioning, in.Versioning)
 		}
