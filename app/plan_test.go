@@ -46,6 +46,36 @@ func TestPlanTimelineShowsSchedule(t *testing.T) {
 	}
 }
 
+// TestPlanZBV plans Llama 3 8B on four stages under ZB-V: the chosen plan
+// has the V's 2·pp chunks and validates, its timeline draws the V's two
+// chunks a device and the weight gradients, and its bubble is below the
+// same configuration's under 1F1B.
+func TestPlanZBV(t *testing.T) {
+	in := request.Default().Plan
+	in.Model, in.GPU, in.Nodes, in.GlobalBatch, in.Seq, in.PP, in.Schedule = "llama3-8b", "nvidia-h100-sxm5-80gb", 1, 64, 8192, 4, "zb-v"
+	res, err := Plan(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Plan == nil {
+		t.Fatalf("no plan: %s", res.Problem)
+	}
+	if err := res.Plan.Validate(); err != nil || len(res.Plan.Stages) != 8 || res.Plan.Execution.Schedule != "zb-v" {
+		t.Errorf("plan: %d stages, schedule %q, validation %v", len(res.Plan.Stages), res.Plan.Execution.Schedule, err)
+	}
+	if !strings.Contains(res.TimelineCaption, "2 chunks in a V") || !strings.Contains(res.TimelineCaption, "weight gradient") {
+		t.Errorf("caption %q", res.TimelineCaption)
+	}
+	in.Schedule = "1f1b"
+	one, err := Plan(context.Background(), in)
+	if err != nil || one.Plan == nil {
+		t.Fatalf("1f1b: %v", err)
+	}
+	if v, o := res.Plan.Predictions.BubbleFraction, one.Plan.Predictions.BubbleFraction; v >= o {
+		t.Errorf("bubble: zb-v %.4f, 1f1b %.4f", v, o)
+	}
+}
+
 func TestPlanInfeasibleShowsReasons(t *testing.T) {
 	in := request.Default().Plan
 	in.Nodes, in.GPUsPerNode = 1, 1 // GPT-3 175B on one GPU

@@ -26,7 +26,7 @@ const maxTimelineWork = 1 << 17
 // alike; the caption says both. It also returns that caption.
 func TimelineSVG(ctx context.Context, p *plan.Plan, pr cost.Prediction) (string, string, error) {
 	e := p.Execution
-	m, pp, v := e.Microbatches(), e.PP, e.Interleave
+	m, pp, v := e.Microbatches(), e.PP, e.Chunks()
 	if m < 1 || pp < 1 || v < 1 {
 		return "", "", fmt.Errorf("timeline: plan has no pipeline to draw")
 	}
@@ -49,9 +49,10 @@ func uniformTimeline(ctx context.Context, kind schedule.Kind, stages, m int, per
 // drawUniform simulates and draws kind on pp devices with v chunks each
 // and m microbatches (the first ones, at most maxTimelineWork pairs), each
 // device taking perMBSeconds per microbatch split forward:backward 1:2 (the
-// backward pass does twice the forward's matrix multiplications, §4.2.1)
-// and flushSeconds for the flush; predicted, if > 0, is the step time the
-// caption compares the drawn one with.
+// backward pass does twice the forward's matrix multiplications, §4.2.1;
+// where the kind splits it, input:weight gradient 1:1) and flushSeconds
+// for the flush; predicted, if > 0, is the step time the caption compares
+// the drawn one with.
 func drawUniform(ctx context.Context, kind schedule.Kind, pp, v, m int, perMBSeconds, flushSeconds, predicted float64, what string) (string, string, error) {
 	// Whole nanoseconds: the prediction's last bit differs between amd64
 	// and wasm (assembly against pure-Go math), and the drawing, which
@@ -75,19 +76,33 @@ func drawUniform(ctx context.Context, kind schedule.Kind, pp, v, m int, perMBSec
 	if err != nil {
 		return "", "", fmt.Errorf("timeline: %w", err)
 	}
-	chunk := perMBSeconds / float64(v)
-	costs := schedule.Uniform(chunk/3, 2*chunk/3, 0, 0)
+	in, err := kind.Info()
+	if err != nil {
+		return "", "", fmt.Errorf("timeline: %w", err)
+	}
+	chunk, wgrad := perMBSeconds/float64(v), 0.0
+	if in.SplitsBackward {
+		wgrad = chunk / 3
+	}
+	costs := schedule.Uniform(chunk/3, 2*chunk/3, wgrad, 0)
 	costs.OptStepSeconds = flushSeconds / float64(v) // one per chunk on each device
 	tl, err := schedule.Simulate(ctx, s, costs, nil)
 	if err != nil {
 		return "", "", fmt.Errorf("timeline: %w", err)
 	}
 	stages := "p = " + format.Count(pp, "stage", "stages")
-	if v > 1 {
+	switch {
+	case in.VShaped:
+		stages += fmt.Sprintf(" × %d chunks in a V", v)
+	case v > 1:
 		stages += fmt.Sprintf(" × v = %d chunks", v)
 	}
-	caption := fmt.Sprintf("%s schedule, %s, %s, every stage at %s, %s (forward:backward 1:2)",
-		kind, stages, format.Count(m, "microbatch", "microbatches"), what, format.Seconds(perMBSeconds))
+	split := "forward:backward 1:2"
+	if in.SplitsBackward {
+		split = "forward:input gradient:weight gradient 1:1:1"
+	}
+	caption := fmt.Sprintf("%s schedule, %s, %s, every stage at %s, %s (%s)",
+		kind, stages, format.Count(m, "microbatch", "microbatches"), what, format.Seconds(perMBSeconds), split)
 	if flushSeconds > 0 {
 		caption += fmt.Sprintf("; the flush (green) is the exposed data-parallel reduction and optimizer step, %s", format.Seconds(flushSeconds))
 	}

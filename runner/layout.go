@@ -429,12 +429,10 @@ func (c *runConfig) virtualStage(s, k int) int {
 }
 
 // position is the pipeline position that runs virtual stage vs
-// (virtualStage's inverse).
+// (virtualStage's inverse; schedule.KindInfo.ChunkDevice).
 func (c *runConfig) position(vs int) int {
-	if c.VShaped && vs >= c.Stages {
-		return 2*c.Stages - 1 - vs
-	}
-	return vs % c.Stages
+	in, _ := schedule.Kind(c.Schedule).Info() // newRunConfig checked the kind
+	return in.ChunkDevice(vs, c.Stages)
 }
 
 // supported reports whether the worker executes kind k.

@@ -326,6 +326,16 @@ func TestZBVPlacement(t *testing.T) {
 			t.Errorf("virtual stage %d: position %d, want %d (and back)", vs, got, want)
 		}
 	}
+	// A plan made for zb-v (pp 2, its 2·pp chunks) runs the same, under its
+	// own schedule.
+	v := *p
+	v.Execution.Schedule, v.Execution.Interleave = schedule.ZBV, 1
+	if err := v.Validate(); err != nil {
+		t.Fatalf("the plan under zb-v: %v", err)
+	}
+	if c, err := newRunConfig(&v, options{device: "cpu", steps: 1}); err != nil || c.Stages != 2 || c.Chunks != 2 || !c.VShaped {
+		t.Errorf("a zb-v plan: %+v, %v", c, err)
+	}
 	p.Stages = p.Stages[:3]
 	if _, err := newRunConfig(p, options{device: "cpu", steps: 1, schedule: "zb-v"}); err == nil || !strings.Contains(err.Error(), "stages:") || !strings.Contains(err.Error(), "3 stages") {
 		t.Errorf("3 stages under zb-v: error %v, want one naming stages and the count", err)

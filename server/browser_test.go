@@ -1438,18 +1438,21 @@ func TestBrowser(t *testing.T) {
 		tb.checkPageErrors(t)
 	})
 	t.Run("Schedule", func(t *testing.T) {
-		// ZB-H1 pinned from the link: the select shows it and the chosen
-		// plan runs it, its bubble a third of 1F1B's at equal passes; the
-		// default shows the default's name.
+		// ZB-V pinned from the link: the select shows it, the chosen plan
+		// runs it (simulated in the page's WebAssembly) and the timeline
+		// draws its V; the default shows the default's name.
 		tb := b.openState(t, planState(func(p *request.Plan) {
-			p.Model, p.GPU, p.Nodes, p.GlobalBatch, p.Seq, p.PP, p.Schedule = "llama3-8b", "nvidia-h100-sxm5-80gb", 1, 64, 8192, 4, "zb-h1"
+			p.Model, p.GPU, p.Nodes, p.GlobalBatch, p.Seq, p.PP, p.Schedule = "llama3-8b", "nvidia-h100-sxm5-80gb", 1, 64, 8192, 4, "zb-v"
 		}))
 		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("cancel-plan") === null`)
-		if got := eval[string](t, tb, `document.getElementById("schedule").value`); got != "zb-h1" {
-			t.Errorf("schedule select %q, want zb-h1", got)
+		if got := eval[string](t, tb, `document.getElementById("schedule").value`); got != "zb-v" {
+			t.Errorf("schedule select %q, want zb-v", got)
 		}
-		if s := tb.text(t, "#plan-summary"); !strings.Contains(s, "zb-h1, recompute") {
+		if s := tb.text(t, "#plan-summary"); !strings.Contains(s, "zb-v, recompute") {
 			t.Errorf("summary lacks the pinned schedule: %q (error %q)", short(s), tb.text(t, "#plan-error"))
+		}
+		if s := tb.text(t, "body"); !strings.Contains(s, "2 chunks in a V") {
+			t.Errorf("the timeline's caption does not say the V: %q", short(s))
 		}
 		tb = b.openState(t, planState(func(p *request.Plan) {}))
 		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("cancel-plan") === null`)

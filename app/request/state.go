@@ -178,8 +178,9 @@ type Plan struct {
 
 	// Schedule fixes the PTD-P planner's pipeline schedule, one of
 	// PTDPSchedules ("" = 1F1B, interleaved when v > 1): GPipe,
-	// PipeDream-Flush (1f1b) and 2BW side by side (issue 15, §3.4.3), or
-	// ZB-H1 (its weight gradients filling the flush's gaps).
+	// PipeDream-Flush (1f1b) and 2BW side by side (issue 15, §3.4.3),
+	// ZB-H1 (its weight gradients filling the flush's gaps) or ZB-V (two
+	// chunks a device in a V, simulated).
 	Schedule string `json:"schedule,omitempty"`
 	// Calibration is the text of a GEMM calibration measured on plan.gpu
 	// (`runner profile --calibration`, cost.Calibration): the transformer
@@ -188,7 +189,7 @@ type Plan struct {
 }
 
 // PTDPSchedules are the schedules Plan.Schedule takes ("" first: the default).
-var PTDPSchedules = []string{"", "gpipe", "1f1b", "interleaved", "2bw", "zb-h1"}
+var PTDPSchedules = []string{"", "gpipe", "1f1b", "interleaved", "2bw", "zb-h1", "zb-v"}
 
 // Limits of the run-cost inputs.
 const (

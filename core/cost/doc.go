@@ -115,6 +115,25 @@
 // forward, backward and W from the model, unequal end stages included
 // (TestZBH1MatchesSimulator).
 //
+// Zero-bubble ZB-V (schedule.ZBV, pinned; torchtitan's ZBVZeroBubble) puts
+// two model chunks on each device in a V, device d running chunks d and
+// 2p−1−d, so the first device holds both the embedding and the output
+// layer (a tied word embedding once, with no all-reduce between stages)
+// and the chunks are split with the model's two ends shortest
+// (VChunkLayers, as torchtitan splits). Its step has no closed form once
+// the chunks differ or a chunk's forward and input gradient do: it is
+// core/schedule's simulation of the ZB-V lists with each chunk's forward,
+// input and weight gradients from the model (vPipelineSeconds; the
+// device's sends, unfused accumulation and ZeRO-3 gathers shared by its
+// two chunks), and past 4p microbatches the steady state's period, where
+// each microbatch adds the slowest device's work, extrapolated
+// (TestZBVExtrapolation: equal to the whole simulation within 1e-9). Its
+// stash is min(2p, 2m, m + i + 1) chunk activations on device i
+// (schedule.Kind.InFlight): 1F1B's first stage's p microbatches on every
+// device once m >= 2p − 1. The search tries ZB-V only where it is pinned,
+// and only pipelines of p × min(m, 4p) <= MaxSimulatedStageMicrobatches.
+// No published run of ZB-V with its degrees was found to compare with.
+//
 // Fit and held-out data. The two constants of the default efficiency curve
 // (DefaultKernelLatencySeconds, A100SustainedMatmulFraction) were fitted
 // on dissertation Table 4.1 (A100); Table 4.2 is held out

@@ -36,6 +36,7 @@ type evaluator struct {
 	c              hw.Cluster
 	cfg            plan.Execution // with WithDefaults applied
 	kind           schedule.KindInfo
+	chunks         int     // model chunks per device (plan.Execution.Chunks)
 	bubbleFraction float64 // the schedule's analytic bubble over ideal time
 	w              float64 // bytes per value
 	peak           float64 // FLOP/s of the linear layers' GEMMs at the training precision
@@ -208,6 +209,7 @@ func evaluatorFor(pred *Predictor, cfg plan.Execution) (*evaluator, error) {
 	*e = pred.base
 	e.cfg = cfg
 	e.kind, _ = cfg.Schedule.Info() // Validate checked the kind
+	e.chunks = e.kind.Chunks(cfg.Interleave)
 	if cfg.FlashAttention {
 		// The fused kernels run over each context-parallel rank's s/cp
 		// tokens.
@@ -293,7 +295,7 @@ type devParams struct {
 // its longest chunk's layers (what recomputes when only the first n of
 // each chunk do: layerMix).
 func (e *evaluator) layOut() (devLayers [][]int, devWeights []devParams, leading [][][2]float64) {
-	chunks := SplitLayers(e.tr, e.cfg.PP*e.cfg.Interleave)
+	chunks := ExecutionLayers(e.tr, e.cfg)
 	starts := make([]int, len(chunks)) // each chunk's first layer
 	for k := 1; k < len(chunks); k++ {
 		starts[k] = starts[k-1] + chunks[k-1]
@@ -304,8 +306,8 @@ func (e *evaluator) layOut() (devLayers [][]int, devWeights []devParams, leading
 	leading = make([][][2]float64, e.cfg.PP)
 	for i := range e.devLayers {
 		from, lead := len(all), len(counts)
-		counts = counts[:lead+1]                     // none before the first
-		for k := i; k < len(chunks); k += e.cfg.PP { // device i's chunks, in order
+		counts = counts[:lead+1] // none before the first
+		for _, k := range e.deviceChunks(i) {
 			for j := starts[k]; j < starts[k]+chunks[k]; j++ {
 				all = append(all, j)
 				at := lead + j - starts[k] + 1 // the entry of the layer's position in its chunk (from 1)
@@ -334,10 +336,10 @@ func (e *evaluator) layOut() (devLayers [][]int, devWeights []devParams, leading
 		}
 	}
 	if n := float64(e.tr.MTPLayers); n > 0 {
-		// The multi-token prediction modules run on the last device
-		// (Megatron-Core's post-process stage), each a layer of the last
+		// The multi-token prediction modules run on the output layer's
+		// device (Megatron-Core's post-process stage), each a layer of the last
 		// layer's kind and its projection from 2h to h.
-		w, last := &devWeights[e.cfg.PP-1], e.tr.Layers-1
+		w, last := &devWeights[e.outputDevice()], e.tr.Layers-1
 		d, x := e.linearParams(last)
 		w.layers[e.layerKind(last)] += n
 		w.linDense += n * (d + e.mtpProjectionParams())
@@ -396,7 +398,8 @@ func (e *evaluator) mtpProjectionParams() float64 {
 // the output layer, and each exchanges with one neighbour). Such devices
 // take the same time per microbatch, and memory that differs only by what
 // the schedule keeps in flight, which never grows with the device's index
-// (schedule.Kind.InFlight): the first of a run is its most loaded.
+// (schedule.Kind.InFlight; in a V never shrinks): the first of a run (in a
+// V the last) is its most loaded (mostLoadedOf).
 type stageRun struct{ first, n int }
 
 // stageRuns groups p devices' parameters into stageRuns, in order; with
@@ -486,7 +489,52 @@ func ChunkLayers(l, chunks int) []int {
 // "Et*4|(t*4|)*14tmL", where ChunkLayers gives 3, 3, 4, …, 4, 3; on 32
 // chunks "Et|(tt|)*30mL", where it gives 1, 1, 2, …, 2, 1.
 func SplitLayers(tr model.Transformer, chunks int) []int {
-	out := ChunkLayers(tr.Layers, chunks)
+	return moveMTPLayers(tr, ChunkLayers(tr.Layers, chunks))
+}
+
+// VChunkLayers splits l layers into the 2p model chunks of a V-shaped
+// schedule (device d runs chunks d and 2p−1−d, schedule.ZBVStages) as
+// evenly as possible: of the chunks that get one layer fewer, first the
+// model's two ends, both on device 0 with the embedding and the output
+// layer (torchtitan's first_ and last_stage_less_layers, which is how the
+// engine that runs ZB-V splits: launch's torchtitan export), then one of
+// each next device going down the V, then their second coming back up. It
+// returns the layers of each chunk, in model order.
+func VChunkLayers(l, p int) []int {
+	chunks := 2 * p
+	n := (l + chunks - 1) / chunks
+	out := make([]int, chunks)
+	for k := range out {
+		out[k] = n
+	}
+	order := make([]int, 0, chunks) // the chunks to shorten, in turn
+	order = append(order, 0, chunks-1)
+	for k := 1; k < p; k++ {
+		order = append(order, k)
+	}
+	for k := chunks - 2; k >= p; k-- {
+		order = append(order, k)
+	}
+	for _, k := range order[:chunks*n-l] {
+		out[k]--
+	}
+	return out
+}
+
+// ExecutionLayers returns the layers of each model chunk ex lays tr out
+// in, pp × ex.Chunks() of them in model order: SplitLayers where the
+// chunks loop over the devices, VChunkLayers (with multi-token prediction
+// moved as SplitLayers moves it) in a V.
+func ExecutionLayers(tr model.Transformer, ex plan.Execution) []int {
+	if kind, err := ex.Schedule.Info(); err == nil && kind.VShaped {
+		return moveMTPLayers(tr, VChunkLayers(tr.Layers, ex.PP))
+	}
+	return SplitLayers(tr, ex.PP*ex.Chunks())
+}
+
+// moveMTPLayers moves, with multi-token prediction, layers from the last
+// chunk of out to the shorter ones before it (SplitLayers).
+func moveMTPLayers(tr model.Transformer, out []int) []int {
 	last := len(out) - 1
 	if tr.MTPLayers == 0 || last == 0 {
 		return out
@@ -530,6 +578,29 @@ func MaxChunks(layers int) int { return layers + 2 }
 // one: layers of a kind cost the same.
 func (e *evaluator) layerKind(i int) int { return int(e.memo.kinds[i]) }
 
+// deviceChunks returns the model chunks device i holds, in order, of the
+// p·chunks the split SplitLayers gives: k = i + c·p where they loop, i and
+// 2p−1−i in a V (schedule.KindInfo.ChunkDevice).
+func (e *evaluator) deviceChunks(i int) []int {
+	p := e.cfg.PP
+	if e.kind.VShaped {
+		first, second := schedule.ZBVStages(p, i)
+		return []int{first, second}
+	}
+	ks := make([]int, 0, e.chunks)
+	for k := i; k < p*e.chunks; k += p {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// outputDevice returns the pipeline device that holds the last model
+// chunk, with the output layer (and any multi-token prediction modules):
+// the last device, or in a V the first, which also holds the embedding.
+func (e *evaluator) outputDevice() int {
+	return e.kind.ChunkDevice(e.cfg.PP*e.chunks-1, e.cfg.PP)
+}
+
 // layerIndices returns the layers device i of the pipeline holds, in
-// order: its v chunks k = i + c·p of the split ChunkLayers gives.
+// order: those of its chunks (deviceChunks).
 func (e *evaluator) layerIndices(i int) []int { return e.devLayers[i] }

@@ -8,7 +8,8 @@ import (
 
 // predict evaluates every pipeline stage and combines them (§4.2.2: a
 // flushing schedule takes m·t_max plus the fill and drain, (p−1)/v stage
-// times when balanced; PipeDream and 2BW do not flush). Without stages it
+// times when balanced; PipeDream and 2BW do not flush; a V-shaped schedule
+// is simulated, vPipelineSeconds). Without stages it
 // leaves StageMemory nil.
 func (e *evaluator) predict(stages bool) Prediction {
 	pr := e.predictTime()
@@ -27,7 +28,7 @@ func (e *evaluator) predict(stages bool) Prediction {
 // predictTime is e's prediction but for its memory: the time, the
 // throughput and the FLOPs.
 func (e *evaluator) predictTime() Prediction {
-	v, m := float64(e.cfg.Interleave), float64(e.m)
+	v, m := float64(e.chunks), float64(e.m)
 	var tMax, tSum, dpMax, optMax float64
 	var slow stageTime
 	var slowZ, slowIdle float64
@@ -52,6 +53,13 @@ func (e *evaluator) predictTime() Prediction {
 	bubble := (tSum - slowIdle) / v
 	if !e.kind.Flushes() {
 		bubble = 0
+	}
+	if e.kind.VShaped {
+		if step, ok := e.vPipelineSeconds(); ok {
+			bubble = max(0, step-m*tMax) // the slowest device works m·tMax: what the step adds is its idle (rounding aside)
+		} else {
+			bubble = m * tMax * e.bubbleFraction // not reached: Validate bounds the simulation
+		}
 	}
 	iter := m*tMax + bubble + dpMax + optMax
 
@@ -90,16 +98,26 @@ func (e *evaluator) predictTime() Prediction {
 }
 
 // peakMemory is the memory of the most loaded pipeline device (the first
-// of the most loaded): of each run of devices that cost the same, the
-// first is (stageRun).
+// of the most loaded): of each run of devices that cost the same,
+// mostLoadedOf's.
 func (e *evaluator) peakMemory() Memory {
 	var peak Memory
 	for _, r := range e.runs {
-		if m := e.memory(r.first); r.first == 0 || m.PeakBytes > peak.PeakBytes {
+		if m := e.memory(e.mostLoadedOf(r)); r.first == 0 || m.PeakBytes > peak.PeakBytes {
 			peak = m
 		}
 	}
 	return peak
+}
+
+// mostLoadedOf returns the device of run r that stashes the most: its
+// first, or in a V, whose stash never shrinks along the pipeline, its last
+// (schedule.Kind.InFlight).
+func (e *evaluator) mostLoadedOf(r stageRun) int {
+	if e.kind.VShaped {
+		return r.first + r.n - 1
+	}
+	return r.first
 }
 
 // mostLoaded is the first of stages with the largest peak.

@@ -48,12 +48,12 @@ func (e *evaluator) memory(i int) Memory {
 	if e.cfg.ZeRO == 3 {
 		largest = e.devWeights[i].largestLinear
 	}
-	act := float64(inFlight)*stash/float64(e.cfg.Interleave) + work
+	act := float64(inFlight)*stash/float64(e.chunks) + work
 	cp := float64(e.cfg.CP) // the embedding and output activations split with the sequence
 	if i == 0 {
-		act += float64(firstChunkInFlight(inFlight, e.cfg.PP, e.cfg.Interleave)) * e.tr.EmbeddingActivationBytes(b, e.actOpts) / cp
+		act += float64(e.firstChunkInFlight(inFlight)) * e.tr.EmbeddingActivationBytes(b, e.actOpts) / cp
 	}
-	if i == e.cfg.PP-1 {
+	if i == e.outputDevice() {
 		act += (e.tr.OutputActivationBytes(b, e.actOpts) + float64(e.tr.MTPLayers)*e.tr.MTPActivationBytes(b, e.actOpts)) / cp
 	}
 	mem.ActivationBytes = act
@@ -126,10 +126,15 @@ func (e *evaluator) linearParams(l int) (dense, experts float64) {
 }
 
 // firstChunkInFlight returns how many of the first device's inFlight stashed
-// chunk-microbatches belong to its first chunk (the one with the embedding):
-// the interleaved schedule's forward step k runs chunk (k/p) mod v, and the
-// first chunk's backward passes come last, so at the peak all of its forward
-// steps among the first inFlight are still stashed.
-func firstChunkInFlight(inFlight, p, v int) int {
+// chunk-microbatches belong to its first chunk (the one with the
+// embedding): the interleaved schedule's forward step k runs chunk
+// (k/p) mod v, and the first chunk's backward passes come last, so at the
+// peak all of its forward steps among the first inFlight are still
+// stashed. In a V at most every microbatch, m, and at most inFlight.
+func (e *evaluator) firstChunkInFlight(inFlight int) int {
+	if e.kind.VShaped {
+		return min(inFlight, e.m)
+	}
+	p, v := e.cfg.PP, e.chunks
 	return inFlight/(p*v)*p + min(inFlight%(p*v), p)
 }

@@ -258,7 +258,7 @@ func TestPredictErrors(t *testing.T) {
 		{func(c *plan.Execution) { c.Optimizer = "lion" }, "execution.optimizer"},
 		{func(c *plan.Execution) { c.ZeRO = 4 }, "execution.zero"},
 		{func(c *plan.Execution) { c.Schedule = "zigzag" }, "execution.schedule"},
-		{func(c *plan.Execution) { c.PP, c.DP, c.Interleave = 32, 1, 2; c.TP = 1; c.GlobalBatch = 64 }, "execution.pp: pp·interleave must be <="},
+		{func(c *plan.Execution) { c.PP, c.DP, c.Interleave = 32, 1, 2; c.TP = 1; c.GlobalBatch = 64 }, "execution.pp: pp × 2 chunks per device must be <="},
 		{func(c *plan.Execution) { c.CP = 2 }, "tp·pp·cp·dp must equal the cluster's 32 GPUs, got 2·4·2·4"},
 		{func(c *plan.Execution) { c.EP = 4 }, "execution.ep: expert parallelism needs a mixture-of-experts model, got 4"},
 		{func(c *plan.Execution) { c.CP = 3; c.DP = 1 }, "execution.cp: the sequence"},

@@ -595,10 +595,19 @@ func (e *evaluator) p2pSeconds(i int) float64 {
 	if !e.cfg.SequenceParallel {
 		one = e.comm.ScatterGatherSeconds(e.boundary, e.cfg.TP, e.cfg.ScatterGather, e.ppBW, e.intraBW)
 	}
-	if e.cfg.Interleave == 1 && (i == 0 || i == e.cfg.PP-1) {
+	if e.kind.VShaped {
+		// Each chunk exchanges with the devices on both sides, but at the
+		// V's ends: on the first device its two chunks are the model's
+		// ends, and on the last the V turns within the device.
+		if i == 0 || i == e.cfg.PP-1 {
+			return 2 * one * e.p2pExposed
+		}
+		return 4 * one * e.p2pExposed
+	}
+	if e.chunks == 1 && (i == 0 || i == e.cfg.PP-1) {
 		return one
 	}
-	return 2 * float64(e.cfg.Interleave) * one * e.p2pExposed
+	return 2 * float64(e.chunks) * one * e.p2pExposed
 }
 
 // DefaultP2PExposed is the share of the interleaved schedule's pipeline
@@ -636,8 +645,8 @@ func (st *stageTime) addLayers(n float64, lt layerTime) {
 }
 
 // deviceSeconds returns device i's time per microbatch: its layers (of
-// every chunk it holds), the embedding on the first and the output layer
-// on the last device.
+// every chunk it holds), the embedding on the first device and the output
+// layer on its own (outputDevice).
 func (e *evaluator) deviceSeconds(i int) stageTime {
 	var st stageTime
 	for k := range e.devWeights[i].layers {
@@ -647,26 +656,34 @@ func (e *evaluator) deviceSeconds(i int) stageTime {
 			st.addLayers(plain, e.plainLayerTimes()[k])
 		}
 	}
-	if i == 0 {
-		st.tp += e.tpAllReduceSeconds() // vocabulary-parallel embedding (forward)
-	}
-	if i == e.cfg.PP-1 {
-		st.compute += e.logitSeconds()
-		st.tp += e.tpAllReduceSeconds() // output layer input gradient (backward)
-		if n := float64(e.tr.MTPLayers); n > 0 {
-			// Each multi-token prediction module's layer is among the
-			// device's layers; besides, its projection forward and
-			// backward, its own pass through the output layer, and the
-			// vocabulary-parallel embedding of its shifted tokens and its
-			// output layer's input gradient.
-			proj := 2 * float64(e.cfg.MicrobatchSize) * float64(e.tr.Seq) * 2 * float64(e.tr.Hidden) * float64(e.tr.Hidden) / float64(e.cfg.TP*e.cfg.CP)
-			st.compute += n * (3*e.curve.Seconds(proj, e.peak) + e.logitSeconds())
-			st.tp += n * 2 * e.tpAllReduceSeconds()
-		}
-	}
+	e.addEnds(&st, i == 0, i == e.outputDevice())
 	st.compute += e.gradAccumulationSeconds(i)
 	st.p2p = e.p2pSeconds(i)
 	return st
+}
+
+// addEnds adds to st the work of the model's ends beyond their layers:
+// with the first chunk the embedding, with the last the output layer and
+// the multi-token prediction modules' own work (their layers are among
+// the chunk's).
+func (e *evaluator) addEnds(st *stageTime, first, last bool) {
+	if first {
+		st.tp += e.tpAllReduceSeconds() // vocabulary-parallel embedding (forward)
+	}
+	if !last {
+		return
+	}
+	st.compute += e.logitSeconds()
+	st.tp += e.tpAllReduceSeconds() // output layer input gradient (backward)
+	if n := float64(e.tr.MTPLayers); n > 0 {
+		// Besides its layer, each multi-token prediction module's
+		// projection forward and backward, its own pass through the
+		// output layer, and the vocabulary-parallel embedding of its
+		// shifted tokens and its output layer's input gradient.
+		proj := 2 * float64(e.cfg.MicrobatchSize) * float64(e.tr.Seq) * 2 * float64(e.tr.Hidden) * float64(e.tr.Hidden) / float64(e.cfg.TP*e.cfg.CP)
+		st.compute += n * (3*e.curve.Seconds(proj, e.peak) + e.logitSeconds())
+		st.tp += n * 2 * e.tpAllReduceSeconds()
+	}
 }
 
 // weightParams returns the parameters device i holds per GPU, split into
@@ -722,10 +739,11 @@ func (e *evaluator) countWeightParams(i int) (dense, experts float64) {
 			dense += float64(e.tr.Seq) * float64(e.tr.Hidden)
 		}
 	}
-	if i == e.cfg.PP-1 && (e.cfg.PP > 1 || e.tr.UntiedEmbeddings) {
+	out := e.outputDevice()
+	if i == out && (out != 0 || e.tr.UntiedEmbeddings) {
 		dense += word
 	}
-	if n := float64(e.tr.MTPLayers); n > 0 && i == e.cfg.PP-1 {
+	if n := float64(e.tr.MTPLayers); n > 0 && i == out {
 		// The multi-token prediction modules (layOut puts them here): each
 		// one's layer, split as the last layer's kind is, its projection
 		// and norms; and, where the last device holds no word embedding
@@ -745,13 +763,14 @@ func (e *evaluator) countWeightParams(i int) (dense, experts float64) {
 	return dense, experts
 }
 
-// mtpEmbeddingCopy reports whether the last device holds a copy of the
-// word embedding for the multi-token prediction modules alone: with them,
-// untied embeddings and more than one stage (tied, its output layer is the
-// copy; with one stage, the embedding is its own). Like a tied embedding's
-// copy, its gradient is all-reduced with the first stage's.
+// mtpEmbeddingCopy reports whether the output layer's device holds a copy
+// of the word embedding for the multi-token prediction modules alone: with
+// them, untied embeddings and the output layer away from the embedding's
+// first device (tied, its output layer is the copy; on the first device,
+// the embedding is its own). Like a tied embedding's copy, its gradient is
+// all-reduced with the first stage's.
 func (e *evaluator) mtpEmbeddingCopy() bool {
-	return e.tr.MTPLayers > 0 && e.tr.UntiedEmbeddings && e.cfg.PP > 1
+	return e.tr.MTPLayers > 0 && e.tr.UntiedEmbeddings && e.outputDevice() != 0
 }
 
 // dataParallelSeconds returns device i's gradient synchronization: a ring
@@ -777,7 +796,7 @@ func (e *evaluator) dataParallelSeconds(i int) (reduce, embedding, gather float6
 			gather = e.comm.GatherSeconds(d, gd, e.dpBW) + e.comm.GatherSeconds(de, gx, e.edpBW)
 		}
 	}
-	if e.cfg.PP > 1 && (!e.tr.UntiedEmbeddings || e.mtpEmbeddingCopy()) && (i == 0 || i == e.cfg.PP-1) {
+	if out := e.outputDevice(); out != 0 && (!e.tr.UntiedEmbeddings || e.mtpEmbeddingCopy()) && (i == 0 || i == out) {
 		word := float64(e.tr.Vocab) * float64(e.tr.Hidden) / float64(e.cfg.TP)
 		embedding = e.comm.AllReduceSeconds(2, word*e.gradBytes, e.embBW)
 	}

@@ -4,6 +4,7 @@ import (
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
 )
 
 // Predictor predicts executions of one model on one cluster with one set
@@ -53,6 +54,45 @@ type Predictor struct {
 	// attention holds AttentionKernelFLOPS's rates by context-parallel
 	// size and kernels.
 	attention map[attentionKey][2]float64
+	// steppers hold the simulated schedules (vPipelineSeconds) by kind,
+	// stages and microbatches, and stepperSize their stages × microbatches
+	// in all, at most maxStepperSize.
+	steppers    map[stepperKey]*schedule.Stepper
+	stepperSize int
+}
+
+// stepperKey is what a simulated schedule depends on.
+type stepperKey struct {
+	kind      schedule.Kind
+	stages, m int
+}
+
+// maxStepperSize bounds the schedules a Predictor keeps, in stages ×
+// microbatches (a few hundred bytes each): a search meets a few dozen
+// (stages, microbatches) pairs; past the bound it starts over.
+const maxStepperSize = 4 * MaxSimulatedStageMicrobatches
+
+// stepper returns the Stepper of kind's schedule over p stages and m
+// microbatches, generated once.
+func (p *Predictor) stepper(kind schedule.Kind, stages, m int) (*schedule.Stepper, error) {
+	k := stepperKey{kind, stages, m}
+	if st, ok := p.steppers[k]; ok {
+		return st, nil
+	}
+	s, err := schedule.Generate(kind, schedule.Options{Stages: stages, Microbatches: m})
+	if err != nil {
+		return nil, err
+	}
+	st, err := schedule.NewStepper(s)
+	if err != nil {
+		return nil, err
+	}
+	if p.stepperSize += stages * m; p.stepperSize > maxStepperSize {
+		clear(p.steppers)
+		p.stepperSize = stages * m
+	}
+	p.steppers[k] = st
+	return st, nil
 }
 
 // flopsKey is what a step's FLOPs depend on.
@@ -71,7 +111,8 @@ type layerCosts struct {
 // depend on: the chunks and how tensor and expert parallelism split the
 // weights.
 type layoutKey struct {
-	pp, interleave, tp, ep, etp int
+	pp, chunks, tp, ep, etp int
+	vShaped                 bool // the chunks placed in a V (deviceChunks)
 }
 
 // layout is each pipeline device's layers and parameters, where its
@@ -110,7 +151,7 @@ func NewPredictor(tr model.Transformer, c hw.Cluster, opt Options) (*Predictor, 
 	}
 	p := &Predictor{tr: tr, c: c, opt: opt, params: [2]float64{tr.Params(), tr.ActiveParams()}, kinds: kinds, linear: linear, experts: experts,
 		flops: map[flopsKey]float64{}, layers: map[plan.Execution]layerCosts{}, work: map[workKey]layerWork{}, layouts: map[layoutKey]layout{},
-		calibration: calibrationCaveat(c.GPU, tr.MoE != nil), attention: map[attentionKey][2]float64{}}
+		calibration: calibrationCaveat(c.GPU, tr.MoE != nil), attention: map[attentionKey][2]float64{}, steppers: map[stepperKey]*schedule.Stepper{}}
 	p.base, p.baseErr = baseEvaluator(tr, c, opt, p)
 	return p, nil
 }
@@ -233,7 +274,7 @@ func (p *Predictor) layerWork(e *evaluator, i int) layerWork {
 // layout returns e.layOut, computed once per layoutKey. The slices are
 // shared between evaluators: they only read them.
 func (p *Predictor) layout(e *evaluator) ([][]int, []devParams, [][][2]float64, layoutRuns) {
-	k := layoutKey{e.cfg.PP, e.cfg.Interleave, e.cfg.TP, e.cfg.EP, e.etp}
+	k := layoutKey{e.cfg.PP, e.chunks, e.cfg.TP, e.cfg.EP, e.etp, e.kind.VShaped}
 	l, ok := p.lastLayout.layout, p.lastLayout.ok && p.lastLayout.key == k
 	if !ok {
 		if l, ok = p.layouts[k]; !ok {

@@ -220,8 +220,8 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	if tr.Heads%ex.TP != 0 {
 		return fmt.Errorf("execution.tp: must divide the %d attention heads, got %d", tr.Heads, ex.TP)
 	}
-	if ex.PP*ex.Interleave > MaxChunks(tr.Layers) {
-		return fmt.Errorf("execution.pp: pp·interleave must be <= the %d layers + 2 (chunks holding only the embedding or the output layer), got %d·%d", tr.Layers, ex.PP, ex.Interleave)
+	if ex.PP*ex.Chunks() > MaxChunks(tr.Layers) {
+		return fmt.Errorf("execution.pp: pp × %d chunks per device must be <= the %d layers + 2 (chunks holding only the embedding or the output layer), got %d·%d", ex.Chunks(), tr.Layers, ex.PP, ex.Chunks())
 	}
 	if ex.Interleave > 1 && ex.Schedule != schedule.Interleaved {
 		return fmt.Errorf("execution.schedule: interleave %d needs the interleaved schedule, got %q", ex.Interleave, ex.Schedule)
@@ -248,6 +248,9 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	}
 	if ex.ZeRO < 0 || ex.ZeRO > 3 {
 		return fmt.Errorf("execution.zero: must be 0, 1, 2 or 3, got %d", ex.ZeRO)
+	}
+	if kind, _ := ex.Schedule.Info(); kind.VShaped && !Simulable(ex.PP, microbatches(ex)) {
+		return fmt.Errorf("execution.pp: %s is costed by simulating its schedule, at most %d stage-microbatches (pp × the microbatches simulated, min(m, 4·pp)), got pp %d × %d; use fewer stages", ex.Schedule, MaxSimulatedStageMicrobatches, ex.PP, min(microbatches(ex), VSteadyFrom(ex.PP)))
 	}
 	if _, _, err := ex.Schedule.InFlight(ex.PP, 0, microbatches(ex), ex.Interleave); err != nil {
 		return fmt.Errorf("execution.%w", err)

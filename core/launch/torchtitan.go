@@ -10,9 +10,11 @@ import (
 	"pipeplan/core/schedule"
 )
 
-// torchtitanSchedules maps schedule kinds to torch.distributed.pipelining's names.
+// torchtitanSchedules maps schedule kinds to torch.distributed.pipelining's
+// names. torchtitan places ZBVZeroBubble's two stages a rank in a V
+// (stage_ids_this_rank, style "v"), as schedule.ZBVStages does.
 var torchtitanSchedules = map[schedule.Kind]string{
-	schedule.GPipe: "GPipe", schedule.OneFOneB: "1F1B", schedule.Interleaved: "Interleaved1F1B",
+	schedule.GPipe: "GPipe", schedule.OneFOneB: "1F1B", schedule.Interleaved: "Interleaved1F1B", schedule.ZBV: "ZBVZeroBubble",
 }
 
 // torchtitanTOML is a torchtitan job config (torchtitan/config/job_config.py).
@@ -43,7 +45,7 @@ func torchtitanTOML(in input) (string, error) {
 	if e.RecomputeLayers > 0 {
 		return "", notExpressible(engine, "execution.recompute_layers", e.RecomputeLayers, "torchtitan checkpoints every layer (full) or every n-th block (selective with an integer option), not the first layers of each pipeline stage; plan with recompute_layers 0 (every layer)")
 	}
-	if err := pipelineSchedule(engine, e, schedule.GPipe, schedule.OneFOneB, schedule.Interleaved); err != nil {
+	if err := pipelineSchedule(engine, e, schedule.GPipe, schedule.OneFOneB, schedule.Interleaved, schedule.ZBV); err != nil {
 		return "", err
 	}
 	split, err := torchtitanPipelineSplit(engine, in.Stages)

@@ -8,6 +8,7 @@ import (
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
 )
 
 // llama405B is Llama 3.1 405B (its Hugging Face config.json; the preset
@@ -44,16 +45,20 @@ const appKeep = 15
 // communication type, d, b, v, recompute) for Llama 3.1 405B on 16,384
 // H100s at batch 2048 with the distributed optimizer: keeping what the app
 // keeps (shown) and every candidate (all); and as the app runs it by
-// default, the ZeRO stage searched too (shown-zero).
+// default, the ZeRO stage searched too (shown-zero); and as the app keeps
+// it with ZB-V pinned, every candidate's pipeline simulated (shown-zbv).
 func BenchmarkSearchPTDP405B16384(b *testing.B) {
 	c := h100Cluster(b, 16384)
 	for _, run := range []struct {
 		name       string
 		keep       int
 		searchZeRO bool
-	}{{"shown", appKeep, false}, {"all", 0, false}, {"shown-zero", appKeep, true}} {
+		schedule   schedule.Kind
+	}{{"shown", appKeep, false, ""}, {"all", 0, false, ""}, {"shown-zero", appKeep, true, ""}, {"shown-zbv", appKeep, false, schedule.ZBV}} {
 		b.Run(run.name, func(b *testing.B) {
-			opt := PTDPOptions{Fixed: megatronDefaults, SearchCPComm: true, Keep: run.keep, SearchZeRO: run.searchZeRO}
+			fixed := megatronDefaults
+			fixed.Schedule = run.schedule
+			opt := PTDPOptions{Fixed: fixed, SearchCPComm: true, Keep: run.keep, SearchZeRO: run.searchZeRO}
 			var res PTDPResult
 			for b.Loop() {
 				var err error

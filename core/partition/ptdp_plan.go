@@ -44,18 +44,17 @@ func (pl ptdpPlanner) Plan(ctx context.Context, p Problem, progress Progress) ([
 }
 
 // ptdpCandidate is configuration cfg of transformer tr on cluster c with
-// its prediction pr: p·v model chunks in model order (chunk k on pipeline
-// device k mod p, layers split by cost.SplitLayers, as cost.Predict
-// assumes), the schedule (1F1B, interleaved when
+// its prediction pr: the p·Chunks() model chunks in model order (chunk k on
+// pipeline device k mod p, or in a V schedule.KindInfo.ChunkDevice; layers
+// split by cost.ExecutionLayers, as cost.Predict assumes), the schedule (1F1B, interleaved when
 // v > 1, unless cfg names one), and the predictions, with every stage's
 // peak memory when pr has them. The bubble fraction is the idle share of
 // the step, bubble time over iteration time.
 func ptdpCandidate(tr model.Transformer, c hw.Cluster, cfg plan.Execution, pr cost.Prediction) Candidate {
 	ex := cost.WithDefaults(cfg)
-	chunks := ex.PP * ex.Interleave
-	stages := make([]plan.Stage, chunks)
+	stages := make([]plan.Stage, ex.PP*ex.Chunks())
 	first := 0
-	for k, n := range cost.SplitLayers(tr, chunks) {
+	for k, n := range cost.ExecutionLayers(tr, ex) {
 		stages[k] = plan.Stage{FirstLayer: first, LastLayer: first + n - 1, Replicas: 1}
 		first += n
 	}

@@ -62,8 +62,8 @@ func (o PTDPOptions) validateFixed(tr model.Transformer, c hw.Cluster) error {
 	if f.TP > 0 && f.PP > 0 && n%(f.TP*f.PP) != 0 {
 		return fmt.Errorf("pp: tp·pp must divide the %d GPUs, got %d·%d", n, f.TP, f.PP)
 	}
-	if max(f.PP, 1)*max(f.Interleave, 1) > cost.MaxChunks(tr.Layers) {
-		return fmt.Errorf("pp: pp·interleave must be <= the %d layers + 2 (chunks holding only the embedding or the output layer), got %d·%d", tr.Layers, max(f.PP, 1), max(f.Interleave, 1))
+	if chunks := o.chunks(max(f.Interleave, 1)); max(f.PP, 1)*chunks > cost.MaxChunks(tr.Layers) {
+		return fmt.Errorf("pp: pp × %d chunks per device must be <= the %d layers + 2 (chunks holding only the embedding or the output layer), got %d·%d", chunks, tr.Layers, max(f.PP, 1), chunks)
 	}
 	if f.MicrobatchSize > 0 && f.GlobalBatch%f.MicrobatchSize != 0 {
 		return fmt.Errorf("microbatch: must divide the global batch %d, got %d", f.GlobalBatch, f.MicrobatchSize)
@@ -106,7 +106,7 @@ func (o PTDPOptions) degreePairs(tr model.Transformer, c hw.Cluster) [][2]int {
 		}
 		for _, p := range divisors(n / t) {
 			switch {
-			case p > tr.Layers:
+			case p > tr.Layers || p*o.chunks(1) > cost.MaxChunks(tr.Layers):
 				continue
 			case f.PP > 0 && p != f.PP:
 				continue
@@ -176,7 +176,7 @@ func (o PTDPOptions) chains(tr model.Transformer, n, t, p int) iter.Seq[[]plan.E
 							for _, r := range rs {
 								chain = chain[:0]
 								for _, b := range bs {
-									if (f.MicrobatchSize > 0 && b != f.MicrobatchSize) || !interleaveOK(p, perPipeline/b, v) {
+									if (f.MicrobatchSize > 0 && b != f.MicrobatchSize) || !interleaveOK(p, perPipeline/b, v) || !o.simulable(p, perPipeline/b) {
 										continue
 									}
 									cfg := f
@@ -300,6 +300,22 @@ func (o PTDPOptions) interleaves(tr model.Transformer, p int) []int {
 		vs = append(vs, v)
 	}
 	return vs
+}
+
+// chunks returns the model chunks per device of the fixed schedule with
+// interleave v (plan.Execution.Chunks).
+func (o PTDPOptions) chunks(v int) int {
+	f := o.Fixed
+	f.Interleave = v
+	return f.Chunks()
+}
+
+// simulable reports whether p stages and m microbatches are within what the
+// cost model simulates for a V-shaped fixed schedule
+// (cost.MaxSimulatedStageMicrobatches); other schedules are not simulated.
+func (o PTDPOptions) simulable(p, m int) bool {
+	kind, err := o.Fixed.Schedule.Info()
+	return err != nil || !kind.VShaped || cost.Simulable(p, m)
 }
 
 // interleaveOK reports whether v > 1 chunks per device may be used with p

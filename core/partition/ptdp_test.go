@@ -306,7 +306,7 @@ func TestPTDPBadInput(t *testing.T) {
 		{tr, dgxA100(t, 96), plan.Execution{GlobalBatch: 64, TP: 3}, "tp: must divide the 160 attention heads, got 3"},
 		{tr, c, plan.Execution{GlobalBatch: 0}, "global_batch: must be in [1, 16777216], got 0"},
 		{tr, c, plan.Execution{GlobalBatch: 64, MicrobatchSize: 5}, "microbatch: must divide the global batch 64, got 5"},
-		{tr, c, plan.Execution{GlobalBatch: 64, PP: 64, Interleave: 4}, "pp: pp·interleave must be <= the 128 layers"},
+		{tr, c, plan.Execution{GlobalBatch: 64, PP: 64, Interleave: 4}, "pp: pp × 4 chunks per device must be <= the 128 layers"},
 		{tr, c, plan.Execution{GlobalBatch: 64, Recompute: "some"}, "recompute"},
 		{tr, c, plan.Execution{GlobalBatch: 64, PP: -1}, "pp: must be >= 1 (or 0 to search), got -1"},
 		{tr, hw.Cluster{GPU: c.GPU, Levels: []hw.Level{{Workers: 0, BandwidthBytesPerSec: 1e9}}}, plan.Execution{GlobalBatch: 64}, "cluster.levels[0].workers"},

@@ -23,7 +23,9 @@ type Execution struct {
 	// DP is the data-parallel degree d. With PipeDream's replicated stages
 	// the per-stage replica counts live in the plan's stages and DP is 1.
 	DP int `json:"dp"`
-	// Interleave is the number of model chunks v per device (1 = none).
+	// Interleave is the number of model chunks v per device of the
+	// interleaved schedule (1 = none; a V-shaped schedule's two are its
+	// own: Chunks).
 	Interleave int `json:"interleave"`
 	// CP is the context-parallel degree (the sequence split across GPUs; 1 = none).
 	CP int `json:"cp"`
@@ -284,6 +286,17 @@ func (e Execution) Microbatches() int {
 		return 0
 	}
 	return e.GlobalBatch / per
+}
+
+// Chunks returns the model chunks each pipeline device holds: Interleave
+// under the interleaved schedule, two under a V-shaped one (zb-v), one
+// otherwise (an unknown schedule: Interleave).
+func (e Execution) Chunks() int {
+	kind, err := e.Schedule.Info()
+	if err != nil {
+		return e.Interleave
+	}
+	return kind.Chunks(e.Interleave)
 }
 
 // Validate checks the execution on its own (without a model or cluster)

@@ -29,8 +29,9 @@ type Plan struct {
 	// Execution is how the model runs: degrees, microbatching, schedule,
 	// recomputation. Its microbatch count m is derived (Execution.Microbatches).
 	Execution Execution `json:"execution"`
-	// Stages are the pipeline stages in order; with interleaving, the
-	// PP·Interleave model chunks in model order (chunk k runs on stage k mod PP).
+	// Stages are the pipeline stages in order; with several chunks per
+	// device, the PP·Execution.Chunks() model chunks in model order (chunk k
+	// runs on device k mod PP, or in a V: schedule.KindInfo.ChunkDevice).
 	Stages []Stage `json:"stages"`
 	// Predictions are what the planner expects the plan to achieve.
 	Predictions Predictions `json:"predictions"`

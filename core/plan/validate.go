@@ -77,15 +77,24 @@ func (c Cluster) validate() error {
 	return nil
 }
 
+// chunksOf names where an execution's chunks per device come from: the
+// interleave, or the schedule's own.
+func chunksOf(e Execution) string {
+	if e.Chunks() != e.Interleave {
+		return fmt.Sprintf("the chunks per device of %s", e.Schedule)
+	}
+	return "execution.interleave"
+}
+
 // validateStages checks that the stages tile the layers in order and that
 // the devices they need match the cluster: exactly its GPUs (t·p·d·cp) when
 // no stage is replicated, at most its GPUs with PipeDream's replicated
 // stages.
 func (p *Plan) validateStages() error {
 	e := p.Execution
-	want := e.PP * e.Interleave
+	want := e.PP * e.Chunks()
 	if len(p.Stages) != want {
-		return fmt.Errorf("stages: want execution.pp × execution.interleave = %d·%d = %d stages, got %d", e.PP, e.Interleave, want, len(p.Stages))
+		return fmt.Errorf("stages: want execution.pp × %s = %d·%d = %d stages, got %d", chunksOf(e), e.PP, e.Chunks(), want, len(p.Stages))
 	}
 	next, replicated := 0, false
 	devices := 0.0 // replicas of the first pp stages: as float64, no overflow

@@ -88,6 +88,8 @@ func TestBubbleFraction(t *testing.T) {
 		{schedule.PipeDream, 8, 32, 1, 0},
 		{schedule.OneFOneB, 1, 32, 1, 0},
 		{schedule.ZBH1, 8, 32, 1, 7.0 / 96},
+		{schedule.ZBV, 8, 32, 2, 7.0 / 192},
+		{schedule.ZBV, 8, 4, 2, 22.0 / 24},
 	}
 	for _, c := range cases {
 		if got, err := c.kind.Bubble(c.p, c.m, c.v); err != nil || math.Abs(got-c.want) > 1e-15 {

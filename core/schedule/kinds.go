@@ -83,6 +83,30 @@ type KindInfo struct {
 // and drains once per step.
 func (in KindInfo) Flushes() bool { return in.Versioning == Synchronous }
 
+// Chunks returns the model chunks each device holds under the kind with
+// an interleave of v: v for a chunked kind, VChunks for a V-shaped one,
+// else 1.
+func (in KindInfo) Chunks(v int) int {
+	switch {
+	case in.VShaped:
+		return VChunks
+	case in.Chunked:
+		return v
+	}
+	return 1
+}
+
+// ChunkDevice returns the device, of p, that runs model chunk k (in model
+// order, of the p·Chunks the kind lays out): k mod p where the chunks
+// loop, and in a V k going down and 2p−1−k coming back up (ZBVStages'
+// inverse).
+func (in KindInfo) ChunkDevice(k, p int) int {
+	if in.VShaped && k >= p {
+		return 2*p - 1 - k
+	}
+	return k % p
+}
+
 // Analytic reports whether the kind has closed forms for its in-flight
 // count and bubble, so that the analytic cost model (core/cost) covers it.
 func (in KindInfo) Analytic() bool { return in.inFlight != nil && in.bubble != nil }
@@ -111,7 +135,7 @@ var registry = []KindInfo{
 		generate: zbH1, inFlight: zbH1InFlight, bubble: zbH1Bubble},
 	{Kind: ZBV, Description: "zero-bubble ZB-V: two chunks per device in a V (stages r and 2p−1−r), the backward split into I and W",
 		Source:     "Qi et al. 2024, Pipeline Parallelism with Controllable Memory §4; torch.distributed.pipelining's ScheduleZBVZeroBubble",
-		Versioning: Synchronous, VShaped: true, SplitsBackward: true, generate: zbV},
+		Versioning: Synchronous, VShaped: true, SplitsBackward: true, generate: zbV, inFlight: zbVInFlight, bubble: zbVBubble},
 	{Kind: OneFOneBStar, Description: "MadPipe's periodic 1F1B* for a target period, stages grouped",
 		Source: "madpipe-2020 §4.1", Versioning: Synchronous, generate: oneFOneBStar},
 }
@@ -180,10 +204,15 @@ func KindHelp(indent string) string {
 //     one version; with v = 1 it is 1f1b.
 //   - 2bw: p−i, two versions (§3.2.1); it needs m >= p.
 //   - pipedream: p−i, one version per in-flight input, p−i (§2.3.2).
+//   - zb-h1: min(p, m) microbatches on every device until their W, one
+//     version (Qi et al. 2023 §2.1).
+//   - zb-v: min(2p, 2m, m + i + 1) chunk activations over both of the
+//     device's chunks, one version (Qi et al. 2024 §4).
 //
-// Neither count grows with i: a cost model may take the first of stages
-// that are otherwise alike as the most loaded (TestInFlightNeverGrows).
-// The other kinds have no closed form: InFlight returns an error naming them.
+// Neither count grows with i, but for V-shaped kinds, whose counts never
+// shrink with i: a cost model may take the first (V-shaped: the last) of
+// stages that are otherwise alike as the most loaded
+// (TestInFlightNeverGrows). The other kinds have no closed form: InFlight returns an error naming them.
 func (k Kind) InFlight(p, i, m, v int) (activations, weightVersions int, err error) {
 	in, err := k.Info()
 	if err != nil {
@@ -254,6 +283,24 @@ func twoBWInFlight(p, i, m, v int) (int, int, error) {
 // microbatches until their W, 1F1B's first stage's peak (Qi et al. 2023
 // §2.1), one version.
 func zbH1InFlight(p, i, m, v int) (int, int, error) { return min(p, m), 1, nil }
+
+// zbVInFlight is ZB-V's stash in chunk activations (both of a device's
+// chunks together): min(2p, 2m, m + i + 1) — at most 2p, p microbatches
+// of a whole stage as 1F1B's first stage and ZB-H1's every device (Qi et
+// al. 2024 §4), reached by every device once m >= 2p − 1; with fewer
+// microbatches device i holds m + i + 1, the last device, where the V
+// turns, the most. One version.
+func zbVInFlight(p, i, m, v int) (int, int, error) { return min(2*p, 2*m, m+i+1), 1, nil }
+
+// zbVBubble is ZB-V's bubble at T_F = T_I = T_W per chunk: each device
+// works 2m(T_F+T_I+T_W) and the step adds max(p−1, 4(p−1) − 2(m−1))
+// chunk forwards, the p−1 before the last device starts once m >= 2p − 1
+// (Qi et al. 2024 §4: zero bubble in the steady state) and a longer fill
+// and drain with fewer microbatches. With other times the cost model
+// simulates the schedule.
+func zbVBubble(p, m, v int) float64 {
+	return float64(max(p-1, 4*(p-1)-2*(m-1))) / float64(6*m)
+}
 
 // zbH1Bubble is ZB-H1's bubble at T_F = T_I = T_W, (p−1)/(3m): a third of
 // 1F1B's (Qi et al. 2023 §2.1; with other times the cost model takes the

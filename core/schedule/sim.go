@@ -3,6 +3,7 @@ package schedule
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -37,24 +38,58 @@ func Simulate(ctx context.Context, s *Schedule, c Costs, progress Progress) (*Ti
 	if err := c.validate(s.Stages); err != nil {
 		return nil, err
 	}
-	r := newRun(s, c, x)
+	r := newRun(s, c, x, true)
 	if err := r.run(ctx, progress); err != nil {
 		return nil, err
 	}
 	return r.timeline()
 }
 
+// Stepper times one schedule under many costs: its step alone, what a cost
+// model needs per candidate, without the timeline's actions, peaks and
+// weight versions (Simulate). The schedule is validated and indexed once.
+type Stepper struct {
+	s *Schedule
+	x *index
+}
+
+// NewStepper validates s and indexes it for StepSeconds.
+func NewStepper(s *Schedule) (*Stepper, error) {
+	x, err := s.index()
+	if err != nil {
+		return nil, err
+	}
+	return &Stepper{s: s, x: x}, nil
+}
+
+// StepSeconds returns the step Simulate's timeline would give the schedule
+// under c: from its first action's start to its last one's end. It does
+// not check weight versions (Simulate does), which only schedules without
+// flushes use.
+func (st *Stepper) StepSeconds(c Costs) (float64, error) {
+	if err := c.validate(st.s.Stages); err != nil {
+		return 0, err
+	}
+	r := newRun(st.s, c, st.x, false)
+	if err := r.run(context.Background(), nil); err != nil {
+		return 0, err
+	}
+	return r.last - r.first, nil
+}
+
 // run is the state of one simulation.
 type run struct {
-	s     *Schedule
-	c     Costs
-	x     *index
-	ops   [][]Op
-	end   []float64 // per slot: end time, valid once done[slot]
-	done  []bool
-	pc    []int     // per device: next action
-	free  []float64 // per device: when the device is free
-	grads []int     // per stage: gradient actions (B or W) done
+	s   *Schedule
+	c   Costs
+	x   *index
+	ops [][]Op // per device, its simulated actions; nil when not kept (Stepper)
+	// first and last are the earliest start and the latest end so far.
+	first, last float64
+	end         []float64 // per slot: end time, valid once done[slot]
+	done        []bool
+	pc          []int     // per device: next action
+	free        []float64 // per device: when the device is free
+	grads       []int     // per stage: gradient actions (B or W) done
 	// waiters: devices blocked on a slot (or a stage's gradients) form
 	// intrusive lists: head[slot] and stageHead[stage] hold device+1,
 	// next[device] the following device+1.
@@ -62,15 +97,21 @@ type run struct {
 	queue                 []int32
 }
 
-// newRun prepares a simulation; every device starts on the queue.
-func newRun(s *Schedule, c Costs, x *index) *run {
-	r := &run{s: s, c: c, x: x,
-		ops: make([][]Op, len(s.Devices)), end: make([]float64, len(x.device)), done: make([]bool, len(x.device)),
+// newRun prepares a simulation, keeping each action's Op or not; every
+// device starts on the queue.
+func newRun(s *Schedule, c Costs, x *index, keep bool) *run {
+	r := &run{s: s, c: c, x: x, first: math.Inf(1), last: math.Inf(-1),
+		end: make([]float64, len(x.device)), done: make([]bool, len(x.device)),
 		pc: make([]int, len(s.Devices)), free: make([]float64, len(s.Devices)), grads: make([]int, s.Stages),
 		head: make([]int32, len(x.device)), stageHead: make([]int32, s.Stages), next: make([]int32, len(s.Devices)),
 	}
-	for d, list := range s.Devices {
-		r.ops[d] = make([]Op, 0, len(list))
+	if keep {
+		r.ops = make([][]Op, len(s.Devices))
+		for d, list := range s.Devices {
+			r.ops[d] = make([]Op, 0, len(list))
+		}
+	}
+	for d := range s.Devices {
 		r.queue = append(r.queue, int32(d))
 	}
 	return r
@@ -194,7 +235,10 @@ func (r *run) ready(d int, a Action) (float64, bool) {
 // execute runs action a on device d from time start and wakes its waiters.
 func (r *run) execute(d int, a Action, start float64) {
 	end := start + r.c.duration(a)
-	r.ops[d] = append(r.ops[d], Op{Action: a, Device: d, Chunk: r.s.Chunk(a.Stage), StartSeconds: start, EndSeconds: end, UsedVersion: -1})
+	r.first, r.last = min(r.first, start), max(r.last, end)
+	if r.ops != nil {
+		r.ops[d] = append(r.ops[d], Op{Action: a, Device: d, Chunk: r.s.Chunk(a.Stage), StartSeconds: start, EndSeconds: end, UsedVersion: -1})
+	}
 	r.free[d] = end
 	r.pc[d]++
 	if a.Kind.isBarrier() {

@@ -229,7 +229,8 @@ func TestZBH1Bubble(t *testing.T) {
 // most 2p chunks, p microbatches of a whole stage as 1F1B's first stage;
 // and each microbatch crosses devices 2(p−1) times each way, 1F1B's p−1
 // twice. Device r runs stages r and 2p−1−r; with fewer microbatches the
-// schedule stays valid.
+// schedule stays valid, and the step is the registry's closed form
+// 6m(1 + Bubble) at every m.
 func TestZBVZeroBubble(t *testing.T) {
 	for p := 1; p <= 8; p++ {
 		for m := 1; m <= 4*p+1; m++ {
@@ -254,6 +255,10 @@ func TestZBVZeroBubble(t *testing.T) {
 				if a := tl.Devices[d].PeakActivations; a != 2*p {
 					t.Errorf("p=%d m=%d device %d: %d chunk activations stashed, want 2p = %d (1F1B's p whole-stage ones)", p, m, d, a, 2*p)
 				}
+			}
+			// The registry's closed form, at every m.
+			if b, err := ZBV.Bubble(p, m, VChunks); err != nil || !near(tl.StepSeconds, float64(6*m)*(1+b)) {
+				t.Errorf("p=%d m=%d: step %v, want 6m(1 + bubble %v) (error %v)", p, m, tl.StepSeconds, b, err)
 			}
 			if m < 2*p {
 				continue
@@ -467,5 +472,46 @@ func TestProgressReachesTotal(t *testing.T) {
 	}
 	if last[0] != last[1] || last[1] != 4*16+4 {
 		t.Errorf("last progress %v, want [68 68]", last)
+	}
+}
+
+// TestStepperMatchesSimulate times every kind that needs no replicas or
+// groups with a Stepper and with Simulate, with unequal stages and
+// communication: the same step; and a Stepper reused under other costs
+// gives their step.
+func TestStepperMatchesSimulate(t *testing.T) {
+	for _, in := range registry {
+		if in.Kind == OneFOneBRR || in.Kind == OneFOneBStar {
+			continue // need replicas or groups per stage
+		}
+		o := Options{Stages: 4, Microbatches: 8}
+		if in.Chunked {
+			o.Chunks = 2
+		}
+		if in.MultiBatch {
+			o.Batches = 3
+		}
+		s, err := Generate(in.Kind, o)
+		if err != nil {
+			t.Fatalf("%s: %v", in.Kind, err)
+		}
+		st, err := NewStepper(s)
+		if err != nil {
+			t.Fatalf("%s: %v", in.Kind, err)
+		}
+		for _, scale := range []float64{1, 2.5} {
+			c := Costs{Stages: make([]StageCost, s.Stages), OptStepSeconds: 0.3 * scale}
+			for i := range c.Stages {
+				f := scale * (1 + 0.25*float64(i%3))
+				c.Stages[i] = StageCost{FwdSeconds: f, BwdSeconds: 2 * f, WgradSeconds: 0.8 * f, CommSeconds: 0.1 * scale}
+			}
+			got, err := st.StepSeconds(c)
+			if err != nil {
+				t.Fatalf("%s: %v", in.Kind, err)
+			}
+			if want := simulate(t, in.Kind, o, c).StepSeconds; !near(got, want) {
+				t.Errorf("%s ×%v: Stepper %v, Simulate %v", in.Kind, scale, got, want)
+			}
+		}
 	}
 }
