@@ -140,6 +140,9 @@ type Result struct {
 	// TimelineSVG draws the selected plan's schedule (core/schedule); TimelineCaption says how.
 	TimelineSVG     string `json:"timeline_svg,omitempty"`
 	TimelineCaption string `json:"timeline_caption,omitempty"`
+	// Schedules are the selected configuration under each pipeline
+	// schedule (PTD-P with more than one stage; scheduleOptions).
+	Schedules []ScheduleOption `json:"schedules,omitempty"`
 	// Problem says why there is no plan (e.g. nothing fits); "" when there is one.
 	Problem string `json:"problem,omitempty"`
 	// Note states an assumption the user should know about.
@@ -344,6 +347,7 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan,
 	if res.TimelineSVG, res.TimelineCaption, err = TimelineSVG(ctx, res.Plan, pr); err != nil {
 		return Result{}, err
 	}
+	res.Schedules = scheduleOptions(tr, c, cfg, opt.Cost)
 	return res, nil
 }
 

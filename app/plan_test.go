@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +74,25 @@ func TestPlanZBV(t *testing.T) {
 	}
 	if v, o := res.Plan.Predictions.BubbleFraction, one.Plan.Predictions.BubbleFraction; v >= o {
 		t.Errorf("bubble: zb-v %.4f, 1f1b %.4f", v, o)
+	}
+	// The configuration under each schedule: the plan's own marked, its
+	// time the plan's; torchtitan runs ZB-V, Megatron-LM does not.
+	if len(res.Schedules) != len(comparedSchedules) {
+		t.Fatalf("%d schedules compared, want %d", len(res.Schedules), len(comparedSchedules))
+	}
+	for _, o := range res.Schedules {
+		switch {
+		case o.Problem != "":
+			t.Errorf("%s: %s", o.Schedule, o.Problem)
+		case o.Selected != (o.Schedule == "zb-v"):
+			t.Errorf("%s marked selected %v", o.Schedule, o.Selected)
+		case o.Selected && o.IterationSeconds != res.Candidates[res.Selected].IterationSeconds:
+			t.Errorf("zb-v: %v s compared, %v s planned", o.IterationSeconds, res.Candidates[res.Selected].IterationSeconds)
+		case o.Schedule == "zb-v" && !slices.Equal(o.Engines, []string{"torchtitan"}):
+			t.Errorf("zb-v runs on %v", o.Engines)
+		case o.Schedule == "2bw" && !o.Asynchronous:
+			t.Errorf("2bw not marked asynchronous")
+		}
 	}
 }
 

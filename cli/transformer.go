@@ -14,6 +14,7 @@ import (
 	"pipeplan/app"
 	"pipeplan/app/request"
 	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
 	"pipeplan/internal/atomicfile"
 )
 
@@ -135,7 +136,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	seqPar := fs.Bool("sequence-parallel", true, "shard layer-norm and dropout activations over the tensor-parallel GPUs (Megatron-LM's --sequence-parallel, which --tp-comm-overlap requires; false reproduces runs without it)")
 	crossNode := fs.Bool("allow-cross-node-tp", d.AllowCrossNodeTP, "let the search put tensor parallelism across nodes")
 	top := fs.Int("top", d.Shown(), "number of candidates to list")
-	breakdown := fs.Bool("breakdown", false, "print the chosen configuration's step-time breakdown")
+	breakdown := fs.Bool("breakdown", false, "print the chosen configuration's step-time breakdown, and its step under each pipeline schedule")
 	exportPlan := fs.String("export-plan", "", "write the chosen configuration as a core/plan JSON file")
 	asJSON := fs.Bool("json", false, "print JSON (the same as POST /api/v1/plan) instead of a table")
 	launchAs := fs.String("launch", "", "print the chosen configuration as an engine's launch artifact instead of a table: "+strings.Join(app.LaunchFormats(), ", ")+" (megatron: Megatron-LM's pretrain_gpt.py arguments with the whole architecture)")
@@ -442,5 +443,38 @@ func printBreakdown(w io.Writer, res app.Result) error {
 	for _, p := range c.Breakdown.Parts() {
 		fmt.Fprintf(tw, "%s\t%.4g\t%.1f %%\n", p.Name, p.Seconds, 100*p.Seconds/c.IterationSeconds)
 	}
+	if err := tw.Flush(); err != nil || len(res.Schedules) == 0 {
+		return err
+	}
+	fmt.Fprintln(w, "the chosen configuration under each pipeline schedule (* its own):")
+	tw = newTable(w)
+	fmt.Fprintln(tw, "SCHEDULE\tCHUNKS/GPU\tITERATION s\tTOKENS/s\tBUBBLE s\tPEAK GiB\tENGINES\tNOTE")
+	for _, o := range res.Schedules {
+		name := string(o.Schedule)
+		if o.Selected {
+			name += " *"
+		}
+		chunks := strconv.Itoa(o.Interleave)
+		if in, _ := o.Schedule.Info(); in.VShaped {
+			chunks = fmt.Sprintf("%d (V)", schedule.VChunks)
+		}
+		if o.Problem != "" {
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s\t%s\n", name, chunks, engines(o), o.Problem)
+			continue
+		}
+		note := "fits"
+		if !o.Fits {
+			note = "does not fit"
+		}
+		if o.Asynchronous {
+			note += "; no flush: updates use weights a step stale"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.4g\t%.0f\t%.4g\t%.1f\t%s\t%s\n", name, chunks, o.IterationSeconds, o.TokensPerSec, o.BubbleSeconds, o.PeakBytes/(1<<30), engines(o), note)
+	}
 	return tw.Flush()
+}
+
+// engines lists the engines that run o's schedule, the runner last.
+func engines(o app.ScheduleOption) string {
+	return strings.Join(append(slices.Clone(o.Engines), "runner"), ", ")
 }

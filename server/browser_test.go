@@ -1454,6 +1454,17 @@ func TestBrowser(t *testing.T) {
 		if s := tb.text(t, "body"); !strings.Contains(s, "2 chunks in a V") {
 			t.Errorf("the timeline's caption does not say the V: %q", short(s))
 		}
+		// The configuration under every schedule: a bar each, the plan's
+		// own row marked, where each runs.
+		if n := eval[int](t, tb, `document.querySelectorAll("#schedules-table tbody tr").length`); n != 6 {
+			t.Errorf("%d schedule rows, want 6", n)
+		}
+		if s := tb.text(t, "#schedules-table"); !strings.Contains(s, "two chunks a device in a V) (the plan's)") || !strings.Contains(s, "torchtitan, runner") {
+			t.Errorf("schedules table: %q", short(s))
+		}
+		if n := eval[int](t, tb, `document.querySelectorAll("#schedules-chart svg rect title").length`); n < 6 {
+			t.Errorf("schedules chart: %d titled bars", n)
+		}
 		tb = b.openState(t, planState(func(p *request.Plan) {}))
 		tb.waitFor(t, `document.getElementById("plan-summary") !== null && document.getElementById("cancel-plan") === null`)
 		if got := eval[string](t, tb, `(s => s.value + "|" + s.options[s.selectedIndex].text)(document.getElementById("schedule"))`); got != "|default (1F1B, interleaved when v > 1)" {

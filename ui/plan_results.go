@@ -215,6 +215,8 @@ type charts struct {
 	memory      vugu.HTML
 	breakdownOf *cost.TimeBreakdown
 	breakdown   vugu.HTML
+	schedulesOf *app.ScheduleOption
+	schedules   vugu.HTML
 }
 
 // memoryKey identifies the per-stage memories a memory chart drew.
@@ -259,6 +261,7 @@ func (c *PlanPage) stageRows() []tableRow {
 	r := c.App.Plan.Result
 	p := r.Plan
 	pp := p.Execution.PP
+	kind, _ := p.Execution.Schedule.Info() // a plan the app made: a known kind
 	ranges := make([][]string, pp)
 	for k, s := range p.Stages {
 		r := strconv.Itoa(s.FirstLayer)
@@ -270,7 +273,8 @@ func (c *PlanPage) stageRows() []tableRow {
 		case s.LastLayer != s.FirstLayer:
 			r += "–" + strconv.Itoa(s.LastLayer)
 		}
-		ranges[k%pp] = append(ranges[k%pp], r)
+		d := kind.ChunkDevice(k, pp)
+		ranges[d] = append(ranges[d], r)
 	}
 	out := make([]tableRow, pp)
 	for i := range out {

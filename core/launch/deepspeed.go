@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	"pipeplan/core/model"
-	"pipeplan/core/schedule"
 )
 
 // deepspeedJSON is a DeepSpeed config (deepspeed.ai/docs/config-json):
@@ -34,7 +33,7 @@ func deepspeedJSON(in input) (string, error) {
 	case e.Overlap.ParamGather:
 		return "", notExpressible(engine, "execution.overlap.param_gather", true, "not a DeepSpeed config setting")
 	}
-	if err := pipelineSchedule(engine, e, schedule.OneFOneB); err != nil {
+	if err := pipelineSchedule(engine, e); err != nil {
 		return "", err
 	}
 	// The layer split is PipelineModule's partition_method, set in code;

@@ -116,10 +116,35 @@ func common(engine string, in input) (int, error) {
 	return d, nil
 }
 
-// pipelineSchedule checks that the execution's schedule is one of allowed
-// when it pipelines (pp > 1); without pipelining every synchronous kind is
-// plain gradient accumulation.
-func pipelineSchedule(engine string, e plan.Execution, allowed ...schedule.Kind) error {
+// Engine is a training engine the artifacts start, and the pipeline
+// schedules it runs.
+type Engine struct {
+	// ID is its exporter's name (megatron also writes torchrun, slurm and
+	// k8s, which start Megatron-LM); Name is what people call it.
+	ID, Name string
+	// Schedules are the pipeline schedules it runs.
+	Schedules []schedule.Kind
+}
+
+// Engines are the engines of Formats: Megatron-LM, with its 1F1B and
+// interleaved 1F1B (megatron/core/pipeline_parallel/schedules.py);
+// torchtitan, with torch.distributed.pipelining's GPipe, 1F1B,
+// Interleaved1F1B and ZBVZeroBubble (torchtitanSchedules); DeepSpeed,
+// with its TrainSchedule's 1F1B.
+var Engines = []Engine{
+	{"megatron", "Megatron-LM", []schedule.Kind{schedule.OneFOneB, schedule.Interleaved}},
+	{"torchtitan", "torchtitan", []schedule.Kind{schedule.GPipe, schedule.OneFOneB, schedule.Interleaved, schedule.ZBV}},
+	{"deepspeed", "DeepSpeed", []schedule.Kind{schedule.OneFOneB}},
+}
+
+// pipelineSchedule checks that the execution's schedule is one the engine
+// runs (Engines) when it pipelines (pp > 1); without pipelining every
+// synchronous kind is plain gradient accumulation.
+func pipelineSchedule(engine string, e plan.Execution) error {
+	var allowed []schedule.Kind
+	if i := slices.IndexFunc(Engines, func(en Engine) bool { return en.ID == engine }); i >= 0 {
+		allowed = Engines[i].Schedules
+	}
 	if slices.Contains(allowed, e.Schedule) {
 		return nil
 	}

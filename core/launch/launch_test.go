@@ -635,3 +635,39 @@ func TestExportTorchtitanFlavorRotaryBase(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineSchedules checks Engines against the exporters: each engine's
+// artifact is written for the pipelined plan under every schedule it
+// lists, and refused, naming execution.schedule (or the interleave it
+// cannot run), under every other synchronous one; torchtitan has a name
+// for each of its.
+func TestEngineSchedules(t *testing.T) {
+	for _, en := range Engines {
+		for _, in := range schedule.Registry() {
+			if !in.Flushes() || in.Kind == schedule.OneFOneBStar {
+				continue // 1F1B* needs its groups; the asynchronous kinds are refused apart
+			}
+			p := gptPlan(t, 1)
+			p.Execution.Schedule = in.Kind
+			if in.VShaped || in.Chunked {
+				p = gptPlan(t, 2)
+				p.Execution.Schedule = in.Kind
+				if in.VShaped {
+					p.Execution.Interleave = 1
+				}
+			}
+			if err := p.Validate(); err != nil {
+				t.Fatalf("%s: %v", in.Kind, err)
+			}
+			_, err := export(en.ID, inputOf(p))
+			runs := slices.Contains(en.Schedules, in.Kind)
+			refused := err != nil && (strings.Contains(err.Error(), "execution.schedule") || strings.Contains(err.Error(), "execution.interleave"))
+			if runs && err != nil || !runs && !refused {
+				t.Errorf("%s under %s: listed %v, export error %v", en.ID, in.Kind, runs, err)
+			}
+			if runs && en.ID == "torchtitan" && torchtitanSchedules[in.Kind] == "" {
+				t.Errorf("torchtitan: no name for %s", in.Kind)
+			}
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
-	"pipeplan/core/schedule"
 )
 
 // megatronEntry is the Megatron-LM training script the launchers start.
@@ -29,7 +28,7 @@ func megatronArgs(in input) ([]flagArg, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := pipelineSchedule(engine, e, schedule.OneFOneB, schedule.Interleaved); err != nil {
+	if err := pipelineSchedule(engine, e); err != nil {
 		return nil, err
 	}
 	itoa := strconv.Itoa

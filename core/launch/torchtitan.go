@@ -45,7 +45,7 @@ func torchtitanTOML(in input) (string, error) {
 	if e.RecomputeLayers > 0 {
 		return "", notExpressible(engine, "execution.recompute_layers", e.RecomputeLayers, "torchtitan checkpoints every layer (full) or every n-th block (selective with an integer option), not the first layers of each pipeline stage; plan with recompute_layers 0 (every layer)")
 	}
-	if err := pipelineSchedule(engine, e, schedule.GPipe, schedule.OneFOneB, schedule.Interleaved, schedule.ZBV); err != nil {
+	if err := pipelineSchedule(engine, e); err != nil {
 		return "", err
 	}
 	split, err := torchtitanPipelineSplit(engine, in.Stages)
