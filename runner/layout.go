@@ -96,10 +96,12 @@ type runConfig struct {
 	// Chunks is the number of model chunks per position (interleave v,
 	// or a V-shaped kind's two).
 	Chunks int `json:"chunks"`
-	// VShaped places a position's two chunks in a V (zb-v: position r runs
-	// virtual stages r and 2·Stages−1−r); otherwise chunk c of position r
-	// is virtual stage c·Stages + r (position).
-	VShaped bool `json:"v_shaped"`
+	// ChunkPositions is the position that runs each of the Stages·Chunks
+	// virtual stages (schedule.KindInfo.ChunkDevice): c·Stages + r runs on
+	// r where the chunks loop, r and 2·Stages−1−r in a V (zb-v). A
+	// position's chunk c is the c-th virtual stage it runs (virtualStage);
+	// the worker reads both from it.
+	ChunkPositions []int `json:"chunk_positions"`
 	// TP is the tensor-parallel degree run; SequenceParallel shards the
 	// activations outside the tensor-parallel layers over its ranks.
 	TP               int  `json:"tp"`
@@ -259,7 +261,7 @@ func newRunConfig(p *plan.Plan, o options) (*runConfig, error) {
 		tp, cp = min(tp, scaleTP), min(cp, scaleCP)
 	}
 	c := &runConfig{
-		Device: o.device, Backend: "gloo", Schedule: string(kind), Stages: stages, Chunks: chunks, VShaped: info.VShaped, TP: tp,
+		Device: o.device, Backend: "gloo", Schedule: string(kind), Stages: stages, Chunks: chunks, ChunkPositions: chunkPositions(info, stages, chunks), TP: tp,
 		SequenceParallel: p.Execution.SequenceParallel && tp > 1, CP: cp, EP: max(1, p.Execution.EP),
 		Replicas: replicas, Microbatches: p.Execution.Microbatches(), MicrobatchSize: p.Execution.MicrobatchSize,
 		Steps: o.steps, Warmup: o.warmup, LR: 0.05, Momentum: sgdMomentum, ScaledDown: scaleDown,
@@ -418,22 +420,34 @@ func checkRoundRobin(p *plan.Plan, roundRobin bool) error {
 	return nil
 }
 
-// virtualStage is the virtual stage of chunk k on position s: k·Stages + s
-// looped, or the V's s and 2·Stages−1−s.
-func (c *runConfig) virtualStage(s, k int) int {
-	if c.VShaped {
-		first, second := schedule.ZBVStages(c.Stages, s)
-		return [2]int{first, second}[k]
+// chunkPositions places the stages·chunks virtual stages of kind on its
+// positions (runConfig.ChunkPositions).
+func chunkPositions(kind schedule.KindInfo, stages, chunks int) []int {
+	out := make([]int, stages*chunks)
+	for vs := range out {
+		out[vs] = kind.ChunkDevice(vs, stages)
 	}
-	return k*c.Stages + s
+	return out
+}
+
+// virtualStage is the virtual stage of chunk k on position s: the k-th
+// that ChunkPositions places there (k·Stages + s looped, the V's s and
+// 2·Stages−1−s).
+func (c *runConfig) virtualStage(s, k int) int {
+	for vs, at := range c.ChunkPositions {
+		if at == s {
+			if k == 0 {
+				return vs
+			}
+			k--
+		}
+	}
+	return -1 // not reached: every position holds Chunks virtual stages
 }
 
 // position is the pipeline position that runs virtual stage vs
-// (virtualStage's inverse; schedule.KindInfo.ChunkDevice).
-func (c *runConfig) position(vs int) int {
-	in, _ := schedule.Kind(c.Schedule).Info() // newRunConfig checked the kind
-	return in.ChunkDevice(vs, c.Stages)
-}
+// (virtualStage's inverse).
+func (c *runConfig) position(vs int) int { return c.ChunkPositions[vs] }
 
 // supported reports whether the worker executes kind k.
 func supported(k schedule.Kind) bool { return slices.Contains(supportedKinds, k) }

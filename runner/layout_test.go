@@ -311,8 +311,8 @@ func TestZBVPlacement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Stages != 2 || c.Chunks != 2 || !c.VShaped {
-		t.Fatalf("stages %d chunks %d v-shaped %v, want 2, 2, true", c.Stages, c.Chunks, c.VShaped)
+	if c.Stages != 2 || c.Chunks != 2 || !slices.Equal(c.ChunkPositions, []int{0, 1, 1, 0}) {
+		t.Fatalf("stages %d chunks %d placed %v, want 2, 2, [0 1 1 0]", c.Stages, c.Chunks, c.ChunkPositions)
 	}
 	for _, r := range c.Ranks {
 		first, last := p.Stages[r.Stage], p.Stages[3-r.Stage]
@@ -333,7 +333,7 @@ func TestZBVPlacement(t *testing.T) {
 	if err := v.Validate(); err != nil {
 		t.Fatalf("the plan under zb-v: %v", err)
 	}
-	if c, err := newRunConfig(&v, options{device: "cpu", steps: 1}); err != nil || c.Stages != 2 || c.Chunks != 2 || !c.VShaped {
+	if c, err := newRunConfig(&v, options{device: "cpu", steps: 1}); err != nil || c.Stages != 2 || c.Chunks != 2 || !slices.Equal(c.ChunkPositions, []int{0, 1, 1, 0}) {
 		t.Errorf("a zb-v plan: %+v, %v", c, err)
 	}
 	p.Stages = p.Stages[:3]

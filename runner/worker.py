@@ -70,19 +70,16 @@ def place(r):
 
 
 def virtual_stage(cfg, s, c):
-    """virtual_stage is the virtual stage of chunk c on position s: c·stages
-    + s, or, placed in a V (cfg["v_shaped"], zb-v), s and 2·stages−1−s."""
-    if cfg.get("v_shaped"):
-        return (s, 2 * cfg["stages"] - 1 - s)[c]
-    return s + c * cfg["stages"]
+    """virtual_stage is the virtual stage of chunk c on position s: the c-th
+    that cfg["chunk_positions"] places there (the runner's placement:
+    c·stages + s looped, s and 2·stages−1−s in a V)."""
+    return [vs for vs, at in enumerate(cfg["chunk_positions"]) if at == s][c]
 
 
 def position(cfg, vs):
     """position is the pipeline position running virtual stage vs
     (virtual_stage's inverse)."""
-    if cfg.get("v_shaped") and vs >= cfg["stages"]:
-        return 2 * cfg["stages"] - 1 - vs
-    return vs % cfg["stages"]
+    return cfg["chunk_positions"][vs]
 
 
 def make_groups(cfg, me):
