@@ -1459,7 +1459,7 @@ func TestBrowser(t *testing.T) {
 		if n := eval[int](t, tb, `document.querySelectorAll("#schedules-table tbody tr").length`); n != 6 {
 			t.Errorf("%d schedule rows, want 6", n)
 		}
-		if s := tb.text(t, "#schedules-table"); !strings.Contains(s, "two chunks a device in a V) (the plan's)") || !strings.Contains(s, "torchtitan, runner") {
+		if s := tb.text(t, "#schedules-table"); !strings.Contains(s, "zb-v (the plan's)") || !strings.Contains(s, "torchtitan, runner") {
 			t.Errorf("schedules table: %q", short(s))
 		}
 		if n := eval[int](t, tb, `document.querySelectorAll("#schedules-chart svg rect title").length`); n < 6 {

@@ -101,7 +101,7 @@ func (c *PlanPage) schedulesSVG() vugu.HTML {
 
 // scheduleHeaders are the schedules table's columns.
 var scheduleHeaders = []column{
-	{"schedule", "the pipeline schedule; the plan's own is marked"},
+	{"schedule", "the pipeline schedule (the Plan inputs' schedule select describes each); the plan's own is marked"},
 	{"chunks a GPU", "model chunks per GPU: the interleaved schedule's v, ZB-V's two in a V"},
 	{"step", "predicted iteration time"}, {"tokens/s a GPU", "throughput per GPU"},
 	{"bubble", "the pipeline's fill and drain: the step past the slowest GPU's work"},
@@ -115,7 +115,7 @@ func (c *PlanPage) scheduleRows() []tableRow {
 	r := c.App.Plan.Result
 	out := make([]tableRow, len(r.Schedules))
 	for i, o := range r.Schedules {
-		name := choiceNames[string(o.Schedule)]
+		name := string(o.Schedule)
 		if o.Selected {
 			name += " (the plan's)"
 		}

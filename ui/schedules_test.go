@@ -35,7 +35,7 @@ func TestSchedulesBar(t *testing.T) {
 	}
 }
 
-// TestScheduleRows: names, chunks (ZB-V's in a V), per-GPU throughput, the
+// TestScheduleRows: kinds, chunks (ZB-V's in a V), per-GPU throughput, the
 // engines with the runner, and why a schedule cannot run.
 func TestScheduleRows(t *testing.T) {
 	var c PlanPage
@@ -48,9 +48,9 @@ func TestScheduleRows(t *testing.T) {
 	}
 	rows := c.scheduleRows()
 	want := [][]string{
-		{"ZB-V (zero bubble: two chunks a device in a V) (the plan's)", "2 in a V", "2.00 s", "1000", "100.0 ms", "1.0 GiB", "torchtitan, runner", "fits"},
-		{"PipeDream-2BW (no flush, two weight versions)", "1", "1.90 s", "1050", "0 µs", "1.0 GiB", "runner", "fits; no flush: updates use weights a step stale"},
-		{"interleaved 1F1B (Megatron-LM)", "2", "–", "–", "–", "–", "runner", "execution.global_batch: 6 microbatches"},
+		{"zb-v (the plan's)", "2 in a V", "2.00 s", "1000", "100.0 ms", "1.0 GiB", "torchtitan, runner", "fits"},
+		{"2bw", "1", "1.90 s", "1050", "0 µs", "1.0 GiB", "runner", "fits; no flush: updates use weights a step stale"},
+		{"interleaved", "2", "–", "–", "–", "–", "runner", "execution.global_batch: 6 microbatches"},
 	}
 	for i, r := range rows {
 		if strings.Join(r.Cells, "|") != strings.Join(want[i], "|") {
