@@ -579,8 +579,8 @@ func MaxChunks(layers int) int { return layers + 2 }
 func (e *evaluator) layerKind(i int) int { return int(e.memo.kinds[i]) }
 
 // deviceChunks returns the model chunks device i holds, in order, of the
-// p·chunks the split SplitLayers gives: k = i + c·p where they loop, i and
-// 2p−1−i in a V (schedule.KindInfo.ChunkDevice).
+// p·chunks ExecutionLayers splits the layers into: k = i + c·p where they
+// loop, i and 2p−1−i in a V (schedule.KindInfo.ChunkDevice).
 func (e *evaluator) deviceChunks(i int) []int {
 	p := e.cfg.PP
 	if e.kind.VShaped {
