@@ -148,6 +148,16 @@ func FuzzParse(f *testing.F) {
 			f.Add(data)
 		}
 	}
+	// A ZB-V plan: pp 6 with two chunks a device in a V, the 12 stages as
+	// they are.
+	zbv := examplePlan()
+	zbv.Execution.PP, zbv.Execution.DP, zbv.Execution.TP, zbv.Execution.Schedule = 6, 4, 8, schedule.ZBV
+	if err := zbv.Validate(); err != nil {
+		f.Fatalf("zb-v seed: %v", err)
+	}
+	if data, err := json.Marshal(zbv); err == nil {
+		f.Add(data)
+	}
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"version":1,"stages":[{"first_layer":-1}]}`))
 	for _, name := range []string{"v1-replicated.json", "v1-pipedream.json"} {
