@@ -20,6 +20,11 @@ type ScheduleOption struct {
 	// Interleave is the model chunks per device v of the interleaved
 	// schedule: the plan's, or 2 where the plan has none (1 for the others).
 	Interleave int `json:"interleave"`
+	// Chunks is the model chunks each GPU holds (plan.Execution.Chunks:
+	// the interleaved schedule's v, a V-shaped one's two), and VShaped
+	// whether they sit in a V.
+	Chunks  int  `json:"chunks"`
+	VShaped bool `json:"v_shaped,omitempty"`
 	// Selected reports whether this is the plan's own schedule.
 	Selected bool `json:"selected,omitempty"`
 	// Asynchronous reports a schedule without a flush, whose updates use
@@ -62,7 +67,7 @@ func scheduleOptions(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt
 			ex.Interleave = max(cfg.Interleave, 2)
 		}
 		in, _ := k.Info()
-		o := ScheduleOption{Schedule: k, Interleave: ex.Interleave, Selected: k == own, Asynchronous: !in.Flushes()}
+		o := ScheduleOption{Schedule: k, Interleave: ex.Interleave, Chunks: ex.Chunks(), VShaped: in.VShaped, Selected: k == own, Asynchronous: !in.Flushes()}
 		for _, en := range launch.Engines {
 			if slices.Contains(en.Schedules, k) {
 				o.Engines = append(o.Engines, en.Name)

@@ -14,7 +14,6 @@ import (
 	"pipeplan/app"
 	"pipeplan/app/request"
 	"pipeplan/core/plan"
-	"pipeplan/core/schedule"
 	"pipeplan/internal/atomicfile"
 )
 
@@ -454,9 +453,9 @@ func printBreakdown(w io.Writer, res app.Result) error {
 		if o.Selected {
 			name += " *"
 		}
-		chunks := strconv.Itoa(o.Interleave)
-		if in, _ := o.Schedule.Info(); in.VShaped {
-			chunks = fmt.Sprintf("%d (V)", schedule.VChunks)
+		chunks := strconv.Itoa(o.Chunks)
+		if o.VShaped {
+			chunks += " (V)"
 		}
 		if o.Problem != "" {
 			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s\t%s\n", name, chunks, engines(o), o.Problem)

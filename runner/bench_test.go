@@ -33,7 +33,7 @@ func BenchmarkNewRunConfig(b *testing.B) {
 
 // BenchmarkParseResult parses one rank's result of 1000 measured steps.
 func BenchmarkParseResult(b *testing.B) {
-	c := &runConfig{Stages: 2, Steps: 1000}
+	c := &runConfig{Stages: 2, Chunks: 1, ChunkPositions: []int{0, 1}, Steps: 1000}
 	data := []byte(`{"rank":1,"stage":1,"replica":0,"step_seconds":[`)
 	losses := []byte(`],"losses":[`)
 	for i := range 1000 {

@@ -15,7 +15,7 @@ var resultConfig = func() *runConfig {
 	if err != nil {
 		panic(err)
 	}
-	return &runConfig{Stages: 2, Chunks: 1, Microbatches: 2, Steps: 2, Warmup: 1, schedule: s}
+	return &runConfig{Stages: 2, Chunks: 1, ChunkPositions: []int{0, 1}, Microbatches: 2, Steps: 2, Warmup: 1, schedule: s}
 }()
 
 func TestParseResult(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"github.com/vugu/vugu"
 
 	"pipeplan/app"
-	"pipeplan/core/schedule"
 )
 
 // scheduleColours are the schedules chart's: the step but its bubble in the
@@ -119,9 +118,9 @@ func (c *PlanPage) scheduleRows() []tableRow {
 		if o.Selected {
 			name += " (the plan's)"
 		}
-		chunks := strconv.Itoa(o.Interleave)
-		if in, _ := o.Schedule.Info(); in.VShaped {
-			chunks = strconv.Itoa(schedule.VChunks) + " in a V"
+		chunks := strconv.Itoa(o.Chunks)
+		if o.VShaped {
+			chunks += " in a V"
 		}
 		engines := strings.Join(append(append([]string(nil), o.Engines...), "runner"), ", ")
 		row := tableRow{Index: i, Selected: o.Selected}

@@ -42,9 +42,9 @@ func TestScheduleRows(t *testing.T) {
 	c.App = &App{}
 	c.App.Plan.Result.GPUs = 8
 	c.App.Plan.Result.Schedules = []app.ScheduleOption{
-		{Schedule: schedule.ZBV, IterationSeconds: 2, TokensPerSec: 8000, BubbleSeconds: 0.1, PeakBytes: 1 << 30, Fits: true, Selected: true, Engines: []string{"torchtitan"}},
-		{Schedule: schedule.TwoBW, Interleave: 1, IterationSeconds: 1.9, TokensPerSec: 8400, PeakBytes: 1 << 30, Fits: true, Asynchronous: true},
-		{Schedule: schedule.Interleaved, Interleave: 2, Problem: "execution.global_batch: 6 microbatches"},
+		{Schedule: schedule.ZBV, Interleave: 1, Chunks: 2, VShaped: true, IterationSeconds: 2, TokensPerSec: 8000, BubbleSeconds: 0.1, PeakBytes: 1 << 30, Fits: true, Selected: true, Engines: []string{"torchtitan"}},
+		{Schedule: schedule.TwoBW, Interleave: 1, Chunks: 1, IterationSeconds: 1.9, TokensPerSec: 8400, PeakBytes: 1 << 30, Fits: true, Asynchronous: true},
+		{Schedule: schedule.Interleaved, Interleave: 2, Chunks: 2, Problem: "execution.global_batch: 6 microbatches"},
 	}
 	rows := c.scheduleRows()
 	want := [][]string{
