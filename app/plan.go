@@ -336,7 +336,11 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan,
 	if res.Plan, err = partition.PTDPPlan(tr, c, cfg, opt.Cost); err != nil {
 		return Result{}, err
 	}
-	pr, err := cost.Predict(tr, c, cfg, opt.Cost)
+	pred, err := cost.NewPredictor(tr, c, opt.Cost)
+	if err != nil {
+		return Result{}, err
+	}
+	pr, err := pred.Predict(cfg)
 	if err != nil {
 		return Result{}, err
 	}
@@ -344,7 +348,7 @@ func planPTDP(ctx context.Context, m ModelPreset, c hw.Cluster, in request.Plan,
 	if caveat := caveatOf(pr); caveat != "" {
 		res.Note = strings.TrimSpace(res.Note + " The chosen plan's prediction is uncertain: " + caveat + ".")
 	}
-	if res.TimelineSVG, res.TimelineCaption, err = TimelineSVG(ctx, res.Plan, pr); err != nil {
+	if res.TimelineSVG, res.TimelineCaption, err = TimelineSVG(ctx, res.Plan, pr, pred); err != nil {
 		return Result{}, err
 	}
 	res.Schedules = scheduleOptions(tr, c, cfg, opt.Cost)

@@ -49,8 +49,8 @@ func TestPlanTimelineShowsSchedule(t *testing.T) {
 
 // TestPlanZBV plans Llama 3 8B on four stages under ZB-V: the chosen plan
 // has the V's 2·pp chunks and validates, its timeline draws the V's two
-// chunks a device and the weight gradients, and its bubble is below the
-// same configuration's under 1F1B.
+// chunks a device at their own times, its step the predicted one, and its
+// bubble is below the same configuration's under 1F1B.
 func TestPlanZBV(t *testing.T) {
 	in := request.Default().Plan
 	in.Model, in.GPU, in.Nodes, in.GlobalBatch, in.Seq, in.PP, in.Schedule = "llama3-8b", "nvidia-h100-sxm5-80gb", 1, 64, 8192, 4, "zb-v"
@@ -64,7 +64,9 @@ func TestPlanZBV(t *testing.T) {
 	if err := res.Plan.Validate(); err != nil || len(res.Plan.Stages) != 8 || res.Plan.Execution.Schedule != "zb-v" {
 		t.Errorf("plan: %d stages, schedule %q, validation %v", len(res.Plan.Stages), res.Plan.Execution.Schedule, err)
 	}
-	if !strings.Contains(res.TimelineCaption, "2 chunks in a V") || !strings.Contains(res.TimelineCaption, "weight gradient") {
+	// Drawn with each chunk's own times, the timeline's step is the
+	// predicted one.
+	if !strings.Contains(res.TimelineCaption, "2 chunks in a V") || !strings.Contains(res.TimelineCaption, "weight-gradient times") || !strings.Contains(res.TimelineCaption, "as predicted") {
 		t.Errorf("caption %q", res.TimelineCaption)
 	}
 	in.Schedule = "1f1b"

@@ -23,17 +23,28 @@ const maxTimelineWork = 1 << 17
 // context- and expert-parallel, ZeRO-3 and point-to-point time), and the
 // flush the exposed data-parallel reduction and the optimizer step, so the
 // drawn step is the predicted one (eq. 4.4's form) when the stages are
-// alike; the caption says both. It also returns that caption.
-func TimelineSVG(ctx context.Context, p *plan.Plan, pr cost.Prediction) (string, string, error) {
+// alike; the caption says both. A V-shaped schedule, which the cost model
+// simulates (cost.Predictor.ChunkCosts), is drawn with each chunk's own
+// times, its step the predicted one. It also returns that caption.
+func TimelineSVG(ctx context.Context, p *plan.Plan, pr cost.Prediction, pred *cost.Predictor) (string, string, error) {
 	e := p.Execution
 	m, pp, v := e.Microbatches(), e.PP, e.Chunks()
 	if m < 1 || pp < 1 || v < 1 {
 		return "", "", fmt.Errorf("timeline: plan has no pipeline to draw")
 	}
 	t := pr.Time
+	flush := t.DataParallelSeconds + t.OptimizerSeconds
+	if in, err := e.Schedule.Info(); err == nil && in.VShaped {
+		costs, err := pred.ChunkCosts(e)
+		if err != nil {
+			return "", "", fmt.Errorf("timeline: %w", err)
+		}
+		return drawTimeline(ctx, e.Schedule, pp, v, m, costs, flush, pr.IterationSeconds,
+			"each chunk at its own predicted forward, input- and weight-gradient times (the first GPU's two hold the embedding and the output layer)")
+	}
 	perMB := (t.ComputeSeconds + t.TensorParallelSeconds + t.ContextParallelSeconds + t.ExpertParallelSeconds +
 		t.ZeRO3GatherSeconds + t.PipelineP2PSeconds) / float64(m)
-	return drawUniform(ctx, e.Schedule, pp, v, m, perMB, t.DataParallelSeconds+t.OptimizerSeconds, pr.IterationSeconds,
+	return drawUniform(ctx, e.Schedule, pp, v, m, perMB, flush, pr.IterationSeconds,
 		"the slowest stage's predicted time per microbatch")
 }
 
@@ -46,18 +57,47 @@ func uniformTimeline(ctx context.Context, kind schedule.Kind, stages, m int, per
 	return drawUniform(ctx, kind, stages, 1, m, perMBSeconds, 0, 0, what)
 }
 
-// drawUniform simulates and draws kind on pp devices with v chunks each
-// and m microbatches (the first ones, at most maxTimelineWork pairs), each
-// device taking perMBSeconds per microbatch split forward:backward 1:2 (the
-// backward pass does twice the forward's matrix multiplications, §4.2.1;
-// where the kind splits it, input:weight gradient 1:1) and flushSeconds
-// for the flush; predicted, if > 0, is the step time the caption compares
-// the drawn one with.
+// drawUniform draws kind on pp devices with v chunks each and m
+// microbatches (drawTimeline), each device taking perMBSeconds per
+// microbatch split forward:backward 1:2 (the backward pass does twice the
+// forward's matrix multiplications, §4.2.1; where the kind splits it,
+// input:weight gradient 1:1).
 func drawUniform(ctx context.Context, kind schedule.Kind, pp, v, m int, perMBSeconds, flushSeconds, predicted float64, what string) (string, string, error) {
+	in, err := kind.Info()
+	if err != nil {
+		return "", "", fmt.Errorf("timeline: %w", err)
+	}
+	chunk, wgrad := wholeNanoseconds(perMBSeconds)/float64(v), 0.0
+	if in.SplitsBackward {
+		wgrad = chunk / 3
+	}
+	what = fmt.Sprintf("every stage at %s, %s", what, format.Seconds(wholeNanoseconds(perMBSeconds)))
+	if in.SplitsBackward {
+		what += " (forward:input gradient:weight gradient 1:1:1)"
+	} else {
+		what += " (forward:backward 1:2)"
+	}
+	return drawTimeline(ctx, kind, pp, v, m, schedule.Uniform(chunk/3, 2*chunk/3, wgrad, 0), flushSeconds, predicted, what)
+}
+
+// drawTimeline simulates and draws kind on pp devices with v chunks each
+// and m microbatches (the first ones, at most maxTimelineWork pairs), the
+// (virtual) stages costing costs and the flush flushSeconds; what says
+// where the costs come from, and predicted, if > 0, is the step time the
+// caption compares the drawn one with.
+func drawTimeline(ctx context.Context, kind schedule.Kind, pp, v, m int, costs schedule.Costs, flushSeconds, predicted float64, what string) (string, string, error) {
 	// Whole nanoseconds: the prediction's last bit differs between amd64
 	// and wasm (assembly against pure-Go math), and the drawing, which
 	// finds the steady state's repeats in the simulated times, must not.
-	perMBSeconds, flushSeconds = wholeNanoseconds(perMBSeconds), wholeNanoseconds(flushSeconds)
+	for i, st := range costs.Stages {
+		costs.Stages[i] = schedule.StageCost{FwdSeconds: wholeNanoseconds(st.FwdSeconds), BwdSeconds: wholeNanoseconds(st.BwdSeconds),
+			WgradSeconds: wholeNanoseconds(st.WgradSeconds), CommSeconds: wholeNanoseconds(st.CommSeconds)}
+	}
+	flushSeconds = wholeNanoseconds(flushSeconds)
+	in, err := kind.Info()
+	if err != nil {
+		return "", "", fmt.Errorf("timeline: %w", err)
+	}
 	drawn := m
 	if pp*v*m > maxTimelineWork {
 		drawn = max(maxTimelineWork/(pp*v), 1)
@@ -76,15 +116,6 @@ func drawUniform(ctx context.Context, kind schedule.Kind, pp, v, m int, perMBSec
 	if err != nil {
 		return "", "", fmt.Errorf("timeline: %w", err)
 	}
-	in, err := kind.Info()
-	if err != nil {
-		return "", "", fmt.Errorf("timeline: %w", err)
-	}
-	chunk, wgrad := perMBSeconds/float64(v), 0.0
-	if in.SplitsBackward {
-		wgrad = chunk / 3
-	}
-	costs := schedule.Uniform(chunk/3, 2*chunk/3, wgrad, 0)
 	costs.OptStepSeconds = flushSeconds / float64(v) // one per chunk on each device
 	tl, err := schedule.Simulate(ctx, s, costs, nil)
 	if err != nil {
@@ -97,12 +128,7 @@ func drawUniform(ctx context.Context, kind schedule.Kind, pp, v, m int, perMBSec
 	case v > 1:
 		stages += fmt.Sprintf(" × v = %d chunks", v)
 	}
-	split := "forward:backward 1:2"
-	if in.SplitsBackward {
-		split = "forward:input gradient:weight gradient 1:1:1"
-	}
-	caption := fmt.Sprintf("%s schedule, %s, %s, every stage at %s, %s (%s)",
-		kind, stages, format.Count(m, "microbatch", "microbatches"), what, format.Seconds(perMBSeconds), split)
+	caption := fmt.Sprintf("%s schedule, %s, %s, %s", kind, stages, format.Count(m, "microbatch", "microbatches"), what)
 	if flushSeconds > 0 {
 		caption += fmt.Sprintf("; the flush (green) is the exposed data-parallel reduction and optimizer step, %s", format.Seconds(flushSeconds))
 	}
@@ -110,7 +136,10 @@ func drawUniform(ctx context.Context, kind schedule.Kind, pp, v, m int, perMBSec
 	case drawn < m:
 		caption += fmt.Sprintf("; first %d of %d microbatches drawn (step drawn %s), so the drawing's idle share is larger than the step's", drawn, m, format.Seconds(tl.StepSeconds))
 	case predicted > 0 && math.Abs(tl.StepSeconds-predicted) > 0.005*predicted:
-		caption += fmt.Sprintf("; step drawn %s, predicted %s: the stages differ, and the drawing gives each the slowest one's time", format.Seconds(tl.StepSeconds), format.Seconds(predicted))
+		caption += fmt.Sprintf("; step drawn %s, predicted %s", format.Seconds(tl.StepSeconds), format.Seconds(predicted))
+		if len(costs.Stages) == 1 {
+			caption += ": the stages differ, and the drawing gives each the slowest one's time"
+		}
 	case predicted > 0:
 		caption += fmt.Sprintf("; step %s as predicted", format.Seconds(tl.StepSeconds))
 	}

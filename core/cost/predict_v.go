@@ -1,6 +1,9 @@
 package cost
 
-import "pipeplan/core/schedule"
+import (
+	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
+)
 
 // MaxSimulatedStageMicrobatches bounds the pipeline a V-shaped schedule is
 // costed on, p × min(m, VSteadyFrom(p)): its step is simulated
@@ -34,7 +37,7 @@ func VSteadyFrom(p int) int { return max(4*p, 8) }
 // when the schedule cannot be generated or simulated, which Validate's
 // bounds rule out.
 func (e *evaluator) vPipelineSeconds() (step float64, ok bool) {
-	p, costs := e.cfg.PP, e.vStageCosts()
+	p, costs := e.cfg.PP, e.chunkCosts()
 	at := func(m int) (float64, error) {
 		st, err := e.memo.stepper(e.cfg.Schedule, p, m)
 		if err != nil {
@@ -68,9 +71,21 @@ func (e *evaluator) vPipelineSeconds() (step float64, ok bool) {
 	}
 }
 
-// vStageCosts returns the simulator's costs of each model chunk
-// (vPipelineSeconds).
-func (e *evaluator) vStageCosts() schedule.Costs {
+// ChunkCosts returns each model chunk's forward, backward and weight
+// gradient times under ex, in model order, as the cost model has them
+// (chunkCosts): what core/schedule's simulator and timeline take as the
+// plan's stage costs.
+func (p *Predictor) ChunkCosts(ex plan.Execution) (schedule.Costs, error) {
+	e, err := evaluatorFor(p, ex)
+	if err != nil {
+		return schedule.Costs{}, err
+	}
+	return e.chunkCosts(), nil
+}
+
+// chunkCosts returns the simulator's costs of each model chunk
+// (vPipelineSeconds, ChunkCosts).
+func (e *evaluator) chunkCosts() schedule.Costs {
 	p := e.cfg.PP
 	split := ExecutionLayers(e.tr, e.cfg)
 	costs := schedule.Costs{Stages: make([]schedule.StageCost, len(split))}

@@ -68,7 +68,7 @@ func TestZBVExtrapolation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tl, err := schedule.Simulate(context.Background(), s, e.vStageCosts(), nil)
+			tl, err := schedule.Simulate(context.Background(), s, e.chunkCosts(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +89,7 @@ func TestZBVChunksMakeDevices(t *testing.T) {
 	for _, c := range zbvCases {
 		m := 3 * c.pp
 		e := zbvEvaluator(t, c, m)
-		costs := e.vStageCosts()
+		costs := e.chunkCosts()
 		var tMax float64
 		for d := range c.pp {
 			st := e.deviceSeconds(d)

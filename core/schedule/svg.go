@@ -79,6 +79,9 @@ func RenderSVG(t *Timeline, o SVGOptions) []byte {
 			stages = "1 stage"
 		case t.Chunks > 1:
 			stages = fmt.Sprintf("p = %d stages × v = %d chunks", t.Stages/t.Chunks, t.Chunks)
+			if in, err := t.Kind.Info(); err == nil && in.VShaped {
+				stages = fmt.Sprintf("p = %d stages × %d chunks in a V", t.Stages/t.Chunks, t.Chunks)
+			}
 		}
 		o.Title = fmt.Sprintf("%s · %s · %d microbatches%s · step %s · bubble %.1f%%",
 			t.Kind, stages, t.Microbatches, batches, pickUnit(t.StepSeconds).format(t.StepSeconds), 100*t.BubbleFraction)

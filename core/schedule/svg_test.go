@@ -155,10 +155,15 @@ func TestRenderSVGCollapsesSteadyState(t *testing.T) {
 	}
 }
 
-// The title counts pipeline stages p and chunks v, not virtual stages.
+// The title counts pipeline stages p and chunks v, not virtual stages, and
+// says where a V places them.
 func TestRenderSVGTitleNamesChunks(t *testing.T) {
 	tl := simulate(t, Interleaved, Options{Stages: 8, Chunks: 12, Microbatches: 16}, Uniform(1, 2, 0, 0))
 	if out := string(RenderSVG(tl, SVGOptions{})); !strings.Contains(out, "interleaved · p = 8 stages × v = 12 chunks · 16 microbatches") {
 		t.Errorf("title: %.200s", out[strings.Index(out, "<title>"):])
+	}
+	tl = simulate(t, ZBV, Options{Stages: 4, Microbatches: 8}, Uniform(1, 2, 1, 0))
+	if out := string(RenderSVG(tl, SVGOptions{})); !strings.Contains(out, "zb-v · p = 4 stages × 2 chunks in a V · 8 microbatches") {
+		t.Errorf("zb-v title: %.200s", out[strings.Index(out, "<title>"):])
 	}
 }
