@@ -5,6 +5,8 @@ import (
 
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
+	"pipeplan/modelprofiles"
 )
 
 // BenchmarkPredict1T predicts the 1T-parameter GPT of Table 4.1 on 3072 A100s
@@ -15,6 +17,28 @@ func BenchmarkPredict1T(b *testing.B) {
 	cfg := plan.Execution{TP: 8, PP: 64, DP: 6, MicrobatchSize: 1, GlobalBatch: 3072, Interleave: 2, Recompute: model.RecomputeFull, ScatterGather: true}
 	for b.Loop() {
 		if _, err := Predict(tr, c, cfg, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPredictZBV predicts Llama 3.1 405B on 16,384 H100s under ZB-V
+// (t 4, p 16, cp 8, d 32, m 64): the V's pipeline simulated past its
+// steady state (vPipelineSeconds), the schedules kept by the Predictor as a
+// search keeps them.
+func BenchmarkPredictZBV(b *testing.B) {
+	tr, _, err := modelprofiles.Transformer("llama3-405b")
+	if err != nil {
+		b.Fatal(err)
+	}
+	pred, err := NewPredictor(tr, servers(b, "nvidia-h100-sxm5-80gb", 16384), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ex := WithDefaults(plan.Execution{TP: 4, PP: 16, CP: 8, DP: 32, MicrobatchSize: 1, GlobalBatch: 2048, SequenceParallel: true,
+		FlashAttention: true, Schedule: schedule.ZBV, ZeRO: 1})
+	for b.Loop() {
+		if _, err := pred.PredictPeak(ex); err != nil {
 			b.Fatal(err)
 		}
 	}
