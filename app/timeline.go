@@ -89,9 +89,10 @@ func drawTimeline(ctx context.Context, kind schedule.Kind, pp, v, m int, costs s
 	// Whole nanoseconds: the prediction's last bit differs between amd64
 	// and wasm (assembly against pure-Go math), and the drawing, which
 	// finds the steady state's repeats in the simulated times, must not.
-	for i, st := range costs.Stages {
-		costs.Stages[i] = schedule.StageCost{FwdSeconds: wholeNanoseconds(st.FwdSeconds), BwdSeconds: wholeNanoseconds(st.BwdSeconds),
-			WgradSeconds: wholeNanoseconds(st.WgradSeconds), CommSeconds: wholeNanoseconds(st.CommSeconds)}
+	for i := range costs.Stages {
+		st := &costs.Stages[i]
+		st.FwdSeconds, st.BwdSeconds = wholeNanoseconds(st.FwdSeconds), wholeNanoseconds(st.BwdSeconds)
+		st.WgradSeconds, st.CommSeconds = min(wholeNanoseconds(st.WgradSeconds), st.BwdSeconds), wholeNanoseconds(st.CommSeconds)
 	}
 	flushSeconds = wholeNanoseconds(flushSeconds)
 	in, err := kind.Info()
