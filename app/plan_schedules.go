@@ -2,6 +2,8 @@ package app
 
 import (
 	"slices"
+	"strconv"
+	"strings"
 
 	"pipeplan/core/cost"
 	"pipeplan/core/hw"
@@ -83,4 +85,35 @@ func scheduleOptions(tr model.Transformer, c hw.Cluster, cfg plan.Execution, opt
 		out = append(out, o)
 	}
 	return out
+}
+
+// ChunksText says the model chunks a GPU holds: "1", "2", "2 in a V".
+func (o ScheduleOption) ChunksText() string {
+	if o.VShaped {
+		return strconv.Itoa(o.Chunks) + " in a V"
+	}
+	return strconv.Itoa(o.Chunks)
+}
+
+// EnginesText lists the engines that run the schedule, pipeplan's runner
+// (which runs every one) last.
+func (o ScheduleOption) EnginesText() string {
+	return strings.Join(append(slices.Clone(o.Engines), "runner"), ", ")
+}
+
+// Note says why the configuration cannot run under the schedule, or
+// whether it fits and, without a flush, that its updates use stale
+// weights.
+func (o ScheduleOption) Note() string {
+	if o.Problem != "" {
+		return o.Problem
+	}
+	note := "fits"
+	if !o.Fits {
+		note = "does not fit"
+	}
+	if o.Asynchronous {
+		note += "; no flush: updates use weights a step stale"
+	}
+	return note
 }

@@ -453,27 +453,11 @@ func printBreakdown(w io.Writer, res app.Result) error {
 		if o.Selected {
 			name += " *"
 		}
-		chunks := strconv.Itoa(o.Chunks)
-		if o.VShaped {
-			chunks += " (V)"
-		}
 		if o.Problem != "" {
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s\t%s\n", name, chunks, engines(o), o.Problem)
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t%s\t%s\n", name, o.ChunksText(), o.EnginesText(), o.Note())
 			continue
 		}
-		note := "fits"
-		if !o.Fits {
-			note = "does not fit"
-		}
-		if o.Asynchronous {
-			note += "; no flush: updates use weights a step stale"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%.4g\t%.0f\t%.4g\t%.1f\t%s\t%s\n", name, chunks, o.IterationSeconds, o.TokensPerSec, o.BubbleSeconds, o.PeakBytes/(1<<30), engines(o), note)
+		fmt.Fprintf(tw, "%s\t%s\t%.4g\t%.0f\t%.4g\t%.1f\t%s\t%s\n", name, o.ChunksText(), o.IterationSeconds, o.TokensPerSec, o.BubbleSeconds, o.PeakBytes/(1<<30), o.EnginesText(), o.Note())
 	}
 	return tw.Flush()
-}
-
-// engines lists the engines that run o's schedule, the runner last.
-func engines(o app.ScheduleOption) string {
-	return strings.Join(append(slices.Clone(o.Engines), "runner"), ", ")
 }

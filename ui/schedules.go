@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/vugu/vugu"
@@ -118,26 +117,17 @@ func (c *PlanPage) scheduleRows() []tableRow {
 		if o.Selected {
 			name += " (the plan's)"
 		}
-		chunks := strconv.Itoa(o.Chunks)
-		if o.VShaped {
-			chunks += " in a V"
-		}
-		engines := strings.Join(append(append([]string(nil), o.Engines...), "runner"), ", ")
 		row := tableRow{Index: i, Selected: o.Selected}
+		if o.Problem != "" || !o.Fits {
+			row.Class = "rejected"
+		}
 		if o.Problem != "" {
-			row.Cells, row.Class = []string{name, chunks, "–", "–", "–", "–", engines, o.Problem}, "rejected"
+			row.Cells = []string{name, o.ChunksText(), "–", "–", "–", "–", o.EnginesText(), o.Note()}
 			out[i] = row
 			continue
 		}
-		note := "fits"
-		if !o.Fits {
-			note, row.Class = "does not fit", "rejected"
-		}
-		if o.Asynchronous {
-			note += "; no flush: updates use weights a step stale"
-		}
-		row.Cells = []string{name, chunks, secs(o.IterationSeconds), fmt.Sprintf("%.0f", o.TokensPerSec/float64(r.GPUs)),
-			secs(o.BubbleSeconds), gib(o.PeakBytes), engines, note}
+		row.Cells = []string{name, o.ChunksText(), secs(o.IterationSeconds), fmt.Sprintf("%.0f", o.TokensPerSec/float64(r.GPUs)),
+			secs(o.BubbleSeconds), gib(o.PeakBytes), o.EnginesText(), o.Note()}
 		out[i] = row
 	}
 	return out
