@@ -50,7 +50,7 @@ type ScheduleOption struct {
 
 // comparedSchedules are the pipeline schedules the plan's configuration
 // is compared under, in the order shown: the flushing ones, then 2BW.
-var comparedSchedules = []schedule.Kind{schedule.GPipe, schedule.OneFOneB, schedule.Interleaved, schedule.ZBH1, schedule.ZBV, schedule.TwoBW}
+var comparedSchedules = []schedule.Kind{schedule.GPipe, schedule.OneFOneB, schedule.Interleaved, schedule.ZBH1, schedule.ZBV, schedule.DualPipeV, schedule.TwoBW}
 
 // scheduleOptions predicts cfg under each of comparedSchedules on tr and
 // c with opt: which schedule to run the chosen configuration with. With

@@ -140,7 +140,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	asJSON := fs.Bool("json", false, "print JSON (the same as POST /api/v1/plan) instead of a table")
 	launchAs := fs.String("launch", "", "print the chosen configuration as an engine's launch artifact instead of a table: "+strings.Join(app.LaunchFormats(), ", ")+" (megatron: Megatron-LM's pretrain_gpt.py arguments with the whole architecture)")
 	// The planner (issue 15: PipeDream-2BW's planner on a transformer spec).
-	sched := fs.String("schedule", "", "PTD-P's pipeline schedule: gpipe, 1f1b (PipeDream-Flush), interleaved, 2bw, zb-h1 (zero-bubble: the weight gradients fill the flush) or zb-v (zero-bubble, two chunks a device in a V; costed by simulating it) (empty: 1f1b, interleaved when --interleave > 1)")
+	sched := fs.String("schedule", "", "PTD-P's pipeline schedule: gpipe, 1f1b (PipeDream-Flush), interleaved, 2bw, zb-h1 (zero-bubble: the weight gradients fill the flush) zb-v (zero-bubble, two chunks a device in a V; costed by simulating it) or dualpipe-v (DeepSeek's DualPipeV: ZB-V's V, one chunk's forward paired with the other's backward, hiding the expert all-to-all; at least 2·pp microbatches) (empty: 1f1b, interleaved when --interleave > 1)")
 	planner := fs.String("planner", "ptdp", "planner: ptdp (tensor × pipeline × data search, §4.3) or 2bw (PipeDream-2BW's planner, §3.3.2: width × depth, microbatch size and recomputation; --pp, --microbatch and --recompute fix its choices)")
 	calibration := fs.String("calibration", "", "a GEMM calibration measured on --gpu (go run ./runner profile --calibration FILE): the cost model's GEMM efficiency curve instead of the default")
 	if err := fs.Parse(args); err != nil {

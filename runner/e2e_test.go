@@ -231,21 +231,33 @@ func TestEndToEndZeroBubble(t *testing.T) {
 func TestEndToEndZeroBubbleV(t *testing.T) {
 	torchPython(t)
 	t.Parallel()
-	r, results, _ := runE2EKept(t, "--schedule", "zb-v", "testdata/tiny-interleaved.json")
-	checkTrained(t, r, 2)
-	if r.Schedule != "zb-v" || r.Comparable {
-		t.Errorf("schedule %q comparable %v, want zb-v and not comparable (the plan is interleaved)", r.Schedule, r.Comparable)
-	}
-	for rank, res := range results {
-		want := map[int]bool{rank: true, 3 - rank: true}
-		for _, a := range res.Actions {
-			if !want[a.Stage] {
-				t.Fatalf("rank %d ran %s of virtual stage %d, want stages %d and %d only", rank, a.Kind, a.Stage, rank, 3-rank)
+	for _, kind := range []string{"zb-v", "dualpipe-v"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			r, results, _ := runE2EKept(t, "--schedule", kind, "testdata/tiny-interleaved.json")
+			checkTrained(t, r, 2)
+			if r.Schedule != kind || r.Comparable {
+				t.Errorf("schedule %q comparable %v, want %s and not comparable (the plan is interleaved)", r.Schedule, r.Comparable, kind)
 			}
-		}
-		if got := len(res.Losses) > 0; got != (rank == 0) {
-			t.Errorf("rank %d reports %d losses, want them on rank 0 only (the V's last stage)", rank, len(res.Losses))
-		}
+			for rank, res := range results {
+				want := map[int]bool{rank: true, 3 - rank: true}
+				kinds := map[string]bool{}
+				for _, a := range res.Actions {
+					if !want[a.Stage] {
+						t.Fatalf("rank %d ran %s of virtual stage %d, want stages %d and %d only", rank, a.Kind, a.Stage, rank, 3-rank)
+					}
+					kinds[a.Kind] = true
+				}
+				if got := len(res.Losses) > 0; got != (rank == 0) {
+					t.Errorf("rank %d reports %d losses, want them on rank 0 only (the V's last stage)", rank, len(res.Losses))
+				}
+				// DualPipeV runs some backwards whole (its paired ones) and
+				// splits others into I and W.
+				if kind == "dualpipe-v" && rank == 0 && !(kinds["B"] && kinds["I"] && kinds["W"]) {
+					t.Errorf("rank 0 ran %v, want whole (B) and split (I, W) backwards", kinds)
+				}
+			}
+		})
 	}
 }
 

@@ -204,7 +204,7 @@ func FuzzAPIv1(f *testing.F) {
 	}{
 		{0, `{}`}, {0, `{"model": "pd-vgg16", "nodes": 1, "gpus_per_node": 4, "planner": "pipedream"}`},
 		{0, `{"model": "custom", "custom": {"layers": 8, "hidden": 512, "heads": 8}, "nodes": 2, "tp": 2, "pp": 2, "microbatch": 1, "interleave": 2, "recompute": "full"}`},
-		{0, `{"nodes": 1e400}`}, {0, `null`}, {1, `{"kind": "zb-h1", "stages": 3}`}, {1, `{"kind": "zb-v", "stages": 64, "microbatches": 512}`}, {1, `{"fwd_seconds": 0}`},
+		{0, `{"nodes": 1e400}`}, {0, `null`}, {1, `{"kind": "zb-h1", "stages": 3}`}, {1, `{"kind": "zb-v", "stages": 64, "microbatches": 512}`}, {1, `{"kind": "dualpipe-v", "stages": 4, "microbatches": 7}`}, {1, `{"fwd_seconds": 0}`},
 		{2, `{"instance": {"worker_types": ["v100"], "num_workers": [1], "jobs": [{"id": 0, "scale_factor": 1}], "throughputs": [[1]]}, "policy": "fifo"}`},
 		{2, `{"instance": [], "policy": "x"}`}, {3, `{"workload": "job-types", "gpus": [1, 1, 1], "trace_jobs": 2}`}, {3, `{"gpus": [0, 0]}`},
 	} {

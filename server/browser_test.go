@@ -1456,13 +1456,13 @@ func TestBrowser(t *testing.T) {
 		}
 		// The configuration under every schedule: a bar each, the plan's
 		// own row marked, where each runs.
-		if n := eval[int](t, tb, `document.querySelectorAll("#schedules-table tbody tr").length`); n != 6 {
-			t.Errorf("%d schedule rows, want 6", n)
+		if n := eval[int](t, tb, `document.querySelectorAll("#schedules-table tbody tr").length`); n != 7 {
+			t.Errorf("%d schedule rows, want 7 (gpipe, 1f1b, interleaved, zb-h1, zb-v, dualpipe-v, 2bw)", n)
 		}
-		if s := tb.text(t, "#schedules-table"); !strings.Contains(s, "zb-v (the plan's)") || !strings.Contains(s, "torchtitan, runner") {
+		if s := tb.text(t, "#schedules-table"); !strings.Contains(s, "zb-v (the plan's)") || !strings.Contains(s, "dualpipe-v") || !strings.Contains(s, "torchtitan, runner") {
 			t.Errorf("schedules table: %q", short(s))
 		}
-		if n := eval[int](t, tb, `document.querySelectorAll("#schedules-chart svg rect title").length`); n < 6 {
+		if n := eval[int](t, tb, `document.querySelectorAll("#schedules-chart svg rect title").length`); n < 7 {
 			t.Errorf("schedules chart: %d titled bars", n)
 		}
 		tb = b.openState(t, planState(func(p *request.Plan) {}))

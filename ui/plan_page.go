@@ -70,8 +70,9 @@ var choiceNames = map[string]string{
 	"alltoall": "alltoall (every routed copy sent)", "deepep": "DeepEP (each token once per server)",
 	"gpipe": "GPipe (all forwards, then all backwards)", "1f1b": "1F1B (PipeDream-Flush)",
 	"interleaved": "interleaved 1F1B (Megatron-LM)", "2bw": "PipeDream-2BW (no flush, two weight versions)",
-	"zb-h1": "ZB-H1 (zero bubble: weight gradients fill the flush)",
-	"zb-v":  "ZB-V (zero bubble: two chunks a device in a V)",
+	"zb-h1":      "ZB-H1 (zero bubble: weight gradients fill the flush)",
+	"zb-v":       "ZB-V (zero bubble: two chunks a device in a V)",
+	"dualpipe-v": "DualPipeV (DeepSeek: ZB-V's V, forward and backward paired)",
 }
 
 // choices lists the options of a training select.

@@ -31,7 +31,7 @@ type Schedule struct {
 // ScheduleKinds are the kinds a Schedule request takes: those generated
 // from stages, microbatches and chunks alone (1f1b-rr needs replicas and
 // 1f1b-star a period, which the CLI takes).
-var ScheduleKinds = []schedule.Kind{schedule.GPipe, schedule.OneFOneB, schedule.Interleaved, schedule.TwoBW, schedule.PipeDream, schedule.ZBH1, schedule.ZBV}
+var ScheduleKinds = []schedule.Kind{schedule.GPipe, schedule.OneFOneB, schedule.Interleaved, schedule.TwoBW, schedule.PipeDream, schedule.ZBH1, schedule.ZBV, schedule.DualPipeV}
 
 // Limits of a Schedule request: a timeline a page can draw.
 const (

@@ -189,7 +189,7 @@ type Plan struct {
 }
 
 // PTDPSchedules are the schedules Plan.Schedule takes ("" first: the default).
-var PTDPSchedules = []string{"", "gpipe", "1f1b", "interleaved", "2bw", "zb-h1", "zb-v"}
+var PTDPSchedules = []string{"", "gpipe", "1f1b", "interleaved", "2bw", "zb-h1", "zb-v", "dualpipe-v"}
 
 // Limits of the run-cost inputs.
 const (

@@ -134,6 +134,21 @@
 // and only pipelines of p × min(m, 4p) <= MaxSimulatedStageMicrobatches.
 // No published run of ZB-V with its degrees was found to compare with.
 //
+// DualPipeV (schedule.DualPipeV, pinned; torchtitan's DualPipeV), DeepSeek's
+// DualPipe cut in half, runs on ZB-V's V and is costed the same way, by
+// simulating torch.distributed.pipelining's ScheduleDualPipeV order with
+// each chunk's times (TestZBVExtrapolation covers both). Its steady state
+// pairs one chunk's forward with the other's backward, each microbatch's
+// expert all-to-all running behind the other's compute: the model hides
+// the exchange as it does with Overlap.EPComm, the same exposed share
+// DefaultEPOverlapExposed (schedule.KindInfo.PairsForwardBackward;
+// TestDualPipeV), the pair's computations one after the other on the
+// device's SMs. It stashes 2p + 1 chunk activations on every device and
+// needs 2p microbatches. At equal chunk times its bubble equals ZB-V's,
+// p−1 forwards (DeepSeek's table, (p−1)(F&B + B − 3W), would give 2(p−1)
+// with the pair at F + B); with weight gradients longer than input
+// gradients it idles less than ZB-V.
+//
 // Fit and held-out data. The two constants of the default efficiency curve
 // (DefaultKernelLatencySeconds, A100SustainedMatmulFraction) were fitted
 // on dissertation Table 4.1 (A100); Table 4.2 is held out

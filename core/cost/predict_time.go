@@ -223,12 +223,12 @@ func (e *evaluator) layerTime(i int, w layerWork) layerTime {
 			lt.ep *= 1.5 // the rerun block dispatches and combines its tokens again
 		}
 		lt.fwd += fwd
-		if e.cfg.Overlap.EPComm {
+		if e.cfg.Overlap.EPComm || e.kind.PairsForwardBackward {
 			// One microbatch's exchanges run while another's forward or
 			// backward computes (the 1F1B steady state Megatron-Core's EP
-			// overlap pairs, arXiv 2603.07685): what exceeds the layer's
-			// compute stays exposed, and of what it could hide the share
-			// DefaultEPOverlapExposed.
+			// overlap pairs, arXiv 2603.07685; DualPipe's paired F&B): what
+			// exceeds the layer's compute stays exposed, and of what it
+			// could hide the share DefaultEPOverlapExposed.
 			lt.ep -= math.Min(lt.ep, lt.compute) * (1 - e.epExposed)
 		}
 	}

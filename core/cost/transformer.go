@@ -249,6 +249,9 @@ func Validate(tr model.Transformer, c hw.Cluster, ex plan.Execution) error {
 	if ex.ZeRO < 0 || ex.ZeRO > 3 {
 		return fmt.Errorf("execution.zero: must be 0, 1, 2 or 3, got %d", ex.ZeRO)
 	}
+	if err := ex.CheckScheduleMicrobatches(microbatches(ex)); err != nil {
+		return err
+	}
 	if kind, _ := ex.Schedule.Info(); kind.VShaped && !Simulable(ex.PP, microbatches(ex)) {
 		return fmt.Errorf("execution.pp: %s is costed by simulating its schedule, at most %d stage-microbatches (pp × the microbatches simulated, min(m, 4·pp)), got pp %d × %d; use fewer stages", ex.Schedule, MaxSimulatedStageMicrobatches, ex.PP, min(microbatches(ex), VSteadyFrom(ex.PP)))
 	}

@@ -13,7 +13,7 @@ import (
 	"pipeplan/modelprofiles"
 )
 
-// zbvCase is one ZB-V execution the tests below cost.
+// zbvCase is one execution under a V-shaped schedule the tests below cost.
 type zbvCase struct {
 	preset          string
 	tp, pp, ep, gpu int
@@ -31,15 +31,24 @@ var zbvCases = []zbvCase{
 	{"deepseek-v3", 1, 8, 8, 64, model.RecomputeFull, 0}, // MLA, first dense layers, multi-token prediction
 }
 
+// vKinds are the V-shaped schedules.
+var vKinds = []schedule.Kind{schedule.ZBV, schedule.DualPipeV}
+
 // zbvEvaluator costs c under ZB-V with m microbatches.
 func zbvEvaluator(t *testing.T, c zbvCase, m int) *evaluator {
+	t.Helper()
+	return vEvaluator(t, schedule.ZBV, c, m)
+}
+
+// vEvaluator costs c under the V-shaped kind with m microbatches.
+func vEvaluator(t *testing.T, kind schedule.Kind, c zbvCase, m int) *evaluator {
 	t.Helper()
 	tr, _, err := modelprofiles.Transformer(c.preset)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ex := WithDefaults(plan.Execution{TP: c.tp, PP: c.pp, DP: c.gpu / (c.tp * c.pp), EP: c.ep, MicrobatchSize: 1, Recompute: c.rc, RecomputeLayers: c.recomputeLayers,
-		SequenceParallel: c.tp > 1, FlashAttention: true, Schedule: schedule.ZBV})
+		SequenceParallel: c.tp > 1, FlashAttention: true, Schedule: kind})
 	ex.GlobalBatch = ex.DP * m
 	e, err := newEvaluator(tr, servers(t, "nvidia-h100-sxm5-80gb", c.gpu), ex, Options{})
 	if err != nil {
@@ -48,7 +57,7 @@ func zbvEvaluator(t *testing.T, c zbvCase, m int) *evaluator {
 	return e
 }
 
-// TestZBVExtrapolation checks the V's pipeline time past VSteadyFrom(p)
+// TestZBVExtrapolation checks the V's pipeline time (ZB-V's and DualPipeV's) past VSteadyFrom(p)
 // microbatches, extrapolated from the steady state, against core/schedule's
 // simulation of every microbatch with the same chunk costs: equal to a
 // part in a billion (dense and mixture-of-experts models, full, partial
@@ -59,21 +68,23 @@ func zbvEvaluator(t *testing.T, c zbvCase, m int) *evaluator {
 // recomputations, 9 to 400 microbatches: 2,160 cases) agreed within
 // 1e-13 on 2026-11-29.
 func TestZBVExtrapolation(t *testing.T) {
-	for _, c := range zbvCases {
-		from := VSteadyFrom(c.pp)
-		for _, m := range []int{from - 1, from + 1, 2*from + 3, 16 * c.pp} {
-			e := zbvEvaluator(t, c, m)
-			got, ok := e.vPipelineSeconds()
-			s, err := schedule.Generate(schedule.ZBV, schedule.Options{Stages: c.pp, Microbatches: m})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tl, err := schedule.Simulate(context.Background(), s, e.chunkCosts(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !ok || math.Abs(got/tl.StepSeconds-1) > 1e-9 {
-				t.Errorf("%s t%d p%d m%d %s: pipeline %.9f s (ok %v), simulated %.9f s", c.preset, c.tp, c.pp, m, c.rc, got, ok, tl.StepSeconds)
+	for _, kind := range vKinds {
+		for _, c := range zbvCases {
+			from := VSteadyFrom(c.pp)
+			for _, m := range []int{from - 1, from + 1, 2*from + 3, 16 * c.pp} {
+				e := vEvaluator(t, kind, c, m)
+				got, ok := e.vPipelineSeconds()
+				s, err := schedule.Generate(kind, schedule.Options{Stages: c.pp, Microbatches: m})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tl, err := schedule.Simulate(context.Background(), s, e.chunkCosts(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ok || math.Abs(got/tl.StepSeconds-1) > 1e-9 {
+					t.Errorf("%s %s t%d p%d m%d %s: pipeline %.9f s (ok %v), simulated %.9f s", kind, c.preset, c.tp, c.pp, m, c.rc, got, ok, tl.StepSeconds)
+				}
 			}
 		}
 	}
@@ -86,23 +97,25 @@ func TestZBVExtrapolation(t *testing.T) {
 // layers of each kind, layerMix), and the slowest device bounds the step
 // from below, m times its time.
 func TestZBVChunksMakeDevices(t *testing.T) {
-	for _, c := range zbvCases {
-		m := 3 * c.pp
-		e := zbvEvaluator(t, c, m)
-		costs := e.chunkCosts()
-		var tMax float64
-		for d := range c.pp {
-			st := e.deviceSeconds(d)
-			want := st.compute + st.tp + st.p2p + st.cp + st.ep + e.zero3Seconds(d, st)
-			first, second := schedule.ZBVStages(c.pp, d)
-			a, b := costs.Stages[first], costs.Stages[second]
-			if got := a.FwdSeconds + a.BwdSeconds + b.FwdSeconds + b.BwdSeconds; math.Abs(got/want-1) > 1e-12 {
-				t.Errorf("%s p%d device %d: chunks %d and %d take %.6f s, the device %.6f s", c.preset, c.pp, d, first, second, got, want)
+	for _, kind := range vKinds {
+		for _, c := range zbvCases {
+			m := 3 * c.pp
+			e := vEvaluator(t, kind, c, m)
+			costs := e.chunkCosts()
+			var tMax float64
+			for d := range c.pp {
+				st := e.deviceSeconds(d)
+				want := st.compute + st.tp + st.p2p + st.cp + st.ep + e.zero3Seconds(d, st)
+				first, second := schedule.ZBVStages(c.pp, d)
+				a, b := costs.Stages[first], costs.Stages[second]
+				if got := a.FwdSeconds + a.BwdSeconds + b.FwdSeconds + b.BwdSeconds; math.Abs(got/want-1) > 1e-12 {
+					t.Errorf("%s %s p%d device %d: chunks %d and %d take %.6f s, the device %.6f s", kind, c.preset, c.pp, d, first, second, got, want)
+				}
+				tMax = max(tMax, want)
 			}
-			tMax = max(tMax, want)
-		}
-		if step, _ := e.vPipelineSeconds(); step < float64(m)*tMax*(1-1e-12) {
-			t.Errorf("%s p%d m%d: pipeline %.6f s below m × the slowest device's %.6f s", c.preset, c.pp, m, step, tMax)
+			if step, _ := e.vPipelineSeconds(); step < float64(m)*tMax*(1-1e-12) {
+				t.Errorf("%s %s p%d m%d: pipeline %.6f s below m × the slowest device's %.6f s", kind, c.preset, c.pp, m, step, tMax)
+			}
 		}
 	}
 }
@@ -112,7 +125,7 @@ func TestZBVChunksMakeDevices(t *testing.T) {
 // once (the parameters over the devices add up to the model's, where 1F1B
 // on more than one stage keeps a copy on its last) and needs no all-reduce
 // between stages; the first device runs the output layer (the layers are
-// eight a device either way) and holds it.
+// eight a device either way) and holds it. DualPipeV's V is ZB-V's.
 func TestZBVLayout(t *testing.T) {
 	tr, _, err := modelprofiles.Transformer("llama3-8b")
 	if err != nil {
@@ -121,7 +134,8 @@ func TestZBVLayout(t *testing.T) {
 	tr.UntiedEmbeddings = false
 	const tp, pp = 2, 4
 	word := float64(tr.Vocab) * float64(tr.Hidden)
-	for _, k := range []schedule.Kind{schedule.ZBV, schedule.OneFOneB} {
+	for _, k := range []schedule.Kind{schedule.ZBV, schedule.DualPipeV, schedule.OneFOneB} {
+		v := k != schedule.OneFOneB
 		ex := WithDefaults(plan.Execution{TP: tp, PP: pp, DP: 1, MicrobatchSize: 1, GlobalBatch: 16, SequenceParallel: true, FlashAttention: true, Schedule: k})
 		e, err := newEvaluator(tr, servers(t, "nvidia-h100-sxm5-80gb", 8), ex, Options{})
 		if err != nil {
@@ -133,7 +147,7 @@ func TestZBVLayout(t *testing.T) {
 			params += dense * tp
 		}
 		want, out := tr.Params(), pp-1
-		if k == schedule.ZBV {
+		if v {
 			out = 0
 		} else {
 			want += word // the last stage's copy
@@ -145,11 +159,11 @@ func TestZBVLayout(t *testing.T) {
 			t.Errorf("%s: output layer on device %d, want %d", k, got, out)
 		}
 		_, emb, _ := e.dataParallelSeconds(0)
-		if (emb > 0) != (k != schedule.ZBV) {
+		if (emb > 0) == v {
 			t.Errorf("%s: the embedding's all-reduce takes %v s on device 0", k, emb)
 		}
 		mem0, mem1 := e.memory(out), e.memory(1)
-		if k == schedule.ZBV && mem0.ActivationBytes <= 0 {
+		if v && mem0.ActivationBytes <= 0 {
 			t.Errorf("%s: device 0 stores %v bytes of activations", k, mem0.ActivationBytes)
 		}
 		if st0, st1 := e.deviceSeconds(out), e.deviceSeconds(1); math.Abs(st0.compute-st1.compute-e.logitSeconds()) > 1e-12 || mem1.WeightBytes >= mem0.WeightBytes {
@@ -237,5 +251,48 @@ func TestZBVBounds(t *testing.T) {
 	}
 	if err := Validate(tr, servers(t, "nvidia-h100-sxm5-80gb", 136), ex); err == nil || !strings.Contains(err.Error(), "execution.pp: zb-v is costed by simulating its schedule, at most 65536 stage-microbatches") || !strings.Contains(err.Error(), "got pp 136 × 544") {
 		t.Errorf("zb-v on 136 stages, 1,000 microbatches: %v", err)
+	}
+}
+
+// TestDualPipeV checks what DualPipeV adds to ZB-V's V in the cost model:
+// its paired forwards and backwards hide the expert exchange as
+// Overlap.EPComm does (the same exposed share), so a mixture of experts'
+// all-to-all equals ZB-V's with the overlap and is below ZB-V's without,
+// and a dense model has none to hide; it stashes one chunk activation more
+// a device (2p + 1 against 2p); and it needs a microbatch a stage, which
+// Validate asks of the global batch by name.
+func TestDualPipeV(t *testing.T) {
+	for _, c := range zbvCases {
+		m := 4 * c.pp
+		de := vEvaluator(t, schedule.DualPipeV, c, m)
+		d := de.predict(false)
+		z := vEvaluator(t, schedule.ZBV, c, m)
+		zOff := z.predict(false)
+		ex := z.cfg
+		ex.Overlap.EPComm = true
+		zo, err := newEvaluator(z.tr, z.c, ex, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		zOn := zo.predict(false)
+		moe := c.ep > 1
+		if got, want := d.Time.ExpertParallelSeconds, zOn.Time.ExpertParallelSeconds; math.Abs(got-want) > 1e-9*want {
+			t.Errorf("%s p%d: dualpipe-v's all-to-all %.6f s, zb-v's overlapped %.6f s", c.preset, c.pp, got, want)
+		}
+		if moe != (d.Time.ExpertParallelSeconds < zOff.Time.ExpertParallelSeconds) {
+			t.Errorf("%s p%d: dualpipe-v's all-to-all %.6f s, zb-v's without the overlap %.6f s", c.preset, c.pp, d.Time.ExpertParallelSeconds, zOff.Time.ExpertParallelSeconds)
+		}
+		da, za := de.memory(c.pp-1).ActivationBytes, z.memory(c.pp-1).ActivationBytes
+		if want := za * float64(2*c.pp+1) / float64(2*c.pp); c.rc != model.RecomputeFull && math.Abs(da/want-1) > 0.02 {
+			t.Errorf("%s p%d: the last device stashes %.4g bytes under dualpipe-v, %.4g under zb-v: want about (2p+1)/2p of it, %.4g", c.preset, c.pp, da, za, want)
+		}
+	}
+	tr, _, err := modelprofiles.Transformer("llama3-8b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := plan.Execution{TP: 1, PP: 4, DP: 2, MicrobatchSize: 1, GlobalBatch: 14, Schedule: schedule.DualPipeV}
+	if err := Validate(tr, servers(t, "nvidia-h100-sxm5-80gb", 8), ex); err == nil || !strings.Contains(err.Error(), "execution.global_batch: dualpipe-v needs at least 8 microbatches a step") || !strings.Contains(err.Error(), "got 7") {
+		t.Errorf("dualpipe-v on 4 stages, 7 microbatches: %v", err)
 	}
 }

@@ -129,11 +129,11 @@ type Engine struct {
 // Engines are the engines of Formats: Megatron-LM, with its 1F1B and
 // interleaved 1F1B (megatron/core/pipeline_parallel/schedules.py);
 // torchtitan, with torch.distributed.pipelining's GPipe, 1F1B,
-// Interleaved1F1B and ZBVZeroBubble (torchtitanSchedules); DeepSpeed,
+// Interleaved1F1B, ZBVZeroBubble and DualPipeV (torchtitanSchedules); DeepSpeed,
 // with its TrainSchedule's 1F1B.
 var Engines = []Engine{
 	{"megatron", "Megatron-LM", []schedule.Kind{schedule.OneFOneB, schedule.Interleaved}},
-	{"torchtitan", "torchtitan", []schedule.Kind{schedule.GPipe, schedule.OneFOneB, schedule.Interleaved, schedule.ZBV}},
+	{"torchtitan", "torchtitan", []schedule.Kind{schedule.GPipe, schedule.OneFOneB, schedule.Interleaved, schedule.ZBV, schedule.DualPipeV}},
 	{"deepspeed", "DeepSpeed", []schedule.Kind{schedule.OneFOneB}},
 }
 

@@ -255,28 +255,30 @@ func TestExportTorchtitanRoundTrip(t *testing.T) {
 	}
 }
 
-// TestExportTorchtitanZBV: a ZB-V plan (two chunks a device in a V) goes
-// to torchtitan as ZBVZeroBubble over its 2·pp chunks; Megatron-LM, which
-// has no V schedule, refuses it.
+// TestExportTorchtitanZBV: a ZB-V or DualPipeV plan (two chunks a device
+// in a V) goes to torchtitan as ZBVZeroBubble or DualPipeV over its 2·pp
+// chunks; Megatron-LM, which has no V schedule, refuses it.
 func TestExportTorchtitanZBV(t *testing.T) {
-	p := gptPlan(t, 2)
-	p.Execution.Schedule, p.Execution.Interleave = schedule.ZBV, 1
-	if err := p.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	var job struct {
-		Parallelism struct {
-			PP            int    `toml:"pipeline_parallel_degree"`
-			LayersPerStep int    `toml:"pipeline_parallel_layers_per_stage"`
-			Schedule      string `toml:"pipeline_parallel_schedule"`
-		} `toml:"parallelism"`
-	}
-	out := mustExport(t, "torchtitan", inputOf(p))
-	if _, err := toml.Decode(out, &job); err != nil || job.Parallelism.Schedule != "ZBVZeroBubble" || job.Parallelism.PP != 4 || job.Parallelism.LayersPerStep != 3 {
-		t.Errorf("zb-v: %+v, %v\n%s", job, err, out)
-	}
-	if _, err := export("megatron", inputOf(p)); !errors.Is(err, ErrNotExpressible) || !strings.Contains(err.Error(), "zb-v") {
-		t.Errorf("megatron with zb-v: %v", err)
+	for kind, name := range map[schedule.Kind]string{schedule.ZBV: "ZBVZeroBubble", schedule.DualPipeV: "DualPipeV"} {
+		p := gptPlan(t, 2)
+		p.Execution.Schedule, p.Execution.Interleave = kind, 1
+		if err := p.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		var job struct {
+			Parallelism struct {
+				PP            int    `toml:"pipeline_parallel_degree"`
+				LayersPerStep int    `toml:"pipeline_parallel_layers_per_stage"`
+				Schedule      string `toml:"pipeline_parallel_schedule"`
+			} `toml:"parallelism"`
+		}
+		out := mustExport(t, "torchtitan", inputOf(p))
+		if _, err := toml.Decode(out, &job); err != nil || job.Parallelism.Schedule != name || job.Parallelism.PP != 4 || job.Parallelism.LayersPerStep != 3 {
+			t.Errorf("%s: %+v, %v\n%s", kind, job, err, out)
+		}
+		if _, err := export("megatron", inputOf(p)); !errors.Is(err, ErrNotExpressible) || !strings.Contains(err.Error(), string(kind)) {
+			t.Errorf("megatron with %s: %v", kind, err)
+		}
 	}
 }
 

@@ -11,10 +11,10 @@ import (
 )
 
 // torchtitanSchedules maps schedule kinds to torch.distributed.pipelining's
-// names. torchtitan places ZBVZeroBubble's two stages a rank in a V
-// (stage_ids_this_rank, style "v"), as schedule.ZBVStages does.
+// names. torchtitan places ZBVZeroBubble's and DualPipeV's two stages a
+// rank in a V (stage_ids_this_rank, style "v"), as schedule.ZBVStages does.
 var torchtitanSchedules = map[schedule.Kind]string{
-	schedule.GPipe: "GPipe", schedule.OneFOneB: "1F1B", schedule.Interleaved: "Interleaved1F1B", schedule.ZBV: "ZBVZeroBubble",
+	schedule.GPipe: "GPipe", schedule.OneFOneB: "1F1B", schedule.Interleaved: "Interleaved1F1B", schedule.ZBV: "ZBVZeroBubble", schedule.DualPipeV: "DualPipeV",
 }
 
 // torchtitanTOML is a torchtitan job config (torchtitan/config/job_config.py).

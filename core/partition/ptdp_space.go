@@ -310,12 +310,14 @@ func (o PTDPOptions) chunks(v int) int {
 	return f.Chunks()
 }
 
-// simulable reports whether p stages and m microbatches are within what the
-// cost model simulates for a V-shaped fixed schedule
-// (cost.MaxSimulatedStageMicrobatches); other schedules are not simulated.
+// simulable reports whether the fixed schedule runs m microbatches on p
+// stages (dualpipe-v: at least 2p, schedule.KindInfo.MinMicrobatches) and,
+// where it is V-shaped, whether they are within what the cost model
+// simulates (cost.MaxSimulatedStageMicrobatches); other schedules are not
+// simulated.
 func (o PTDPOptions) simulable(p, m int) bool {
 	kind, err := o.Fixed.Schedule.Info()
-	return err != nil || !kind.VShaped || cost.Simulable(p, m)
+	return err != nil || (m >= kind.MinMicrobatches(p) && (!kind.VShaped || cost.Simulable(p, m)))
 }
 
 // interleaveOK reports whether v > 1 chunks per device may be used with p
@@ -344,7 +346,8 @@ func divisors(n int) []int {
 // noCandidateError explains a search of the given (t, p) pairs that had no
 // configuration to evaluate: when freeing the pinned expert-,
 // expert-tensor- or context-parallel size would have left some, it names that field and
-// value (no searched tp, pp and dp hosts it); otherwise it lists the
+// value (no searched tp, pp and dp hosts it), or the global batch where
+// the schedule needs more microbatches (dualpipe-v); otherwise it lists the
 // constraints the fixed choices failed together.
 func (o PTDPOptions) noCandidateError(tr model.Transformer, c hw.Cluster, pairs [][2]int) error {
 	hosts := func(free PTDPOptions) bool {
@@ -375,6 +378,17 @@ func (o PTDPOptions) noCandidateError(tr model.Transformer, c hw.Cluster, pairs 
 		free.Fixed.CP = 0
 		if hosts(free) {
 			return fmt.Errorf("cp: no searched tp, pp and dp can host the pinned context-parallel size: it must divide the %d GPUs over tp·pp, got %d", c.GPUs(), f.CP)
+		}
+	}
+	if kind, err := f.Schedule.Info(); err == nil && kind.MinMicrobatchesPerDevice > 1 {
+		free := o
+		free.Fixed.Schedule = ""
+		if hosts(free) {
+			need := fmt.Sprintf("%d per pipeline device × pp", kind.MinMicrobatchesPerDevice)
+			if f.PP > 0 {
+				need = fmt.Sprintf("%d microbatches a step (%s %d)", kind.MinMicrobatches(f.PP), need, f.PP)
+			}
+			return fmt.Errorf("global_batch: %s needs at least %s, which the global batch %d gives under no searched configuration; raise the global batch or pin a smaller pp", f.Schedule, need, f.GlobalBatch)
 		}
 	}
 	return fmt.Errorf("config: no (tp, pp, dp, microbatch, interleave) with tp·pp·dp = %d GPUs, the global batch %d a multiple of dp·microbatch, dp at most %d and at most %d pipeline stages (one per layer) satisfies the fixed choices",

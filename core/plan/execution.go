@@ -344,5 +344,18 @@ func (e Execution) Validate() error {
 	if e.Microbatches() == 0 {
 		return fmt.Errorf("execution.global_batch: %d samples do not split into microbatches of dp %d × microbatch_size %d = %d samples", e.GlobalBatch, e.DP, e.MicrobatchSize, e.DP*e.MicrobatchSize)
 	}
-	return nil
+	return e.CheckScheduleMicrobatches(e.Microbatches())
+}
+
+// CheckScheduleMicrobatches checks that the schedule runs m microbatches a
+// step on pp devices: dualpipe-v needs one a stage, 2·pp
+// (schedule.KindInfo.MinMicrobatches), the others one. The error names
+// global_batch and the numbers that make m.
+func (e Execution) CheckScheduleMicrobatches(m int) error {
+	kind, err := e.Schedule.Info()
+	if err != nil || m >= kind.MinMicrobatches(e.PP) {
+		return nil // an unknown schedule is the schedule field's error
+	}
+	return fmt.Errorf("execution.global_batch: %s needs at least %d microbatches a step (%d per pipeline device × pp %d), got %d (global batch %d over dp %d × microbatch %d); raise the global batch or lower pp",
+		e.Schedule, kind.MinMicrobatches(e.PP), kind.MinMicrobatchesPerDevice, e.PP, m, e.GlobalBatch, e.DP, e.MicrobatchSize)
 }

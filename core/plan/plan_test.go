@@ -89,6 +89,7 @@ func TestValidateNamesFieldAndValue(t *testing.T) {
 		{"replicated too many", func(p *Plan) { p.Stages[0].Replicas = 2; p.Execution.DP = 2 }, "stages: need 208 GPUs (tp 8 × dp 2 × cp 1 × 13 stage replicas) but the cluster has 192"},
 		{"kind", func(p *Plan) { p.Execution.Schedule = "2f2b" }, `execution.schedule: must be one of gpipe, 1f1b,`},
 		{"batch split", func(p *Plan) { p.Execution.GlobalBatch = 1535 }, "execution.global_batch: 1535 samples do not split into microbatches of dp 2 × microbatch_size 1 = 2 samples"},
+		{"dualpipe-v batch", func(p *Plan) { p.Execution.Schedule, p.Execution.GlobalBatch = "dualpipe-v", 40 }, "execution.global_batch: dualpipe-v needs at least 24 microbatches a step (2 per pipeline device × pp 12), got 20 (global batch 40 over dp 2 × microbatch 1)"},
 		{"recompute", func(p *Plan) { p.Execution.Recompute = "some" }, `execution.recompute: must be one of none, selective, full; got "some"`},
 		{"nan prediction", func(p *Plan) { p.Predictions.MFU = math.NaN() }, "predictions.mfu: must be a finite number >= 0, got NaN"},
 		{"bubble", func(p *Plan) { p.Predictions.BubbleFraction = 1.5 }, "predictions.bubble_fraction: must be <= 1, got 1.5"},
@@ -148,15 +149,17 @@ func FuzzParse(f *testing.F) {
 			f.Add(data)
 		}
 	}
-	// A ZB-V plan: pp 6 with two chunks a device in a V, the 12 stages as
-	// they are.
-	zbv := examplePlan()
-	zbv.Execution.PP, zbv.Execution.DP, zbv.Execution.TP, zbv.Execution.Schedule = 6, 4, 8, schedule.ZBV
-	if err := zbv.Validate(); err != nil {
-		f.Fatalf("zb-v seed: %v", err)
-	}
-	if data, err := json.Marshal(zbv); err == nil {
-		f.Add(data)
+	// A ZB-V and a DualPipeV plan: pp 6 with two chunks a device in a V,
+	// the 12 stages as they are.
+	for _, k := range []schedule.Kind{schedule.ZBV, schedule.DualPipeV} {
+		v := examplePlan()
+		v.Execution.PP, v.Execution.DP, v.Execution.TP, v.Execution.Schedule = 6, 4, 8, k
+		if err := v.Validate(); err != nil {
+			f.Fatalf("%s seed: %v", k, err)
+		}
+		if data, err := json.Marshal(v); err == nil {
+			f.Add(data)
+		}
 	}
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"version":1,"stages":[{"first_layer":-1}]}`))

@@ -2,7 +2,7 @@
 // list of actions per device (the shape of PyTorch's
 // torch.distributed.pipelining), generators for the schedules of the papers
 // (GPipe, 1F1B/PipeDream-Flush, interleaved 1F1B, PipeDream-2BW, PipeDream
-// with weight stashing, 1F1B-RR, ZB-H1, MadPipe's 1F1B*), an event simulator
+// with weight stashing, 1F1B-RR, ZB-H1, ZB-V, DualPipeV, MadPipe's 1F1B*), an event simulator
 // that turns a schedule and stage costs into a timeline (step time, bubble,
 // peak memory, weight versions), and an SVG renderer for timelines.
 package schedule

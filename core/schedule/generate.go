@@ -57,6 +57,8 @@ func Generate(kind Kind, o Options) (*Schedule, error) {
 		return nil, fmt.Errorf("replicas: only 1f1b-rr replicates stages")
 	case o.VerticalSync && kind != PipeDream:
 		return nil, fmt.Errorf("vertical sync: only pipedream has it")
+	case o.Microbatches < in.MinMicrobatches(o.Stages):
+		return nil, fmt.Errorf("microbatches: %s needs at least %d per device (%d on %d), got %d", kind, in.MinMicrobatchesPerDevice, in.MinMicrobatches(o.Stages), o.Stages, o.Microbatches)
 	case o.Groups != nil && kind != OneFOneBStar:
 		return nil, fmt.Errorf("groups: only 1f1b-star takes groups")
 	case int64(o.Stages)*int64(o.Chunks)*int64(o.Microbatches)*int64(o.Batches) > maxGenerate/3:

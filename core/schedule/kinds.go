@@ -29,6 +29,9 @@ const (
 	// ZBV is the zero-bubble V schedule of Qi et al. (2024): two model
 	// chunks per device placed in a V, the backward split like ZB-H1's.
 	ZBV Kind = "zb-v"
+	// DualPipeV is DeepSeek's DualPipe cut in half (DualPipeV): ZB-V's V,
+	// its steady state pairing one chunk's forward with the other's backward.
+	DualPipeV Kind = "dualpipe-v"
 	// OneFOneBStar is MadPipe's 1F1B* for a given period (madpipe-2020 §4.1).
 	OneFOneBStar Kind = "1f1b-star"
 )
@@ -66,6 +69,15 @@ type KindInfo struct {
 	// weight gradient W a device idles (p−1)(F + I − min(W, F)) a step
 	// instead of 1F1B's (p−1)(F + I + W) (ZB-H1; TestZBH1Bubble).
 	WeightGradientFill bool
+	// PairsForwardBackward reports whether its steady state runs a
+	// forward of one microbatch together with a backward of another
+	// (DualPipe's overlapped F&B), each one's communication hidden behind
+	// the other's compute: the cost model hides the expert exchange as
+	// plan.Overlap.EPComm does.
+	PairsForwardBackward bool
+	// MinMicrobatchesPerDevice is the fewest microbatches per device it
+	// runs (MinMicrobatches); 0 means one.
+	MinMicrobatchesPerDevice int
 
 	// generate makes its action lists.
 	generate func(Options) (*Schedule, error)
@@ -107,6 +119,11 @@ func (in KindInfo) ChunkDevice(k, p int) int {
 	return k % p
 }
 
+// MinMicrobatches returns the fewest microbatches the kind runs on p
+// devices: MinMicrobatchesPerDevice × p (dualpipe-v: one per stage, 2p,
+// as torch's ScheduleDualPipeV requires), else 1.
+func (in KindInfo) MinMicrobatches(p int) int { return max(1, in.MinMicrobatchesPerDevice*p) }
+
 // Analytic reports whether the kind has closed forms for its in-flight
 // count and bubble, so that the analytic cost model (core/cost) covers it.
 func (in KindInfo) Analytic() bool { return in.inFlight != nil && in.bubble != nil }
@@ -136,6 +153,10 @@ var registry = []KindInfo{
 	{Kind: ZBV, Description: "zero-bubble ZB-V: two chunks per device in a V (stages r and 2p−1−r), the backward split into I and W",
 		Source:     "Qi et al. 2024, Pipeline Parallelism with Controllable Memory §4; torch.distributed.pipelining's ScheduleZBVZeroBubble",
 		Versioning: Synchronous, VShaped: true, SplitsBackward: true, generate: zbV, inFlight: zbVInFlight, bubble: zbVBubble},
+	{Kind: DualPipeV, Description: "DualPipeV: ZB-V's V, one chunk's forward paired with the other's backward, hiding the expert all-to-all",
+		Source:     "DeepSeek-V3 technical report §3.2.1 (DualPipe); deepseek-ai/DualPipe's DualPipeV; torch.distributed.pipelining's ScheduleDualPipeV",
+		Versioning: Synchronous, VShaped: true, SplitsBackward: true, PairsForwardBackward: true, MinMicrobatchesPerDevice: VChunks,
+		generate: dualPipeV, inFlight: dualPipeVInFlight, bubble: dualPipeVBubble},
 	{Kind: OneFOneBStar, Description: "MadPipe's periodic 1F1B* for a target period, stages grouped",
 		Source: "madpipe-2020 §4.1", Versioning: Synchronous, generate: oneFOneBStar},
 }
@@ -208,6 +229,8 @@ func KindHelp(indent string) string {
 //     version (Qi et al. 2023 §2.1).
 //   - zb-v: min(2p, 2m, m + i + 1) chunk activations over both of the
 //     device's chunks, one version (Qi et al. 2024 §4).
+//   - dualpipe-v: 2p + 1 chunk activations over both chunks, one version
+//     (deepseek-ai/DualPipe's "PP+1" of 2p chunks); it needs m >= 2p.
 //
 // Neither count grows with i, but for V-shaped kinds, whose counts never
 // shrink with i: a cost model may take the first (V-shaped: the last) of
@@ -301,6 +324,26 @@ func zbVInFlight(p, i, m, v int) (int, int, error) { return min(2*p, 2*m, m+i+1)
 func zbVBubble(p, m, v int) float64 {
 	return float64(max(p-1, 4*(p-1)-2*(m-1))) / float64(6*m)
 }
+
+// dualPipeVInFlight is DualPipeV's stash in chunk activations (both of a
+// device's chunks together): 2p + 1 on every device, ZB-V's 2p and the
+// one chunk more that its paired steady state holds (deepseek-ai/DualPipe's
+// table: activations "PP+1" for PP = 2p chunks). One version; it needs
+// m >= 2p (MinMicrobatches).
+func dualPipeVInFlight(p, i, m, v int) (int, int, error) {
+	if m < 2*p {
+		return 0, 0, fmt.Errorf("schedule: dualpipe-v needs m >= 2p microbatches (one a stage, as torch's ScheduleDualPipeV), got m=%d p=%d", m, p)
+	}
+	return 2*p + 1, 1, nil
+}
+
+// dualPipeVBubble is DualPipeV's bubble at T_F = T_I = T_W per chunk:
+// each device works 2m(T_F+T_I+T_W) and the step adds p−1 chunk forwards,
+// as ZB-V's with m >= 2p (TestDualPipeV). DeepSeek's table gives
+// (p−1)(T_F&B + T_B − 3T_W), 2(p−1) forwards here with the pair at
+// T_F + T_B; torch's order, simulated, idles half that. With other times
+// the cost model simulates the schedule.
+func dualPipeVBubble(p, m, v int) float64 { return float64(p-1) / float64(6*m) }
 
 // zbH1Bubble is ZB-H1's bubble at T_F = T_I = T_W, (p−1)/(3m): a third of
 // 1F1B's (Qi et al. 2023 §2.1; with other times the cost model takes the

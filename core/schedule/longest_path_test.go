@@ -17,7 +17,7 @@ func refStart(s *Schedule, c Costs) map[Action]float64 {
 			where[[3]int{a.Stage, int(a.Kind), a.Microbatch}] = place{d, i}
 		}
 	}
-	split := func(st int) bool { _, ok := where[[3]int{st, int(BackwardInput), 0}]; return ok }
+	split := func(st, mb int) bool { _, ok := where[[3]int{st, int(BackwardInput), mb}]; return ok }
 	memo := map[place]float64{}
 	var start func(p place) float64
 	var end func(st int, k ActionKind, mb, consumer int, link float64) float64
@@ -40,7 +40,7 @@ func refStart(s *Schedule, c Costs) map[Action]float64 {
 			t = start(place{p.device, p.index - 1}) + c.duration(prev)
 		}
 		bwd := func(st int) ActionKind {
-			if split(st) {
+			if split(st, a.Microbatch) {
 				return BackwardInput
 			}
 			return Backward
@@ -60,7 +60,7 @@ func refStart(s *Schedule, c Costs) map[Action]float64 {
 		case OptStep:
 			for mb := range s.TotalMicrobatches() {
 				k := Backward
-				if split(a.Stage) {
+				if split(a.Stage, mb) {
 					k = BackwardWeight
 				}
 				t = max(t, end(a.Stage, k, mb, p.device, 0))
@@ -89,6 +89,8 @@ func TestSimulateMatchesLongestPath(t *testing.T) {
 			case Interleaved:
 				o.Chunks = 2 + rng.IntN(2)
 				o.Microbatches = o.Stages * (1 + rng.IntN(3))
+			case DualPipeV:
+				o.Microbatches = 2*o.Stages + rng.IntN(5)
 			case TwoBW:
 				o.Microbatches = o.Stages + rng.IntN(3)
 				o.Batches = 1 + rng.IntN(3)

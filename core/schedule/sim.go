@@ -167,14 +167,14 @@ func (r *run) deps(a Action, buf []dep) []dep {
 	prev := func() dep { return dep{x.slot(Forward, st-1, mb), r.c.stage(st - 1).CommSeconds} }
 	next := func() dep {
 		k := Backward
-		if x.split[st+1] {
+		if x.splits(st+1, mb) {
 			k = BackwardInput
 		}
 		return dep{x.slot(k, st+1, mb), r.c.stage(st).CommSeconds}
 	}
 	own := func() dep {
 		k := Backward
-		if x.split[st] {
+		if x.splits(st, mb) {
 			k = BackwardInput
 		}
 		return dep{x.slot(k, st, mb), 0}

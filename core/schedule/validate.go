@@ -25,9 +25,11 @@ type index struct {
 	kindIdx [AllReduce]int
 	// device holds device+1 for each slot (used kind, stage, microbatch), 0 when absent.
 	device []int32
-	// split reports, per stage, whether the backward is split into I and W.
-	split []bool
 }
+
+// splits reports whether stage st splits microbatch mb's backward into I
+// and W (DualPipeV splits some microbatches of a stage and not others).
+func (x *index) splits(st, mb int) bool { return x.dev(BackwardInput, st, mb) != 0 }
 
 // slot returns the dense index of a per-microbatch action of a used kind.
 func (x *index) slot(k ActionKind, stage, mb int) int {
@@ -69,7 +71,7 @@ func (s *Schedule) index() (*index, error) {
 	if int64(total) < 2*int64(s.Stages)*int64(n) {
 		return nil, fmt.Errorf("schedule: %d actions cannot hold a forward and a backward for each of %d stages × %d microbatches", total, s.Stages, n)
 	}
-	x := &index{stages: s.Stages, microbatches: n, split: make([]bool, s.Stages)}
+	x := &index{stages: s.Stages, microbatches: n}
 	for k := range x.kindIdx {
 		x.kindIdx[k] = -1
 	}
@@ -109,19 +111,17 @@ func (s *Schedule) index() (*index, error) {
 				return nil, fmt.Errorf("schedule: stage %d microbatch %d: %v", st, mb, err)
 			}
 		}
-		x.split[st] = x.dev(BackwardInput, st, 0) != 0
 	}
 	return x, nil
 }
 
 // checkMicrobatch checks that one stage runs one microbatch's forward and
-// backward exactly once, all on one device, and splits it like microbatch 0.
+// backward exactly once, all on one device.
 func (x *index) checkMicrobatch(st, mb int) error {
 	f := x.dev(Forward, st, mb)
 	b := x.dev(Backward, st, mb)
 	i := x.dev(BackwardInput, st, mb)
 	w := x.dev(BackwardWeight, st, mb)
-	split0 := x.dev(BackwardInput, st, 0) != 0
 	switch {
 	case f == 0:
 		return fmt.Errorf("no forward (F)")
@@ -129,8 +129,6 @@ func (x *index) checkMicrobatch(st, mb int) error {
 		return fmt.Errorf("both a whole (B) and a split (I, W) backward")
 	case b == 0 && (i == 0 || w == 0):
 		return fmt.Errorf("no backward (B, or I and W)")
-	case (b == 0) != split0:
-		return fmt.Errorf("backward split differently from microbatch 0")
 	case b != 0 && b != f, b == 0 && (i != f || w != f):
 		return fmt.Errorf("forward on device %d but backward on another device", f-1)
 	}
