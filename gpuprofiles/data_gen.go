@@ -4,7 +4,7 @@ package gpuprofiles
 
 import "pipeplan/core/hw"
 
-// embeddedGPUs are the GPUs of gpus.json in file order, with network.json's bandwidths.
+// embeddedGPUs are the GPUs of gpus.json and variants.json in file order, with network.json's bandwidths.
 var embeddedGPUs = []hw.GPU{
 	{ID: "nvidia-k80-gk210-die", Name: "Tesla K80 (one GK210 GPU of the dual-GPU board)", Vendor: "NVIDIA", FormFactor: "PCIe dual-GPU board (2 GPUs per card)", MemoryBytes: 1.2884901888e+10, MemoryBandwidthBytesPerSec: 2.4e+11, PeakFLOPS: map[string]float64{
 		"fp32": 4.37e+12,
@@ -197,6 +197,17 @@ var embeddedGPUs = []hw.GPU{
 		"bf16": 1.97e+14,
 		"int8": 3.93e+14,
 	}, IntraNode: &hw.Link{Type: "ICI", BandwidthBytesPerSec: 2e+11}, LogicalDevices: 1},
+	{ID: "nvidia-h800-sxm5-80gb", Name: "H800 80 GB SXM5", Vendor: "NVIDIA", FormFactor: "SXM5", MemoryBytes: 8.589934592e+10, MemoryBandwidthBytesPerSec: 3.35e+12, PeakFLOPS: map[string]float64{
+		"bf16": 9.89e+14,
+		"fp16": 9.89e+14,
+		"fp32": 6.7e+13,
+		"fp8":  1.979e+15,
+		"int8": 1.979e+15,
+		"tf32": 4.945e+14,
+	}, MeasuredMatmulFLOPS: map[string]float64{
+		"bf16": 7.945e+14,
+		"fp8":  1.4026e+15,
+	}, IntraNode: &hw.Link{Type: "NVLink", Generation: 4, BandwidthBytesPerSec: 2e+11}, Host: &hw.Link{Type: "PCIe", Generation: 5, BandwidthBytesPerSec: 6.4e+10}, NetworkBandwidthBytesPerSec: 5e+10, TDPWatts: 700, LogicalDevices: 1},
 }
 
 // embeddedCloud is cloud.json.
@@ -249,6 +260,7 @@ var embeddedServers = map[string]Server{
 	"nvidia-h100-pcie-80gb": {ID: "nvidia-h100-pcie-80gb", GPUsPerServer: 8, Name: "8-GPU PCIe server", Source: "no single reference server: 8, as the 8-GPU PCIe instances of the L4 and L40S (AWS g6.48xlarge, g6e.48xlarge); the cards are NVLink-bridged in pairs (gpus.json)"},
 	"nvidia-h100-sxm5-80gb": {ID: "nvidia-h100-sxm5-80gb", GPUsPerServer: 8, Name: "NVIDIA DGX/HGX H100, AWS p5.48xlarge", Source: "NVIDIA DGX H100: 8 H100 SXM5 (DGX BasePOD reference architecture, https://docs.nvidia.com/dgx-basepod/); AWS p5.48xlarge: 8 H100, https://aws.amazon.com/ec2/instance-types/p5/"},
 	"nvidia-h200-sxm-141gb": {ID: "nvidia-h200-sxm-141gb", GPUsPerServer: 8, Name: "NVIDIA DGX/HGX H200", Source: "NVIDIA DGX H200: 8 H200 SXM (DGX BasePOD reference architecture, https://docs.nvidia.com/dgx-basepod/)"},
+	"nvidia-h800-sxm5-80gb": {ID: "nvidia-h800-sxm5-80gb", GPUsPerServer: 8, Name: "HGX H800 (DeepSeek-V3's cluster)", Source: "DeepSeek-AI, DeepSeek-V3 Technical Report (arXiv:2412.19437) §3.1: each node of its H800 cluster holds 8 GPUs connected by NVLink and NVSwitch"},
 	"nvidia-k80-gk210-die":  {ID: "nvidia-k80-gk210-die", GPUsPerServer: 16, Name: "AWS p2.16xlarge", Source: "dissertation §6.3 (Figure 6.4): 'AWS has 1×, 8×, and 16×K80 instances'; the largest, p2.16xlarge, has 16 K80 GPUs (8 boards of 2 GK210 dies), https://aws.amazon.com/ec2/instance-types/p2/"},
 	"nvidia-l4":             {ID: "nvidia-l4", GPUsPerServer: 8, Name: "AWS g6.48xlarge / GCP g2-standard-96", Source: "AWS g6.48xlarge: 8 L4, https://aws.amazon.com/ec2/instance-types/g6/; GCP g2-standard-96: 8 L4, https://cloud.google.com/compute/docs/gpus"},
 	"nvidia-l40s":           {ID: "nvidia-l40s", GPUsPerServer: 8, Name: "AWS g6e.48xlarge", Source: "AWS g6e.48xlarge: 8 L40S, https://aws.amazon.com/ec2/instance-types/g6e/"},

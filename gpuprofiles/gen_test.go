@@ -16,6 +16,9 @@ import (
 //go:embed gpus.json
 var gpusJSON []byte
 
+//go:embed variants.json
+var variantsJSON []byte
+
 //go:embed network.json
 var networkJSON []byte
 
@@ -27,11 +30,14 @@ var serversJSON []byte
 
 var update = flag.Bool("update", false, "rewrite data_gen.go from the JSON files (go generate)")
 
-// parseFiles parses and checks gpus.json, network.json, cloud.json and
-// servers.json: what data_gen.go must hold.
+// parseFiles parses and checks gpus.json, variants.json, network.json,
+// cloud.json and servers.json: what data_gen.go must hold.
 func parseFiles() ([]hw.GPU, cloudFile, map[string]Server, error) {
 	gpus, err := Parse(gpusJSON)
 	if err != nil {
+		return nil, cloudFile{}, nil, err
+	}
+	if gpus, err = appendVariants(gpus, variantsJSON); err != nil {
 		return nil, cloudFile{}, nil, err
 	}
 	if err := applyNetwork(gpus, networkJSON); err != nil {
@@ -54,7 +60,7 @@ func generate(gpus []hw.GPU, cloud cloudFile, servers map[string]Server) ([]byte
 		name, doc string
 		value     any
 	}{
-		{"embeddedGPUs", "are the GPUs of gpus.json in file order, with network.json's bandwidths.", gpus},
+		{"embeddedGPUs", "are the GPUs of gpus.json and variants.json in file order, with network.json's bandwidths.", gpus},
 		{"embeddedCloud", "is cloud.json.", cloud},
 		{"embeddedServers", "maps each gpus.json id to its entry of servers.json.", servers},
 	} {

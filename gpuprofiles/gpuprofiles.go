@@ -1,5 +1,6 @@
 // Package gpuprofiles holds sourced specifications of real GPUs, from
-// gpus.json and the per-GPU network bandwidth of network.json (see
+// gpus.json, the parts it lacks in variants.json (the H800) and the per-GPU
+// network bandwidth of network.json (see
 // README.md for provenance), and converts them into hw.GPU device profiles
 // in SI units (bytes, bytes/s, FLOP/s).
 //
@@ -18,7 +19,8 @@ import (
 	"pipeplan/core/hw"
 )
 
-// All returns every GPU profile of gpus.json, in file order. The slice and
+// All returns every GPU profile of gpus.json, then of variants.json, in
+// file order. The slice and
 // its maps are fresh copies the caller may modify.
 func All() []hw.GPU {
 	out := make([]hw.GPU, len(embeddedGPUs))
@@ -42,6 +44,32 @@ func ByID(id string) (hw.GPU, error) {
 		ids[i] = g.ID
 	}
 	return hw.GPU{}, fmt.Errorf("gpu %q: unknown id; known ids: %v", id, ids)
+}
+
+// appendVariants appends the parts of variants.json — gpus.json's format
+// under "gpus", for parts the shared anchors do not list (README.md) — to
+// gpus, which it returns; errors name the entry and field, and an id
+// gpus.json already has is one. TestGenerated runs it to generate
+// embeddedGPUs.
+func appendVariants(gpus []hw.GPU, data []byte) ([]hw.GPU, error) {
+	var f struct {
+		GPUs json.RawMessage `json:"gpus"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("variants: %w", err)
+	}
+	more, err := Parse(f.GPUs)
+	if err != nil {
+		return nil, fmt.Errorf("variants.%w", err)
+	}
+	for i, g := range more {
+		for _, h := range gpus {
+			if h.ID == g.ID {
+				return nil, fmt.Errorf("variants.gpus[%d].id: %q is in gpus.json already", i, g.ID)
+			}
+		}
+	}
+	return append(gpus, more...), nil
 }
 
 // applyNetwork sets NetworkBandwidthBytesPerSec of the GPUs network.json

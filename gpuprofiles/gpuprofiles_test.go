@@ -10,8 +10,8 @@ import (
 
 func TestAllEmbedded(t *testing.T) {
 	all := All()
-	if len(all) != 24 {
-		t.Fatalf("%d profiles, the gpus.json snapshot has 24", len(all))
+	if len(all) != 25 {
+		t.Fatalf("%d profiles, the gpus.json snapshot has 24 and variants.json 1", len(all))
 	}
 	a, err := ByID("nvidia-a100-sxm4-80gb")
 	if err != nil {
@@ -132,5 +132,41 @@ func TestNetworkBandwidth(t *testing.T) {
 	}
 	if err := applyNetwork(All(), []byte(`{"gpus":[{"id":"nope","gbit_per_gpu":400}]}`)); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("unknown id: error %v, want one naming it", err)
+	}
+}
+
+// The H800 of variants.json is the H100 SXM5 with NVLink cut to 200 GB/s
+// a direction and FP64 unsourced; its DeepSeek cluster's network is
+// 400 Gb/s a GPU. A variant repeating a gpus.json id, or with a bad
+// figure, is refused naming the entry and field.
+func TestVariants(t *testing.T) {
+	h800, err := ByID("nvidia-h800-sxm5-80gb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h100, err := ByID("nvidia-h100-sxm5-80gb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h800.IntraNode == nil || h800.IntraNode.BandwidthBytesPerSec != 200e9 || h800.NetworkBandwidthBytesPerSec != 50e9 {
+		t.Errorf("H800 links: NVLink %+v, network %v B/s", h800.IntraNode, h800.NetworkBandwidthBytesPerSec)
+	}
+	for _, p := range []string{hw.PrecisionBF16, hw.PrecisionFP8} {
+		if h800.PeakFLOPS[p] != h100.PeakFLOPS[p] || h800.MemoryBytes != h100.MemoryBytes {
+			t.Errorf("H800 %s peak %v, H100 %v", p, h800.PeakFLOPS[p], h100.PeakFLOPS[p])
+		}
+	}
+	if _, err := h800.Peak(hw.PrecisionFP64); err == nil {
+		t.Error("H800 FP64 peak: want none (not sourced)")
+	}
+	gpus, _ := Parse(gpusJSON)
+	for _, c := range []struct{ data, want string }{
+		{`{"gpus": [{"id": "nvidia-h100-sxm5-80gb", "memory_gib": 80, "peak_dense_tflops": {"bf16": 989}, "interconnect": {}}]}`, `variants.gpus[0].id: "nvidia-h100-sxm5-80gb" is in gpus.json already`},
+		{`{"gpus": [{"id": "x", "memory_gib": -1, "peak_dense_tflops": {}, "interconnect": {}}]}`, "variants.gpus[0].memory"},
+		{`{"gpus": 3}`, "variants.gpus: json"},
+	} {
+		if _, err := appendVariants(gpus, []byte(c.data)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.data, err, c.want)
+		}
 	}
 }

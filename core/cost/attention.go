@@ -52,7 +52,7 @@ var (
 
 // fusedAttentionTable returns the kernel measurements that stand for a GPU's
 // fused attention with the kernels plan.Execution.AttentionKernel names:
-// cuDNN's, Hopper's for the H100 and H200 and Blackwell's for the B200 and
+// cuDNN's, Hopper's for the H100, H200 and H800 and Blackwell's for the B200 and
 // GB200; FlashAttention-2's, Hopper's only; nil for a GPU without such
 // measurements.
 func fusedAttentionTable(gpuID, kernel string) []attentionPoint {
@@ -61,7 +61,7 @@ func fusedAttentionTable(gpuID, kernel string) []attentionPoint {
 		hopper, blackwell = hopperFlashAttention2, nil
 	}
 	switch gpuID {
-	case "nvidia-h100-sxm5-80gb", "nvidia-h100-pcie-80gb", "nvidia-h200-sxm-141gb":
+	case "nvidia-h100-sxm5-80gb", "nvidia-h100-pcie-80gb", "nvidia-h200-sxm-141gb", "nvidia-h800-sxm5-80gb":
 		return hopper
 	case "nvidia-b200-sxm", "nvidia-gb200-gpu":
 		return blackwell

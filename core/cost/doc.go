@@ -147,7 +147,9 @@
 // needs 2p microbatches. At equal chunk times its bubble equals ZB-V's,
 // p−1 forwards (DeepSeek's table, (p−1)(F&B + B − 3W), would give 2(p−1)
 // with the pair at F + B); with weight gradients longer than input
-// gradients it idles less than ZB-V.
+// gradients it idles less than ZB-V. DeepSeek's own DeepSeek-V3
+// pre-training (2,048 H800, DualPipe on 16 ranks; the report's average
+// throughput) is compared with it, held out (RESULTS.md).
 //
 // Fit and held-out data. The two constants of the default efficiency curve
 // (DefaultKernelLatencySeconds, A100SustainedMatmulFraction) were fitted

@@ -10,6 +10,7 @@ import (
 	"pipeplan/core/hw"
 	"pipeplan/core/model"
 	"pipeplan/core/plan"
+	"pipeplan/core/schedule"
 )
 
 // PublishedRun is one published end-to-end training run, as
@@ -56,7 +57,10 @@ type PublishedRun struct {
 	RecomputeModules string `json:"recompute_modules,omitempty"`
 	EPDispatcher     string `json:"ep_dispatcher"` // "": not given (alltoall)
 	EPOverlap        bool   `json:"ep_overlap"`    // the source overlaps the expert all-to-all
-	CPComm           string `json:"cp_comm"`       // "": not given (p2p, Megatron's ring)
+	// Schedule is the pipeline schedule the source ran (a schedule.Kind);
+	// "": Megatron-LM's, 1F1B (interleaved where vp > 1).
+	Schedule schedule.Kind `json:"schedule,omitempty"`
+	CPComm   string        `json:"cp_comm"` // "": not given (p2p, Megatron's ring)
 	// AttentionKernel is the fused attention kernels the source's software
 	// ran (plan.Execution.AttentionKernel); "": cuDNN's.
 	AttentionKernel string `json:"attention_kernel"`
@@ -208,6 +212,11 @@ func (r PublishedRun) validate() error {
 	}
 	if err := plan.CheckAttentionKernel(r.AttentionKernel); err != nil {
 		return fmt.Errorf("attention_kernel: %w", err)
+	}
+	if r.Schedule != "" {
+		if _, err := r.Schedule.Info(); err != nil {
+			return fmt.Errorf("schedule: %w", err)
+		}
 	}
 	if g := r.GradDtype; g != "" && g != "fp32" && g != "bf16" {
 		return fmt.Errorf("grad_dtype: must be fp32 or bf16, got %q", g)
@@ -656,7 +665,7 @@ func comparePublishedWith(r PublishedRun, tr model.Transformer, g hw.GPU, option
 	for _, v := range vs {
 		for _, rc := range rcs {
 			ex := plan.Execution{TP: r.TP, PP: r.PP, DP: r.DP, CP: r.CP, CPComm: r.CPComm, EP: r.EP, ETP: r.ETP, EPDispatcher: r.EPDispatcher, Interleave: v, MicrobatchSize: r.Microbatch, GlobalBatch: r.GlobalBatch,
-				Recompute: rc, RecomputeModules: r.RecomputeModules, ZeRO: zero, Optimizer: string(opt), SequenceParallel: true, FlashAttention: true, AttentionKernel: r.AttentionKernel, FP8ParamGather: r.Precision == string(model.FP8),
+				Recompute: rc, RecomputeModules: r.RecomputeModules, ZeRO: zero, Optimizer: string(opt), SequenceParallel: true, FlashAttention: true, AttentionKernel: r.AttentionKernel, FP8ParamGather: r.Precision == string(model.FP8), Schedule: r.Schedule,
 				Overlap: plan.Overlap{GradReduce: true, ParamGather: true, TPComm: tpOverlap, EPComm: r.EPOverlap}}
 			if r.Recompute == "" {
 				// Recomputation not published: of full recomputation,

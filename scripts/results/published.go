@@ -194,6 +194,9 @@ func publishedCells(c cost.PublishedComparison) []string {
 	if r.VP > 1 {
 		degrees += fmt.Sprintf(" v%d", r.VP)
 	}
+	if r.Schedule != "" {
+		degrees += " " + string(r.Schedule) // the pipeline schedule, where not Megatron-LM's
+	}
 	if len(chosen) > 0 {
 		degrees += " (searched: " + strings.Join(chosen, ", ") + ")"
 	}
