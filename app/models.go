@@ -120,7 +120,7 @@ func modelFor(in request.Plan) (ModelPreset, error) {
 		tr.FFN, tr.KVHeads, tr.GatedFFN, tr.UntiedEmbeddings = c.FFN, c.KVHeads, c.GatedFFN, c.UntiedEmbeddings
 		tr.SlidingWindow, tr.SlidingLayers, tr.AttentionSinks = c.SlidingWindow, c.SlidingLayers, c.AttentionSinks
 		if c.Experts > 0 {
-			tr.MoE = &model.MoE{Experts: c.Experts, TopK: c.TopK, FFN: c.MoEFFN, SharedExperts: c.SharedExperts}
+			tr.MoE = &model.MoE{Experts: c.Experts, TopK: c.TopK, FFN: c.MoEFFN, SharedExperts: c.SharedExperts, Groups: c.ExpertGroups, GroupTopK: c.GroupTopK}
 		}
 		return withTraining(ModelPreset{ID: customID, Name: tr.Name, Transformer: tr}, in)
 	}

@@ -32,6 +32,7 @@ var transformerFlags = map[string]string{
 	"plan.custom.name": "name", "plan.custom.layers": "layers", "plan.custom.hidden": "hidden", "plan.custom.heads": "heads",
 	"plan.custom.vocab": "vocab", "plan.custom.ffn": "ffn", "plan.custom.kv_heads": "kv-heads", "plan.custom.experts": "experts",
 	"plan.custom.topk": "topk", "plan.custom.moe_ffn": "moe-ffn", "plan.custom.shared_experts": "shared-experts",
+	"plan.custom.expert_groups": "expert-groups", "plan.custom.group_topk": "group-topk",
 	"plan.custom.sliding_window": "sliding-window", "plan.custom.sliding_layers": "sliding-layers",
 	"plan.seq": "seq", "plan.precision": "precision",
 	"plan.gpu": "gpu", "plan.nodes": "gpus", "plan.gpus_per_node": "gpus-per-node",
@@ -63,7 +64,7 @@ var transformerDefaults = map[string]string{
 // dimensionFlags are the custom transformer's flags, which --preset and
 // --hf-config replace.
 var dimensionFlags = []string{"name", "layers", "hidden", "heads", "vocab", "ffn", "kv-heads", "gated-ffn",
-	"untied-embeddings", "experts", "topk", "moe-ffn", "shared-experts", "sliding-window", "sliding-layers", "attention-sinks"}
+	"untied-embeddings", "experts", "topk", "moe-ffn", "shared-experts", "expert-groups", "group-topk", "sliding-window", "sliding-layers", "attention-sinks"}
 
 // overlapFlags are the overlap flags, each setting its request field only
 // when given (else the GPU's default, app.DefaultOverlap).
@@ -98,6 +99,8 @@ func runTransformer(args []string, stdout io.Writer) error {
 	topk := fs.Int("topk", 0, "routed experts per token, 1 to --experts")
 	moeFFN := fs.Int("moe-ffn", 0, "inner size of one expert (0: --ffn)")
 	shared := fs.Int("shared-experts", 0, "shared experts every token also goes through")
+	groups := fs.Int("expert-groups", 0, "routed experts split into this many equal groups, each token's experts from --group-topk of them (DeepSeek-V3's node-limited routing: 8; 0: no limit)")
+	groupTopK := fs.Int("group-topk", 0, "groups each token's routed experts may come from (DeepSeek-V3: 4; with --expert-groups)")
 	window := fs.Int("sliding-window", 0, "attention window of the windowed layers, in tokens (GPT-OSS: 128; needs --sliding-layers)")
 	windowed := fs.Int("sliding-layers", 0, "how many layers attend in the sliding window (GPT-OSS: half of them)")
 	sinks := fs.Bool("attention-sinks", false, "a learned softmax offset per attention head (GPT-OSS's sinks)")
@@ -187,7 +190,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 		}
 		in.Custom = request.CustomModel{Name: *name, Layers: *layers, Hidden: *hidden, Heads: *heads, Vocab: *vocab, FFN: *ffn,
 			KVHeads: *kvHeads, GatedFFN: *gated, UntiedEmbeddings: *untied, Experts: *experts, TopK: *topk, MoEFFN: *moeFFN, SharedExperts: *shared,
-			SlidingWindow: *window, SlidingLayers: *windowed, AttentionSinks: *sinks}
+			ExpertGroups: *groups, GroupTopK: *groupTopK, SlidingWindow: *window, SlidingLayers: *windowed, AttentionSinks: *sinks}
 	}
 	for _, name := range []string{"gpus", "batch"} {
 		if !set[name] {

@@ -160,6 +160,7 @@ func TestTransformerBadInput(t *testing.T) {
 		{[]string{"--kv-heads", "5"}, "--kv-heads (plan.custom.kv_heads): must divide the 96 attention heads, got 5"},
 		{[]string{"--experts", "2000", "--topk", "1"}, "--experts (plan.custom.experts): must be in [0, 1024], got 2000"},
 		{[]string{"--shared-experts", "-1"}, "--shared-experts (plan.custom.shared_experts): must be in [0, 1024], got -1"},
+		{[]string{"--experts", "8", "--topk", "2", "--expert-groups", "4", "--group-topk", "5"}, "--group-topk (plan.custom.group_topk): must be in [1, plan.custom.expert_groups 4] with groups, got 5"},
 		{[]string{"--zero", "4"}, "--zero (plan.zero): must be in [0, 3], got 4"},
 		{[]string{"--overlap-grad-reduce=maybe"}, "invalid boolean value"},
 		{[]string{"--cp", "-1"}, "--cp (plan.cp): must be in [0, 65536], got -1"},

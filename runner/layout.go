@@ -558,6 +558,9 @@ func transformerModel(m workerModel, t *model.Transformer, tp int, scaleDown boo
 	if t.MTPLayers > 0 {
 		return m, fmt.Errorf("model.transformer.mtp_layers: multi-token prediction is not run by the runner yet, got %d modules (plan with MTP layers 0)", t.MTPLayers)
 	}
+	if e := t.MoE; e != nil && e.Groups > 0 {
+		return m, fmt.Errorf("model.transformer.moe.groups: group-limited routing (each token's experts within %d of %d groups) is not run by the runner yet (plan without it)", e.GroupTopK, e.Groups)
+	}
 	if t.ChunkedLayers > 0 && t.AttentionChunk < t.Seq {
 		return m, fmt.Errorf("model.transformer.chunked_layers: chunked attention (chunks of %d tokens) is not run by the runner, got %d chunked layers over sequences of %d (plan at a sequence up to the chunk)", t.AttentionChunk, t.ChunkedLayers, t.Seq)
 	}

@@ -199,6 +199,7 @@ func TestRunConfigRejects(t *testing.T) {
 		{"sliding window", func(p *plan.Plan) { p.Model.Transformer.SlidingWindow, p.Model.Transformer.SlidingLayers = 128, 1 }, "model.transformer.sliding_layers: sliding-window attention is not run by the runner yet"},
 		{"chunked attention", func(p *plan.Plan) { p.Model.Transformer.AttentionChunk, p.Model.Transformer.ChunkedLayers = 2, 1 }, "model.transformer.chunked_layers: chunked attention (chunks of 2 tokens) is not run by the runner"},
 		{"topk", func(p *plan.Plan) { p.Model.Transformer.MoE = &model.MoE{Experts: 4, TopK: 5} }, "model.transformer.moe.topk: must be in [1, experts 4], got 5"},
+		{"expert groups", func(p *plan.Plan) { p.Model.Transformer.MoE = &model.MoE{Experts: 4, TopK: 1, Groups: 2, GroupTopK: 1} }, "model.transformer.moe.groups: group-limited routing (each token's experts within 1 of 2 groups) is not run by the runner yet"},
 		{"rope", func(p *plan.Plan) {
 			p.Model.Transformer.PositionEmbedding, p.Model.Transformer.HeadDim = model.PositionNone, 7
 		}, "model.transformer.head_dim: rotary position embedding needs an even head size, got 7"},

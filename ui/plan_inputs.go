@@ -36,6 +36,8 @@ func (c *PlanPage) customInputs() []numberInput {
 		{"custom-topk", "custom.topk", "Top-k experts per token", "routed experts each token goes to, 1 to the experts", "0", intText(m.TopK)},
 		{"custom-moe-ffn", "custom.moe_ffn", "Expert FFN size (0 = FFN)", "inner size of one expert's MLP", "0", intText(m.MoEFFN)},
 		{"custom-shared-experts", "custom.shared_experts", "Shared experts", "experts every token also goes through (DeepSeek-MoE)", "0", intText(m.SharedExperts)},
+		{"custom-expert-groups", "custom.expert_groups", "Expert groups (0 = none)", "routed experts split into equal groups, each token's from a few of them (DeepSeek-V3's node-limited routing: 8)", "0", intText(m.ExpertGroups)},
+		{"custom-group-topk", "custom.group_topk", "Groups per token", "groups a token's experts may come from (DeepSeek-V3: 4)", "0", intText(m.GroupTopK)},
 		{"custom-sliding-window", "custom.sliding_window", "Sliding window (tokens, 0 = none)", "the windowed layers attend to this many most recent tokens (GPT-OSS: 128)", "0", intText(m.SlidingWindow)},
 		{"custom-sliding-layers", "custom.sliding_layers", "Windowed layers", "how many layers attend in the sliding window (GPT-OSS: half of them)", "0", intText(m.SlidingLayers)},
 	}

@@ -321,7 +321,7 @@ var planInputs = map[string]planInput{
 			return err
 		}
 		if c.Experts <= 0 {
-			c.TopK, c.MoEFFN, c.SharedExperts = 0, 0, 0
+			c.TopK, c.MoEFFN, c.SharedExperts, c.ExpertGroups, c.GroupTopK = 0, 0, 0, 0, 0
 		} else {
 			c.TopK = min(max(c.TopK, 1), c.Experts)
 		}
@@ -330,6 +330,8 @@ var planInputs = map[string]planInput{
 	"custom.topk":           intInput(func(p *request.Plan) *int { return &p.Custom.TopK }),
 	"custom.moe_ffn":        intInput(func(p *request.Plan) *int { return &p.Custom.MoEFFN }),
 	"custom.shared_experts": intInput(func(p *request.Plan) *int { return &p.Custom.SharedExperts }),
+	"custom.expert_groups":  intInput(func(p *request.Plan) *int { return &p.Custom.ExpertGroups }),
+	"custom.group_topk":     intInput(func(p *request.Plan) *int { return &p.Custom.GroupTopK }),
 	// A window applies to every layer until fewer are given; no window, to none.
 	"custom.sliding_window": {"a whole number", func(p *request.Plan, v string) (err error) {
 		c := &p.Custom

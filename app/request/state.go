@@ -256,6 +256,11 @@ type CustomModel struct {
 	MoEFFN int `json:"moe_ffn,omitempty"`
 	// SharedExperts is the always-on experts every token also goes through.
 	SharedExperts int `json:"shared_experts,omitempty"`
+	// ExpertGroups and GroupTopK limit each token's routed experts to
+	// GroupTopK of ExpertGroups equal groups of them (DeepSeek-V3's
+	// node-limited routing: 8 and 4); both 0: no limit.
+	ExpertGroups int `json:"expert_groups,omitempty"`
+	GroupTopK    int `json:"group_topk,omitempty"`
 	// SlidingWindow and SlidingLayers window SlidingLayers of the layers'
 	// attention to the SlidingWindow most recent tokens (GPT-OSS: 128 on
 	// half of them; both 0: none).
@@ -280,14 +285,34 @@ func (c CustomModel) validateArchitecture() error {
 		for _, f := range []struct {
 			name string
 			v    int
-		}{{"topk", c.TopK}, {"moe_ffn", c.MoEFFN}, {"shared_experts", c.SharedExperts}} {
+		}{{"topk", c.TopK}, {"moe_ffn", c.MoEFFN}, {"shared_experts", c.SharedExperts}, {"expert_groups", c.ExpertGroups}, {"group_topk", c.GroupTopK}} {
 			if f.v != 0 {
 				return fieldErr("plan.custom."+f.name, "needs plan.custom.experts (a mixture of experts), got %d with no experts", f.v)
 			}
 		}
 		return nil
 	}
-	return intIn("plan.custom.topk", c.TopK, 1, c.Experts)
+	if err := intIn("plan.custom.topk", c.TopK, 1, c.Experts); err != nil {
+		return err
+	}
+	return c.validateGroups()
+}
+
+// validateGroups checks the experts' group limit: none (both 0), or at
+// least 2 groups dividing the experts, of which a token takes 1 to all,
+// enough to hold its top-k experts.
+func (c CustomModel) validateGroups() error {
+	switch g := c.ExpertGroups; {
+	case g == 0 && c.GroupTopK == 0:
+		return nil
+	case g < 2 || c.Experts%g != 0:
+		return fieldErr("plan.custom.expert_groups", "must divide the %d experts into at least 2 groups (0: no group limit), got %d", c.Experts, g)
+	case c.GroupTopK < 1 || c.GroupTopK > g:
+		return fieldErr("plan.custom.group_topk", "must be in [1, plan.custom.expert_groups %d] with groups, got %d", g, c.GroupTopK)
+	case c.TopK > c.GroupTopK*(c.Experts/g):
+		return fieldErr("plan.custom.group_topk", "%d groups of %d experts cannot hold plan.custom.topk %d, got %d", c.GroupTopK, c.Experts/g, c.TopK, c.GroupTopK)
+	}
+	return nil
 }
 
 // Choices of the training inputs ("" first: the default).
@@ -439,6 +464,7 @@ func (p Plan) Validate() error {
 		{"plan.custom.ffn", p.Custom.FFN, 0, MaxFFN}, {"plan.custom.kv_heads", p.Custom.KVHeads, 0, p.Custom.Heads},
 		{"plan.custom.experts", p.Custom.Experts, 0, MaxExperts}, {"plan.custom.moe_ffn", p.Custom.MoEFFN, 0, MaxFFN},
 		{"plan.custom.shared_experts", p.Custom.SharedExperts, 0, MaxExperts}, {"plan.seq", p.Seq, 0, MaxSeq},
+		{"plan.custom.expert_groups", p.Custom.ExpertGroups, 0, MaxExperts}, {"plan.custom.group_topk", p.Custom.GroupTopK, 0, MaxExperts},
 		{"plan.custom.sliding_window", p.Custom.SlidingWindow, 0, MaxSeq}, {"plan.custom.sliding_layers", p.Custom.SlidingLayers, 0, max(p.Custom.Layers, 0)},
 		{"plan.tp", p.TP, 0, MaxGPUs}, {"plan.pp", p.PP, 0, MaxLayers},
 		{"plan.microbatch", p.Microbatch, 0, MaxGlobalBatch}, {"plan.interleave", p.Interleave, 0, MaxLayers},

@@ -53,7 +53,9 @@
 // (plan.Execution.FP8ParamGather, as NVIDIA's recipes and the published
 // FP8 rows below run). The expert token exchange follows
 // the dispatcher (plan.Execution.EPDispatcher: alltoall sends every routed
-// copy, DeepEP each token once per server) and, with Overlap.EPComm, hides
+// copy, DeepEP each token once per server it reaches, fewer servers where
+// the router limits a token to some groups of experts, model.MoE.Groups:
+// DeepSeek-V3's node-limited routing) and, with Overlap.EPComm, hides
 // behind another microbatch's compute. With expert parallelism each
 // expert is whole on its rank (etp = 1, Megatron-Core's MoE parallel
 // folding as Megatron-Bridge's recipes run it). ZeRO-3's per-layer weight

@@ -79,29 +79,68 @@ func TestMoELocalWork(t *testing.T) {
 }
 
 // TestServerHitProbabilityBruteForce checks serverHitProbability against
-// every choice of k of E experts spread evenly over n servers: the share
-// of choices that include an expert of server 0.
+// enumeration: every choice of the token's groups (all equally likely),
+// then of its k experts among them, the E experts spread evenly over n
+// servers; the share of choices reaching each server, averaged over the
+// servers. Without a group limit, with groups nested in servers, servers
+// in groups, and neither (servers of 3 experts, groups of 4).
 func TestServerHitProbabilityBruteForce(t *testing.T) {
-	for _, c := range []struct{ experts, topk, servers int }{{8, 2, 4}, {12, 3, 3}, {16, 4, 2}, {10, 5, 5}, {6, 1, 3}} {
-		per := c.experts / c.servers
-		var hits, all int
-		var choose func(from, left int, hit bool)
-		choose = func(from, left int, hit bool) {
-			if left == 0 {
-				all++
-				if hit {
-					hits++
-				}
+	for _, c := range []struct{ experts, topk, servers, groups, groupTopK int }{
+		{8, 2, 4, 0, 0}, {12, 3, 3, 0, 0}, {16, 4, 2, 0, 0}, {10, 5, 5, 0, 0}, {6, 1, 3, 0, 0},
+		{8, 2, 4, 4, 2}, {12, 3, 3, 6, 3}, {12, 2, 6, 3, 2}, {12, 3, 4, 3, 2}, {16, 4, 2, 8, 4}, {16, 3, 8, 4, 1},
+	} {
+		groups, chosen := c.groups, c.groupTopK
+		if groups == 0 {
+			groups, chosen = 1, 1
+		}
+		per, size := c.experts/c.servers, c.experts/groups
+		var want float64
+		var subsets func(n, k, from int, pick []int, visit func([]int))
+		subsets = func(n, k, from int, pick []int, visit func([]int)) {
+			if len(pick) == k {
+				visit(pick)
 				return
 			}
-			for x := from; x < c.experts; x++ {
-				choose(x+1, left-1, hit || x < per)
+			for x := from; x < n; x++ {
+				subsets(n, k, x+1, append(pick, x), visit)
 			}
 		}
-		choose(0, c.topk, false)
-		if got, want := serverHitProbability(c.experts, c.topk, c.servers), float64(hits)/float64(all); math.Abs(got-want) > 1e-12 {
-			t.Errorf("E=%d k=%d n=%d: %v, enumeration gives %v", c.experts, c.topk, c.servers, got, want)
+		for server := range c.servers {
+			var hits, all float64
+			subsets(groups, chosen, 0, nil, func(gs []int) {
+				var pool []int
+				for _, g := range gs {
+					for e := g * size; e < (g+1)*size; e++ {
+						pool = append(pool, e)
+					}
+				}
+				var h, a float64
+				subsets(len(pool), c.topk, 0, nil, func(es []int) {
+					a++
+					for _, i := range es {
+						if pool[i]/per == server {
+							h++
+							return
+						}
+					}
+				})
+				hits, all = hits+h/a, all+1 // each group choice equally likely
+			})
+			want += hits / all / float64(c.servers)
 		}
+		m := model.MoE{Experts: c.experts, TopK: c.topk, Groups: c.groups, GroupTopK: c.groupTopK}
+		if got := serverHitProbability(m, c.servers); math.Abs(got-want) > 1e-12 {
+			t.Errorf("E=%d k=%d n=%d groups %d/%d: %v, enumeration gives %v", c.experts, c.topk, c.servers, c.groupTopK, c.groups, got, want)
+		}
+	}
+	// DeepSeek-V3 over 8 servers (ep 64), a group a server: a token
+	// reaches at most 4 (the report's node-limited routing), on average
+	// fewer, where without the limit it reaches 5.3.
+	free := model.MoE{Experts: 256, TopK: 8}
+	limited := free
+	limited.Groups, limited.GroupTopK = 8, 4
+	if reach, all := 8*serverHitProbability(limited, 8), 8*serverHitProbability(free, 8); !(reach <= 4 && reach > 3 && all > 5.2 && all < 5.3) {
+		t.Errorf("DeepSeek-V3 over 8 servers: a token reaches %.3f servers with the group limit, %.3f without", reach, all)
 	}
 }
 
@@ -116,7 +155,7 @@ func TestDeepEPDispatcher(t *testing.T) {
 	eff, lat := across.comm.BandwidthEfficiency, across.comm.LatencySeconds
 	all := across.epSeconds()
 	across.cfg.EPDispatcher = EPDeepEP
-	hit := serverHitProbability(128, 8, 4)
+	hit := serverHitProbability(model.MoE{Experts: 128, TopK: 8}, 4)
 	if got, want := across.epSeconds(), 4*(3*hit*token/(across.epBW*eff)+31*lat); math.Abs(got-want) > 1e-9*want || !(got < all/2) {
 		t.Errorf("DeepEP over 4 servers: %v s, want %v s (%.2f network copies per token; alltoall %v s)", got, want, 3*hit, all)
 	}
@@ -262,5 +301,40 @@ func TestInterleavedExpertLayersCost(t *testing.T) {
 	}
 	if i2, c2 := predict(interleaved, 2), predict(contiguous, 2); i2.IterationSeconds > c2.IterationSeconds {
 		t.Errorf("two stages: interleaved %v s, contiguous %v s", i2.IterationSeconds, c2.IterationSeconds)
+	}
+}
+
+// TestDeepEPGroupLimit: DeepSeek-V3 (its preset routes each token within
+// 4 of 8 expert groups) over 8 servers (ep 64) under DeepEP sends
+// 7 × serverHitProbability network copies a token, fewer than without
+// the limit; the alltoall dispatcher sends every copy either way.
+func TestDeepEPGroupLimit(t *testing.T) {
+	tr, c := h100MoE(t, "deepseek-v3", 8)
+	if m := tr.MoE; m.Groups != 8 || m.GroupTopK != 4 {
+		t.Fatalf("deepseek-v3 preset: groups %d, group top-k %d; want 8 and 4", m.Groups, m.GroupTopK)
+	}
+	free := tr
+	moe := *tr.MoE
+	moe.Groups, moe.GroupTopK = 0, 0
+	free.MoE = &moe
+	seconds := func(tr model.Transformer, dispatcher string) (float64, *evaluator) {
+		ex := plan.Execution{TP: 1, PP: 1, DP: 64, EP: 64, EPDispatcher: dispatcher, MicrobatchSize: 1, GlobalBatch: 64, FlashAttention: true}
+		e, err := newEvaluator(tr, c, WithDefaults(ex), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.epSeconds(), e
+	}
+	limited, e := seconds(tr, EPDeepEP)
+	unlimited, _ := seconds(free, EPDeepEP)
+	token := e.epTokens() * float64(tr.Hidden) * e.w
+	want := 4 * (7*serverHitProbability(*tr.MoE, 8)*token/(e.epBW*e.comm.BandwidthEfficiency) + 63*e.comm.LatencySeconds)
+	if math.Abs(limited-want) > 1e-9*want || !(limited < 0.8*unlimited) {
+		t.Errorf("DeepEP: %v s with the group limit (want %v s), %v s without", limited, want, unlimited)
+	}
+	all, _ := seconds(tr, EPAllToAll)
+	allFree, _ := seconds(free, EPAllToAll)
+	if all != allFree {
+		t.Errorf("alltoall: %v s with the group limit, %v s without; want equal", all, allFree)
 	}
 }

@@ -420,7 +420,9 @@ const (
 // server over the network, (ep − local)/ep of them; DeepEP sends a token
 // once to each other server that holds one of its experts and forwards it
 // there over the server's fabric (DeepEP's normal kernels; DeepSeek-V3
-// report §3.2.2), serverHitProbability of the other servers per token.
+// report §3.2.2), serverHitProbability of the other servers per token —
+// fewer where the router limits each token to some groups of experts
+// (model.MoE.Groups).
 // Fabric and network run at the same time: the slower sets the time.
 func (e *evaluator) epSeconds() float64 {
 	ep := e.cfg.EP
@@ -435,7 +437,7 @@ func (e *evaluator) epSeconds() float64 {
 	if e.cfg.EPDispatcher == EPDeepEP {
 		intra = k * float64(local-1) / float64(local) * token / (e.intraBW * eff)
 		if servers := ep / local; servers > 1 {
-			inter = float64(servers-1) * serverHitProbability(e.tr.MoE.Experts, e.tr.MoE.TopK, servers) * token / (e.epBW * eff)
+			inter = float64(servers-1) * serverHitProbability(*e.tr.MoE, servers) * token / (e.epBW * eff)
 		}
 	} else {
 		intra = k * float64(local-1) / float64(ep) * token / (e.intraBW * eff)
@@ -473,17 +475,76 @@ func (e *evaluator) mlpOnTPGrid(i int) bool {
 	return !e.tr.IsMoELayer(i) || e.expertsOnTPGrid() || e.tr.MoE.SharedExperts > 0
 }
 
-// serverHitProbability returns the probability that a token's topk
-// experts, drawn without replacement from E spread evenly over the given
-// number of servers, include one on a given server: 1 − C(E−E/n, k)/C(E, k)
-// (balanced routing, as the published benchmarks force).
-func serverHitProbability(experts, topk, servers int) float64 {
-	miss := 1.0
-	others := float64(experts - experts/servers)
-	for i := 0; i < topk; i++ {
-		miss *= math.Max(0, others-float64(i)) / float64(experts-i)
+// serverHitProbability returns the probability that a token's topk routed
+// experts include one on a given server, averaged over the servers: the E
+// experts spread evenly and in order over them (as Megatron-Core lays
+// them out over the expert-parallel ranks), under balanced routing (as
+// the published benchmarks force). Without a group limit the k experts
+// are drawn from all E: 1 − C(E−E/n, k)/C(E, k). With one
+// (model.MoE.Groups), the token's GroupTopK groups are drawn evenly from
+// the Groups contiguous groups, then its k experts from those groups'
+// P = GroupTopK·E/Groups: 1 − E[C(P−X, k)/C(P, k)], X the server's experts
+// among the chosen groups (DeepSeek-V3 with a group a server: each token
+// reaches at most 4 of 8 servers).
+func serverHitProbability(m model.MoE, servers int) float64 {
+	groups, chosen := m.Groups, m.GroupTopK
+	if groups == 0 {
+		groups, chosen = 1, 1
 	}
-	return 1 - miss
+	per, size := m.Experts/servers, m.Experts/groups
+	pool := chosen * size
+	lchoose := func(n, r int) float64 {
+		a, _ := math.Lgamma(float64(n + 1))
+		b, _ := math.Lgamma(float64(r + 1))
+		c, _ := math.Lgamma(float64(n - r + 1))
+		return a - b - c
+	}
+	// miss[x]: no expert among x of the pool's, C(P−x, k)/C(P, k).
+	miss := make([]float64, per+1)
+	for x := range miss {
+		miss[x] = 1
+		for i := range m.TopK {
+			miss[x] *= math.Max(0, float64(pool-x-i)) / float64(pool-i)
+		}
+	}
+	var hit float64
+	for s := range servers {
+		first, last := s*per, (s+1)*per // the server's experts [first, last)
+		// ways[j][x]: the ways to choose j of the groups overlapping the
+		// server holding x of its experts.
+		ways := [][]float64{make([]float64, per+1)}
+		ways[0][0] = 1
+		overlap := 0
+		for g := first / size; g*size < last; g++ {
+			n := min(last, (g+1)*size) - max(first, g*size)
+			next := make([][]float64, len(ways)+1)
+			for j := range next {
+				next[j] = make([]float64, per+1)
+			}
+			for j, row := range ways {
+				for x, w := range row {
+					next[j][x] += w
+					if w != 0 {
+						next[j+1][x+n] += w
+					}
+				}
+			}
+			ways, overlap = next, overlap+1
+		}
+		var missed float64
+		for j, row := range ways {
+			if j > chosen || chosen-j > groups-overlap {
+				continue
+			}
+			// The other chosen − j groups from those not overlapping.
+			share := math.Exp(lchoose(groups-overlap, chosen-j) - lchoose(groups, chosen))
+			for x, w := range row {
+				missed += w * share * miss[x]
+			}
+		}
+		hit += 1 - missed
+	}
+	return hit / float64(servers)
 }
 
 // moeLocalSeconds returns one MoE layer's work per microbatch besides the

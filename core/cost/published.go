@@ -38,6 +38,10 @@ type PublishedRun struct {
 	// where it is not the model's (model.Transformer.MTPLayers); nil: the
 	// model's.
 	MTPLayers *int `json:"mtp_layers,omitempty"`
+	// UngroupedRouting says the run's router ignored the model's group
+	// limit (model.MoE.Groups; NeMo AutoModel's fake balanced gate, which
+	// picks each token's experts without groups).
+	UngroupedRouting bool `json:"ungrouped_routing,omitempty"`
 	sourceSystem
 	TP int `json:"tp"`
 	CP int `json:"cp"`
@@ -138,7 +142,8 @@ func ReadPublishedRuns(data []byte) ([]PublishedRun, error) {
 }
 
 // Transformer returns the run's model: its Dimensions or HFConfig where
-// given, otherwise preset(r.Model), with the run's MTPLayers where given.
+// given, otherwise preset(r.Model), with the run's MTPLayers where given
+// and without the experts' group limit where its router ignored it.
 func (r PublishedRun) Transformer(preset func(id string) (model.Transformer, error)) (model.Transformer, error) {
 	tr := model.Transformer{}
 	switch {
@@ -158,6 +163,11 @@ func (r PublishedRun) Transformer(preset func(id string) (model.Transformer, err
 	}
 	if r.MTPLayers != nil {
 		tr.MTPLayers = *r.MTPLayers
+	}
+	if r.UngroupedRouting && tr.MoE != nil {
+		moe := *tr.MoE
+		moe.Groups, moe.GroupTopK = 0, 0
+		tr.MoE = &moe
 	}
 	return tr, nil
 }

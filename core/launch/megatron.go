@@ -280,7 +280,7 @@ func megatronWindow(engine string, t *model.Transformer) ([]flagArg, error) {
 
 // megatronMoE is the mixture of experts as Megatron-Core runs it: the
 // experts, their size, the shared experts (one total size), the leading
-// dense layers as a layer pattern, the expert tensor parallelism
+// dense layers as a layer pattern, the router's group limit, the expert tensor parallelism
 // (plan.Execution.ExpertTP: with expert parallelism 1 unless the plan
 // says otherwise, where Megatron-Core's own default would be t) and the
 // token dispatcher.
@@ -301,6 +301,9 @@ func megatronMoE(engine string, t *model.Transformer, e plan.Execution) ([]flagA
 	}
 	if pattern := moeLayerPattern(t); pattern != "" {
 		args = append(args, flagArg{"--moe-layer-freq", pattern})
+	}
+	if m.Groups > 0 {
+		args = append(args, flagArg{"--moe-router-num-groups", itoa(m.Groups)}, flagArg{"--moe-router-group-topk", itoa(m.GroupTopK)})
 	}
 	switch precision(t) {
 	case model.BF16, model.FP8:

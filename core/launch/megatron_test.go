@@ -322,6 +322,7 @@ func TestExportMegatronArchitecture(t *testing.T) {
 		"--moe-token-dispatcher-type": "flex", "--moe-enable-deepep": "", "--overlap-moe-expert-parallel-comm": "",
 		"--attention-backend": "flash", "--tp-comm-overlap": "", "--sequence-parallel": "", "--moe-grouped-gemm": "",
 		"--moe-layer-freq": "'([0]*3+[1]*58)'", "--kv-lora-rank": "512", "--q-lora-rank": "1536",
+		"--moe-router-num-groups": "8", "--moe-router-group-topk": "4",
 	} {
 		if got, ok := flags[k]; !ok || got != want {
 			t.Errorf("deepseek-v3 fp8: %s = %q (present %v), want %q", k, got, ok, want)

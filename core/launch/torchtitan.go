@@ -149,7 +149,7 @@ var torchtitanFlavors = []torchtitanFlavor{
 	{"llama3", "405B", llama3Flavor(126, 16384, 128, 53248)},
 	{"deepseek_v3", "671B", model.Transformer{Layers: 61, Hidden: 7168, Heads: 128, Vocab: 129280, FFN: 18432,
 		GatedFFN: true, UntiedEmbeddings: true,
-		MoE: &model.MoE{Experts: 256, TopK: 8, FFN: 2048, SharedExperts: 1, FirstDense: 3},
+		MoE: &model.MoE{Experts: 256, TopK: 8, FFN: 2048, SharedExperts: 1, FirstDense: 3, Groups: 8, GroupTopK: 4}, // n_expert_groups, n_limited_groups
 		MLA: &model.MLA{QLoraRank: 1536, KVLoraRank: 512, QKRopeHeadDim: 64, QKNopeHeadDim: 128, VHeadDim: 128}}},
 }
 
@@ -231,6 +231,9 @@ func dimensions(t *model.Transformer) string {
 		}
 		if m.Every > 1 {
 			d += fmt.Sprintf(", experts in every %d-th layer", m.Every)
+		}
+		if m.Groups > 0 {
+			d += fmt.Sprintf(", each token's experts in %d of %d groups", m.GroupTopK, m.Groups)
 		}
 	}
 	return d

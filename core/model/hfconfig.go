@@ -27,6 +27,8 @@ type hfConfig struct {
 	MoEFFN             int    `json:"moe_intermediate_size"`
 	SharedExperts      int    `json:"n_shared_experts"`
 	FirstKDenseReplace int    `json:"first_k_dense_replace"`
+	ExpertGroups       int    `json:"n_group"`
+	ExpertGroupTopK    int    `json:"topk_group"`
 	QLoraRank          int    `json:"q_lora_rank"`
 	KVLoraRank         int    `json:"kv_lora_rank"`
 	QKRopeHeadDim      int    `json:"qk_rope_head_dim"`
@@ -176,6 +178,9 @@ func ParseHFConfig(data []byte) (Transformer, error) {
 	experts := max(c.LocalExperts, c.Experts, c.RoutedExperts)
 	if experts > 0 {
 		t.MoE = &MoE{Experts: experts, TopK: c.ExpertsPerToken, FFN: c.MoEFFN, SharedExperts: c.SharedExperts, FirstDense: c.FirstKDenseReplace}
+		if c.ExpertGroups > 1 { // n_group 1 (Kimi K2, GLM-4.5): one group, no limit
+			t.MoE.Groups, t.MoE.GroupTopK = c.ExpertGroups, c.ExpertGroupTopK
+		}
 		if err := c.interleave(t.MoE, c.Layers); err != nil {
 			return Transformer{}, err
 		}

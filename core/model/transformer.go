@@ -152,6 +152,13 @@ type MoE struct {
 	// interleave_moe_layer_step 2: layers 2, 4, …; Qwen-MoE's
 	// decoder_sparse_step); 0 or 1: every layer past FirstDense.
 	Every int `json:"every,omitempty"`
+	// Groups and GroupTopK limit a token's routed experts to GroupTopK of
+	// Groups equal, contiguous groups of them (DeepSeek-V3 §2.1.2's
+	// node-limited routing, n_group 8 and topk_group 4: with a group a
+	// server, each token reaches at most 4 servers; Megatron-Core's
+	// --moe-router-num-groups and --moe-router-group-topk); 0: no limit.
+	Groups    int `json:"groups,omitempty"`
+	GroupTopK int `json:"group_topk,omitempty"`
 }
 
 // MLA describes multi-head latent attention (DeepSeek-V2 §2.1, DeepSeek-V3

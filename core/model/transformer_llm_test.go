@@ -162,6 +162,8 @@ func TestParseHFConfigErrors(t *testing.T) {
 		{`{"model_type": "mixtral", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "num_local_experts": 8, "num_experts_per_tok": 9}`, "moe.topk"},
 		{`{"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 16, "qk_nope_head_dim": 16, "num_nextn_predict_layers": -1}`, "num_nextn_predict_layers"},
 		{`{"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 16, "qk_nope_head_dim": 16, "num_nextn_predict_layers": 3}`, "num_nextn_predict_layers"},
+		{`{"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 16, "qk_nope_head_dim": 16, "n_routed_experts": 8, "num_experts_per_tok": 4, "n_group": 4, "topk_group": 1}`, "moe.group_topk"},
+		{`{"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 16, "qk_nope_head_dim": 16, "n_routed_experts": 8, "num_experts_per_tok": 2, "n_group": 3, "topk_group": 1}`, "moe.groups"},
 		{`[`, "hf config"},
 	} {
 		if _, err := ParseHFConfig([]byte(c.json)); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -177,6 +179,7 @@ func FuzzParseHFConfig(f *testing.F) {
 	f.Add([]byte(`{"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 4, "qk_nope_head_dim": 4, "n_routed_experts": 4, "num_experts_per_tok": 2}`))
 	f.Add([]byte(`{"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 4, "qk_nope_head_dim": 4, "n_routed_experts": 4, "num_experts_per_tok": 2, "num_nextn_predict_layers": 1}`))
 	f.Add([]byte(`{"model_type": "glm4_moe", "num_hidden_layers": 3, "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32, "vocab_size": 10, "max_position_embeddings": 8, "attention_bias": true, "n_routed_experts": 4, "num_experts_per_tok": 2, "first_k_dense_replace": 1, "num_nextn_predict_layers": 1}`))
+	f.Add([]byte(`{"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 4, "qk_nope_head_dim": 4, "n_routed_experts": 8, "num_experts_per_tok": 2, "n_group": 4, "topk_group": 2}`))
 	f.Add([]byte(`{"model_type": "kimi_k2", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 4, "qk_nope_head_dim": 4, "n_routed_experts": 6, "num_experts_per_tok": 2, "first_k_dense_replace": 1}`))
 	f.Add([]byte(`{"model_type": "gpt_oss", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 4, "layer_types": ["sliding_attention", "full_attention"]}`))
 	f.Add([]byte(`{"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "rope_theta": 500000.0, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 8.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}}`))
@@ -582,5 +585,25 @@ func TestParseHFConfigLlama4(t *testing.T) {
 	}
 	if _, err := ParseHFConfig([]byte(strings.Replace(qwen, `[0, 1]`, `[3]`, 1))); err == nil || !strings.Contains(err.Error(), "mlp_only_layers") {
 		t.Errorf("mlp_only_layers [3]: %v", err)
+	}
+}
+
+// TestHFExpertGroups reads the router's group limit: DeepSeek-V3's
+// n_group 8 and topk_group 4, and none for Kimi K2's single group.
+func TestHFExpertGroups(t *testing.T) {
+	for _, c := range []struct {
+		json         string
+		groups, topk int
+	}{
+		{`{"model_type": "deepseek_v3", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 16, "qk_nope_head_dim": 16, "n_routed_experts": 256, "num_experts_per_tok": 8, "n_group": 8, "topk_group": 4}`, 8, 4},
+		{`{"model_type": "kimi_k2", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10, "max_position_embeddings": 8, "kv_lora_rank": 8, "v_head_dim": 16, "qk_nope_head_dim": 16, "n_routed_experts": 384, "num_experts_per_tok": 8, "n_group": 1, "topk_group": 1}`, 0, 0},
+	} {
+		tr, err := ParseHFConfig([]byte(c.json))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.MoE.Groups != c.groups || tr.MoE.GroupTopK != c.topk {
+			t.Errorf("%.40s: groups %d, group top-k %d; want %d, %d", c.json, tr.MoE.Groups, tr.MoE.GroupTopK, c.groups, c.topk)
+		}
 	}
 }

@@ -64,6 +64,16 @@ func (t Transformer) Validate() error {
 		if m.Every < 0 || m.Every > t.Layers {
 			return fmt.Errorf("transformer.moe.every: must be in [0, layers %d] (0 or 1: every layer past first_dense), got %d", t.Layers, m.Every)
 		}
+		if m.Groups != 0 || m.GroupTopK != 0 {
+			switch {
+			case m.Groups < 2 || m.Experts%m.Groups != 0:
+				return fmt.Errorf("transformer.moe.groups: must divide the %d experts into at least 2 groups (0: no group limit), got %d", m.Experts, m.Groups)
+			case m.GroupTopK < 1 || m.GroupTopK > m.Groups:
+				return fmt.Errorf("transformer.moe.group_topk: must be in [1, groups %d], got %d", m.Groups, m.GroupTopK)
+			case m.TopK > m.GroupTopK*(m.Experts/m.Groups):
+				return fmt.Errorf("transformer.moe.group_topk: %d groups of %d experts cannot hold topk %d", m.GroupTopK, m.Experts/m.Groups, m.TopK)
+			}
+		}
 		if t.MoELayers() < 1 {
 			return fmt.Errorf("transformer.moe.every: leaves no mixture-of-experts layer among the %d layers past first_dense %d, got %d", t.Layers-m.FirstDense, m.FirstDense, m.Every)
 		}
