@@ -100,13 +100,14 @@ func TestPlanZBV(t *testing.T) {
 }
 
 // TestPlanDualPipeV plans Qwen3 30B-A3B on 16 H100 under DualPipeV (pp 4,
-// ep 4 pinned): the plan has the V's 2·pp chunks and validates; compared
-// under every schedule, DualPipeV's step is below ZB-V's on the same V,
-// its pairs hiding the expert all-to-all, and torchtitan runs it. With
-// fewer microbatches than 2·pp it is refused naming the global batch.
+// ep 4 pinned, the expert exchange overlapped as its pairs allow): the
+// plan has the V's 2·pp chunks and validates; compared under every
+// schedule, DualPipeV's bubble is below 1F1B's and torchtitan runs it.
+// With fewer microbatches than 2·pp it is refused naming the global batch.
 func TestPlanDualPipeV(t *testing.T) {
 	in := request.Default().Plan
 	in.Model, in.GPU, in.Nodes, in.GlobalBatch, in.Seq, in.PP, in.EP, in.Schedule = "qwen3-30b-a3b", "nvidia-h100-sxm5-80gb", 2, 64, 4096, 4, 4, "dualpipe-v"
+	in.OverlapEPComm = true
 	res, err := Plan(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -114,16 +115,16 @@ func TestPlanDualPipeV(t *testing.T) {
 	if res.Plan == nil {
 		t.Fatalf("no plan: %s", res.Problem)
 	}
-	if err := res.Plan.Validate(); err != nil || len(res.Plan.Stages) != 8 || res.Plan.Execution.Schedule != "dualpipe-v" {
-		t.Errorf("plan: %d stages, schedule %q, validation %v", len(res.Plan.Stages), res.Plan.Execution.Schedule, err)
+	if err := res.Plan.Validate(); err != nil || len(res.Plan.Stages) != 8 || res.Plan.Execution.Schedule != "dualpipe-v" || !res.Plan.Execution.Overlap.EPComm {
+		t.Errorf("plan: %d stages, schedule %q, overlap %+v, validation %v", len(res.Plan.Stages), res.Plan.Execution.Schedule, res.Plan.Execution.Overlap, err)
 	}
 	rows := map[schedule.Kind]ScheduleOption{}
 	for _, o := range res.Schedules {
 		rows[o.Schedule] = o
 	}
-	d, z := rows[schedule.DualPipeV], rows[schedule.ZBV]
-	if !d.Selected || d.Problem != "" || z.Problem != "" || d.IterationSeconds >= z.IterationSeconds || !slices.Equal(d.Engines, []string{"torchtitan"}) {
-		t.Errorf("dualpipe-v %+v, zb-v %+v: want dualpipe-v selected, faster, run by torchtitan", d, z)
+	d, one := rows[schedule.DualPipeV], rows[schedule.OneFOneB]
+	if !d.Selected || d.Problem != "" || one.Problem != "" || d.BubbleSeconds >= one.BubbleSeconds || !slices.Equal(d.Engines, []string{"torchtitan"}) {
+		t.Errorf("dualpipe-v %+v, 1f1b %+v: want dualpipe-v selected, less bubble, run by torchtitan", d, one)
 	}
 	in.GlobalBatch = 4 // 4 microbatches at most, fewer than 2·pp
 	if _, err := Plan(context.Background(), in); err == nil || !strings.Contains(err.Error(), "global_batch: dualpipe-v needs at least 8 microbatches a step (2 per pipeline device × pp 4)") {

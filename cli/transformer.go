@@ -118,7 +118,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	// Context parallelism's communication type (Megatron-Core's --cp-comm-type).
 	cpComm := fs.String("cp-comm", d.CPComm, "how context parallelism exchanges K and V: p2p (ring, overlapped with the attention), all_gather (the Llama 3 paper's, exposed) or a2a (Ulysses all-to-alls, exposed; t·cp must divide the K/V heads) (omit to search p2p and a2a per candidate with cp > 1)")
 	epDispatcher := fs.String("ep-dispatcher", d.EPDispatcher, "MoE token dispatcher: alltoall (Megatron-Core's default: every routed copy sent) or deepep (the flex dispatcher with DeepEP: each token once per server); empty: alltoall")
-	overlapEP := fs.Bool("overlap-ep-comm", d.OverlapEPComm, "hide one microbatch's MoE token exchange behind another's compute (Megatron-Core's --overlap-moe-expert-parallel-comm)")
+	overlapEP := fs.Bool("overlap-ep-comm", d.OverlapEPComm, "hide one microbatch's MoE token exchange behind another's compute (Megatron-Core's --overlap-moe-expert-parallel-comm; under --schedule dualpipe-v its paired forward and backward, torchtitan's pipeline_parallel_expert_parallel_overlap)")
 	micro := fs.Int("microbatch", d.Microbatch, "microbatch size b (omit to search)")
 	interleave := fs.Int("interleave", d.Interleave, "model chunks per GPU v (omit to search)")
 	recompute := fs.String("recompute", d.Recompute, "activation recomputation: none, selective or full (omit to search: none, selective, or full on as few layers of each model chunk as fit)")
@@ -143,7 +143,7 @@ func runTransformer(args []string, stdout io.Writer) error {
 	asJSON := fs.Bool("json", false, "print JSON (the same as POST /api/v1/plan) instead of a table")
 	launchAs := fs.String("launch", "", "print the chosen configuration as an engine's launch artifact instead of a table: "+strings.Join(app.LaunchFormats(), ", ")+" (megatron: Megatron-LM's pretrain_gpt.py arguments with the whole architecture)")
 	// The planner (issue 15: PipeDream-2BW's planner on a transformer spec).
-	sched := fs.String("schedule", "", "PTD-P's pipeline schedule: gpipe, 1f1b (PipeDream-Flush), interleaved, 2bw, zb-h1 (zero-bubble: the weight gradients fill the flush), zb-v (zero-bubble, two chunks a device in a V; costed by simulating it) or dualpipe-v (DeepSeek's DualPipeV: ZB-V's V, one chunk's forward paired with the other's backward, hiding the expert all-to-all; at least 2·pp microbatches) (empty: 1f1b, interleaved when --interleave > 1)")
+	sched := fs.String("schedule", "", "PTD-P's pipeline schedule: gpipe, 1f1b (PipeDream-Flush), interleaved, 2bw, zb-h1 (zero-bubble: the weight gradients fill the flush), zb-v (zero-bubble, two chunks a device in a V; costed by simulating it) or dualpipe-v (DeepSeek's DualPipeV: ZB-V's V, one chunk's forward paired with the other's backward, the pairs hiding the expert all-to-all with --overlap-ep-comm; at least 2·pp microbatches) (empty: 1f1b, interleaved when --interleave > 1)")
 	planner := fs.String("planner", "ptdp", "planner: ptdp (tensor × pipeline × data search, §4.3) or 2bw (PipeDream-2BW's planner, §3.3.2: width × depth, microbatch size and recomputation; --pp, --microbatch and --recompute fix its choices)")
 	calibration := fs.String("calibration", "", "a GEMM calibration measured on --gpu (go run ./runner profile --calibration FILE): the cost model's GEMM efficiency curve instead of the default")
 	if err := fs.Parse(args); err != nil {

@@ -140,12 +140,13 @@
 // DualPipe cut in half, runs on ZB-V's V and is costed the same way, by
 // simulating torch.distributed.pipelining's ScheduleDualPipeV order with
 // each chunk's times (TestZBVExtrapolation covers both). Its steady state
-// pairs one chunk's forward with the other's backward, each microbatch's
-// expert all-to-all running behind the other's compute: the model hides
-// the exchange as it does with Overlap.EPComm, the same exposed share
-// DefaultEPOverlapExposed (schedule.KindInfo.PairsForwardBackward;
-// TestDualPipeV), the pair's computations one after the other on the
-// device's SMs. It stashes 2p + 1 chunk activations on every device and
+// pairs one chunk's forward with the other's backward, the pair's
+// computations one after the other on the device's SMs; where the engine
+// runs each microbatch's expert all-to-all behind the other's compute
+// (DualPipe's purpose; torchtitan's pipeline_parallel_expert_parallel_overlap,
+// an option) Overlap.EPComm says so, and the model hides the exchange as
+// for Megatron-Core's overlap, the same exposed share
+// DefaultEPOverlapExposed (TestDualPipeV). It stashes 2p + 1 chunk activations on every device and
 // needs 2p microbatches. At equal chunk times its bubble equals ZB-V's,
 // p−1 forwards (DeepSeek's table, (p−1)(F&B + B − 3W), would give 2(p−1)
 // with the pair at F + B); with weight gradients longer than input

@@ -223,7 +223,7 @@ func (e *evaluator) layerTime(i int, w layerWork) layerTime {
 			lt.ep *= 1.5 // the rerun block dispatches and combines its tokens again
 		}
 		lt.fwd += fwd
-		if e.cfg.Overlap.EPComm || e.kind.PairsForwardBackward {
+		if e.cfg.Overlap.EPComm {
 			// One microbatch's exchanges run while another's forward or
 			// backward computes (the 1F1B steady state Megatron-Core's EP
 			// overlap pairs, arXiv 2603.07685; DualPipe's paired F&B): what

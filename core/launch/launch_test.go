@@ -257,7 +257,9 @@ func TestExportTorchtitanRoundTrip(t *testing.T) {
 
 // TestExportTorchtitanZBV: a ZB-V or DualPipeV plan (two chunks a device
 // in a V) goes to torchtitan as ZBVZeroBubble or DualPipeV over its 2·pp
-// chunks; Megatron-LM, which has no V schedule, refuses it.
+// chunks; Megatron-LM, which has no V schedule, refuses it. With the
+// expert exchange overlapped, DualPipeV's plan sets torchtitan's
+// pipeline_parallel_expert_parallel_overlap and ZB-V's is refused.
 func TestExportTorchtitanZBV(t *testing.T) {
 	for kind, name := range map[schedule.Kind]string{schedule.ZBV: "ZBVZeroBubble", schedule.DualPipeV: "DualPipeV"} {
 		p := gptPlan(t, 2)
@@ -278,6 +280,17 @@ func TestExportTorchtitanZBV(t *testing.T) {
 		}
 		if _, err := export("megatron", inputOf(p)); !errors.Is(err, ErrNotExpressible) || !strings.Contains(err.Error(), string(kind)) {
 			t.Errorf("megatron with %s: %v", kind, err)
+		}
+		// The expert exchange overlapped: torchtitan's option pairs
+		// DualPipeV's forward and backward; no other schedule has it.
+		p.Model.Transformer.MoE = &model.MoE{Experts: 8, TopK: 2}
+		p.Execution.EP, p.Execution.Overlap.EPComm = 2, true
+		out, err := export("torchtitan", inputOf(p))
+		switch overlap := strings.Contains(out, "pipeline_parallel_expert_parallel_overlap = true\n"); {
+		case kind == schedule.DualPipeV && (err != nil || !overlap):
+			t.Errorf("%s with the expert exchange overlapped: %v\n%s", kind, err, out)
+		case kind != schedule.DualPipeV && (!errors.Is(err, ErrNotExpressible) || !strings.Contains(err.Error(), "execution.overlap.ep_comm")):
+			t.Errorf("%s with the expert exchange overlapped: %v, want an error naming execution.overlap.ep_comm", kind, err)
 		}
 	}
 }

@@ -61,6 +61,10 @@ func torchtitanTOML(in input) (string, error) {
 	if e.CP > 1 && e.CPComm != "" && e.CPComm != plan.CPCommP2P {
 		return "", notExpressible(engine, "execution.cp_comm", e.CPComm, "torchtitan's context parallelism is PyTorch's ring attention; no other exchange is exported")
 	}
+	epOverlap := e.Overlap.EPComm && e.EP > 1
+	if epOverlap && e.Schedule != schedule.DualPipeV {
+		return "", notExpressible(engine, "execution.overlap.ep_comm", true, "torchtitan overlaps the expert all-to-all only between DualPipeV's paired forward and backward (pipeline_parallel_expert_parallel_overlap); plan with the dualpipe-v schedule, or without the overlap")
+	}
 	replicate, shard, reshard := d, 1, ""
 	switch e.ZeRO {
 	case 1:
@@ -101,6 +105,9 @@ func torchtitanTOML(in input) (string, error) {
 	fmt.Fprintf(&b, "tensor_parallel_degree = %d\npipeline_parallel_degree = %d\n", e.TP, e.PP)
 	fmt.Fprintf(&b, "pipeline_parallel_layers_per_stage = %d\npipeline_parallel_first_stage_less_layers = %d\npipeline_parallel_last_stage_less_layers = %d\n", split.perStage, split.firstLess, split.lastLess)
 	fmt.Fprintf(&b, "pipeline_parallel_schedule = %s\npipeline_parallel_microbatch_size = %d\n", q(torchtitanSchedules[kind]), e.MicrobatchSize)
+	if epOverlap {
+		b.WriteString("pipeline_parallel_expert_parallel_overlap = true\n")
+	}
 	fmt.Fprintf(&b, "context_parallel_degree = %d\nexpert_parallel_degree = %d\n", e.CP, e.EP)
 	if e.EP > 1 && e.TP > 1 {
 		// A key of torchtitan's later ParallelismConfig; before it, expert

@@ -19,8 +19,9 @@ import "fmt"
 // backward in a row: the simulator runs one computation at a time on a
 // device, as the pair's kernels share its SMs. What the pair hides — one
 // microbatch's expert all-to-all behind the other's compute, DualPipe's
-// purpose — is the cost model's (KindInfo.PairsForwardBackward). Like
-// torch it needs m >= 2p.
+// purpose — is the engine's option (torchtitan's
+// pipeline_parallel_expert_parallel_overlap), the cost model's
+// plan.Overlap.EPComm. Like torch it needs m >= 2p.
 func dualPipeV(o Options) (*Schedule, error) {
 	p, m := o.Stages, o.Microbatches
 	o.Chunks = VChunks

@@ -69,12 +69,6 @@ type KindInfo struct {
 	// weight gradient W a device idles (p−1)(F + I − min(W, F)) a step
 	// instead of 1F1B's (p−1)(F + I + W) (ZB-H1; TestZBH1Bubble).
 	WeightGradientFill bool
-	// PairsForwardBackward reports whether its steady state runs a
-	// forward of one microbatch together with a backward of another
-	// (DualPipe's overlapped F&B), each one's communication hidden behind
-	// the other's compute: the cost model hides the expert exchange as
-	// plan.Overlap.EPComm does.
-	PairsForwardBackward bool
 	// MinMicrobatchesPerDevice is the fewest microbatches per device it
 	// runs (MinMicrobatches); 0 means one.
 	MinMicrobatchesPerDevice int
@@ -153,9 +147,9 @@ var registry = []KindInfo{
 	{Kind: ZBV, Description: "zero-bubble ZB-V: two chunks per device in a V (stages r and 2p−1−r), the backward split into I and W",
 		Source:     "Qi et al. 2024, Pipeline Parallelism with Controllable Memory §4; torch.distributed.pipelining's ScheduleZBVZeroBubble",
 		Versioning: Synchronous, VShaped: true, SplitsBackward: true, generate: zbV, inFlight: zbVInFlight, bubble: zbVBubble},
-	{Kind: DualPipeV, Description: "DualPipeV: ZB-V's V, one chunk's forward paired with the other's backward, hiding the expert all-to-all",
+	{Kind: DualPipeV, Description: "DualPipeV: ZB-V's V, one chunk's forward paired with the other's backward (their communication overlapped where the engine does so)",
 		Source:     "DeepSeek-V3 technical report §3.2.1 (DualPipe); deepseek-ai/DualPipe's DualPipeV; torch.distributed.pipelining's ScheduleDualPipeV",
-		Versioning: Synchronous, VShaped: true, SplitsBackward: true, PairsForwardBackward: true, MinMicrobatchesPerDevice: VChunks,
+		Versioning: Synchronous, VShaped: true, SplitsBackward: true, MinMicrobatchesPerDevice: VChunks,
 		generate: dualPipeV, inFlight: dualPipeVInFlight, bubble: dualPipeVBubble},
 	{Kind: OneFOneBStar, Description: "MadPipe's periodic 1F1B* for a target period, stages grouped",
 		Source: "madpipe-2020 §4.1", Versioning: Synchronous, generate: oneFOneBStar},
