@@ -437,7 +437,7 @@ func (e *evaluator) epSeconds() float64 {
 	if e.cfg.EPDispatcher == EPDeepEP {
 		intra = k * float64(local-1) / float64(local) * token / (e.intraBW * eff)
 		if servers := ep / local; servers > 1 {
-			inter = float64(servers-1) * serverHitProbability(*e.tr.MoE, servers) * token / (e.epBW * eff)
+			inter = float64(servers-1) * e.memo.serverHit(*e.tr.MoE, servers) * token / (e.epBW * eff)
 		}
 	} else {
 		intra = k * float64(local-1) / float64(ep) * token / (e.intraBW * eff)
@@ -492,54 +492,52 @@ func serverHitProbability(m model.MoE, servers int) float64 {
 		groups, chosen = 1, 1
 	}
 	per, size := m.Experts/servers, m.Experts/groups
-	pool := chosen * size
+	pool, k := chosen*size, m.TopK
 	lchoose := func(n, r int) float64 {
 		a, _ := math.Lgamma(float64(n + 1))
 		b, _ := math.Lgamma(float64(r + 1))
 		c, _ := math.Lgamma(float64(n - r + 1))
 		return a - b - c
 	}
-	// miss[x]: no expert among x of the pool's, C(P−x, k)/C(P, k).
-	miss := make([]float64, per+1)
-	for x := range miss {
-		miss[x] = 1
-		for i := range m.TopK {
-			miss[x] *= math.Max(0, float64(pool-x-i)) / float64(pool-i)
+	// missing is C(P−x, k)/C(P, k): none of the token's k experts among x
+	// of the pool's P.
+	missing := func(x int) float64 {
+		if pool-x < k {
+			return 0
 		}
+		return math.Exp(lchoose(pool-x, k) - lchoose(pool, k))
 	}
 	var hit float64
 	for s := range servers {
-		first, last := s*per, (s+1)*per // the server's experts [first, last)
-		// ways[j][x]: the ways to choose j of the groups overlapping the
-		// server holding x of its experts.
-		ways := [][]float64{make([]float64, per+1)}
-		ways[0][0] = 1
-		overlap := 0
+		// The groups the server's experts [first, last) overlap: whole ones
+		// and at most two cut at its ends.
+		first, last := s*per, (s+1)*per
+		var whole int
+		var cut []int
 		for g := first / size; g*size < last; g++ {
-			n := min(last, (g+1)*size) - max(first, g*size)
-			next := make([][]float64, len(ways)+1)
-			for j := range next {
-				next[j] = make([]float64, per+1)
+			if n := min(last, (g+1)*size) - max(first, g*size); n == size {
+				whole++
+			} else {
+				cut = append(cut, n)
 			}
-			for j, row := range ways {
-				for x, w := range row {
-					next[j][x] += w
-					if w != 0 {
-						next[j+1][x+n] += w
-					}
+		}
+		overlap := whole + len(cut)
+		// Over the chosen groups among those overlapping (jw whole, a
+		// subset of the cut ones), each with the other chosen − j drawn
+		// from the groups not overlapping.
+		var missed float64
+		for subset := range 1 << len(cut) {
+			jc, x := 0, 0
+			for i, n := range cut {
+				if subset>>i&1 == 1 {
+					jc, x = jc+1, x+n
 				}
 			}
-			ways, overlap = next, overlap+1
-		}
-		var missed float64
-		for j, row := range ways {
-			if j > chosen || chosen-j > groups-overlap {
-				continue
-			}
-			// The other chosen − j groups from those not overlapping.
-			share := math.Exp(lchoose(groups-overlap, chosen-j) - lchoose(groups, chosen))
-			for x, w := range row {
-				missed += w * share * miss[x]
+			for jw := 0; jw <= whole && jw+jc <= chosen; jw++ {
+				if j := jw + jc; chosen-j <= groups-overlap {
+					w := math.Exp(lchoose(whole, jw) + lchoose(groups-overlap, chosen-j) - lchoose(groups, chosen))
+					missed += w * missing(x+jw*size)
+				}
 			}
 		}
 		hit += 1 - missed

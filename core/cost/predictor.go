@@ -59,6 +59,9 @@ type Predictor struct {
 	// in all, at most maxStepperSize.
 	steppers    map[stepperKey]*schedule.Stepper
 	stepperSize int
+	// serverHits holds serverHitProbability of the model's experts by the
+	// servers an expert-parallel group spans.
+	serverHits map[int]float64
 }
 
 // stepperKey is what a simulated schedule depends on.
@@ -93,6 +96,18 @@ func (p *Predictor) stepper(kind schedule.Kind, stages, m int) (*schedule.Steppe
 	}
 	p.steppers[k] = st
 	return st, nil
+}
+
+// serverHit returns serverHitProbability of the model's experts m over
+// servers, computed once (with many groups a server overlaps, it is a
+// dynamic programme over them).
+func (p *Predictor) serverHit(m model.MoE, servers int) float64 {
+	if h, ok := p.serverHits[servers]; ok {
+		return h
+	}
+	h := serverHitProbability(m, servers)
+	p.serverHits[servers] = h
+	return h
 }
 
 // flopsKey is what a step's FLOPs depend on.
@@ -151,7 +166,8 @@ func NewPredictor(tr model.Transformer, c hw.Cluster, opt Options) (*Predictor, 
 	}
 	p := &Predictor{tr: tr, c: c, opt: opt, params: [2]float64{tr.Params(), tr.ActiveParams()}, kinds: kinds, linear: linear, experts: experts,
 		flops: map[flopsKey]float64{}, layers: map[plan.Execution]layerCosts{}, work: map[workKey]layerWork{}, layouts: map[layoutKey]layout{},
-		calibration: calibrationCaveat(c.GPU, tr.MoE != nil), attention: map[attentionKey][2]float64{}, steppers: map[stepperKey]*schedule.Stepper{}}
+		calibration: calibrationCaveat(c.GPU, tr.MoE != nil), attention: map[attentionKey][2]float64{}, steppers: map[stepperKey]*schedule.Stepper{},
+		serverHits: map[int]float64{}}
 	p.base, p.baseErr = baseEvaluator(tr, c, opt, p)
 	return p, nil
 }

@@ -161,6 +161,10 @@ type MoE struct {
 	GroupTopK int `json:"group_topk,omitempty"`
 }
 
+// MaxExpertGroups bounds MoE.Groups (DeepSeek-V3 has 8), and with it the
+// work of costing a group-limited dispatch.
+const MaxExpertGroups = 1024
+
 // MLA describes multi-head latent attention (DeepSeek-V2 §2.1, DeepSeek-V3
 // §2.1.1): queries and keys/values pass through low-rank latent vectors,
 // and a decoupled rotary part of the query/key head.

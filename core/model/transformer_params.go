@@ -66,8 +66,8 @@ func (t Transformer) Validate() error {
 		}
 		if m.Groups != 0 || m.GroupTopK != 0 {
 			switch {
-			case m.Groups < 2 || m.Experts%m.Groups != 0:
-				return fmt.Errorf("transformer.moe.groups: must divide the %d experts into at least 2 groups (0: no group limit), got %d", m.Experts, m.Groups)
+			case m.Groups < 2 || m.Groups > MaxExpertGroups || m.Experts%m.Groups != 0:
+				return fmt.Errorf("transformer.moe.groups: must divide the %d experts into 2 to %d groups (0: no group limit), got %d", m.Experts, MaxExpertGroups, m.Groups)
 			case m.GroupTopK < 1 || m.GroupTopK > m.Groups:
 				return fmt.Errorf("transformer.moe.group_topk: must be in [1, groups %d], got %d", m.Groups, m.GroupTopK)
 			case m.TopK > m.GroupTopK*(m.Experts/m.Groups):
