@@ -781,10 +781,11 @@ func TestBrowser(t *testing.T) {
 		tb.setSelect(t, "planner", "madpipe")
 		tb.setSelect(t, "model", "pd-resnet50")
 		madpipeDone := `document.getElementById("madpipe-result") !== null && document.getElementById("madpipe-result").textContent.includes("%s") && document.getElementById("cancel-plan") === null`
-		tb.waitFor(t, fmt.Sprintf(madpipeDone, "ResNet-50")+` || document.getElementById("plan-error") !== null || document.getElementById("plan-problem") !== null`)
-		if eval[bool](t, tb, `document.getElementById("madpipe-result") === null`) {
-			t.Fatalf("no MadPipe result: %s", short(eval[string](t, tb, `document.querySelector(".results").innerText`)))
-		}
+		// Only the MadPipe result ends the wait: each select replans, and
+		// the default model's problem on one node (GPT-3 175B does not fit)
+		// may still be on the page while the planner and model change; on
+		// a MadPipe error the wait runs out and says what the page shows.
+		tb.waitFor(t, fmt.Sprintf(madpipeDone, "ResNet-50"))
 		t.Logf("in-browser MadPipe (ResNet-50, 8 × A100): %s", tb.text(t, "#plan-timing"))
 		if n := eval[int](t, tb, `document.querySelectorAll("#madpipe-memory tbody tr").length`); n != 8 {
 			t.Errorf("memory table has %d GPUs, want 8", n)
