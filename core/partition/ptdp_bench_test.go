@@ -46,7 +46,8 @@ const appKeep = 15
 // H100s at batch 2048 with the distributed optimizer: keeping what the app
 // keeps (shown) and every candidate (all); and as the app runs it by
 // default, the ZeRO stage searched too (shown-zero); and as the app keeps
-// it with ZB-V pinned, every candidate's pipeline simulated (shown-zbv).
+// it with ZB-V or DualPipeV pinned, every candidate's pipeline simulated
+// (shown-zbv, shown-dualpipev).
 func BenchmarkSearchPTDP405B16384(b *testing.B) {
 	c := h100Cluster(b, 16384)
 	for _, run := range []struct {
@@ -54,7 +55,7 @@ func BenchmarkSearchPTDP405B16384(b *testing.B) {
 		keep       int
 		searchZeRO bool
 		schedule   schedule.Kind
-	}{{"shown", appKeep, false, ""}, {"all", 0, false, ""}, {"shown-zero", appKeep, true, ""}, {"shown-zbv", appKeep, false, schedule.ZBV}} {
+	}{{"shown", appKeep, false, ""}, {"all", 0, false, ""}, {"shown-zero", appKeep, true, ""}, {"shown-zbv", appKeep, false, schedule.ZBV}, {"shown-dualpipev", appKeep, false, schedule.DualPipeV}} {
 		b.Run(run.name, func(b *testing.B) {
 			fixed := megatronDefaults
 			fixed.Schedule = run.schedule

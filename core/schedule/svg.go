@@ -346,18 +346,22 @@ func drawRuns(b *strings.Builder, l svgLayout, d int, ops []Op) {
 
 // legend draws the colour key of what the drawing shows under the title.
 func legend(b *strings.Builder, l svgLayout, t *Timeline, aggregate bool) {
-	var split, stageWide bool
+	var whole, split, stageWide bool
 	for _, ops := range t.Ops {
 		for _, o := range ops {
+			whole = whole || o.Kind == Backward
 			split = split || o.Kind == BackwardWeight
 			stageWide = stageWide || (o.Kind.isBarrier() && o.EndSeconds > o.StartSeconds)
 		}
 	}
 	type entry struct{ fill, text string }
 	entries := []entry{{colForward, "forward"}}
-	if split {
+	switch {
+	case split && whole: // DualPipeV: some backwards whole, others split
+		entries = append(entries, entry{colBackward, "B: backward, or I: input gradient"}, entry{colWeight, "W: weight gradient"})
+	case split:
 		entries = append(entries, entry{colBackward, "I: input gradient"}, entry{colWeight, "W: weight gradient"})
-	} else {
+	default:
 		entries = append(entries, entry{colBackward, "backward"})
 	}
 	if t.Chunks > 1 && !aggregate {

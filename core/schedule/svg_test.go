@@ -167,3 +167,22 @@ func TestRenderSVGTitleNamesChunks(t *testing.T) {
 		t.Errorf("zb-v title: %.200s", out[strings.Index(out, "<title>"):])
 	}
 }
+
+// The legend names what the dark backward boxes are: whole backwards, input
+// gradients, or under DualPipeV, which runs both, either.
+func TestRenderSVGLegendBackwards(t *testing.T) {
+	for _, c := range []struct {
+		kind       Kind
+		want, not  string
+		microbatch int
+	}{
+		{OneFOneB, ">backward<", "input gradient", 8},
+		{ZBH1, ">I: input gradient<", "B: backward", 8},
+		{DualPipeV, ">B: backward, or I: input gradient<", ">I: input gradient<", 8},
+	} {
+		out := string(RenderSVG(simulate(t, c.kind, Options{Stages: 4, Microbatches: c.microbatch}, Uniform(1, 2, 1, 0)), SVGOptions{}))
+		if !strings.Contains(out, c.want) || strings.Contains(out, c.not) {
+			t.Errorf("%s: legend lacks %q or has %q", c.kind, c.want, c.not)
+		}
+	}
+}
