@@ -305,9 +305,11 @@ func FuzzPredict(f *testing.F) {
 	f.Add(1, 8, 1, 1, 1, 1, 1, 32, 1, 32, 1, uint8(0), false, 3, uint8(1))
 	f.Add(128, 25600, 160, 2048, 51200, 8, 4, 1, 1, 8, 2, uint8(1), true, 1, uint8(3))
 	f.Add(32, 4096, 32, 2048, 51200, 2, 4, 4, 1, 64, 1, uint8(0), false, 0, uint8(4))
+	f.Add(32, 4096, 32, 2048, 51200, 2, 4, 4, 1, 64, 1, uint8(2), true, 1, uint8(8)) // zb-v
+	f.Add(32, 4096, 32, 2048, 51200, 2, 4, 4, 1, 64, 1, uint8(2), true, 1, uint8(9)) // dualpipe-v
 	c := dgxA100(f, 32)
 	recs := []model.Recompute{model.RecomputeNone, model.RecomputeSelective, model.RecomputeFull}
-	scheds := []schedule.Kind{"", schedule.GPipe, schedule.OneFOneB, schedule.Interleaved, schedule.TwoBW, schedule.PipeDream}
+	scheds := append([]schedule.Kind{""}, schedule.Kinds...) // "", gpipe, 1f1b, interleaved, 2bw, pipedream, …
 	f.Fuzz(func(t *testing.T, l, h, a, s, V, tp, pp, dp, b, B, v int, rec uint8, sp bool, zero int, sched uint8) {
 		tr := model.Transformer{Layers: l, Hidden: h, Heads: a, Seq: s, Vocab: V}
 		cfg := plan.Execution{TP: tp, PP: pp, DP: dp, MicrobatchSize: b, GlobalBatch: B, Interleave: v,
