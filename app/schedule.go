@@ -26,7 +26,7 @@ func Schedule(ctx context.Context, in request.Schedule) (*schedule.Timeline, err
 // ScheduleSpec is a schedule of equal stages with every option of the
 // `pipeplan schedule` command: a request.Schedule's fields plus the kinds'
 // extras (1f1b-rr's replicas, 1f1b-star's period, batches, vertical sync,
-// zb-h1's and zb-v's weight-gradient part) and per-stage memory. It is not bounded
+// the split-backward kinds' weight-gradient part) and per-stage memory. It is not bounded
 // like a request: the CLI runs it on the user's own machine.
 type ScheduleSpec struct {
 	// Kind is a schedule kind (ScheduleKindHelp lists them).
@@ -45,10 +45,10 @@ type ScheduleSpec struct {
 	PeriodSeconds float64
 	// FwdSeconds and BwdSeconds are one microbatch's forward and backward
 	// time on one device's layers (interleaved chunks take 1/v of them,
-	// zb-v's two chunks half).
+	// a V's two chunks half).
 	FwdSeconds, BwdSeconds float64
-	// WgradSeconds is the weight-gradient part of BwdSeconds that zb-h1
-	// and zb-v run as W; negative means half of BwdSeconds under them,
+	// WgradSeconds is the weight-gradient part of BwdSeconds that zb-h1,
+	// zb-v and dualpipe-v run as W; negative means half of BwdSeconds under them,
 	// else 0.
 	WgradSeconds float64
 	// CommSeconds is the time to move an activation or gradient between devices.

@@ -98,7 +98,7 @@ type runConfig struct {
 	Chunks int `json:"chunks"`
 	// ChunkPositions is the position that runs each of the Stages·Chunks
 	// virtual stages (schedule.KindInfo.ChunkDevice): c·Stages + r runs on
-	// r where the chunks loop, r and 2·Stages−1−r in a V (zb-v). A
+	// r where the chunks loop, r and 2·Stages−1−r in a V (zb-v, dualpipe-v). A
 	// position's chunk c is the c-th virtual stage it runs (virtualStage);
 	// the worker reads both from it.
 	ChunkPositions []int `json:"chunk_positions"`

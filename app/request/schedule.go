@@ -16,12 +16,12 @@ type Schedule struct {
 	Stages int `json:"stages"`
 	// Microbatches is the number of microbatches per batch m.
 	Microbatches int `json:"microbatches"`
-	// Chunks is the model chunks per device v (interleaved only; zb-v
-	// always places two).
+	// Chunks is the model chunks per device v (interleaved only; the
+	// V-shaped zb-v and dualpipe-v always place two).
 	Chunks int `json:"chunks"`
 	// FwdSeconds and BwdSeconds are one microbatch's forward and backward
 	// time on one device's layers (interleaved chunks take 1/v of them,
-	// zb-v's two chunks half).
+	// a V's two chunks half).
 	FwdSeconds float64 `json:"fwd_seconds"`
 	BwdSeconds float64 `json:"bwd_seconds"`
 	// CommSeconds is the time to move an activation or gradient between devices.
@@ -54,7 +54,7 @@ const (
 func (s Schedule) Tasks() int { return s.Stages * s.Microbatches * s.taskChunks() }
 
 // taskChunks is the model chunks per device the kind runs: Chunks for the
-// interleaved kind, schedule.VChunks for a V-shaped one (zb-v), one for
+// interleaved kind, schedule.VChunks for a V-shaped one (zb-v, dualpipe-v), one for
 // the others (which ignore Chunks).
 func (s Schedule) taskChunks() int {
 	if schedule.Kind(s.Kind) == schedule.Interleaved {

@@ -289,7 +289,7 @@ func (e Execution) Microbatches() int {
 }
 
 // Chunks returns the model chunks each pipeline device holds: Interleave
-// under the interleaved schedule, two under a V-shaped one (zb-v), one
+// under the interleaved schedule, two under a V-shaped one (zb-v, dualpipe-v), one
 // otherwise (an unknown schedule: Interleave).
 func (e Execution) Chunks() int {
 	kind, err := e.Schedule.Info()

@@ -30,7 +30,7 @@ type scheduleCLIOutput struct {
 }
 
 // ScheduleSettings are the sizes the schedule table uses: p stages, m
-// microbatches, v chunks (interleaved only; zb-v runs two), batches for the kinds that
+// microbatches, v chunks (interleaved only; zb-v and dualpipe-v run two), batches for the kinds that
 // run several batches without a flush.
 var ScheduleSettings = []struct{ P, M, V, Batches int }{{4, 8, 2, 16}, {8, 32, 4, 16}}
 
