@@ -82,15 +82,20 @@ func (r *ScheduleRun) TorchCSV() ([]byte, error) {
 // ScheduleKindHelp lists the schedule kinds, one per line after indent.
 func ScheduleKindHelp(indent string) string { return schedule.KindHelp(indent) }
 
-// SimulateSchedule generates spec's schedule and simulates it; bad chunks
-// and periods are a *request.FieldError naming chunks or period_seconds,
-// the generator's and the simulator's errors pass through.
+// SimulateSchedule generates spec's schedule and simulates it; bad chunks,
+// periods and too few microbatches for the kind (dualpipe-v: 2 a stage)
+// are a *request.FieldError naming chunks, period_seconds or
+// microbatches, the generator's and the simulator's other errors pass
+// through.
 func SimulateSchedule(ctx context.Context, spec ScheduleSpec) (*ScheduleRun, error) {
 	k := schedule.Kind(spec.Kind)
 	o := schedule.Options{Stages: spec.Stages, Microbatches: spec.Microbatches, Batches: spec.Batches,
 		Replicas: spec.Replicas, VerticalSync: spec.VerticalSync}
 	fwd, bwd, wgrad := spec.FwdSeconds, spec.BwdSeconds, spec.WgradSeconds
 	in, _ := k.Info() // an unknown kind: Generate's error below
+	if least := in.MinMicrobatches(spec.Stages); spec.Microbatches < least && spec.Microbatches >= 1 {
+		return nil, &request.FieldError{Field: "microbatches", Msg: fmt.Sprintf("%s needs at least %d on %d stages (%d a stage), got %d", k, least, spec.Stages, in.MinMicrobatchesPerDevice, spec.Microbatches)}
+	}
 	if wgrad < 0 {
 		wgrad = 0
 		if in.SplitsBackward {

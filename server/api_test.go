@@ -158,6 +158,17 @@ func TestAPIv1Services(t *testing.T) {
 		rep.BubbleFraction < want-1e-9 || rep.BubbleFraction > want+1e-9 {
 		t.Errorf("zb-v schedule: %d %+v, want bubble %v", rec.Code, rep, want)
 	}
+	// DualPipeV the same at equal times; with fewer than 2 microbatches a
+	// stage it is refused naming the field.
+	rec = post(h, "/api/v1/schedule", `{"kind": "dualpipe-v", "stages": 4, "microbatches": 8}`)
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &rep) != nil || rep.Kind != "dualpipe-v" ||
+		rep.BubbleFraction < want-1e-9 || rep.BubbleFraction > want+1e-9 {
+		t.Errorf("dualpipe-v schedule: %d %+v, want bubble %v", rec.Code, rep, want)
+	}
+	rec = post(h, "/api/v1/schedule", `{"kind": "dualpipe-v", "stages": 4, "microbatches": 7}`)
+	if e := apiErr(t, rec); rec.Code != 400 || e.Field != "microbatches" || !strings.Contains(e.Error, "dualpipe-v needs at least 8 on 4 stages (2 a stage), got 7") {
+		t.Errorf("dualpipe-v with 7 microbatches: %d %+v", rec.Code, e)
+	}
 	rec = post(h, "/api/v1/schedule", `{}`, "Accept", "image/svg+xml")
 	if rec.Code != 200 || rec.Header().Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(rec.Body.String(), "<svg") {
 		t.Errorf("schedule SVG: %d %q %.100s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
