@@ -16,7 +16,7 @@ import (
 //	pipeplan transformer --hf-config hf/tiny-llama.json --gpus 4 --tp 1 --pp 2 --cp 2 --ep 1 $C --export-plan llama-cp2.json
 //	pipeplan transformer --hf-config hf/tiny-moe.json --gpus 4 --tp 1 --pp 2 --cp 1 --ep 2 $C --export-plan moe-ep2.json
 //	pipeplan transformer --hf-config hf/tiny-moe.json --gpus 4 --tp 2 --pp 1 --cp 2 --ep 2 --etp 2 --sequence-parallel $C --batch 4 --export-plan moe-tp2-sp-cp2-ep2.json
-//	pipeplan transformer --hf-config hf/tiny-moe.json --gpus 4 --tp 1 --pp 1 --cp 2 --ep 2 $C --zero 1 --overlap-grad-reduce --export-plan moe-dp2-cp2-ep2-zero1.json
+//	pipeplan transformer --hf-config hf/tiny-moe-grouped.json --gpus 4 --tp 1 --pp 1 --cp 2 --ep 2 $C --zero 1 --overlap-grad-reduce --export-plan moe-dp2-cp2-ep2-zero1.json
 //	pipeplan transformer --hf-config hf/tiny-llama4.json --gpus 4 --tp 1 --pp 2 --cp 1 --ep 2 $C --export-plan llama4-ep2.json
 
 // modelLossTolerance is the largest relative loss difference these tests
@@ -27,11 +27,11 @@ import (
 const modelLossTolerance = 1e-6
 
 // TestRunConfigCarriesPlanModel: what the planner put in each plan (the
-// architecture, the MoE fields, cp, ep, sequence parallelism) reaches the
+// architecture, the MoE fields and the router's group limit, cp, ep, sequence parallelism) reaches the
 // worker's run.json, and ranks are laid out as rank = ((replica·stages +
 // stage)·cp + cp rank)·tp + tp rank.
 func TestRunConfigCarriesPlanModel(t *testing.T) {
-	for _, name := range []string{"llama-tp2-sp.json", "llama-cp2.json", "moe-ep2.json", "moe-tp2-sp-cp2-ep2.json", "llama4-ep2.json"} {
+	for _, name := range []string{"llama-tp2-sp.json", "llama-cp2.json", "moe-ep2.json", "moe-tp2-sp-cp2-ep2.json", "moe-dp2-cp2-ep2-zero1.json", "llama4-ep2.json"} {
 		p := loadPlan(t, name)
 		c, err := newRunConfig(p, options{device: "cpu", steps: 1, warmup: 0})
 		if err != nil {
@@ -59,7 +59,8 @@ func TestRunConfigCarriesPlanModel(t *testing.T) {
 			t.Errorf("%s: run.json model %+v, plan's transformer %+v", name, m, *tr)
 		}
 		if moe := tr.MoE; moe != nil && (m.Experts != moe.Experts || m.TopK != moe.TopK || m.ExpertFFN != moe.FFN ||
-			m.SharedExperts != moe.SharedExperts || m.FirstDense != moe.FirstDense || m.MoEEvery != moe.Every) {
+			m.SharedExperts != moe.SharedExperts || m.FirstDense != moe.FirstDense || m.MoEEvery != moe.Every ||
+			m.ExpertGroups != moe.Groups || m.GroupTopK != moe.GroupTopK) {
 			t.Errorf("%s: run.json MoE fields %+v, plan's %+v", name, m, *moe)
 		}
 		if got.TP != e.TP || got.CP != e.CP || got.EP != e.EP || got.SequenceParallel != e.SequenceParallel || got.Replicas != e.DP {
@@ -156,7 +157,8 @@ func TestEndToEndMoEAllDegrees(t *testing.T) {
 
 // TestEndToEndExpertParallelZeROOverlap runs the MoE model with dp 2 × cp 2
 // × ep 2 (pp 1), ZeRO-1 and the gradient reduction overlapped (the last
-// plan listed above): the dense parameters' buckets reduce over the
+// MoE plan listed above; its router limits each token's two experts to one
+// of two groups, the experts of one rank): the dense parameters' buckets reduce over the
 // four dp × cp ranks, each expert's over the two ranks holding it, both
 // launched by the backward's hooks. Momentum is sharded over each bucket's
 // own group, so a rank holds more than a quarter of its weights' momentum

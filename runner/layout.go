@@ -74,6 +74,10 @@ type workerModel struct {
 	// MoEEvery makes only every MoEEvery-th layer past FirstDense an
 	// expert one (1-based; model.MoE.Every); 0 or 1: all of them.
 	MoEEvery int `json:"moe_every,omitempty"`
+	// ExpertGroups and GroupTopK limit each token's experts to GroupTopK
+	// of ExpertGroups contiguous groups (model.MoE.Groups); 0: no limit.
+	ExpertGroups int `json:"expert_groups,omitempty"`
+	GroupTopK    int `json:"group_topk,omitempty"`
 	// Precision is the plan's training precision; "bf16" runs the
 	// transformer under torch.autocast on CUDA (fp32 on CPU).
 	Precision string `json:"precision,omitempty"`
@@ -546,6 +550,21 @@ func newWorkerModel(p *plan.Plan, ranges [][2]int, c *runConfig, scaleDown bool)
 	return m, nil
 }
 
+// scaledGroups returns the experts' group limit for the scaled-down
+// experts: the most groups, at most the model's, that divide them and
+// hold the top-k in group top-k of them; none where fewer than 2 remain.
+func scaledGroups(groups, groupTopK, experts, topk int) (int, int) {
+	g := min(groups, experts)
+	for g >= 2 && experts%g != 0 {
+		g--
+	}
+	if g < 2 {
+		return 0, 0
+	}
+	size := experts / g
+	return g, min(g, max(groupTopK, (topk+size-1)/size))
+}
+
 // transformerModel fills m with t's dimensions and architecture, shrunk
 // under scaleDown, and checks that tp divides what it splits.
 func transformerModel(m workerModel, t *model.Transformer, tp int, scaleDown bool) (workerModel, error) {
@@ -557,9 +576,6 @@ func transformerModel(m workerModel, t *model.Transformer, tp int, scaleDown boo
 	}
 	if t.MTPLayers > 0 {
 		return m, fmt.Errorf("model.transformer.mtp_layers: multi-token prediction is not run by the runner yet, got %d modules (plan with MTP layers 0)", t.MTPLayers)
-	}
-	if e := t.MoE; e != nil && e.Groups > 0 {
-		return m, fmt.Errorf("model.transformer.moe.groups: group-limited routing (each token's experts within %d of %d groups) is not run by the runner yet (plan without it)", e.GroupTopK, e.Groups)
 	}
 	if t.ChunkedLayers > 0 && t.AttentionChunk < t.Seq {
 		return m, fmt.Errorf("model.transformer.chunked_layers: chunked attention (chunks of %d tokens) is not run by the runner, got %d chunked layers over sequences of %d (plan at a sequence up to the chunk)", t.AttentionChunk, t.ChunkedLayers, t.Seq)
@@ -588,6 +604,7 @@ func transformerModel(m workerModel, t *model.Transformer, tp int, scaleDown boo
 	}
 	if e := t.MoE; e != nil {
 		m.Experts, m.TopK, m.ExpertFFN, m.SharedExperts, m.FirstDense, m.MoEEvery = e.Experts, e.TopK, e.FFN, e.SharedExperts, e.FirstDense, e.Every
+		m.ExpertGroups, m.GroupTopK = e.Groups, e.GroupTopK
 		if m.ExpertFFN == 0 {
 			m.ExpertFFN = m.FFN
 		}
@@ -609,6 +626,7 @@ func transformerModel(m workerModel, t *model.Transformer, tp int, scaleDown boo
 			m.ExpertFFN = max(tp, min(m.ExpertFFN, 4*m.Hidden)/tp*tp)
 			m.FirstDense = min(m.FirstDense, m.Layers-1)
 			m.MoEEvery = min(m.MoEEvery, m.Layers-m.FirstDense) // some layer past FirstDense stays an expert one
+			m.ExpertGroups, m.GroupTopK = scaledGroups(m.ExpertGroups, m.GroupTopK, m.Experts, m.TopK)
 		}
 	}
 	if m.HeadDim == 0 {

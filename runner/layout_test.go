@@ -199,7 +199,6 @@ func TestRunConfigRejects(t *testing.T) {
 		{"sliding window", func(p *plan.Plan) { p.Model.Transformer.SlidingWindow, p.Model.Transformer.SlidingLayers = 128, 1 }, "model.transformer.sliding_layers: sliding-window attention is not run by the runner yet"},
 		{"chunked attention", func(p *plan.Plan) { p.Model.Transformer.AttentionChunk, p.Model.Transformer.ChunkedLayers = 2, 1 }, "model.transformer.chunked_layers: chunked attention (chunks of 2 tokens) is not run by the runner"},
 		{"topk", func(p *plan.Plan) { p.Model.Transformer.MoE = &model.MoE{Experts: 4, TopK: 5} }, "model.transformer.moe.topk: must be in [1, experts 4], got 5"},
-		{"expert groups", func(p *plan.Plan) { p.Model.Transformer.MoE = &model.MoE{Experts: 4, TopK: 1, Groups: 2, GroupTopK: 1} }, "model.transformer.moe.groups: group-limited routing (each token's experts within 1 of 2 groups) is not run by the runner yet"},
 		{"rope", func(p *plan.Plan) {
 			p.Model.Transformer.PositionEmbedding, p.Model.Transformer.HeadDim = model.PositionNone, 7
 		}, "model.transformer.head_dim: rotary position embedding needs an even head size, got 7"},
@@ -340,5 +339,21 @@ func TestZBVPlacement(t *testing.T) {
 	p.Stages = p.Stages[:3]
 	if _, err := newRunConfig(p, options{device: "cpu", steps: 1, schedule: "zb-v"}); err == nil || !strings.Contains(err.Error(), "stages:") || !strings.Contains(err.Error(), "3 stages") {
 		t.Errorf("3 stages under zb-v: error %v, want one naming stages and the count", err)
+	}
+}
+
+// Scaled down to fewer experts, the router's group limit keeps groups
+// dividing them and holding the top-k, or goes where fewer than 2 remain.
+func TestScaledGroups(t *testing.T) {
+	for _, c := range []struct{ groups, topk, experts, k, wantG, wantT int }{
+		{8, 4, 256, 8, 8, 4}, // unchanged
+		{8, 4, 8, 8, 8, 8},   // one expert a group: all groups to hold 8
+		{8, 4, 6, 2, 6, 4},   // 6 groups of 1, 4 of them
+		{4, 1, 4, 2, 4, 2},   // groups of 1 cannot hold 2 experts in 1
+		{2, 1, 1, 1, 0, 0},   // one expert: no groups
+	} {
+		if g, k := scaledGroups(c.groups, c.topk, c.experts, c.k); g != c.wantG || k != c.wantT {
+			t.Errorf("scaledGroups(%d, %d, %d experts, top %d) = %d, %d; want %d, %d", c.groups, c.topk, c.experts, c.k, g, k, c.wantG, c.wantT)
+		}
 	}
 }

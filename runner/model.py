@@ -407,14 +407,19 @@ class MoE(torch.nn.Module):
     scores (Megatron-LM's default router, Mixtral's), experts are MLPs of
     inner size expert_ffn split tp ways, this rank holding E/ep of them; no
     capacity limit (no token dropped) and no auxiliary balancing loss.
-    Shared experts (DeepSeek-MoE) are one MLP of shared_experts·expert_ffn
-    that every token goes through."""
+    With expert_groups, a token's experts come from its group_topk
+    highest-scoring of that many contiguous groups, a group scored by the
+    sum of its topk/group_topk best experts (Megatron-Core's
+    group_limited_topk; DeepSeek-V3's node-limited routing). Shared experts
+    (DeepSeek-MoE) are one MLP of shared_experts·expert_ffn that every
+    token goes through."""
 
     def __init__(self, model, index, par):
         super().__init__()
         tp, ep = par.tp, par.ep
         self.tp, self.ep, self.gated = tp, ep, model["gated"]
         self.experts, self.topk = model["experts"], model["topk"]
+        self.groups, self.group_topk = model.get("expert_groups", 0), model.get("group_topk", 0)
         self.local = self.experts // ep.size
         h, f = model["hidden"], model["expert_ffn"]
         fl = f // tp.size
@@ -456,6 +461,11 @@ class MoE(torch.nn.Module):
         b, s, h = ye.shape
         k, dev = self.topk, ye.device
         logits = self.tp.enter(F.linear(y, self.tp.shared(self.router))).reshape(-1, self.experts)
+        if self.groups:
+            per = logits.view(-1, self.groups, self.experts // self.groups)
+            score = per.topk(max(1, k // self.group_topk), dim=-1)[0].sum(-1)
+            chosen = torch.zeros_like(score, dtype=torch.bool).scatter_(1, score.topk(self.group_topk, dim=-1)[1], True)
+            logits = logits.masked_fill(~chosen.repeat_interleave(self.experts // self.groups, dim=1), float("-inf"))
         top, idx = logits.topk(k, dim=-1)
         weight = top.softmax(-1)
         x = ye.reshape(-1, h)
