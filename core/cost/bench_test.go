@@ -43,3 +43,24 @@ func BenchmarkPredictZBV(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkServerHitProbability is the group-limited dispatch's reach
+// (serverHitProbability) for DeepSeek-V3 over 8 servers, and at the bounds:
+// 16M experts in MaxExpertGroups groups over 2 and 65,536 servers.
+func BenchmarkServerHitProbability(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		m       model.MoE
+		servers int
+	}{
+		{"deepseek-v3", model.MoE{Experts: 256, TopK: 8, Groups: 8, GroupTopK: 4}, 8},
+		{"16M-experts-2-servers", model.MoE{Experts: 1 << 24, TopK: 1 << 20, Groups: model.MaxExpertGroups, GroupTopK: 512}, 2},
+		{"16M-experts-65536-servers", model.MoE{Experts: 1 << 24, TopK: 8, Groups: model.MaxExpertGroups, GroupTopK: 1}, 65536},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				serverHitProbability(c.m, c.servers)
+			}
+		})
+	}
+}

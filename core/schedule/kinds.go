@@ -244,6 +244,9 @@ func (k Kind) InFlight(p, i, m, v int) (activations, weightVersions int, err err
 	if in.inFlight == nil {
 		return 0, 0, fmt.Errorf("schedule: %q has no closed-form in-flight count; the analytic model covers %s", k, namesWhere(KindInfo.Analytic))
 	}
+	if m < in.MinMicrobatches(p) {
+		return 0, 0, fmt.Errorf("schedule: %s needs m >= %d microbatches on p=%d, got m=%d", k, in.MinMicrobatches(p), p, m)
+	}
 	return in.inFlight(p, i, m, v)
 }
 
@@ -322,14 +325,9 @@ func zbVBubble(p, m, v int) float64 {
 // dualPipeVInFlight is DualPipeV's stash in chunk activations (both of a
 // device's chunks together): 2p + 1 on every device, ZB-V's 2p and the
 // one chunk more that its paired steady state holds (deepseek-ai/DualPipe's
-// table: activations "PP+1" for PP = 2p chunks). One version; it needs
-// m >= 2p (MinMicrobatches).
-func dualPipeVInFlight(p, i, m, v int) (int, int, error) {
-	if m < 2*p {
-		return 0, 0, fmt.Errorf("schedule: dualpipe-v needs m >= 2p microbatches (one a stage, as torch's ScheduleDualPipeV), got m=%d p=%d", m, p)
-	}
-	return 2*p + 1, 1, nil
-}
+// table: activations "PP+1" for PP = 2p chunks). One version; m >= 2p
+// (MinMicrobatches, which Kind.InFlight checks).
+func dualPipeVInFlight(p, i, m, v int) (int, int, error) { return 2*p + 1, 1, nil }
 
 // dualPipeVBubble is DualPipeV's bubble at T_F = T_I = T_W per chunk:
 // each device works 2m(T_F+T_I+T_W) and the step adds p−1 chunk forwards,
